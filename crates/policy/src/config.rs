@@ -1,0 +1,52 @@
+//! The TOML config file. Unknown keys are refused so a typo cannot silently weaken a cage.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::ConfigError;
+
+/// `config.toml`, as declared. Every key is optional.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    #[serde(default)]
+    pub cage: CageSection,
+}
+
+/// `[cage]`: the same knobs as the seed's environment variables.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct CageSection {
+    /// `false` turns the cage off, like `CITY_CAGE=0`.
+    pub enabled: Option<bool>,
+    /// Extra sealed roots, like `CITY_CAGE_DENY`.
+    #[serde(default)]
+    pub deny: Vec<PathBuf>,
+    /// Extra writable roots, like `CITY_CAGE_ALLOW_WRITE`.
+    #[serde(default)]
+    pub allow_write: Vec<PathBuf>,
+    /// The state home, like `AGENTS_CITY_HOME`.
+    pub state_home: Option<PathBuf>,
+    /// Whether bubblewrap works here, skipping the probe, like `CITY_CAGE_BWRAP`.
+    pub bwrap: Option<bool>,
+}
+
+impl ConfigFile {
+    /// Parse `text`; `path` is only used to name the file in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string().trim_end().to_string(),
+        })
+    }
+
+    /// Read and parse the file at `path`.
+    pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        ConfigFile::parse(&text, path)
+    }
+}

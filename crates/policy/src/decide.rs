@@ -1,0 +1,228 @@
+//! The reference meaning of a policy: one pure, total decision per (path, access).
+//!
+//! The order mirrors the seed's profile, read as last-match-wins from the bottom up:
+//! the window's token file is readable above all; then sealed roots deny read and write;
+//! then protected cage configuration denies writes; then the working set allows writes;
+//! otherwise reads are allowed and writes denied.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::defaults;
+use crate::paths::{display_with_tilde, is_within, normalize_lexically};
+use crate::policy::{ProtectedSource, SealKind, SealSource, WriteSource};
+use crate::{Platform, Policy};
+
+/// What a confined process attempts on a path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Access {
+    /// Open for reading, list, execute.
+    Read,
+    /// Modify an existing entry: write, truncate, chmod, remove.
+    Write,
+    /// Make a new entry at this path (file, directory, link).
+    Create,
+}
+
+impl Access {
+    pub const ALL: [Access; 3] = [Access::Read, Access::Write, Access::Create];
+
+    fn is_write(self) -> bool {
+        !matches!(self, Access::Read)
+    }
+}
+
+impl std::fmt::Display for Access {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Access::Read => "read",
+            Access::Write => "write",
+            Access::Create => "create",
+        })
+    }
+}
+
+/// The rule that decided. Paths are canonical and absolute.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "rule", rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Rule {
+    /// The window's own broker token, readable above every seal.
+    TokenFile { path: PathBuf },
+    /// Beneath (or equal to) a sealed root.
+    Sealed {
+        root: PathBuf,
+        kind: SealKind,
+        source: SealSource,
+    },
+    /// A remote-road channel token, `~/.claude/channels/<seat>/.env`.
+    SealedChannelToken { path: PathBuf },
+    /// Cage configuration: readable, never writable.
+    Protected {
+        root: PathBuf,
+        source: ProtectedSource,
+    },
+    /// Beneath a writable root.
+    Writable { root: PathBuf, source: WriteSource },
+    /// `~/.claude.json` (and on macOS its backups).
+    WritableClaudeJson { path: PathBuf },
+    /// Nothing matched a read: the world is readable.
+    DefaultReadable,
+    /// Nothing matched a write: the world is read-only.
+    DefaultReadOnly,
+}
+
+impl Rule {
+    /// One line for people, e.g. `sealed: ~/.ssh (credential directory)`.
+    pub fn describe(&self, home: &Path) -> String {
+        let t = |p: &Path| display_with_tilde(p, home);
+        match self {
+            Rule::TokenFile { path } => {
+                format!("exception: {} (this window's token file)", t(path))
+            }
+            Rule::Sealed { root, source, .. } => {
+                format!("sealed: {} ({})", t(root), source.label())
+            }
+            Rule::SealedChannelToken { path } => {
+                format!("sealed: {} (remote-road channel token)", t(path))
+            }
+            Rule::Protected { root, source } => {
+                format!("protected: {} ({})", t(root), source.label())
+            }
+            Rule::Writable { root, source } => {
+                format!("writable: {} ({})", t(root), source.label())
+            }
+            Rule::WritableClaudeJson { path } => {
+                format!("writable: {} (Claude state file)", t(path))
+            }
+            Rule::DefaultReadable => "default: readable".to_string(),
+            Rule::DefaultReadOnly => "default: read-only".to_string(),
+        }
+    }
+}
+
+/// Allowed or denied, and the rule that said so.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    pub allowed: bool,
+    pub rule: Rule,
+}
+
+impl Policy {
+    /// Decide `access` on `path`. `path` should be canonical (symlinks resolved, as the
+    /// kernel sees it); a relative path is decided as if beneath `/`, and `.`/`..` are
+    /// applied lexically.
+    pub fn decide(&self, path: &Path, access: Access) -> Decision {
+        let path = normalize_lexically(&Path::new("/").join(path));
+        let path = path.as_path();
+        let deny = |rule| Decision {
+            allowed: false,
+            rule,
+        };
+        let allow = |rule| Decision {
+            allowed: true,
+            rule,
+        };
+
+        if access == Access::Read {
+            if let Some(token) = &self.token_file {
+                if path == token {
+                    return allow(Rule::TokenFile {
+                        path: token.clone(),
+                    });
+                }
+            }
+        }
+        if let Some(root) = self
+            .sealed
+            .iter()
+            .find(|s| seal_covers(s.kind, &s.path, path))
+        {
+            return deny(Rule::Sealed {
+                root: root.path.clone(),
+                kind: root.kind,
+                source: root.source,
+            });
+        }
+        if self.is_channel_token(path) {
+            return deny(Rule::SealedChannelToken {
+                path: path.to_path_buf(),
+            });
+        }
+        if !access.is_write() {
+            return allow(Rule::DefaultReadable);
+        }
+        if let Some(p) = self
+            .protected
+            .iter()
+            .find(|p| seal_covers(p.kind, &p.path, path))
+        {
+            return deny(Rule::Protected {
+                root: p.path.clone(),
+                source: p.source,
+            });
+        }
+        if self.is_claude_json(path) {
+            return allow(Rule::WritableClaudeJson {
+                path: path.to_path_buf(),
+            });
+        }
+        if let Some(w) = self.writable.iter().find(|w| is_within(path, &w.path)) {
+            return allow(Rule::Writable {
+                root: w.path.clone(),
+                source: w.source,
+            });
+        }
+        deny(Rule::DefaultReadOnly)
+    }
+
+    /// `<channels_root>/<one segment>/.env`, exactly.
+    pub fn is_channel_token(&self, path: &Path) -> bool {
+        let Ok(rest) = path.strip_prefix(&self.channels_root) else {
+            return false;
+        };
+        let parts: Vec<Component> = rest.components().collect();
+        matches!(
+            parts.as_slice(),
+            [Component::Normal(_), Component::Normal(name)] if *name == defaults::CHANNEL_TOKEN_FILE
+        )
+    }
+
+    /// Linux: the file itself. macOS: any home entry whose name starts with `.claude.json`,
+    /// and anything beneath one, as the seed's anchored regex matches.
+    pub fn is_claude_json(&self, path: &Path) -> bool {
+        match self.platform {
+            Platform::Linux => path == self.claude_json,
+            Platform::MacOs => {
+                let (Some(home), Some(prefix)) =
+                    (self.claude_json.parent(), self.claude_json.file_name())
+                else {
+                    return false;
+                };
+                let Ok(rest) = path.strip_prefix(home) else {
+                    return false;
+                };
+                match rest.components().next() {
+                    Some(Component::Normal(first)) => first
+                        .as_encoded_bytes()
+                        .starts_with(prefix.as_encoded_bytes()),
+                    _ => false,
+                }
+            }
+        }
+    }
+}
+
+/// A file seal covers exactly its path; a directory seal covers the path and all beneath.
+fn seal_covers(kind: SealKind, root: &Path, path: &Path) -> bool {
+    match kind {
+        SealKind::File => path == root,
+        SealKind::Directory => is_within(path, root),
+    }
+}
+
+#[cfg(test)]
+#[path = "decide_tests.rs"]
+mod tests;

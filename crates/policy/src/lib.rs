@@ -1,0 +1,64 @@
+//! jaula-policy: the pure model of a cage.
+//!
+//! A [`PolicySpec`] is what the user declared (`~/.ssh`, `$AGENTS_CITY_HOME`, flags). It is
+//! resolved against one host into a [`Policy`]: canonical absolute paths, each sealed root
+//! with its declared kind, the writable roots, the protected cage configuration and the
+//! window's read-only token exception. [`Policy::decide`] is the reference meaning every
+//! backend is tested against.
+//!
+//! This crate never spawns a process and holds no `unsafe`; it reads the filesystem only to
+//! resolve symlinks and to ask whether an undeclared path is a file.
+#![forbid(unsafe_code)]
+
+pub mod config;
+pub mod decide;
+pub mod defaults;
+pub mod error;
+pub mod paths;
+pub mod policy;
+pub mod sources;
+pub mod spec;
+
+pub use config::ConfigFile;
+pub use decide::{Access, Decision, Rule};
+pub use error::{ConfigError, PolicyError};
+pub use policy::{
+    Policy, ProtectedPath, ProtectedSource, SealKind, SealSource, SealedRoot, Warning,
+    WritableRoot, WriteSource,
+};
+pub use sources::{CageFlags, EnvVars, Sources};
+pub use spec::PolicySpec;
+
+use serde::Serialize;
+
+/// The kernel a policy is resolved for. Both are computable on any host: a Linux machine
+/// renders the macOS profile (tests, review) and the other way round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Platform {
+    Linux,
+    #[serde(rename = "macos")]
+    MacOs,
+}
+
+impl Platform {
+    /// The platform this binary runs on; anything that is not macOS is treated as Linux,
+    /// whose backends refuse to start where their kernel features are missing.
+    pub fn host() -> Platform {
+        if cfg!(target_os = "macos") {
+            Platform::MacOs
+        } else {
+            Platform::Linux
+        }
+    }
+}
+
+impl std::fmt::Display for Platform {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Platform::Linux => "linux",
+            Platform::MacOs => "macos",
+        })
+    }
+}

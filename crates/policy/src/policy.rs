@@ -1,0 +1,478 @@
+//! A cage resolved against one host: canonical paths and what each one is.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::defaults;
+use crate::paths::{canonicalize_lenient, expand_tilde, is_within};
+use crate::{Platform, PolicyError, PolicySpec};
+
+/// Whether a sealed root is a file or a directory. Decided by declaration first and by the
+/// disk second: the backends render the two differently (an empty directory versus
+/// `/dev/null`, `subpath` versus `literal`), and a credential file that does not exist yet
+/// must still be sealed as a file, or the cage would put a directory where the tool will
+/// later try to create it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SealKind {
+    File,
+    Directory,
+}
+
+/// Why a root is sealed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum SealSource {
+    CredentialDirectory,
+    CredentialFile,
+    CargoCredentials,
+    BrokerTokens,
+    OwnerDeny,
+}
+
+impl SealSource {
+    pub fn label(self) -> &'static str {
+        match self {
+            SealSource::CredentialDirectory => "credential directory",
+            SealSource::CredentialFile => "credential file",
+            SealSource::CargoCredentials => "cargo registry token",
+            SealSource::BrokerTokens => "broker token store",
+            SealSource::OwnerDeny => "owner deny",
+        }
+    }
+}
+
+/// A root unreadable and unwritable inside the cage.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SealedRoot {
+    pub path: PathBuf,
+    pub kind: SealKind,
+    pub source: SealSource,
+}
+
+/// Why a root is writable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum WriteSource {
+    Repo,
+    StateHome,
+    HomeCache,
+    SystemTemp,
+    OwnerAllow,
+    Mount,
+}
+
+impl WriteSource {
+    pub fn label(self) -> &'static str {
+        match self {
+            WriteSource::Repo => "repo",
+            WriteSource::StateHome => "state home",
+            WriteSource::HomeCache => "agent state and caches",
+            WriteSource::SystemTemp => "temp and device paths",
+            WriteSource::OwnerAllow => "owner allow-write",
+            WriteSource::Mount => "workspace mount",
+        }
+    }
+}
+
+/// A root beneath which writes (and creation) are allowed, unless sealed or protected.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WritableRoot {
+    pub path: PathBuf,
+    pub source: WriteSource,
+}
+
+/// Why a path is protected from writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum ProtectedSource {
+    ConfigDirectory,
+    ConfigFile,
+    CageProfiles,
+}
+
+impl ProtectedSource {
+    pub fn label(self) -> &'static str {
+        match self {
+            ProtectedSource::ConfigDirectory => "jaula config directory",
+            ProtectedSource::ConfigFile => "jaula config file",
+            ProtectedSource::CageProfiles => "cage profiles",
+        }
+    }
+}
+
+/// A path that shapes a cage: readable, but never writable from inside any cage, even
+/// beneath a writable root such as `~/.config`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ProtectedPath {
+    pub path: PathBuf,
+    pub kind: SealKind,
+    pub source: ProtectedSource,
+}
+
+/// Something the resolver dropped or doubted, for the CLI to print on stderr.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "warning", rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Warning {
+    /// A write-allow extra resolved inside a sealed root: it would be dead under the seal,
+    /// and honouring it silently would only mislead.
+    WriteAllowInsideSealed { path: PathBuf, sealed: PathBuf },
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Warning::WriteAllowInsideSealed { path, sealed } => write!(
+                f,
+                "ignoring write-allow {}: inside the sealed root {}",
+                path.display(),
+                sealed.display()
+            ),
+        }
+    }
+}
+
+/// A cage resolved for one host. Build it with [`PolicySpec::resolve`]; ask it with
+/// [`Policy::decide`](crate::Policy::decide).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Policy {
+    pub(crate) platform: Platform,
+    pub(crate) home: PathBuf,
+    pub(crate) state_home: PathBuf,
+    pub(crate) repo: PathBuf,
+    pub(crate) sealed: Vec<SealedRoot>,
+    pub(crate) channels_root: PathBuf,
+    pub(crate) channel_token_files: Vec<PathBuf>,
+    pub(crate) writable: Vec<WritableRoot>,
+    pub(crate) claude_json: PathBuf,
+    pub(crate) protected: Vec<ProtectedPath>,
+    pub(crate) token_file: Option<PathBuf>,
+    pub(crate) warnings: Vec<Warning>,
+}
+
+impl Policy {
+    pub fn platform(&self) -> Platform {
+        self.platform
+    }
+    /// The canonical home whose credentials are sealed.
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+    /// The canonical state home (`AGENTS_CITY_HOME` or `~/.agents-city`).
+    pub fn state_home(&self) -> &Path {
+        &self.state_home
+    }
+    /// The canonical working directory.
+    pub fn repo(&self) -> &Path {
+        &self.repo
+    }
+    /// Sealed roots in declaration order, deduplicated by canonical path.
+    pub fn sealed(&self) -> &[SealedRoot] {
+        &self.sealed
+    }
+    /// `~/.claude/channels`: every `<seat>/.env` directly beneath it is sealed, whether or
+    /// not it exists (macOS renders a pattern; Linux can only cover what exists).
+    pub fn channels_root(&self) -> &Path {
+        &self.channels_root
+    }
+    /// The channel token files that existed when the policy was resolved.
+    pub fn channel_token_files(&self) -> &[PathBuf] {
+        &self.channel_token_files
+    }
+    /// Writable roots in order: repo, state home, system paths, home caches, extras.
+    pub fn writable(&self) -> &[WritableRoot] {
+        &self.writable
+    }
+    /// `~/.claude.json`: writable as a file on Linux; on macOS every home entry whose name
+    /// starts with it (Claude's backups) is writable too.
+    pub fn claude_json(&self) -> &Path {
+        &self.claude_json
+    }
+    /// Paths that shape a cage, never writable from inside one.
+    pub fn protected(&self) -> &[ProtectedPath] {
+        &self.protected
+    }
+    /// This window's broker token file, readable above every seal.
+    pub fn token_file(&self) -> Option<&Path> {
+        self.token_file.as_deref()
+    }
+    /// What the resolver dropped, for the caller to print.
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+}
+
+impl PolicySpec {
+    /// Resolve the declaration against this host's filesystem.
+    ///
+    /// Checks, in order: the working directory exists and is a directory; it is not `/`,
+    /// not the home nor an ancestor of it; it neither lies inside a sealed root nor
+    /// contains one. Write-allow extras inside a sealed root are dropped with a
+    /// [`Warning`].
+    pub fn resolve(&self) -> Result<Policy, PolicyError> {
+        let cwd = &self.cwd;
+        let home = absolute("home", &self.home, &self.home, cwd)?;
+        let home = canonicalize_lenient(&home, cwd);
+        let canon = |what: &'static str, p: &Path| -> Result<PathBuf, PolicyError> {
+            Ok(canonicalize_lenient(&absolute(what, p, &home, cwd)?, cwd))
+        };
+
+        let state_home = match &self.state_home {
+            Some(p) => canon("state home", p)?,
+            None => canonicalize_lenient(&home.join(defaults::DEFAULT_STATE_HOME), cwd),
+        };
+
+        let sealed = self.sealed_roots(&home, &state_home, &canon)?;
+
+        let repo = resolve_repo(&self.repo, &home, cwd)?;
+        check_repo(&repo, &home, &sealed)?;
+
+        let mut warnings = Vec::new();
+        let writable =
+            self.writable_roots(&repo, &home, &state_home, &sealed, &canon, &mut warnings)?;
+
+        let channels_root = canonicalize_lenient(&home.join(defaults::CHANNELS_DIR), cwd);
+        let channel_token_files = existing_channel_token_files(&channels_root);
+
+        let claude_json = match self.platform {
+            // macOS matches the name as a pattern, so it keeps the name as written.
+            Platform::MacOs => home.join(defaults::CLAUDE_JSON),
+            Platform::Linux => canonicalize_lenient(&home.join(defaults::CLAUDE_JSON), cwd),
+        };
+
+        let mut protected = vec![
+            ProtectedPath {
+                path: canon("config directory", &self.config_dir)?,
+                kind: SealKind::Directory,
+                source: ProtectedSource::ConfigDirectory,
+            },
+            ProtectedPath {
+                path: canonicalize_lenient(&state_home.join(defaults::CAGE_PROFILE_DIR), cwd),
+                kind: SealKind::Directory,
+                source: ProtectedSource::CageProfiles,
+            },
+        ];
+        if let Some(file) = &self.config_file {
+            let path = canon("config file", file)?;
+            if !protected.iter().any(|p| is_within(&path, &p.path)) {
+                protected.push(ProtectedPath {
+                    path,
+                    kind: SealKind::File,
+                    source: ProtectedSource::ConfigFile,
+                });
+            }
+        }
+
+        let token_file = match &self.token_file {
+            Some(p) => Some(canon("token file", p)?),
+            None => None,
+        };
+
+        Ok(Policy {
+            platform: self.platform,
+            home,
+            state_home,
+            repo,
+            sealed,
+            channels_root,
+            channel_token_files,
+            writable,
+            claude_json,
+            protected,
+            token_file,
+            warnings,
+        })
+    }
+
+    fn sealed_roots(
+        &self,
+        home: &Path,
+        state_home: &Path,
+        canon: &dyn Fn(&'static str, &Path) -> Result<PathBuf, PolicyError>,
+    ) -> Result<Vec<SealedRoot>, PolicyError> {
+        let mut sealed: Vec<SealedRoot> = Vec::new();
+        // Declaration first: a path already declared keeps its declared kind and source
+        // when an owner deny names it again.
+        let mut push = |path: PathBuf, kind: SealKind, source: SealSource| {
+            if !sealed.iter().any(|s| s.path == path) {
+                sealed.push(SealedRoot { path, kind, source });
+            }
+        };
+        for dir in defaults::CREDENTIAL_DIRS {
+            push(
+                canon("sealed root", &home.join(dir))?,
+                SealKind::Directory,
+                SealSource::CredentialDirectory,
+            );
+        }
+        for file in defaults::CREDENTIAL_FILES {
+            push(
+                canon("sealed root", &home.join(file))?,
+                SealKind::File,
+                SealSource::CredentialFile,
+            );
+        }
+        push(
+            canon("sealed root", &state_home.join(defaults::BROKER_DIR))?,
+            SealKind::Directory,
+            SealSource::BrokerTokens,
+        );
+        for file in defaults::CARGO_CREDENTIAL_FILES {
+            push(
+                canon("sealed root", &home.join(file))?,
+                SealKind::File,
+                SealSource::CargoCredentials,
+            );
+        }
+        for extra in &self.extra_sealed {
+            let path = canon("sealed path", extra)?;
+            // Nothing declares an owner deny's kind: ask the disk, and treat anything that
+            // is not a file as a directory, which seals more rather than less.
+            let kind = if path.is_file() {
+                SealKind::File
+            } else {
+                SealKind::Directory
+            };
+            push(path, kind, SealSource::OwnerDeny);
+        }
+        Ok(sealed)
+    }
+
+    fn writable_roots(
+        &self,
+        repo: &Path,
+        home: &Path,
+        state_home: &Path,
+        sealed: &[SealedRoot],
+        canon: &dyn Fn(&'static str, &Path) -> Result<PathBuf, PolicyError>,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Vec<WritableRoot>, PolicyError> {
+        let mut writable: Vec<WritableRoot> = Vec::new();
+        let mut push = |path: PathBuf, source: WriteSource| {
+            if !writable.iter().any(|w| w.path == path) {
+                writable.push(WritableRoot { path, source });
+            }
+        };
+        push(repo.to_path_buf(), WriteSource::Repo);
+        push(state_home.to_path_buf(), WriteSource::StateHome);
+        for system in defaults::system_writable_for(self.platform) {
+            push(
+                canon("system path", Path::new(system))?,
+                WriteSource::SystemTemp,
+            );
+        }
+        for cache in defaults::HOME_WRITABLE
+            .iter()
+            .chain(defaults::home_writable_for(self.platform))
+        {
+            push(
+                canon("home cache", &home.join(cache))?,
+                WriteSource::HomeCache,
+            );
+        }
+        // Broad writable ancestors of a seal are kept on purpose: the seal is applied after
+        // them and wins. Only an extra strictly inside a seal is dropped, loudly.
+        let extras = self
+            .extra_writable
+            .iter()
+            .map(|p| (p, WriteSource::OwnerAllow))
+            .chain(self.mounts.iter().map(|p| (p, WriteSource::Mount)));
+        for (declared, source) in extras {
+            let path = canon("write-allow path", declared)?;
+            if let Some(root) = sealed.iter().find(|s| is_within(&path, &s.path)) {
+                warnings.push(Warning::WriteAllowInsideSealed {
+                    path,
+                    sealed: root.path.clone(),
+                });
+                continue;
+            }
+            push(path, source);
+        }
+        Ok(writable)
+    }
+}
+
+/// Make a declared path absolute: `~` against the home, relative against `cwd`.
+fn absolute(
+    what: &'static str,
+    declared: &Path,
+    home: &Path,
+    cwd: &Path,
+) -> Result<PathBuf, PolicyError> {
+    let expanded = expand_tilde(declared, home);
+    if expanded.is_absolute() {
+        return Ok(expanded);
+    }
+    if cwd.is_absolute() {
+        return Ok(cwd.join(expanded));
+    }
+    Err(PolicyError::NotAbsolute {
+        what,
+        path: declared.to_path_buf(),
+    })
+}
+
+fn resolve_repo(declared: &Path, home: &Path, cwd: &Path) -> Result<PathBuf, PolicyError> {
+    let absolute = absolute("repo", declared, home, cwd)?;
+    let repo = match std::fs::canonicalize(&absolute) {
+        Ok(repo) => repo,
+        Err(_) => return Err(PolicyError::RepoMissing(absolute)),
+    };
+    if !repo.is_dir() {
+        return Err(PolicyError::RepoNotDirectory(repo));
+    }
+    Ok(repo)
+}
+
+fn check_repo(repo: &Path, home: &Path, sealed: &[SealedRoot]) -> Result<(), PolicyError> {
+    if repo.parent().is_none() {
+        return Err(PolicyError::RepoIsRoot(repo.to_path_buf()));
+    }
+    if repo == home {
+        return Err(PolicyError::RepoIsHome(repo.to_path_buf()));
+    }
+    if is_within(home, repo) {
+        return Err(PolicyError::RepoContainsHome {
+            repo: repo.to_path_buf(),
+            home: home.to_path_buf(),
+        });
+    }
+    for root in sealed {
+        if is_within(repo, &root.path) {
+            return Err(PolicyError::RepoInsideSealed {
+                repo: repo.to_path_buf(),
+                sealed: root.path.clone(),
+            });
+        }
+        if is_within(&root.path, repo) {
+            return Err(PolicyError::RepoContainsSealed {
+                repo: repo.to_path_buf(),
+                sealed: root.path.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `<channels>/<seat>/.env` files that exist now, sorted by seat name.
+fn existing_channel_token_files(channels_root: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(channels_root) else {
+        return Vec::new();
+    };
+    let mut seats: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    seats.sort();
+    seats
+        .into_iter()
+        .map(|seat| seat.join(defaults::CHANNEL_TOKEN_FILE))
+        .filter(|env| env.is_file())
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "policy_tests.rs"]
+mod tests;

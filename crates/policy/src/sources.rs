@@ -1,0 +1,216 @@
+//! Merging the sources of a cage, in increasing precedence: built-in defaults, the config
+//! file, environment variables, command-line flags. Lists (denies, write-allows) are
+//! unions; single values are taken from the highest source that sets them.
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use crate::defaults;
+use crate::{ConfigError, ConfigFile, Platform, PolicyError, PolicySpec};
+
+/// The environment variables jaula honours, with the seed's exact meanings.
+pub const ENV_CAGE: &str = "CITY_CAGE";
+pub const ENV_DENY: &str = "CITY_CAGE_DENY";
+pub const ENV_ALLOW_WRITE: &str = "CITY_CAGE_ALLOW_WRITE";
+pub const ENV_BWRAP: &str = "CITY_CAGE_BWRAP";
+pub const ENV_STATE_HOME: &str = "AGENTS_CITY_HOME";
+pub const ENV_CONFIG: &str = "JAULA_CONFIG";
+
+/// A snapshot of the environment, so the merge is a pure function of its inputs.
+#[derive(Clone, Debug, Default)]
+pub struct EnvVars(BTreeMap<OsString, OsString>);
+
+impl EnvVars {
+    pub fn from_process() -> EnvVars {
+        EnvVars(std::env::vars_os().collect())
+    }
+
+    pub fn from_pairs<K: Into<OsString>, V: Into<OsString>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> EnvVars {
+        EnvVars(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        )
+    }
+
+    pub fn get(&self, name: &str) -> Option<&OsStr> {
+        self.0.get(OsStr::new(name)).map(|v| v.as_os_str())
+    }
+
+    /// The value, treating an empty one as unset (as the seed's `or` does).
+    fn non_empty(&self, name: &str) -> Option<&OsStr> {
+        self.get(name).filter(|v| !v.is_empty())
+    }
+
+    /// A colon-separated list of paths, empty entries skipped.
+    fn colon_list(&self, name: &str) -> Vec<PathBuf> {
+        self.get(name).map(split_colon_list).unwrap_or_default()
+    }
+}
+
+/// Split `a:b::c` into `[a, b, c]`, byte-exact (paths need not be UTF-8).
+pub fn split_colon_list(value: &OsStr) -> Vec<PathBuf> {
+    value
+        .as_bytes()
+        .split(|b| *b == b':')
+        .filter(|part| !part.is_empty())
+        .map(|part| PathBuf::from(OsStr::from_bytes(part)))
+        .collect()
+}
+
+/// The policy flags every cage-building command accepts. Filled by the CLI; the merge
+/// below is the only place their meaning lives.
+#[derive(Clone, Debug, Default)]
+pub struct CageFlags {
+    pub repo: Option<PathBuf>,
+    pub home: Option<PathBuf>,
+    pub token_file: Option<PathBuf>,
+    /// `--mounts`: colon-separated resolved mount targets.
+    pub mounts: Option<OsString>,
+    pub deny: Vec<PathBuf>,
+    pub allow_write: Vec<PathBuf>,
+    pub state_home: Option<PathBuf>,
+    pub config: Option<PathBuf>,
+    /// `--platform`, to render the other kernel's cage; the host's otherwise.
+    pub platform: Option<Platform>,
+}
+
+/// What the launcher should believe about bubblewrap without probing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BwrapHint {
+    /// Nobody said: build a namespace and see.
+    Probe,
+    /// `CITY_CAGE_BWRAP=1` or config `bwrap = true`: trusted if the binary exists.
+    Works,
+    /// `CITY_CAGE_BWRAP=0` or config `bwrap = false`.
+    DoesNotWork,
+}
+
+/// Everything the sources decided, before resolution against the host.
+#[derive(Clone, Debug)]
+pub struct Sources {
+    /// `false` when `CITY_CAGE=0` or config `enabled = false`: launch uncaged.
+    pub enabled: bool,
+    pub bwrap: BwrapHint,
+    /// The config file in use (it may not exist when it is the default).
+    pub config_path: PathBuf,
+    /// Whether that file existed and was read.
+    pub config_loaded: bool,
+    /// The merged declaration; `repo` is empty when no `--repo` was given.
+    pub spec: PolicySpec,
+}
+
+impl Sources {
+    /// Merge defaults, the config file, `env` and `flags`. Reads the config file (when it
+    /// exists) and nothing else.
+    pub fn gather(flags: &CageFlags, env: &EnvVars, cwd: &Path) -> Result<Sources, PolicyError> {
+        let home = match (&flags.home, env.non_empty("HOME")) {
+            (Some(h), _) => h.clone(),
+            (None, Some(h)) => PathBuf::from(h),
+            (None, None) => return Err(PolicyError::NoHome),
+        };
+        let home = if home.is_absolute() {
+            home
+        } else {
+            cwd.join(home)
+        };
+
+        // The default config lives in the home whose cage is being built; XDG_CONFIG_HOME
+        // only moves it for the real home, not for a `--home` override.
+        let config_dir = match (flags.home.is_none(), env.non_empty("XDG_CONFIG_HOME")) {
+            (true, Some(xdg)) if Path::new(xdg).is_absolute() => Path::new(xdg).join("jaula"),
+            _ => home.join(defaults::CONFIG_DIR),
+        };
+        let explicit = flags
+            .config
+            .clone()
+            .or_else(|| env.non_empty(ENV_CONFIG).map(PathBuf::from))
+            .map(|p| crate::paths::expand_tilde(&p, &home))
+            .map(|p| if p.is_absolute() { p } else { cwd.join(p) });
+        let (config_path, config) = match explicit {
+            Some(path) => {
+                let config = ConfigFile::load(&path)?;
+                (path, Some(config))
+            }
+            None => {
+                let path = config_dir.join(defaults::CONFIG_FILE_NAME);
+                match std::fs::metadata(&path) {
+                    Ok(_) => {
+                        let config = ConfigFile::load(&path)?;
+                        (path, Some(config))
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => (path, None),
+                    Err(source) => return Err(ConfigError::Read { path, source }.into()),
+                }
+            }
+        };
+        let config_loaded = config.is_some();
+        let cage = config.map(|c| c.cage).unwrap_or_default();
+
+        // CITY_CAGE: only the exact value "0" disables, as in the seed.
+        let enabled = match env.get(ENV_CAGE) {
+            Some(v) if v == "0" => false,
+            Some(_) => true,
+            None => cage.enabled.unwrap_or(true),
+        };
+        let bwrap = match env.get(ENV_BWRAP).map(|v| v.as_bytes()) {
+            Some(b"0") => BwrapHint::DoesNotWork,
+            Some(b"1") => BwrapHint::Works,
+            _ => match cage.bwrap {
+                Some(true) => BwrapHint::Works,
+                Some(false) => BwrapHint::DoesNotWork,
+                None => BwrapHint::Probe,
+            },
+        };
+
+        let state_home = flags
+            .state_home
+            .clone()
+            .or_else(|| env.non_empty(ENV_STATE_HOME).map(PathBuf::from))
+            .or(cage.state_home);
+
+        let mut extra_sealed = cage.deny;
+        extra_sealed.extend(env.colon_list(ENV_DENY));
+        extra_sealed.extend(flags.deny.iter().cloned());
+
+        let mut extra_writable = cage.allow_write;
+        extra_writable.extend(env.colon_list(ENV_ALLOW_WRITE));
+        extra_writable.extend(flags.allow_write.iter().cloned());
+
+        let mounts = flags
+            .mounts
+            .as_deref()
+            .map(split_colon_list)
+            .unwrap_or_default();
+
+        let spec = PolicySpec {
+            platform: flags.platform.unwrap_or_else(Platform::host),
+            home,
+            repo: flags.repo.clone().unwrap_or_default(),
+            cwd: cwd.to_path_buf(),
+            state_home,
+            extra_sealed,
+            extra_writable,
+            mounts,
+            token_file: flags.token_file.clone(),
+            config_dir,
+            config_file: Some(config_path.clone()),
+        };
+        Ok(Sources {
+            enabled,
+            bwrap,
+            config_path,
+            config_loaded,
+            spec,
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "sources_tests.rs"]
+mod tests;

@@ -1,0 +1,53 @@
+//! What the user declared, before it meets a host.
+
+use std::path::PathBuf;
+
+use crate::Platform;
+
+/// A declared cage: unresolved paths (`~` allowed), merged from every source by
+/// [`crate::Sources`]. Resolve it with [`PolicySpec::resolve`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicySpec {
+    /// Which kernel's cage to build.
+    pub platform: Platform,
+    /// The home whose credentials are sealed (`--home`, else `$HOME`).
+    pub home: PathBuf,
+    /// The window's working directory: writable, and never inside a sealed root.
+    pub repo: PathBuf,
+    /// Where relative paths are taken from (the caller's working directory).
+    pub cwd: PathBuf,
+    /// The relocated state home (`AGENTS_CITY_HOME`); `~/.agents-city` when `None`.
+    pub state_home: Option<PathBuf>,
+    /// Extra sealed roots (`CITY_CAGE_DENY`, config `deny`, `--deny`).
+    pub extra_sealed: Vec<PathBuf>,
+    /// Extra writable roots (`CITY_CAGE_ALLOW_WRITE`, config `allow_write`, `--allow-write`).
+    pub extra_writable: Vec<PathBuf>,
+    /// Resolved targets of the agent's workspace mounts (`--mounts`), writable.
+    pub mounts: Vec<PathBuf>,
+    /// This window's own broker token file, readable even inside the sealed broker dir.
+    pub token_file: Option<PathBuf>,
+    /// The config directory jaula reads by default; protected from writes even when absent.
+    pub config_dir: PathBuf,
+    /// The config file that shaped this spec, if one was read; protected from writes.
+    pub config_file: Option<PathBuf>,
+}
+
+impl PolicySpec {
+    /// A spec with only the built-in defaults, for `repo` under `home`.
+    pub fn with_defaults(platform: Platform, home: PathBuf, repo: PathBuf) -> PolicySpec {
+        let config_dir = home.join(crate::defaults::CONFIG_DIR);
+        PolicySpec {
+            platform,
+            cwd: PathBuf::from("/"),
+            home,
+            repo,
+            state_home: None,
+            extra_sealed: Vec::new(),
+            extra_writable: Vec::new(),
+            mounts: Vec::new(),
+            token_file: None,
+            config_dir,
+            config_file: None,
+        }
+    }
+}

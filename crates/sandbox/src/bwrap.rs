@@ -1,0 +1,1 @@
+//! bubblewrap argv rendering and the availability probe.

@@ -1,0 +1,1 @@
+//! Process hardening applied before exec.

@@ -1,0 +1,1 @@
+//! Landlock layer: writes only beneath writable roots, reads everywhere but sealed roots.

@@ -1,0 +1,11 @@
+//! jaula-sandbox: turns a [`jaula_policy::Policy`] into an enforcement.
+//!
+//! Renderers (`seatbelt`, `bwrap`) are pure functions of a policy. The Linux layers that
+//! act on the running process (`landlock`, `seccomp`, `hardening`) live here too; this is
+//! the only crate allowed `unsafe`, each block with a `// SAFETY:` comment.
+
+pub mod bwrap;
+pub mod hardening;
+pub mod landlock;
+pub mod seatbelt;
+pub mod seccomp;

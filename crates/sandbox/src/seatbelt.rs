@@ -1,0 +1,1 @@
+//! Seatbelt (macOS) profile rendering.

@@ -1,0 +1,1 @@
+//! seccomp deny-list layer.
