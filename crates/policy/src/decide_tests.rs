@@ -1,1 +1,246 @@
+use std::fs;
+use std::path::{Path, PathBuf};
 
+use crate::{Access, Platform, Policy, PolicySpec, Rule};
+
+fn policy(platform: Platform) -> (tempfile::TempDir, PathBuf, Policy) {
+    let dir = crate::test_scratch();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let home = root.join("home");
+    let repo = root.join("repo");
+    fs::create_dir_all(&home).unwrap();
+    fs::create_dir_all(&repo).unwrap();
+    let mut spec = PolicySpec::with_defaults(platform, home, repo);
+    spec.token_file = Some(PathBuf::from("~/.agents-city/.runtime/broker/mine.token"));
+    spec.extra_writable = vec![root.join("extra")];
+    let p = spec.resolve().unwrap();
+    (dir, root, p)
+}
+
+fn allowed(p: &Policy, path: &Path, access: Access) -> bool {
+    p.decide(path, access).allowed
+}
+
+#[test]
+fn reads_are_allowed_by_default_and_writes_are_not() {
+    for platform in [Platform::Linux, Platform::MacOs] {
+        let (_d, root, p) = policy(platform);
+        let bashrc = root.join("home/.bashrc");
+        assert_eq!(p.decide(&bashrc, Access::Read).rule, Rule::DefaultReadable);
+        assert!(allowed(&p, &bashrc, Access::Read));
+        for access in [Access::Write, Access::Create] {
+            let d = p.decide(&bashrc, access);
+            assert!(!d.allowed);
+            assert_eq!(d.rule, Rule::DefaultReadOnly);
+        }
+        assert!(!allowed(&p, Path::new("/etc/passwd"), Access::Write));
+    }
+}
+
+#[test]
+fn the_working_set_is_writable() {
+    for platform in [Platform::Linux, Platform::MacOs] {
+        let (_d, root, p) = policy(platform);
+        for path in [
+            root.join("repo/src/main.rs"),
+            root.join("repo"),
+            root.join("home/.cache/x"),
+            root.join("home/.cargo/registry/index"),
+            root.join("home/.agents-city/state.json"),
+            root.join("extra/y"),
+        ] {
+            for access in Access::ALL {
+                assert!(
+                    allowed(&p, &path, access),
+                    "{platform} {access} {}",
+                    path.display()
+                );
+            }
+        }
+        let d = p.decide(&root.join("repo/a"), Access::Create);
+        assert!(matches!(
+            d.rule,
+            Rule::Writable {
+                source: crate::WriteSource::Repo,
+                ..
+            }
+        ));
+    }
+}
+
+#[test]
+fn secrets_are_sealed_for_read_and_write_even_inside_writable_roots() {
+    for platform in [Platform::Linux, Platform::MacOs] {
+        let (_d, root, p) = policy(platform);
+        let home = root.join("home");
+        for path in [
+            home.join(".ssh/id_ed25519"),
+            home.join(".ssh"),
+            home.join(".config/gh/hosts.yml"),
+            home.join(".claude/.credentials.json"),
+            home.join(".cargo/credentials.toml"),
+            home.join(".cargo/credentials"),
+            home.join(".git-credentials"),
+            home.join(".agents-city/.runtime/broker/other.token"),
+            home.join(".claude/channels/seat/.env"),
+        ] {
+            for access in Access::ALL {
+                assert!(
+                    !allowed(&p, &path, access),
+                    "{platform} {access} {}",
+                    path.display()
+                );
+            }
+        }
+        // Neighbours with a shared string prefix are not sealed.
+        assert!(allowed(&p, &home.join(".sshx/key"), Access::Read));
+        assert!(allowed(
+            &p,
+            &home.join(".cargo/credentials.toml.bak"),
+            Access::Write
+        ));
+        assert!(allowed(
+            &p,
+            &home.join(".claude/.credentials.jsonx"),
+            Access::Write
+        ));
+        assert!(allowed(
+            &p,
+            &home.join(".git-credentials-helper"),
+            Access::Read
+        ));
+    }
+}
+
+#[test]
+fn file_seals_cover_only_the_file() {
+    let (_d, root, p) = policy(Platform::Linux);
+    // A file seal is a literal: nothing "beneath" it is sealed (nothing can be).
+    let d = p.decide(&root.join("home/.netrc"), Access::Read);
+    assert!(matches!(
+        d.rule,
+        Rule::Sealed {
+            kind: crate::SealKind::File,
+            ..
+        }
+    ));
+    assert!(allowed(&p, &root.join("home/.netrc.d"), Access::Read));
+}
+
+#[test]
+fn the_window_token_is_readable_above_the_broker_seal_but_not_writable() {
+    for platform in [Platform::Linux, Platform::MacOs] {
+        let (_d, root, p) = policy(platform);
+        let token = root.join("home/.agents-city/.runtime/broker/mine.token");
+        let d = p.decide(&token, Access::Read);
+        assert!(d.allowed);
+        assert_eq!(
+            d.rule,
+            Rule::TokenFile {
+                path: token.clone()
+            }
+        );
+        assert!(!allowed(&p, &token, Access::Write));
+        assert!(!allowed(&p, &token.with_extension("token2"), Access::Read));
+    }
+}
+
+#[test]
+fn channel_tokens_match_exactly_one_seat_deep() {
+    let (_d, root, p) = policy(Platform::Linux);
+    let channels = root.join("home/.claude/channels");
+    assert!(!allowed(&p, &channels.join("seat/.env"), Access::Read));
+    assert!(allowed(&p, &channels.join(".env"), Access::Read));
+    assert!(allowed(&p, &channels.join("a/b/.env"), Access::Read));
+    assert!(allowed(&p, &channels.join("seat/.envx"), Access::Read));
+    assert!(allowed(&p, &channels.join("seat/config"), Access::Write));
+    assert!(matches!(
+        p.decide(&channels.join("s/.env"), Access::Read).rule,
+        Rule::SealedChannelToken { .. }
+    ));
+}
+
+#[test]
+fn claude_json_is_a_file_on_linux_and_a_name_prefix_on_macos() {
+    let (_d, root, linux) = policy(Platform::Linux);
+    let home = root.join("home");
+    assert!(allowed(&linux, &home.join(".claude.json"), Access::Write));
+    assert!(allowed(&linux, &home.join(".claude.json"), Access::Create));
+    assert!(!allowed(
+        &linux,
+        &home.join(".claude.json.backup"),
+        Access::Create
+    ));
+    let (_d, root, mac) = policy(Platform::MacOs);
+    let home = root.join("home");
+    assert!(allowed(&mac, &home.join(".claude.json"), Access::Write));
+    assert!(allowed(
+        &mac,
+        &home.join(".claude.json.backup.1700"),
+        Access::Create
+    ));
+    assert!(allowed(
+        &mac,
+        &home.join(".claude.jsonx/inner"),
+        Access::Create
+    ));
+    assert!(!allowed(&mac, &home.join(".claude.jso"), Access::Create));
+    assert!(!allowed(&mac, &home.join("x/.claude.json"), Access::Create));
+}
+
+#[test]
+fn cage_configuration_is_readable_but_never_writable() {
+    let (_d, root, p) = policy(Platform::Linux);
+    let home = root.join("home");
+    // ~/.config is writable on Linux, and the config dir lies beneath it.
+    assert!(allowed(&p, &home.join(".config/other/x"), Access::Create));
+    for path in [
+        home.join(".config/jaula"),
+        home.join(".config/jaula/config.toml"),
+        home.join(".agents-city/.runtime/cage/w.sb"),
+    ] {
+        assert!(allowed(&p, &path, Access::Read), "{}", path.display());
+        for access in [Access::Write, Access::Create] {
+            let d = p.decide(&path, access);
+            assert!(!d.allowed, "{}", path.display());
+            assert!(matches!(d.rule, Rule::Protected { .. }));
+        }
+    }
+    assert!(allowed(
+        &p,
+        &home.join(".config/jaula-other"),
+        Access::Create
+    ));
+}
+
+#[test]
+fn decide_normalises_dots_and_relative_paths() {
+    let (_d, root, p) = policy(Platform::Linux);
+    let sneaky = root.join("repo/../home/./.ssh/id");
+    assert!(!allowed(&p, &sneaky, Access::Read));
+    assert!(allowed(&p, Path::new("etc/hostname"), Access::Read));
+}
+
+#[test]
+fn rules_describe_themselves_with_tilde() {
+    let (_d, root, p) = policy(Platform::Linux);
+    let home = root.join("home");
+    assert_eq!(
+        p.decide(&home.join(".ssh/id"), Access::Read)
+            .rule
+            .describe(p.home()),
+        "sealed: ~/.ssh (credential directory)"
+    );
+    assert_eq!(
+        p.decide(&root.join("repo/x"), Access::Write)
+            .rule
+            .describe(p.home()),
+        format!("writable: {} (repo)", root.join("repo").display())
+    );
+    assert_eq!(
+        p.decide(&home.join("x"), Access::Write)
+            .rule
+            .describe(p.home()),
+        "default: read-only"
+    );
+}

@@ -39,7 +39,7 @@ fn lexical_normalisation_drops_dots_and_applies_parents() {
 
 #[test]
 fn lenient_canonicalisation_resolves_the_existing_prefix_through_symlinks() {
-    let scratch = tempfile::tempdir().unwrap();
+    let scratch = crate::test_scratch();
     let real = scratch.path().join("real");
     std::fs::create_dir(&real).unwrap();
     std::os::unix::fs::symlink(&real, scratch.path().join("link")).unwrap();
@@ -52,7 +52,7 @@ fn lenient_canonicalisation_resolves_the_existing_prefix_through_symlinks() {
 
 #[test]
 fn awkward_bytes_survive_canonicalisation() {
-    let scratch = tempfile::tempdir().unwrap();
+    let scratch = crate::test_scratch();
     let base = std::fs::canonicalize(scratch.path()).unwrap();
     let name = std::ffi::OsStr::from_bytes(b"we\"ird \\ na\nme\xff");
     let dir = base.join(name);
