@@ -1,1 +1,66 @@
-fn main() {}
+//! `jaula`: confine AI coding agents, and every command they spawn, with kernel-enforced
+//! sandboxes. This binary wires the crates together and prints; it holds no policy logic.
+
+mod args;
+mod commands;
+mod context;
+mod error;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::CliError;
+
+const ABOUT: &str = "Confine AI coding agents, and every command they spawn, with kernel-enforced sandboxes.";
+
+const LONG_ABOUT: &str = "\
+Confine AI coding agents, and every command they spawn, with kernel-enforced sandboxes.
+
+One policy per agent window: the owner's credentials (~/.ssh, ~/.aws, cloud and registry
+tokens, ...) sealed for read and write; writes allowed only to the window's repo and the
+runtime state and caches an agent legitimately owns. The same meaning is rendered as a
+macOS Seatbelt profile or a Linux bubblewrap mount view.
+
+Seed-compatible commands for the tmux launcher: line, profile, check.
+Inspection: explain (why a path is allowed or denied), render (print a backend's artifact).
+
+Sources, lowest precedence first: built-in defaults, the config file
+(~/.config/jaula/config.toml, JAULA_CONFIG, --config), environment variables
+(CITY_CAGE, CITY_CAGE_DENY, CITY_CAGE_ALLOW_WRITE, CITY_CAGE_BWRAP, AGENTS_CITY_HOME),
+command-line flags. See docs/configuration.md.";
+
+#[derive(Parser, Debug)]
+#[command(name = "jaula", version, about = ABOUT, long_about = LONG_ABOUT)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    Line(commands::line::LineArgs),
+    Profile(commands::profile::ProfileArgs),
+    Check(commands::check::CheckArgs),
+    Explain(commands::explain::ExplainArgs),
+    Render(commands::render::RenderArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Line(a) => commands::line::run(&a),
+        Command::Profile(a) => commands::profile::run(&a),
+        Command::Check(a) => commands::check::run(&a),
+        Command::Explain(a) => commands::explain::run(&a),
+        Command::Render(a) => commands::render::run(&a),
+    };
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(err) => {
+            eprintln!("{err}");
+            std::process::exit(err.exit_code());
+        }
+    }
+}
+
+/// What every command returns: an exit code, or an error rendered once by `main`.
+pub type Outcome = Result<i32, CliError>;

@@ -1,1 +1,6 @@
-//! bubblewrap argv rendering and the availability probe.
+//! bubblewrap argv rendering. Placeholder until the bwrap branch lands.
+#[derive(Debug, thiserror::Error)]
+pub enum BwrapError {
+    #[error("placeholder")]
+    Placeholder,
+}

@@ -1,0 +1,73 @@
+//! The policy flags every cage-building command accepts, learned once.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use jaula_policy::{CageFlags, Platform};
+
+/// Flags shared by `line`, `profile`, `check`, `explain`, `render` (and later `run`): the
+/// seed's five plus jaula's own.
+#[derive(Args, Debug, Clone)]
+pub struct PolicyArgs {
+    /// The working directory this window owns: writable, never inside a sealed root.
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+    /// Window name, used to name the profile file `line` writes on macOS.
+    #[arg(long, value_name = "NAME", default_value = "window")]
+    pub window: String,
+    /// The home whose credentials are sealed (default: $HOME).
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// This window's broker token file, readable even inside the sealed broker directory.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Colon-separated resolved mount targets to make writable too.
+    #[arg(long, value_name = "PATH[:PATH...]", default_value = "")]
+    pub mounts: OsString,
+    /// Seal one more path for read and write (repeatable; adds to CITY_CAGE_DENY).
+    #[arg(long = "deny", value_name = "PATH")]
+    pub deny: Vec<PathBuf>,
+    /// Make one more path writable (repeatable; adds to CITY_CAGE_ALLOW_WRITE). Ignored,
+    /// with a warning, when it lies inside a sealed root.
+    #[arg(long = "allow-write", value_name = "PATH")]
+    pub allow_write: Vec<PathBuf>,
+    /// The Agents City state home (overrides AGENTS_CITY_HOME).
+    #[arg(long, value_name = "DIR")]
+    pub state_home: Option<PathBuf>,
+    /// The config file (overrides JAULA_CONFIG; default ~/.config/jaula/config.toml).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// A kernel to build the cage for, when it is not the host's.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlatformArg {
+    Linux,
+    Macos,
+}
+
+impl From<PlatformArg> for Platform {
+    fn from(p: PlatformArg) -> Platform {
+        match p {
+            PlatformArg::Linux => Platform::Linux,
+            PlatformArg::Macos => Platform::MacOs,
+        }
+    }
+}
+
+impl PolicyArgs {
+    pub fn flags(&self, platform: Option<Platform>) -> CageFlags {
+        CageFlags {
+            repo: self.repo.clone(),
+            home: self.home.clone(),
+            token_file: self.token_file.clone(),
+            mounts: Some(self.mounts.clone()),
+            deny: self.deny.clone(),
+            allow_write: self.allow_write.clone(),
+            state_home: self.state_home.clone(),
+            config: self.config.clone(),
+            platform,
+        }
+    }
+}

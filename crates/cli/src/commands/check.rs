@@ -1,0 +1,85 @@
+//! `jaula check`: can this machine cage a window, and with what.
+
+use std::path::Path;
+
+use clap::Args;
+use jaula_policy::sources::BwrapHint;
+use jaula_policy::{Platform, Sources};
+use jaula_sandbox::bwrap;
+
+use crate::args::PolicyArgs;
+use crate::commands::line::SANDBOX_EXEC;
+use crate::{context, Outcome};
+
+/// Report whether a cage is available on this machine; exit 0 when it is, 1 when not.
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Print {"available": BOOL, "reason": TEXT, ...} instead of one line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Whether a window can be caged here, and why (not).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Availability {
+    pub available: bool,
+    pub reason: String,
+}
+
+/// The seed's `disponible`: CITY_CAGE=0 turns it off; macOS needs sandbox-exec; Linux needs
+/// bubblewrap to really build a namespace (or the launcher's hint that it does).
+pub fn availability(sources: &Sources) -> Availability {
+    if !sources.enabled {
+        return Availability {
+            available: false,
+            reason: "disabled by CITY_CAGE=0 or the config file".to_string(),
+        };
+    }
+    match Platform::host() {
+        Platform::MacOs => {
+            let available = Path::new(SANDBOX_EXEC).exists();
+            Availability {
+                available,
+                reason: if available {
+                    format!("{SANDBOX_EXEC} present")
+                } else {
+                    format!("{SANDBOX_EXEC} missing")
+                },
+            }
+        }
+        _ => {
+            let probe = bwrap::probe(sources.bwrap, &bwrap::BwrapOptions::default());
+            Availability {
+                available: probe.available,
+                reason: probe.reason,
+            }
+        }
+    }
+}
+
+pub fn run(args: &CheckArgs) -> Outcome {
+    let sources = context::sources(&args.policy, None)?;
+    let availability = availability(&sources);
+    if args.json {
+        context::print_json(&serde_json::json!({
+            "available": availability.available,
+            "reason": availability.reason,
+            "platform": Platform::host(),
+            "bwrap_hint": match sources.bwrap {
+                BwrapHint::Probe => "probe",
+                BwrapHint::Works => "works",
+                BwrapHint::DoesNotWork => "does-not-work",
+            },
+            "config": sources.config_path,
+            "config_loaded": sources.config_loaded,
+        }))?;
+    } else if availability.available {
+        println!("cage available");
+    } else {
+        println!("cage unavailable on this machine");
+        eprintln!("jaula: {}", availability.reason);
+    }
+    Ok(if availability.available { 0 } else { 1 })
+}

@@ -1,0 +1,71 @@
+//! `jaula explain`: why a path is allowed or denied, and what each backend does with it.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use jaula_policy::paths::canonicalize_lenient;
+use jaula_policy::{Access, Platform};
+
+use crate::args::{PlatformArg, PolicyArgs};
+use crate::error::CliError;
+use crate::{context, Outcome};
+
+/// Explain the decision on PATH: allowed or denied, the rule that decided, and what each
+/// backend would do with it.
+#[derive(Args, Debug)]
+pub struct ExplainArgs {
+    /// The path to explain (resolved through symlinks, as the kernel would).
+    pub path: PathBuf,
+    /// Explain a write to the path instead of a read.
+    #[arg(long, conflicts_with = "create")]
+    pub write: bool,
+    /// Explain creating the path instead of reading it.
+    #[arg(long)]
+    pub create: bool,
+    /// Decide for this kernel's cage (default: this host's).
+    #[arg(long, value_enum)]
+    pub platform: Option<PlatformArg>,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: &ExplainArgs) -> Outcome {
+    let access = if args.write {
+        Access::Write
+    } else if args.create {
+        Access::Create
+    } else {
+        Access::Read
+    };
+    let platform = args.platform.map(Platform::from).unwrap_or_else(Platform::host);
+    let sources = context::sources(&args.policy, Some(platform))?;
+    let policy = context::resolve(&sources, &args.policy)?;
+    let cwd = std::env::current_dir().map_err(CliError::Cwd)?;
+    let path = canonicalize_lenient(&args.path, &cwd);
+    let decision = policy.decide(&path, access);
+    let rule = decision.rule.describe(policy.home());
+    let backends = crate::commands::backends::views(args, &sources, &path, access)?;
+    if args.json {
+        context::print_json(&serde_json::json!({
+            "path": context::json_path(&path)?,
+            "access": access,
+            "platform": platform,
+            "allowed": decision.allowed,
+            "rule": rule,
+            "rule_detail": decision.rule,
+            "backends": backends,
+        }))?;
+    } else {
+        println!("path:     {}", path.display());
+        println!("access:   {access} ({platform} cage)");
+        println!("decision: {}", if decision.allowed { "allowed" } else { "denied" });
+        println!("rule:     {rule}");
+        for view in backends {
+            println!("{:<9} {}", format!("{}:", view.backend), view.summary);
+        }
+    }
+    Ok(0)
+}

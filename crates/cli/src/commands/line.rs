@@ -1,0 +1,115 @@
+//! `jaula line`: the launch prefix one window's shell command is prefixed with.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use jaula_policy::{Platform, Policy};
+use jaula_sandbox::bwrap;
+
+use crate::args::PolicyArgs;
+use crate::commands::check;
+use crate::error::CliError;
+use crate::{context, Outcome};
+
+/// The absolute path of Seatbelt's launcher; never looked up on PATH, which the caller
+/// (or a planted directory early in PATH) controls.
+pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
+
+/// Print the launch prefix for one window: a bubblewrap argv on Linux, `sandbox-exec -f
+/// PROFILE` on macOS, or nothing when no cage is available here or CITY_CAGE=0 (the
+/// window then launches uncaged, exactly as before the cage existed).
+#[derive(Args, Debug)]
+pub struct LineArgs {
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Print {"available": BOOL, "prefix": TEXT} instead of the bare prefix.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: &LineArgs) -> Outcome {
+    let platform = Platform::host();
+    let sources = context::sources(&args.policy, Some(platform))?;
+    let availability = check::availability(&sources);
+    // As in the seed: no cage available means an empty prefix, before --repo is looked at.
+    let prefix: Vec<u8> = if !availability.available {
+        Vec::new()
+    } else {
+        let policy = context::resolve(&sources, &args.policy)?;
+        match platform {
+            Platform::MacOs => {
+                let path = write_profile(&policy, &args.policy.window)?;
+                let argv = [SANDBOX_EXEC.into(), "-f".into(), path.into_os_string()];
+                let mut line = bwrap::shell_join(&argv);
+                line.push(b' ');
+                line
+            }
+            _ => {
+                context::ensure_protected_dirs(&policy)?;
+                let argv = bwrap::render_argv(&policy, &bwrap::BwrapOptions::default(), &bwrap::RealDisk)?;
+                let mut line = bwrap::shell_join(&argv);
+                line.push(b' ');
+                line
+            }
+        }
+    };
+    if args.json {
+        let text = String::from_utf8(prefix)
+            .map_err(|_| CliError::NotJson("the prefix is not UTF-8 and cannot be printed as JSON".into()))?;
+        context::print_json(&serde_json::json!({
+            "available": availability.available,
+            "reason": availability.reason,
+            "prefix": text,
+        }))?;
+    } else {
+        std::io::stdout().write_all(&prefix)?;
+    }
+    Ok(0)
+}
+
+/// `[^A-Za-z0-9_-]` → `-`, one per character; empty → `window`.
+pub fn sanitize_window(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '-' })
+        .collect();
+    if cleaned.is_empty() {
+        "window".to_string()
+    } else {
+        cleaned
+    }
+}
+
+/// Write the window's profile under the state home's cage directory, mode 0600, atomically:
+/// a temp file renamed over the old one, so a planted symlink is replaced, never followed,
+/// and a crash never leaves half a profile.
+fn write_profile(policy: &Policy, window: &str) -> Result<PathBuf, CliError> {
+    use std::os::unix::fs::DirBuilderExt;
+    let profile = jaula_sandbox::seatbelt::render_profile(policy)?;
+    let dir = policy.state_home().join(jaula_policy::defaults::CAGE_PROFILE_DIR);
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| CliError::Write { path, source }
+    };
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).map_err(io(&dir))?;
+    let target = dir.join(format!("{}.sb", sanitize_window(window)));
+    let mut tmp = tempfile::Builder::new().prefix(".profile-").tempfile_in(&dir).map_err(io(&dir))?;
+    tmp.write_all(profile.as_bytes()).map_err(io(tmp.path()))?;
+    tmp.as_file().sync_all().map_err(io(tmp.path()))?;
+    tmp.persist(&target).map_err(|e| CliError::Write { path: target.clone(), source: e.error })?;
+    Ok(target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sanitize_window;
+
+    #[test]
+    fn window_names_are_sanitised_like_the_seed() {
+        assert_eq!(sanitize_window("repo:1 main"), "repo-1-main");
+        assert_eq!(sanitize_window("../../etc/x"), "------etc-x");
+        assert_eq!(sanitize_window("ñ_ok-1"), "-_ok-1");
+        assert_eq!(sanitize_window(""), "window");
+    }
+}

@@ -1,0 +1,60 @@
+//! From flags and environment to a resolved policy: the one path every command takes.
+
+use jaula_policy::{EnvVars, Platform, Policy, Sources};
+
+use crate::args::PolicyArgs;
+use crate::error::CliError;
+
+/// Gather the sources (defaults, config file, environment, flags) for `platform`.
+pub fn sources(args: &PolicyArgs, platform: Option<Platform>) -> Result<Sources, CliError> {
+    let cwd = std::env::current_dir().map_err(CliError::Cwd)?;
+    Ok(Sources::gather(&args.flags(platform), &EnvVars::from_process(), &cwd)?)
+}
+
+/// Resolve the spec, requiring `--repo` (exit 2 without it, as in the seed), and print the
+/// resolver's warnings on stderr.
+pub fn resolve(sources: &Sources, args: &PolicyArgs) -> Result<Policy, CliError> {
+    if args.repo.is_none() {
+        return Err(CliError::Usage("--repo is required".to_string()));
+    }
+    let policy = sources.spec.resolve()?;
+    for warning in policy.warnings() {
+        eprintln!("jaula: {warning}");
+    }
+    Ok(policy)
+}
+
+/// Create the protected directories that do not exist yet (mode 0700), so that a mount
+/// backend can cover them: a cage cannot protect what is not there, and an empty
+/// directory is harmless, unlike an empty placeholder for a secret.
+pub fn ensure_protected_dirs(policy: &Policy) -> Result<(), CliError> {
+    use std::os::unix::fs::DirBuilderExt;
+    for protected in policy.protected() {
+        if protected.kind != jaula_policy::SealKind::Directory || protected.path.exists() {
+            continue;
+        }
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&protected.path)
+            .map_err(|source| CliError::Write {
+                path: protected.path.clone(),
+                source,
+            })?;
+    }
+    Ok(())
+}
+
+/// Print `value` as pretty JSON on stdout.
+pub fn print_json(value: &serde_json::Value) -> Result<(), CliError> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| CliError::NotJson(e.to_string()))?;
+    println!("{text}");
+    Ok(())
+}
+
+/// A path as a JSON string, refusing bytes JSON cannot hold rather than mangling them.
+pub fn json_path(path: &std::path::Path) -> Result<serde_json::Value, CliError> {
+    path.to_str()
+        .map(|s| serde_json::Value::String(s.to_string()))
+        .ok_or_else(|| CliError::NotJson(format!("{} is not UTF-8 and cannot be printed as JSON", path.display())))
+}

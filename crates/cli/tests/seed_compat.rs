@@ -1,0 +1,163 @@
+//! jaula against the seed itself: the seed's `cage.py` (extracted at test time from
+//! `../shared/seeds/`, never copied into the project) and `jaula` are given the same home,
+//! repo and environment, and their Linux cages are run live on the same probe matrix.
+//! Every difference must be one of jaula's documented, deliberate tightenings.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+
+fn seeds_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/seeds")
+}
+
+/// Extract `cage.py` from the seed diff and write the `rutas` helpers it imports, as the
+/// seeds README specifies them. Returns the directory, or None when the seeds are absent.
+fn seed_cage(dir: &Path) -> Option<PathBuf> {
+    let diff = fs::read_to_string(seeds_dir().join("000_10278aa537b303a1.txt")).ok()?;
+    let body: String = diff
+        .lines()
+        .skip_while(|l| !l.starts_with("@@"))
+        .skip(1)
+        .filter_map(|l| l.strip_prefix('+'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    fs::create_dir_all(dir).unwrap();
+    fs::write(dir.join("cage.py"), body).unwrap();
+    fs::write(
+        dir.join("rutas.py"),
+        "import os\n\
+         def canonicaliza(p):\n    return os.path.realpath(os.path.expanduser(p))\n\
+         def dentro_de(a, b):\n    a, b = os.path.normpath(a), os.path.normpath(b)\n    return os.path.commonpath([a, b]) == b\n\
+         def motivo_bloqueo(repo, sealed):\n    for s in sealed:\n        if dentro_de(repo, s):\n            return repo + ' is inside the sealed root ' + s\n        if dentro_de(s, repo):\n            return repo + ' contains the sealed root ' + s\n    return None\n",
+    )
+    .unwrap();
+    Some(dir.to_path_buf())
+}
+
+fn prefix_from(cmd: &mut Command) -> Vec<OsString> {
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{:?}: {}", cmd, String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.ends_with(b" "), "a prefix ends with one space: {:?}", String::from_utf8_lossy(&out.stdout));
+    parse_shell_prefix(&out.stdout)
+}
+
+fn env_for(h: &Home, extra: &[(&str, String)]) -> BTreeMap<String, String> {
+    let mut env = BTreeMap::new();
+    env.insert("PATH".to_string(), std::env::var("PATH").unwrap_or_default());
+    env.insert("HOME".to_string(), h.home.display().to_string());
+    env.insert("CITY_CAGE_BWRAP".to_string(), "1".to_string());
+    for (k, v) in extra {
+        env.insert(k.to_string(), v.clone());
+    }
+    env
+}
+
+/// Probes where jaula is deliberately stricter than the seed: (relative path, op, reason).
+/// Each is listed in docs/security.md.
+const STRICTER: &[(&str, Op, &str)] = &[
+    ("home/.config/jaula/config.toml", Op::Write, "the config file that shapes every cage is protected"),
+    ("home/.config/jaula/new", Op::Create, "the config directory is protected"),
+    ("home/.agents-city/.runtime/cage/new", Op::Create, "the profile directory is protected"),
+];
+
+fn compare(scenario: &str, extra_env: &[(&str, String)]) {
+    if Command::new("bwrap").arg("--version").output().is_err() {
+        return skip_or_fail("bwrap is not installed");
+    }
+    if Command::new("python3").arg("--version").output().is_err() {
+        return skip_or_fail("python3 is not installed");
+    }
+    let (_keep, root) = scratch(scenario);
+    let Some(seed) = seed_cage(&root.join("seed")) else {
+        return skip_or_fail("../shared/seeds is absent (a clone outside the workplace)");
+    };
+    let mut results: Vec<Vec<bool>> = Vec::new();
+    let probes = standard_probes();
+    for who in ["seed", "jaula"] {
+        let tree = root.join(who);
+        let h = build_home(&tree);
+        let extra: Vec<(&str, String)> = extra_env
+            .iter()
+            .map(|(k, v)| (*k, v.replace("{root}", &tree.display().to_string())))
+            .collect();
+        let env = env_for(&h, &extra);
+        let mut cmd = if who == "seed" {
+            let mut c = Command::new("python3");
+            c.arg(seed.join("cage.py"));
+            c
+        } else {
+            Command::new(jaula())
+        };
+        cmd.env_clear().envs(&env).args(["line", "--repo"]).arg(&h.repo).arg("--home").arg(&h.home);
+        cmd.arg("--token-file").arg(&h.token);
+        let prefix = prefix_from(&mut cmd);
+        results.push(run_probes(&prefix, &tree, &probes, &root.join(format!("{who}-script"))));
+    }
+    let mut unexplained = Vec::new();
+    for (i, p) in probes.iter().enumerate() {
+        let (seed, ours) = (results[0][i], results[1][i]);
+        if seed == ours {
+            continue;
+        }
+        let stricter = STRICTER.iter().any(|(rel, op, _)| *rel == p.rel && *op == p.op);
+        if !(stricter && seed && !ours) {
+            unexplained.push(format!("{:?} {}: seed={seed} jaula={ours}", p.op, p.rel));
+        }
+    }
+    assert!(unexplained.is_empty(), "{scenario}: jaula and the seed disagree:\n{}", unexplained.join("\n"));
+    // The comparison must have compared something real: the seed denies secrets and allows the repo.
+    let idx = |rel: &str, op: Op| probes.iter().position(|p| p.rel == rel && p.op == op).unwrap();
+    assert!(!results[0][idx("home/.ssh/id_x", Op::Read)]);
+    assert!(results[0][idx("repo/file.txt", Op::Write)]);
+    assert!(results[1][idx("home/.agents-city/.runtime/broker/w1.token", Op::Read)]);
+    assert!(!results[1][idx("home/.agents-city/.runtime/broker/w2.token", Op::Read)]);
+}
+
+#[test]
+fn linux_line_matches_the_seed_with_defaults() {
+    compare("defaults", &[]);
+}
+
+#[test]
+fn linux_line_matches_the_seed_with_the_seed_variables() {
+    compare(
+        "variables",
+        &[
+            ("CITY_CAGE_DENY", "{root}/home/.bashrc:{root}/home/.cache/c.txt".to_string()),
+            ("CITY_CAGE_ALLOW_WRITE", "{root}/outside:{root}/home/.ssh/inner".to_string()),
+            ("AGENTS_CITY_HOME", "{root}/home/.agents-city".to_string()),
+        ],
+    );
+}
+
+#[test]
+fn line_is_empty_when_the_cage_is_off_in_both() {
+    let (_keep, root) = scratch("off");
+    let Some(seed) = seed_cage(&root.join("seed")) else {
+        return skip_or_fail("../shared/seeds is absent (a clone outside the workplace)");
+    };
+    let h = build_home(&root.join("tree"));
+    for (k, v) in [("CITY_CAGE", "0"), ("CITY_CAGE_BWRAP", "0")] {
+        let env = env_for(&h, &[(k, v.to_string())]);
+        let seed_out = Command::new("python3")
+            .arg(seed.join("cage.py"))
+            .env_clear()
+            .envs(&env)
+            .args(["line", "--repo"])
+            .arg(&h.repo)
+            .output()
+            .unwrap();
+        let ours = Command::new(jaula()).env_clear().envs(&env).args(["line", "--repo"]).arg(&h.repo).output().unwrap();
+        assert_eq!(seed_out.status.code(), Some(0));
+        assert_eq!(ours.status.code(), Some(0), "{}", String::from_utf8_lossy(&ours.stderr));
+        assert_eq!(seed_out.stdout, b"");
+        assert_eq!(ours.stdout, b"", "{k}={v}");
+    }
+}
