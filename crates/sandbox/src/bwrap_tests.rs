@@ -72,8 +72,7 @@ fn position(argv: &[OsString], op: &str, dest: &Path) -> Option<usize> {
         "--tmpfs" | "--remount-ro" | "--dev" | "--proc" => 1,
         _ => 2,
     };
-    (0..argv.len())
-        .find(|&i| argv[i] == op && argv.get(i + arity).map(|a| Path::new(a)) == Some(dest))
+    (0..argv.len()).find(|&i| argv[i] == op && argv.get(i + arity).map(Path::new) == Some(dest))
 }
 
 fn must(argv: &[OsString], op: &str, dest: &Path) -> usize {
