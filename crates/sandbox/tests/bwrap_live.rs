@@ -541,3 +541,63 @@ fn an_absent_claude_json_cannot_be_created_from_inside() {
     let view = MountView::from_argv(&argv, &RealDisk).unwrap();
     assert!(!view.effect(&claude, Access::Create).reaches_host);
 }
+
+/// Known limit of the mount view alone, pinned so it cannot be forgotten: bubblewrap run
+/// by real root builds the namespace without a user namespace and keeps every capability
+/// for the command (its `--cap-drop` is opt-in), so a caged root process holds
+/// CAP_SYS_ADMIN and can simply unmount a seal. The argv matches the seed's and does not
+/// drop capabilities; jaula's process-hardening layer (every capability dropped before
+/// `exec`) is what closes this. When that changes, this test must be updated.
+#[test]
+fn as_root_the_mount_view_alone_does_not_hold_a_capable_process() {
+    let Some(program) = bwrap_or_skip() else {
+        return;
+    };
+    if !is_root() {
+        eprintln!("skipping: only real root keeps capabilities inside bubblewrap");
+        return;
+    }
+    let dir = scratch();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let home = root.join("home");
+    let repo = home.join("src/repo");
+    fs::create_dir_all(&repo).unwrap();
+    fs::create_dir_all(home.join(".ssh")).unwrap();
+    fs::write(home.join(".ssh/id_x"), "secret-marker").unwrap();
+    let policy = PolicySpec::with_defaults(Platform::Linux, home.clone(), repo)
+        .resolve()
+        .unwrap();
+    let mut argv = render_argv(&policy, &BwrapOptions::default(), &RealDisk).unwrap();
+    argv[0] = program.into_os_string();
+    let out = Command::new(&argv[0])
+        .args(&argv[1..])
+        .args(["/bin/sh", "-c", "umount \"$1\" && cat \"$1/id_x\"", "sh"])
+        .arg(home.join(".ssh"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "secret-marker");
+    assert!(!policy.decide(&home.join(".ssh/id_x"), Access::Read).allowed);
+
+    // An unprivileged owner's cage (a user namespace, capabilities dropped by bubblewrap)
+    // cannot do the same.
+    chown_tree(&root, NOBODY);
+    let out = Command::new(&argv[0])
+        .args(&argv[1..])
+        .args([
+            "/bin/sh",
+            "-c",
+            "umount \"$1\" 2>/dev/null; cat \"$1/id_x\" 2>/dev/null; true",
+            "sh",
+        ])
+        .arg(home.join(".ssh"))
+        .uid(NOBODY)
+        .gid(NOBODY)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+}
