@@ -1,0 +1,198 @@
+//! The argv: a policy turned into an ordered list of bubblewrap mounts.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use jaula_policy::Policy;
+
+use super::{BwrapError, BwrapOptions, Disk};
+
+/// The base every cage starts from, and exactly what the availability probe runs: "bwrap
+/// works here" must mean the sandbox an agent gets, not a smaller one.
+pub const BASE_FLAGS: [&str; 5] = ["--ro-bind", "/", "/", "--dev", "/dev"];
+
+/// The cage's own device tree comes from `--dev`; binding the host's `/dev` over it would
+/// hand the cage every host device node (disks, ttys) and undo that.
+const DEV: &str = "/dev";
+const DEV_NULL: &str = "/dev/null";
+
+/// `program` followed by [`BASE_FLAGS`].
+pub fn base_argv(options: &BwrapOptions) -> Vec<OsString> {
+    let mut argv = vec![options.program.clone()];
+    argv.extend(BASE_FLAGS.iter().map(OsString::from));
+    argv
+}
+
+/// The flags [`BwrapOptions`] turns on, in the order they are appended.
+pub fn option_flags(options: &BwrapOptions) -> Vec<&'static str> {
+    let mut flags = Vec::new();
+    if options.proc_fs {
+        flags.extend(["--unshare-pid", "--proc", "/proc"]);
+    }
+    if options.die_with_parent {
+        flags.push("--die-with-parent");
+    }
+    flags
+}
+
+/// The bubblewrap prefix that cages one window; the caller appends the command.
+///
+/// Pure: the only facts taken from outside `policy` are `disk`'s answers. The order, in
+/// which a later mount covers an earlier one:
+///
+/// 1. `--ro-bind / / --dev /dev`: the whole host read-only, with the cage's own `/dev`.
+/// 2. Every writable root as `--bind-try P P`, except `/dev`. `-try` because a build cache
+///    nobody has created yet is not an error.
+/// 3. `~/.claude.json` as `--bind-try`. The seed bound it after the seals; here it comes
+///    before them, so an owner who seals it with a deny gets the seal, as `decide` says.
+/// 4. Protected cage configuration that exists as `--ro-bind-try P P`: read-only even
+///    beneath a writable root, and still covered by any seal beneath or above it.
+/// 5. Seals that exist (see below): a directory as `--tmpfs P`, a file as
+///    `--ro-bind-try /dev/null P`.
+/// 6. Channel token files that exist, as `--ro-bind-try /dev/null P`.
+/// 7. The window's own token file as `--ro-bind-try T T`: readable above every seal.
+/// 8. `--remount-ro P` for every tmpfs of step 5 and 6. jaula is stricter than the seed
+///    here: a write into a sealed directory fails, as `decide` says, instead of landing in
+///    a throwaway tmpfs where a process could stage files under a trusted name. The
+///    remounts come after step 7 because bubblewrap creates each mount point inside the
+///    mount that holds it: the token file lives inside the sealed broker directory, and a
+///    tmpfs already read-only there makes bubblewrap abort with EROFS ("Can't create
+///    file"). `--remount-ro` changes only the flags of the topmost mount at `P`, so
+///    deferring it changes nothing else.
+/// 9. The options: `--unshare-pid --proc /proc`, `--die-with-parent`.
+///
+/// Only what exists is sealed, as in the seed, because a seal over a missing path is worse
+/// than none: bubblewrap has no `--tmpfs-try` and creates a missing mount point with
+/// mkdir(2) or open(O_CREAT). Over the read-only `/` that aborts the launch; beneath a
+/// writable root it succeeds and leaves an empty directory or file on the owner's disk, so
+/// a later `cargo login` or `aws configure` fails for reasons nobody traces back to the
+/// cage. The cost is bounded and tested: `$HOME` itself is read-only in the cage, and a
+/// missing secret beneath a writable root (`~/.cargo/credentials`) can be created by the
+/// cage, which then only holds what the cage wrote.
+///
+/// A seal is rendered by what the disk holds, not by its declared kind, because the kernel
+/// refuses the other way round (mount(2) fails with ENOTDIR putting a tmpfs on a file or
+/// `/dev/null` on a directory, and bubblewrap then refuses to start). A declared directory
+/// that is a file gets `/dev/null`, which covers everything a directory seal would (there
+/// is nothing beneath a file). A declared file that is a directory gets the read-only
+/// tmpfs, which hides the directory's entries too: stricter than `decide`, which seals only
+/// the path itself, and never open.
+pub fn render_argv(
+    policy: &Policy,
+    options: &BwrapOptions,
+    disk: &dyn Disk,
+) -> Result<Vec<OsString>, BwrapError> {
+    if options.program.is_empty() {
+        return Err(BwrapError::EmptyProgram);
+    }
+    if options.program.as_bytes().contains(&0) {
+        return Err(BwrapError::NulByte {
+            what: "bubblewrap program",
+            path: options.program.clone().into(),
+        });
+    }
+    let mut argv = Argv(base_argv(options));
+    let mut remounts: Vec<&Path> = Vec::new();
+
+    for root in policy.writable() {
+        if root.path == Path::new(DEV) {
+            continue;
+        }
+        argv.op2("--bind-try", "writable root", &root.path, &root.path)?;
+    }
+
+    let claude_json = policy.claude_json();
+    argv.op2("--bind-try", "claude state file", claude_json, claude_json)?;
+
+    for protected in policy.protected() {
+        if disk.exists(&protected.path) {
+            argv.op2(
+                "--ro-bind-try",
+                "protected path",
+                &protected.path,
+                &protected.path,
+            )?;
+        }
+    }
+
+    for sealed in policy.sealed() {
+        argv.seal("sealed root", &sealed.path, disk, &mut remounts)?;
+    }
+    for token in policy.channel_token_files() {
+        argv.seal("channel token", token, disk, &mut remounts)?;
+    }
+
+    if let Some(token) = policy.token_file() {
+        argv.op2("--ro-bind-try", "token file", token, token)?;
+    }
+
+    for path in remounts {
+        argv.op1("--remount-ro", "sealed root", path)?;
+    }
+    argv.0
+        .extend(option_flags(options).into_iter().map(OsString::from));
+    Ok(argv.0)
+}
+
+struct Argv(Vec<OsString>);
+
+impl Argv {
+    fn op1(&mut self, op: &str, what: &'static str, path: &Path) -> Result<(), BwrapError> {
+        check(what, path)?;
+        self.0.push(op.into());
+        self.0.push(path.into());
+        Ok(())
+    }
+
+    fn op2(
+        &mut self,
+        op: &str,
+        what: &'static str,
+        source: &Path,
+        dest: &Path,
+    ) -> Result<(), BwrapError> {
+        check(what, source)?;
+        check(what, dest)?;
+        self.0.push(op.into());
+        self.0.push(source.into());
+        self.0.push(dest.into());
+        Ok(())
+    }
+
+    /// Cover `path` by what it is on disk; nothing when it does not exist.
+    fn seal<'p>(
+        &mut self,
+        what: &'static str,
+        path: &'p Path,
+        disk: &dyn Disk,
+        remounts: &mut Vec<&'p Path>,
+    ) -> Result<(), BwrapError> {
+        if !disk.exists(path) {
+            return Ok(());
+        }
+        if disk.is_dir(path) {
+            self.op1("--tmpfs", what, path)?;
+            remounts.push(path);
+        } else {
+            self.op2("--ro-bind-try", what, Path::new(DEV_NULL), path)?;
+        }
+        Ok(())
+    }
+}
+
+fn check(what: &'static str, path: &Path) -> Result<(), BwrapError> {
+    if OsStr::as_bytes(path.as_os_str()).contains(&0) {
+        return Err(BwrapError::NulByte {
+            what,
+            path: path.to_path_buf(),
+        });
+    }
+    if !path.is_absolute() {
+        return Err(BwrapError::NotAbsolute {
+            what,
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(())
+}

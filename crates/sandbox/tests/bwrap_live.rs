@@ -1,0 +1,603 @@
+//! Live: one real bubblewrap cage, a matrix of probes, and `Policy::decide` as the judge.
+//!
+//! "Allowed" is what happened to the HOST: a read is allowed when the caged process got
+//! the host file's unique marker (for a directory: saw its marker entry), a write when the
+//! host file changed, a create when the new entry exists on the host afterwards. Every
+//! result must equal `decide`, or be a named deviation below with its reason; and the
+//! `MountView` model must predict every result.
+//!
+//! Runs as the current user and, when that is root, again as uid/gid 65534 (bubblewrap
+//! then builds an unprivileged user namespace, the way a normal owner runs it).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::fs;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use jaula_policy::sources::BwrapHint;
+use jaula_policy::{Access, Platform, Policy, PolicySpec};
+use jaula_sandbox::bwrap::{
+    probe, render_argv, shell_quote, Availability, BwrapOptions, MountView, RealDisk,
+};
+
+const NOBODY: u32 = 65534;
+
+/// Where the kernel and the reference meaning differ, each for a reason. A disagreement
+/// missing from this table fails the test; so does an entry that no longer disagrees.
+const DEVIATIONS: &[(&str, Access, &str)] = &[
+    (
+        "~/.cargo/credentials",
+        Access::Create,
+        "an absent sealed file inside a writable root is not mounted over (a seal over a \
+         missing path would abort the launch or leave an empty file on the owner's disk), \
+         so the cage can create it; it then holds only what the cage wrote",
+    ),
+    (
+        "~/.config/gcloud",
+        Access::Create,
+        "the same for an absent sealed directory inside a writable root (~/.config)",
+    ),
+    (
+        "~/.kimi",
+        Access::Create,
+        "an absent writable root is skipped by --bind-try, and $HOME itself is read-only, \
+         so the root cannot be created from inside",
+    ),
+    (
+        "~/.claude/channels/seat2/.env",
+        Access::Create,
+        "channel tokens are sealed one existing file at a time (a mount needs a path, not a \
+         pattern): one created after launch is not covered",
+    ),
+    (
+        "~/.agents-city/.runtime/cage",
+        Access::Create,
+        "a protected path absent at launch is not mounted read-only, so it can be created \
+         beneath the writable state home",
+    ),
+    (
+        "~/.pgpass/inner",
+        Access::Read,
+        "a declared-file seal that is a directory on disk gets a read-only tmpfs (/dev/null \
+         cannot be bound on a directory), which also hides its entries: stricter than decide",
+    ),
+    (
+        "/dev/<new>",
+        Access::Create,
+        "/dev is the cage's own device tree (--dev): writes succeed there but never reach \
+         the host's /dev",
+    ),
+];
+
+#[derive(Clone, Debug)]
+enum Kind {
+    /// A file holding a unique marker: probed for read and write.
+    File,
+    /// A directory holding an entry named after a unique marker: probed for read (listing).
+    Dir,
+    /// Absent before the run: probed for create, as a file or a directory.
+    NewFile,
+    NewDir,
+}
+
+#[derive(Clone, Debug)]
+struct Target {
+    label: String,
+    path: PathBuf,
+    kind: Kind,
+    marker: String,
+}
+
+struct Scenario {
+    root: PathBuf,
+    home: PathBuf,
+    targets: Vec<Target>,
+    policy: Policy,
+}
+
+fn ci() -> bool {
+    std::env::var("CI").as_deref() == Ok("true")
+}
+
+/// The absolute bubblewrap program, or a printed skip (a failure under CI).
+fn bwrap_or_skip() -> Option<PathBuf> {
+    match probe(BwrapHint::Probe, &BwrapOptions::default()) {
+        Availability::Available { program, .. } => {
+            assert!(program.is_absolute(), "{}", program.display());
+            Some(program)
+        }
+        other if ci() => panic!("bubblewrap is required under CI=true: {other}"),
+        other => {
+            eprintln!("skipping the bubblewrap live test: {other}");
+            None
+        }
+    }
+}
+
+fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("bwrap-live-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap()
+}
+
+fn build(root: &Path) -> Scenario {
+    let root = fs::canonicalize(root).unwrap();
+    let home = root.join("home");
+    let repo = home.join("src/repo");
+    let unique = root.file_name().unwrap().to_string_lossy().into_owned();
+    let broker = ".agents-city/.runtime/broker";
+    let mut targets = Vec::new();
+    let mut add = |label: &str, kind: Kind| {
+        let (path, label) = if let Some(rest) = label.strip_prefix("~/") {
+            (home.join(rest), label.to_string())
+        } else if label == "~" {
+            (home.clone(), label.to_string())
+        } else if let Some(rest) = label.strip_prefix("@/") {
+            (root.join(rest), label.to_string())
+        } else {
+            // A system path: unique per run, labelled generically.
+            let dir = Path::new(label).parent().unwrap();
+            (
+                dir.join(format!("jaula-bwrap-live-{unique}")),
+                format!("{}/<new>", dir.display()),
+            )
+        };
+        let marker = format!("jaula-marker-{}-{unique}", targets.len());
+        targets.push(Target {
+            label,
+            path,
+            kind,
+            marker,
+        });
+    };
+    use Kind::*;
+    // Secrets present.
+    add("~/.ssh/id_x", File);
+    add("~/.ssh", Dir);
+    add("~/.aws/credentials", File);
+    add("~/.aws", Dir);
+    add("~/.git-credentials", File);
+    add("~/.claude/.credentials.json", File);
+    add("~/.cargo/credentials.toml", File);
+    add("~/.docker/config.json", File);
+    add("~/.config/gh/hosts.yml", File);
+    add("~/.config/gh", Dir);
+    add(&format!("~/{broker}/window-a.token"), File);
+    add(&format!("~/{broker}/window-b.token"), File);
+    add(&format!("~/{broker}"), Dir);
+    add("~/.claude/channels/seat1/.env", File);
+    // Declared kind differs from the disk.
+    add("~/.pgpass/inner", File);
+    add("~/.pgpass", Dir);
+    add("~/.kube", File);
+    // The working set.
+    add("~/src/repo/README.md", File);
+    add("~/src/repo/.git/config", File);
+    add("~/src/repo", Dir);
+    add("~/.cache/x/blob", File);
+    add("~/.config/x/settings.ini", File);
+    add("~/.claude/settings.json", File);
+    add("~/.claude", Dir);
+    add("~/.claude/channels/seat1/notes.txt", File);
+    add("~/.claude/channels/seat1", Dir);
+    add("~/.claude/channels/seat2", Dir);
+    add("~/.claude.json", File);
+    add("~/.agents-city/state.json", File);
+    add("~/.agents-city/.runtime", Dir);
+    add("~/.cargo/registry/index.txt", File);
+    add("~/.local/share/app/data", File);
+    add("~/.local/state/app/log", File);
+    add("~/go/pkg/mod.txt", File);
+    // Protected configuration and the read-only rest.
+    add("~/.config/jaula/config.toml", File);
+    add("~/.config/jaula", Dir);
+    add("~/.bashrc", File);
+    add("~/.npmrc", File);
+    add("~", Dir);
+    add("@/outside/file.txt", File);
+    // Creates.
+    add("~/.netrc", NewFile);
+    add("~/.gnupg", NewDir);
+    add("~/.cargo/credentials", NewFile);
+    add("~/.config/gcloud", NewDir);
+    add("~/.kimi", NewDir);
+    add("~/.claude/channels/seat2/.env", NewFile);
+    add("~/.agents-city/.runtime/cage", NewDir);
+    add("~/.ssh/new_key", NewFile);
+    add(&format!("~/{broker}/window-c.token"), NewFile);
+    add("~/.pgpass/new", NewFile);
+    add("~/.config/gh/new", NewFile);
+    add("~/.docker/new", NewFile);
+    add("~/.cache/new-entry", NewFile);
+    add("~/.cargo/new-file", NewFile);
+    add("~/.local/share/new", NewDir);
+    add("~/src/repo/new.rs", NewFile);
+    add("~/src/repo/.git/hooks", NewDir);
+    add("~/.claude/channels/seat1/.env.bak", NewFile);
+    add("~/.config/jaula/new.toml", NewFile);
+    add("~/.claude.json.backup", NewFile);
+    add("~/new-in-home", NewFile);
+    add("@/outside/new.txt", NewFile);
+    add("/tmp/x", NewFile);
+    add("/var/tmp/x", NewDir);
+    add("/dev/x", NewFile);
+
+    fs::create_dir_all(&repo).unwrap();
+    fs::create_dir_all(root.join("outside")).unwrap();
+    for t in &targets {
+        match t.kind {
+            Kind::File => {
+                fs::create_dir_all(t.path.parent().unwrap()).unwrap();
+                fs::write(&t.path, &t.marker).unwrap();
+            }
+            Kind::Dir => {
+                fs::create_dir_all(&t.path).unwrap();
+                fs::write(t.path.join(&t.marker), "").unwrap();
+            }
+            Kind::NewFile | Kind::NewDir => {
+                // Every create happens in an existing directory, so the parent's mount is
+                // what decides; a missing parent would fail anywhere.
+                let parent = t.path.parent().unwrap();
+                if parent.starts_with(&root) {
+                    fs::create_dir_all(parent).unwrap();
+                }
+                assert!(parent.is_dir(), "{}", t.label);
+                assert!(fs::symlink_metadata(&t.path).is_err(), "{} exists", t.label);
+            }
+        }
+    }
+
+    let mut spec = PolicySpec::with_defaults(Platform::Linux, home.clone(), repo);
+    spec.token_file = Some(home.join(broker).join("window-a.token"));
+    let policy = spec.resolve().unwrap();
+    assert_eq!(
+        policy.channel_token_files(),
+        &[home.join(".claude/channels/seat1/.env")]
+    );
+    Scenario {
+        root,
+        home,
+        targets,
+        policy,
+    }
+}
+
+fn q(path: &Path) -> String {
+    String::from_utf8(shell_quote(path.as_os_str().as_encoded_bytes()).into_owned()).unwrap()
+}
+
+/// One `/bin/sh` script, one output line per probe: reads, then writes, then creates.
+fn script(targets: &[Target]) -> String {
+    let mut s = String::from(
+        r#"r() { if c=$(cat -- "$2" 2>/dev/null); then printf 'R %s ok %s\n' "$1" "$c"; else printf 'R %s err\n' "$1"; fi; }
+l() { if ls -a -- "$2" 2>/dev/null | grep -qxF -- "$3"; then printf 'L %s yes\n' "$1"; else printf 'L %s no\n' "$1"; fi; }
+w() { if ( printf '+w' >> "$2" ) 2>/dev/null; then printf 'W %s ok\n' "$1"; else printf 'W %s err\n' "$1"; fi; }
+cf() { if ( : > "$2" ) 2>/dev/null; then printf 'C %s ok\n' "$1"; else printf 'C %s err\n' "$1"; fi; }
+cd_() { if mkdir -- "$2" 2>/dev/null; then printf 'C %s ok\n' "$1"; else printf 'C %s err\n' "$1"; fi; }
+printf 'U 0 %s\n' "$(id -u)"
+"#,
+    );
+    for (i, t) in targets.iter().enumerate() {
+        match t.kind {
+            Kind::File => s.push_str(&format!("r {i} {}\n", q(&t.path))),
+            Kind::Dir => s.push_str(&format!("l {i} {} {}\n", q(&t.path), t.marker)),
+            _ => {}
+        }
+    }
+    for (i, t) in targets.iter().enumerate() {
+        if let Kind::File = t.kind {
+            s.push_str(&format!("w {i} {}\n", q(&t.path)));
+        }
+    }
+    for (i, t) in targets.iter().enumerate() {
+        match t.kind {
+            Kind::NewFile => s.push_str(&format!("cf {i} {}\n", q(&t.path))),
+            Kind::NewDir => s.push_str(&format!("cd_ {i} {}\n", q(&t.path))),
+            _ => {}
+        }
+    }
+    s
+}
+
+fn chown_tree(path: &Path, id: u32) {
+    std::os::unix::fs::lchown(path, Some(id), Some(id)).unwrap();
+    if fs::symlink_metadata(path).unwrap().is_dir() {
+        for entry in fs::read_dir(path).unwrap() {
+            chown_tree(&entry.unwrap().path(), id);
+        }
+    }
+}
+
+struct Outcome {
+    target: usize,
+    access: Access,
+    live: bool,
+    inside: String,
+}
+
+/// Run the cage once; return each probe's host effect, and the model of the mount view
+/// built from the very argv that ran, with the disk as it was at launch.
+fn run(program: &Path, sc: &Scenario, as_uid: Option<u32>) -> (Vec<Outcome>, MountView) {
+    let script_path = sc.root.join("probe.sh");
+    fs::write(&script_path, script(&sc.targets)).unwrap();
+    if let Some(uid) = as_uid {
+        chown_tree(&sc.root, uid);
+    }
+    let mut argv = render_argv(&sc.policy, &BwrapOptions::default(), &RealDisk).unwrap();
+    let view = MountView::from_argv(&argv, &RealDisk)
+        .unwrap()
+        .with_display_home(&sc.home);
+    argv[0] = program.as_os_str().to_owned();
+    argv.push(OsString::from("/bin/sh"));
+    argv.push(script_path.into_os_string());
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("LC_ALL", "C")
+        .current_dir("/");
+    if let Some(uid) = as_uid {
+        cmd.uid(uid).gid(uid);
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "bwrap failed ({}): {}\nargv: {argv:?}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let mut lines: BTreeMap<(char, usize), String> = BTreeMap::new();
+    for line in stdout.lines() {
+        let mut parts = line.splitn(3, ' ');
+        let tag = parts.next().unwrap().chars().next().unwrap();
+        let id: usize = parts.next().unwrap().parse().unwrap();
+        let rest = parts.next().unwrap_or("").to_string();
+        assert!(lines.insert((tag, id), rest).is_none(), "duplicate {line}");
+    }
+
+    let expected_uid = as_uid.unwrap_or_else(|| rustix::process::getuid().as_raw());
+    assert_eq!(lines.get(&('U', 0)), Some(&expected_uid.to_string()));
+
+    let mut outcomes = Vec::new();
+    for (i, t) in sc.targets.iter().enumerate() {
+        let line = |tag: char| {
+            lines
+                .get(&(tag, i))
+                .unwrap_or_else(|| panic!("no {tag} line for {}:\n{stdout}", t.label))
+                .clone()
+        };
+        match t.kind {
+            Kind::File => {
+                let read = line('R');
+                outcomes.push(Outcome {
+                    target: i,
+                    access: Access::Read,
+                    live: read == format!("ok {}", t.marker),
+                    inside: read,
+                });
+                let host = fs::read_to_string(&t.path).unwrap();
+                assert!(
+                    host == t.marker || host == format!("{}+w", t.marker),
+                    "{host}"
+                );
+                outcomes.push(Outcome {
+                    target: i,
+                    access: Access::Write,
+                    live: host != t.marker,
+                    inside: line('W'),
+                });
+            }
+            Kind::Dir => {
+                let listed = line('L');
+                outcomes.push(Outcome {
+                    target: i,
+                    access: Access::Read,
+                    live: listed == "yes",
+                    inside: listed,
+                });
+            }
+            Kind::NewFile | Kind::NewDir => {
+                let created = fs::symlink_metadata(&t.path).is_ok();
+                outcomes.push(Outcome {
+                    target: i,
+                    access: Access::Create,
+                    live: created,
+                    inside: line('C'),
+                });
+            }
+        }
+    }
+    // Probes outside the scratch tree leave nothing behind.
+    for t in &sc.targets {
+        if !t.path.starts_with(&sc.root) && fs::symlink_metadata(&t.path).is_ok() {
+            let _ = fs::remove_file(&t.path).or_else(|_| fs::remove_dir(&t.path));
+        }
+    }
+    (outcomes, view)
+}
+
+fn judge(program: &Path, as_uid: Option<u32>, who: &str) {
+    let dir = scratch();
+    let sc = build(dir.path());
+    let (outcomes, view) = run(program, &sc, as_uid);
+
+    let mut disagreements = BTreeSet::new();
+    let mut failures = Vec::new();
+    println!("── {who}: {} probes", outcomes.len());
+    for o in &outcomes {
+        let t = &sc.targets[o.target];
+        let decision = sc.policy.decide(&t.path, o.access);
+        let effect = view.effect(&t.path, o.access);
+        println!(
+            "{:<48} {:<6} live={:<5} decide={:<5} model={:<5} [{}] {}",
+            t.label,
+            o.access.to_string(),
+            o.live,
+            decision.allowed,
+            effect.reaches_host,
+            o.inside,
+            effect.op
+        );
+        if effect.reaches_host != o.live {
+            failures.push(format!(
+                "model disagrees on {} {}: live {} but model {} ({})",
+                o.access, t.label, o.live, effect.reaches_host, effect.op
+            ));
+        }
+        if decision.allowed != o.live {
+            disagreements.insert((t.label.clone(), o.access.to_string()));
+            if !DEVIATIONS
+                .iter()
+                .any(|(l, a, _)| *l == t.label && *a == o.access)
+            {
+                failures.push(format!(
+                    "unexplained: {} {}: live {} but decide {} ({})",
+                    o.access,
+                    t.label,
+                    o.live,
+                    decision.allowed,
+                    decision.rule.describe(&sc.home)
+                ));
+            }
+        }
+    }
+    for (label, access, reason) in DEVIATIONS {
+        if !disagreements.contains(&(label.to_string(), access.to_string())) {
+            failures.push(format!(
+                "stale deviation: {access} {label} now agrees with decide ({reason})"
+            ));
+        }
+    }
+    assert!(outcomes.len() >= 90, "{} probes", outcomes.len());
+    assert!(failures.is_empty(), "{who}:\n{}", failures.join("\n"));
+}
+
+fn is_root() -> bool {
+    rustix::process::getuid().is_root()
+}
+
+#[test]
+fn the_cage_matches_decide_on_the_probe_matrix() {
+    let Some(program) = bwrap_or_skip() else {
+        return;
+    };
+    judge(
+        &program,
+        None,
+        if is_root() { "root" } else { "current user" },
+    );
+}
+
+#[test]
+fn the_cage_matches_decide_as_an_unprivileged_user() {
+    let Some(program) = bwrap_or_skip() else {
+        return;
+    };
+    if !is_root() {
+        // The other test already runs unprivileged.
+        eprintln!("skipping: not root, so the main matrix already ran unprivileged");
+        return;
+    }
+    judge(&program, Some(NOBODY), "uid 65534");
+}
+
+#[test]
+fn an_absent_claude_json_cannot_be_created_from_inside() {
+    let Some(program) = bwrap_or_skip() else {
+        return;
+    };
+    let dir = scratch();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let home = root.join("home");
+    let repo = home.join("src/repo");
+    fs::create_dir_all(&repo).unwrap();
+    let policy = PolicySpec::with_defaults(Platform::Linux, home.clone(), repo)
+        .resolve()
+        .unwrap();
+    let claude = home.join(".claude.json");
+    let mut argv = render_argv(&policy, &BwrapOptions::default(), &RealDisk).unwrap();
+    argv[0] = program.into_os_string();
+    let out = Command::new(&argv[0])
+        .args(&argv[1..])
+        .args(["/bin/sh", "-c", "( : > \"$1\" ) 2>/dev/null; echo $?", "sh"])
+        .arg(&claude)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(String::from_utf8_lossy(&out.stdout).trim(), "0");
+    // Deviation: decide allows it (Claude's state file), but --bind-try skips an absent
+    // source and $HOME is read-only, so Claude cannot create it from inside the cage.
+    assert!(!claude.exists());
+    assert!(policy.decide(&claude, Access::Create).allowed);
+    let view = MountView::from_argv(&argv, &RealDisk).unwrap();
+    assert!(!view.effect(&claude, Access::Create).reaches_host);
+}
+
+/// Known limit of the mount view alone, pinned so it cannot be forgotten: bubblewrap run
+/// by real root builds the namespace without a user namespace and keeps every capability
+/// for the command (its `--cap-drop` is opt-in), so a caged root process holds
+/// CAP_SYS_ADMIN and can simply unmount a seal. The argv matches the seed's and does not
+/// drop capabilities; jaula's process-hardening layer (every capability dropped before
+/// `exec`) is what closes this. When that changes, this test must be updated.
+#[test]
+fn as_root_the_mount_view_alone_does_not_hold_a_capable_process() {
+    let Some(program) = bwrap_or_skip() else {
+        return;
+    };
+    if !is_root() {
+        eprintln!("skipping: only real root keeps capabilities inside bubblewrap");
+        return;
+    }
+    let dir = scratch();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let home = root.join("home");
+    let repo = home.join("src/repo");
+    fs::create_dir_all(&repo).unwrap();
+    fs::create_dir_all(home.join(".ssh")).unwrap();
+    fs::write(home.join(".ssh/id_x"), "secret-marker").unwrap();
+    let policy = PolicySpec::with_defaults(Platform::Linux, home.clone(), repo)
+        .resolve()
+        .unwrap();
+    let mut argv = render_argv(&policy, &BwrapOptions::default(), &RealDisk).unwrap();
+    argv[0] = program.into_os_string();
+    let out = Command::new(&argv[0])
+        .args(&argv[1..])
+        .args(["/bin/sh", "-c", "umount \"$1\" && cat \"$1/id_x\"", "sh"])
+        .arg(home.join(".ssh"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "secret-marker");
+    assert!(!policy.decide(&home.join(".ssh/id_x"), Access::Read).allowed);
+
+    // An unprivileged owner's cage (a user namespace, capabilities dropped by bubblewrap)
+    // cannot do the same.
+    chown_tree(&root, NOBODY);
+    let out = Command::new(&argv[0])
+        .args(&argv[1..])
+        .args([
+            "/bin/sh",
+            "-c",
+            "umount \"$1\" 2>/dev/null; cat \"$1/id_x\" 2>/dev/null; true",
+            "sh",
+        ])
+        .arg(home.join(".ssh"))
+        .uid(NOBODY)
+        .gid(NOBODY)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+}
