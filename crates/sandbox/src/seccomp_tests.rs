@@ -178,7 +178,10 @@ fn numbers_match_the_libc_constants_for_this_arch() {
 
 #[test]
 fn tiocsti_and_tioclinux_are_compared_on_the_low_32_bits() {
-    for cmd in [libc::TIOCSTI as u64, libc::TIOCLINUX as u64] {
+    for cmd in [
+        u64::from(libc::TIOCSTI as u32),
+        u64::from(libc::TIOCLINUX as u32),
+    ] {
         for high in [0, GARBAGE_HIGH, 0xffff_ffff_0000_0000] {
             let verdict = decide_syscall(libc::SYS_ioctl, &[0, cmd | high, 0, 0, 0, 0]);
             assert_eq!(
@@ -189,8 +192,16 @@ fn tiocsti_and_tioclinux_are_compared_on_the_low_32_bits() {
             );
         }
     }
-    assert!(decide_syscall(libc::SYS_ioctl, &[0, libc::FIONREAD as u64, 0, 0, 0, 0]).is_allowed());
-    assert!(decide_syscall(libc::SYS_ioctl, &[0, libc::TCGETS as u64, 0, 0, 0, 0]).is_allowed());
+    assert!(decide_syscall(
+        libc::SYS_ioctl,
+        &[0, u64::from(libc::FIONREAD as u32), 0, 0, 0, 0]
+    )
+    .is_allowed());
+    assert!(decide_syscall(
+        libc::SYS_ioctl,
+        &[0, u64::from(libc::TCGETS as u32), 0, 0, 0, 0]
+    )
+    .is_allowed());
 }
 
 #[test]

@@ -206,7 +206,14 @@ fn named_probes() -> Vec<Probe> {
         probe(
             "ioctl(TIOCSTI) with garbage in the high 32 bits".into(),
             libc::SYS_ioctl,
-            [JUNK, libc::TIOCSTI as u64 | GARBAGE_HIGH, 0, 0, 0, 0],
+            [
+                JUNK,
+                u64::from(libc::TIOCSTI as u32) | GARBAGE_HIGH,
+                0,
+                0,
+                0,
+                0,
+            ],
             Expect::Refused(libc::EPERM),
         ),
         probe(
