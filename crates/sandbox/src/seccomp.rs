@@ -208,6 +208,9 @@ pub enum SeccompError {
         #[source]
         source: seccompiler::BackendError,
     },
+    #[cfg(target_os = "linux")]
+    #[error("seccompiler cannot build the filter: {0}")]
+    Backend(#[source] seccompiler::BackendError),
     #[error("the filter has {instructions} BPF instructions, the kernel accepts at most 4096")]
     TooLarge { instructions: usize },
     #[error("the filter program is malformed at instruction {pc}: {what}")]
@@ -265,10 +268,11 @@ fn compile_list(arch: Arch, rules: &[DenyRule]) -> Result<CompiledFilter, Seccom
 
     use seccompiler::{SeccompAction, SeccompFilter, SeccompRule, TargetArch};
 
-    // Per errno, in order of first appearance: syscall number → its argument rules, where
-    // `None` means the syscall is denied whatever its arguments.
+    // Per errno: syscall number → its argument rules, where `None` means the syscall is
+    // denied whatever its arguments. Each syscall sits in exactly one group (checked
+    // below), so the order the groups are chained in cannot change any answer.
     type Group = BTreeMap<i64, Option<Vec<SeccompRule>>>;
-    let mut groups: Vec<(DenyErrno, Group)> = Vec::new();
+    let mut groups: BTreeMap<DenyErrno, Group> = BTreeMap::new();
     let mut errno_of: BTreeMap<i64, DenyErrno> = BTreeMap::new();
     for rule in rules {
         if !(0..i64::from(X32_SYSCALL_BIT)).contains(&rule.nr) {
@@ -279,29 +283,15 @@ fn compile_list(arch: Arch, rules: &[DenyRule]) -> Result<CompiledFilter, Seccom
         }
         // The chained programs are tried in order, so two errnos for one syscall would make
         // the answer depend on that order instead of on the list: refuse it.
-        match errno_of.get(&rule.nr) {
-            Some(&first) if first != rule.errno => {
-                return Err(SeccompError::ConflictingErrno {
-                    syscall: rule.syscall,
-                    first,
-                    second: rule.errno,
-                })
-            }
-            Some(_) => {}
-            None => {
-                errno_of.insert(rule.nr, rule.errno);
-            }
+        let first = *errno_of.entry(rule.nr).or_insert(rule.errno);
+        if first != rule.errno {
+            return Err(SeccompError::ConflictingErrno {
+                syscall: rule.syscall,
+                first,
+                second: rule.errno,
+            });
         }
-        let index = match groups.iter().position(|(errno, _)| *errno == rule.errno) {
-            Some(index) => index,
-            None => {
-                groups.push((rule.errno, BTreeMap::new()));
-                groups.len() - 1
-            }
-        };
-        let Some((_, group)) = groups.get_mut(index) else {
-            continue;
-        };
+        let group = groups.entry(rule.errno).or_default();
         let entry = group.entry(rule.nr).or_insert_with(|| Some(Vec::new()));
         let compiled = match &rule.when {
             None => None,
@@ -325,9 +315,15 @@ fn compile_list(arch: Arch, rules: &[DenyRule]) -> Result<CompiledFilter, Seccom
     let refuse = bpf::ret_errno(REFUSED_ABI_ERRNO.raw());
     let mut programs = vec![bpf::prologue(arch.audit_arch(), refuse)];
     for (errno, group) in groups {
+        // seccompiler reads an empty rule list as "always"; a condition that compiled to no
+        // alternative (an empty AnyBitOf mask) matches nothing and must vanish instead.
         let map = group
             .into_iter()
-            .map(|(nr, rules)| (nr, rules.unwrap_or_default()))
+            .filter_map(|(nr, rules)| match rules {
+                None => Some((nr, Vec::new())),
+                Some(rules) if rules.is_empty() => None,
+                Some(rules) => Some((nr, rules)),
+            })
             .collect();
         let filter = SeccompFilter::new(
             map,
@@ -335,15 +331,8 @@ fn compile_list(arch: Arch, rules: &[DenyRule]) -> Result<CompiledFilter, Seccom
             SeccompAction::Errno(errno.raw() as u32),
             target,
         )
-        .map_err(|source| SeccompError::Rule {
-            syscall: "(filter)",
-            source,
-        })?;
-        let program: seccompiler::BpfProgram =
-            filter.try_into().map_err(|source| SeccompError::Rule {
-                syscall: "(filter)",
-                source,
-            })?;
+        .map_err(SeccompError::Backend)?;
+        let program: seccompiler::BpfProgram = filter.try_into().map_err(SeccompError::Backend)?;
         programs.push(program);
     }
     let program = bpf::chain(programs);

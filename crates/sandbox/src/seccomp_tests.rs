@@ -464,6 +464,27 @@ fn an_unconditional_rule_wins_over_a_conditional_one_on_the_same_syscall() {
 }
 
 #[test]
+fn a_condition_that_can_never_hold_denies_nothing() {
+    let list = [DenyRule {
+        syscall: "unshare",
+        nr: libc::SYS_unshare,
+        when: Some(ArgMatch::AnyBitOf { arg: 0, mask: 0 }),
+        errno: DenyErrno::Eperm,
+        reason: "test",
+    }];
+    let filter = match compile_list(native(), &list) {
+        Ok(filter) => filter,
+        Err(err) => panic!("{err}"),
+    };
+    let audit = native().audit_arch();
+    for flags in [0, u64::MAX, u64::from(UNSHARE_NAMESPACE_FLAGS)] {
+        let action = filter.evaluate(audit, libc::SYS_unshare, &with_arg(0, flags));
+        assert_eq!(action.ok(), Some(Action::Allow), "flags {flags:#x}");
+        assert!(!list[0].matches(libc::SYS_unshare, &with_arg(0, flags)));
+    }
+}
+
+#[test]
 fn the_evaluator_rejects_programs_outside_its_subset() {
     let bad = [seccompiler::sock_filter {
         code: 0x07, // BPF_MISC: never emitted
