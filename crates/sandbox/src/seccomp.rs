@@ -1,1 +1,440 @@
 //! seccomp deny-list layer.
+//!
+//! A deny-list in the spirit of Docker's and Flatpak's defaults: everything runs except a
+//! short list of syscalls (or syscall/argument combinations) that reach kernel surface or
+//! other processes no coding agent needs. The list is data ([`deny_list`]), one
+//! [`DenyRule`] per entry with its one-line reason; the native BPF filter ([`compile`]), the
+//! reference semantics ([`decide`]) and any later export are all derived from it.
+//!
+//! Backend choice: seccompiler (rust-vmm, Firecracker's filter compiler) rather than
+//! libseccomp. It is pure Rust, so jaula builds and ships without a C library or headers,
+//! and the generated program is plain data that the unit tests evaluate instruction by
+//! instruction. What it cannot express is done here in a few lines of BPF: one match
+//! action per program (jaula needs EPERM and ENOSYS, so one program per errno is chained,
+//! see `bpf::chain`) and no x32 distinction in its arch check (jaula's prologue, see
+//! `bpf::prologue`).
+//!
+//! Beyond the rules, the filter refuses with EPERM any call made through a foreign ABI
+//! (i386 `int 0x80` from an x86_64 process, arm32 compat on aarch64) and any syscall number
+//! at or above the x32 bit (x32 shares x86_64's audit arch, so only the number tells).
+//!
+//! Threads: [`install`] filters the calling thread only (no TSYNC), and every thread and
+//! process it creates afterwards inherits the filter. Call it in the thread that will
+//! `exec` the confined program, after any other setup that needs the denied syscalls
+//! (a bwrap view, unshare) and after no_new_privs, which it sets if it is not already set.
+
+#[cfg(target_os = "linux")]
+mod bpf;
+mod rules;
+
+use serde::Serialize;
+
+#[cfg(target_os = "linux")]
+pub use bpf::Action;
+pub use rules::{
+    deny_list, ArgMatch, DenyErrno, DenyRule, ALLOWED_PERSONAS, CLONE_NAMESPACE_FLAGS,
+    CLONE_NEWTIME, PERSONALITY_QUERY, PER_LINUX, PER_LINUX32, UNAME26, UNSHARE_NAMESPACE_FLAGS,
+};
+
+/// The errno for calls through a foreign ABI or with a non-native syscall number.
+pub const REFUSED_ABI_ERRNO: DenyErrno = DenyErrno::Eperm;
+
+/// The syscall number bit the x32 ABI sets; numbers at or above it are refused.
+pub const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+
+/// An architecture the native filter can be built for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Arch {
+    X86_64,
+    Aarch64,
+}
+
+impl Arch {
+    /// The architecture this binary was built for, when the filter supports it.
+    pub const fn native() -> Option<Arch> {
+        if cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+            Some(Arch::X86_64)
+        } else if cfg!(all(target_os = "linux", target_arch = "aarch64")) {
+            Some(Arch::Aarch64)
+        } else {
+            None
+        }
+    }
+
+    /// The AUDIT_ARCH_* value the kernel puts in `seccomp_data.arch` for native calls
+    /// (include/uapi/linux/audit.h: EM_* | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE).
+    pub const fn audit_arch(self) -> u32 {
+        match self {
+            Arch::X86_64 => 62 | 0x8000_0000 | 0x4000_0000,
+            Arch::Aarch64 => 183 | 0x8000_0000 | 0x4000_0000,
+        }
+    }
+
+    /// The Rust/kernel name of the architecture.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "x86_64",
+            Arch::Aarch64 => "aarch64",
+        }
+    }
+}
+
+impl std::fmt::Display for Arch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a call is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DenyCause {
+    /// A deny-list entry matched.
+    Rule(&'static DenyRule),
+    /// The call came through another ABI than the native one.
+    ForeignArch { audit_arch: u32 },
+    /// The number is at or above the x32 bit (and is not -1).
+    NonNativeNumber { nr: u32 },
+}
+
+/// The reference decision for one syscall.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Verdict {
+    Allow,
+    Deny { errno: DenyErrno, cause: DenyCause },
+}
+
+impl Verdict {
+    pub fn is_allowed(&self) -> bool {
+        matches!(self, Verdict::Allow)
+    }
+
+    /// The seccomp action a filter implementing this verdict returns.
+    #[cfg(target_os = "linux")]
+    pub fn action(&self) -> Action {
+        match self {
+            Verdict::Allow => Action::Allow,
+            Verdict::Deny { errno, .. } => Action::Errno(errno.raw()),
+        }
+    }
+}
+
+/// The reference semantics of the filter for a call through the native ABI.
+pub fn decide_syscall(nr: i64, args: &[u64; 6]) -> Verdict {
+    match Arch::native() {
+        Some(arch) => decide(arch, arch.audit_arch(), nr, args),
+        None => Verdict::Allow,
+    }
+}
+
+/// The reference semantics of the filter built for `arch`, for a call whose
+/// `seccomp_data` carries `audit_arch` and `nr`. The kernel stores the number as a C
+/// `int`, so `nr` is read as its low 32 bits, as the filter does.
+pub fn decide(arch: Arch, audit_arch: u32, nr: i64, args: &[u64; 6]) -> Verdict {
+    if audit_arch != arch.audit_arch() {
+        return Verdict::Deny {
+            errno: REFUSED_ABI_ERRNO,
+            cause: DenyCause::ForeignArch { audit_arch },
+        };
+    }
+    let word = nr as u32;
+    if word >= X32_SYSCALL_BIT && word != u32::MAX {
+        return Verdict::Deny {
+            errno: REFUSED_ABI_ERRNO,
+            cause: DenyCause::NonNativeNumber { nr: word },
+        };
+    }
+    let nr = i64::from(word as i32);
+    match deny_list().iter().find(|rule| rule.matches(nr, args)) {
+        Some(rule) => Verdict::Deny {
+            errno: rule.errno,
+            cause: DenyCause::Rule(rule),
+        },
+        None => Verdict::Allow,
+    }
+}
+
+/// What [`install`] did, for `jaula check` and logs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SeccompReport {
+    pub arch: Arch,
+    pub audit_arch: u32,
+    /// Deny-list entries compiled in.
+    pub rules: usize,
+    /// Distinct syscalls they cover.
+    pub syscalls: usize,
+    /// Length of the installed BPF program.
+    pub instructions: usize,
+    /// Whether install turned no_new_privs on (false: it already was).
+    pub set_no_new_privs: bool,
+}
+
+impl std::fmt::Display for SeccompReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "seccomp: {} deny rules over {} syscalls, {} BPF instructions, arch {} \
+             (foreign ABIs and x32 numbers refused)",
+            self.rules, self.syscalls, self.instructions, self.arch
+        )?;
+        if self.set_no_new_privs {
+            f.write_str("; no_new_privs set")?;
+        }
+        Ok(())
+    }
+}
+
+/// Failures to build or install the filter.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SeccompError {
+    #[error("the seccomp filter supports Linux on x86_64 and aarch64, not {target}")]
+    UnsupportedTarget { target: &'static str },
+    #[error("deny rule for `{syscall}` has syscall number {nr}, outside 0..{X32_SYSCALL_BIT:#x}")]
+    InvalidNumber { syscall: &'static str, nr: i64 },
+    #[error("syscall `{syscall}` is listed with both {first} and {second}; one errno per syscall")]
+    ConflictingErrno {
+        syscall: &'static str,
+        first: DenyErrno,
+        second: DenyErrno,
+    },
+    #[cfg(target_os = "linux")]
+    #[error("deny rule for `{syscall}` cannot be compiled: {source}")]
+    Rule {
+        syscall: &'static str,
+        #[source]
+        source: seccompiler::BackendError,
+    },
+    #[cfg(target_os = "linux")]
+    #[error("seccompiler cannot build the filter: {0}")]
+    Backend(#[source] seccompiler::BackendError),
+    #[error("the filter has {instructions} BPF instructions, the kernel accepts at most 4096")]
+    TooLarge { instructions: usize },
+    #[error("the filter program is malformed at instruction {pc}: {what}")]
+    Malformed { pc: usize, what: &'static str },
+    #[error("cannot read or set no_new_privs: {0}")]
+    NoNewPrivs(#[source] std::io::Error),
+    #[cfg(target_os = "linux")]
+    #[error("the kernel refused the seccomp filter: {0}")]
+    Install(#[source] seccompiler::Error),
+}
+
+/// A filter compiled from a deny-list, ready to install or evaluate.
+#[derive(Clone, Debug)]
+pub struct CompiledFilter {
+    arch: Arch,
+    #[cfg(target_os = "linux")]
+    program: Vec<seccompiler::sock_filter>,
+    rules: usize,
+    syscalls: usize,
+}
+
+/// Compiles [`deny_list`] for the native architecture.
+pub fn compile() -> Result<CompiledFilter, SeccompError> {
+    let arch = Arch::native().ok_or(SeccompError::UnsupportedTarget {
+        target: std::env::consts::ARCH,
+    })?;
+    compile_list(arch, deny_list())
+}
+
+/// Compiles the deny-list and installs it on the calling thread (see the module
+/// documentation for which thread that must be).
+pub fn install() -> Result<SeccompReport, SeccompError> {
+    compile()?.install()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn compile_list(_arch: Arch, _rules: &[DenyRule]) -> Result<CompiledFilter, SeccompError> {
+    Err(SeccompError::UnsupportedTarget {
+        target: std::env::consts::OS,
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+impl CompiledFilter {
+    pub fn install(&self) -> Result<SeccompReport, SeccompError> {
+        Err(SeccompError::UnsupportedTarget {
+            target: std::env::consts::OS,
+        })
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn compile_list(arch: Arch, rules: &[DenyRule]) -> Result<CompiledFilter, SeccompError> {
+    use std::collections::BTreeMap;
+
+    use seccompiler::{SeccompAction, SeccompFilter, SeccompRule, TargetArch};
+
+    // Per errno: syscall number → its argument rules, where `None` means the syscall is
+    // denied whatever its arguments. Each syscall sits in exactly one group (checked
+    // below), so the order the groups are chained in cannot change any answer.
+    type Group = BTreeMap<i64, Option<Vec<SeccompRule>>>;
+    let mut groups: BTreeMap<DenyErrno, Group> = BTreeMap::new();
+    let mut errno_of: BTreeMap<i64, DenyErrno> = BTreeMap::new();
+    for rule in rules {
+        if !(0..i64::from(X32_SYSCALL_BIT)).contains(&rule.nr) {
+            return Err(SeccompError::InvalidNumber {
+                syscall: rule.syscall,
+                nr: rule.nr,
+            });
+        }
+        // The chained programs are tried in order, so two errnos for one syscall would make
+        // the answer depend on that order instead of on the list: refuse it.
+        let first = *errno_of.entry(rule.nr).or_insert(rule.errno);
+        if first != rule.errno {
+            return Err(SeccompError::ConflictingErrno {
+                syscall: rule.syscall,
+                first,
+                second: rule.errno,
+            });
+        }
+        let group = groups.entry(rule.errno).or_default();
+        let entry = group.entry(rule.nr).or_insert_with(|| Some(Vec::new()));
+        let compiled = match &rule.when {
+            None => None,
+            Some(cond) => seccomp_rules(cond).map_err(|source| SeccompError::Rule {
+                syscall: rule.syscall,
+                source,
+            })?,
+        };
+        match (entry.as_mut(), compiled) {
+            // Already unconditional: nothing can widen it.
+            (None, _) => {}
+            (Some(_), None) => *entry = None,
+            (Some(list), Some(mut more)) => list.append(&mut more),
+        }
+    }
+
+    let target = match arch {
+        Arch::X86_64 => TargetArch::x86_64,
+        Arch::Aarch64 => TargetArch::aarch64,
+    };
+    let refuse = bpf::ret_errno(REFUSED_ABI_ERRNO.raw());
+    let mut programs = vec![bpf::prologue(arch.audit_arch(), refuse)];
+    for (errno, group) in groups {
+        // seccompiler reads an empty rule list as "always"; a condition that compiled to no
+        // alternative (an empty AnyBitOf mask) matches nothing and must vanish instead.
+        let map = group
+            .into_iter()
+            .filter_map(|(nr, rules)| match rules {
+                None => Some((nr, Vec::new())),
+                Some(rules) if rules.is_empty() => None,
+                Some(rules) => Some((nr, rules)),
+            })
+            .collect();
+        let filter = SeccompFilter::new(
+            map,
+            SeccompAction::Allow,
+            SeccompAction::Errno(errno.raw() as u32),
+            target,
+        )
+        .map_err(SeccompError::Backend)?;
+        let program: seccompiler::BpfProgram = filter.try_into().map_err(SeccompError::Backend)?;
+        programs.push(program);
+    }
+    let program = bpf::chain(programs);
+    if program.len() > bpf::MAX_INSTRUCTIONS {
+        return Err(SeccompError::TooLarge {
+            instructions: program.len(),
+        });
+    }
+    Ok(CompiledFilter {
+        arch,
+        program,
+        rules: rules.len(),
+        syscalls: errno_of.len(),
+    })
+}
+
+/// One seccompiler rule per alternative: rules on one syscall are OR-ed, the conditions
+/// inside one rule AND-ed. Every comparison is a Dword one, which loads only the low word
+/// of the argument (see `rules` for why).
+#[cfg(target_os = "linux")]
+fn seccomp_rules(
+    cond: &ArgMatch,
+) -> Result<Option<Vec<seccompiler::SeccompRule>>, seccompiler::BackendError> {
+    use seccompiler::{SeccompCmpArgLen::Dword, SeccompCmpOp, SeccompCondition, SeccompRule};
+
+    match *cond {
+        ArgMatch::Equals { arg, value } => {
+            Ok(Some(vec![SeccompRule::new(vec![SeccompCondition::new(
+                arg,
+                Dword,
+                SeccompCmpOp::Eq,
+                u64::from(value),
+            )?])?]))
+        }
+        // "Any bit of the mask" has no single comparison; it is one alternative per bit.
+        ArgMatch::AnyBitOf { arg, mask } => (0..32)
+            .map(|bit| 1u32 << bit)
+            .filter(|bit| mask & bit != 0)
+            .map(|bit| {
+                SeccompRule::new(vec![SeccompCondition::new(
+                    arg,
+                    Dword,
+                    SeccompCmpOp::MaskedEq(u64::from(bit)),
+                    u64::from(bit),
+                )?])
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        // An empty allowed set denies every value: the unconditional form.
+        ArgMatch::NoneOf { allowed: &[], .. } => Ok(None),
+        ArgMatch::NoneOf { arg, allowed } => Ok(Some(vec![SeccompRule::new(
+            allowed
+                .iter()
+                .map(|value| SeccompCondition::new(arg, Dword, SeccompCmpOp::Ne, u64::from(*value)))
+                .collect::<Result<Vec<_>, _>>()?,
+        )?])),
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl CompiledFilter {
+    pub fn arch(&self) -> Arch {
+        self.arch
+    }
+
+    /// The BPF program as the kernel will receive it.
+    pub fn program(&self) -> &[seccompiler::sock_filter] {
+        &self.program
+    }
+
+    /// Runs the compiled program on one call, as the kernel's BPF interpreter would.
+    pub fn evaluate(
+        &self,
+        audit_arch: u32,
+        nr: i64,
+        args: &[u64; 6],
+    ) -> Result<Action, SeccompError> {
+        bpf::evaluate(&self.program, audit_arch, nr as i32, args).map(Action::from_ret)
+    }
+
+    /// Installs the filter on the calling thread, turning no_new_privs on first if needed
+    /// (the kernel refuses an unprivileged filter without it, and it must hold anyway so
+    /// that a setuid binary cannot run outside the rules).
+    pub fn install(&self) -> Result<SeccompReport, SeccompError> {
+        let already =
+            rustix::thread::no_new_privs().map_err(|err| SeccompError::NoNewPrivs(err.into()))?;
+        if !already {
+            rustix::thread::set_no_new_privs(true)
+                .map_err(|err| SeccompError::NoNewPrivs(err.into()))?;
+        }
+        seccompiler::apply_filter(&self.program).map_err(SeccompError::Install)?;
+        Ok(SeccompReport {
+            arch: self.arch,
+            audit_arch: self.arch.audit_arch(),
+            rules: self.rules,
+            syscalls: self.syscalls,
+            instructions: self.program.len(),
+            set_no_new_privs: !already,
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "seccomp_tests.rs"]
+mod tests;

@@ -1,0 +1,545 @@
+use super::*;
+
+use proptest::prelude::*;
+
+/// i386 and arm32: the compat ABIs a 64-bit process can still enter the kernel through.
+const AUDIT_ARCH_I386: u32 = 3 | 0x4000_0000;
+const AUDIT_ARCH_ARM: u32 = 40 | 0x4000_0000;
+const GARBAGE_HIGH: u64 = 0xdead_beef_0000_0000;
+
+fn native() -> Arch {
+    match Arch::native() {
+        Some(arch) => arch,
+        None => panic!("unit tests run on a supported target"),
+    }
+}
+
+fn filter() -> CompiledFilter {
+    match compile() {
+        Ok(filter) => filter,
+        Err(err) => panic!("the deny-list must compile: {err}"),
+    }
+}
+
+fn errno_of(verdict: Verdict) -> Option<i32> {
+    match verdict {
+        Verdict::Allow => None,
+        Verdict::Deny { errno, .. } => Some(errno.raw()),
+    }
+}
+
+fn with_arg(index: u8, value: u64) -> [u64; 6] {
+    let mut args = [0u64; 6];
+    args[usize::from(index)] = value;
+    args
+}
+
+/// Argument vectors that hit and miss every condition in the list, with and without
+/// garbage in the upper halves.
+fn interesting_args() -> Vec<[u64; 6]> {
+    let mut out = vec![[0; 6], [u64::MAX; 6], [GARBAGE_HIGH; 6]];
+    for rule in deny_list() {
+        let Some(cond) = rule.when else { continue };
+        let arg = cond.arg();
+        let mut values: Vec<u64> = Vec::new();
+        match cond {
+            ArgMatch::Equals { value, .. } => {
+                values.extend([value, value ^ 1, value.wrapping_add(1)].map(u64::from))
+            }
+            ArgMatch::AnyBitOf { mask, .. } => {
+                values.extend([0, u64::from(mask), u64::from(!mask)]);
+                values.extend((0..32).map(|bit| 1u64 << bit));
+            }
+            ArgMatch::NoneOf { allowed, .. } => {
+                values.extend(allowed.iter().map(|v| u64::from(*v)));
+                values.extend(allowed.iter().map(|v| u64::from(v.wrapping_add(1))));
+                values.extend([0x0040_0000, 0x0004_0000, 0x0010_0000]);
+            }
+        }
+        for value in values {
+            out.push(with_arg(arg, value));
+            out.push(with_arg(arg, value | GARBAGE_HIGH));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_list_covers_what_issue_3_requires() {
+    let required = [
+        "ptrace",
+        "process_vm_readv",
+        "process_vm_writev",
+        "io_uring_setup",
+        "io_uring_enter",
+        "io_uring_register",
+        "bpf",
+        "perf_event_open",
+        "userfaultfd",
+        "keyctl",
+        "add_key",
+        "request_key",
+        "kexec_load",
+        "kexec_file_load",
+        "init_module",
+        "finit_module",
+        "delete_module",
+        "mount",
+        "umount2",
+        "pivot_root",
+        "chroot",
+        "fsopen",
+        "fsconfig",
+        "fsmount",
+        "fspick",
+        "move_mount",
+        "open_tree",
+        "mount_setattr",
+        "unshare",
+        "setns",
+        "clone",
+        "clone3",
+        "open_by_handle_at",
+        "name_to_handle_at",
+        "ioctl",
+        "socket",
+        "personality",
+    ];
+    for name in required {
+        assert!(
+            deny_list().iter().any(|rule| rule.syscall == name),
+            "{name} missing from the deny-list"
+        );
+    }
+}
+
+#[test]
+fn every_rule_has_a_one_line_reason_and_a_unique_condition() {
+    for (i, rule) in deny_list().iter().enumerate() {
+        assert!(
+            !rule.reason.trim().is_empty(),
+            "{} has no reason",
+            rule.syscall
+        );
+        assert!(
+            !rule.reason.contains('\n'),
+            "{} reason spans lines",
+            rule.syscall
+        );
+        for other in &deny_list()[i + 1..] {
+            assert!(
+                !(other.nr == rule.nr && other.when == rule.when),
+                "{} listed twice with the same condition",
+                rule.syscall
+            );
+            if other.syscall == rule.syscall {
+                assert_eq!(other.nr, rule.nr, "{} has two numbers", rule.syscall);
+            }
+        }
+    }
+}
+
+#[test]
+fn clone3_alone_gets_enosys_so_glibc_falls_back_to_clone() {
+    for rule in deny_list() {
+        let expected = if rule.syscall == "clone3" {
+            DenyErrno::Enosys
+        } else {
+            DenyErrno::Eperm
+        };
+        assert_eq!(rule.errno, expected, "{}", rule.syscall);
+    }
+    assert_eq!(
+        errno_of(decide_syscall(libc::SYS_clone3, &[0; 6])),
+        Some(libc::ENOSYS)
+    );
+}
+
+#[test]
+fn numbers_match_the_libc_constants_for_this_arch() {
+    let expected: &[(&str, i64)] = &[
+        ("ptrace", libc::SYS_ptrace),
+        ("clone", libc::SYS_clone),
+        ("clone3", libc::SYS_clone3),
+        ("ioctl", libc::SYS_ioctl),
+        ("socket", libc::SYS_socket),
+        ("socketpair", libc::SYS_socketpair),
+        ("personality", libc::SYS_personality),
+        ("unshare", libc::SYS_unshare),
+        ("mount", libc::SYS_mount),
+        ("open_tree_attr", 467),
+    ];
+    for (name, nr) in expected {
+        for rule in deny_list().iter().filter(|rule| rule.syscall == *name) {
+            assert_eq!(rule.nr, *nr, "{name}");
+        }
+    }
+}
+
+#[test]
+fn tiocsti_and_tioclinux_are_compared_on_the_low_32_bits() {
+    for cmd in [
+        u64::from(libc::TIOCSTI as u32),
+        u64::from(libc::TIOCLINUX as u32),
+    ] {
+        for high in [0, GARBAGE_HIGH, 0xffff_ffff_0000_0000] {
+            let verdict = decide_syscall(libc::SYS_ioctl, &[0, cmd | high, 0, 0, 0, 0]);
+            assert_eq!(
+                errno_of(verdict),
+                Some(libc::EPERM),
+                "cmd {:#x}",
+                cmd | high
+            );
+        }
+    }
+    assert!(decide_syscall(
+        libc::SYS_ioctl,
+        &[0, u64::from(libc::FIONREAD as u32), 0, 0, 0, 0]
+    )
+    .is_allowed());
+    assert!(decide_syscall(
+        libc::SYS_ioctl,
+        &[0, u64::from(libc::TCGETS as u32), 0, 0, 0, 0]
+    )
+    .is_allowed());
+}
+
+#[test]
+fn clone_is_refused_for_each_namespace_flag_and_nothing_else() {
+    let sigchld = libc::SIGCHLD as u64;
+    for bit in (0..32).map(|b| 1u32 << b) {
+        let verdict = decide_syscall(libc::SYS_clone, &with_arg(0, u64::from(bit) | sigchld));
+        assert_eq!(
+            verdict.is_allowed(),
+            bit & CLONE_NAMESPACE_FLAGS == 0,
+            "clone flag {bit:#x}"
+        );
+    }
+    // What fork(), posix_spawn and pthread_create pass.
+    let thread = (libc::CLONE_VM
+        | libc::CLONE_FS
+        | libc::CLONE_FILES
+        | libc::CLONE_SIGHAND
+        | libc::CLONE_THREAD
+        | libc::CLONE_SYSVSEM
+        | libc::CLONE_SETTLS
+        | libc::CLONE_PARENT_SETTID
+        | libc::CLONE_CHILD_CLEARTID) as u64;
+    let spawn = (libc::CLONE_VM | libc::CLONE_VFORK) as u64 | sigchld;
+    for flags in [sigchld, thread, spawn] {
+        assert!(decide_syscall(libc::SYS_clone, &with_arg(0, flags)).is_allowed());
+    }
+    let newuser = libc::CLONE_NEWUSER as u64;
+    assert!(!decide_syscall(libc::SYS_clone, &with_arg(0, newuser | GARBAGE_HIGH)).is_allowed());
+}
+
+#[test]
+fn unshare_is_refused_for_namespaces_including_time_but_not_for_fs_or_files() {
+    for flag in [
+        libc::CLONE_NEWUSER as u32,
+        libc::CLONE_NEWNS as u32,
+        CLONE_NEWTIME,
+    ] {
+        assert!(!decide_syscall(libc::SYS_unshare, &with_arg(0, u64::from(flag))).is_allowed());
+    }
+    let harmless = (libc::CLONE_FS | libc::CLONE_FILES | libc::CLONE_SYSVSEM) as u64;
+    assert!(decide_syscall(libc::SYS_unshare, &with_arg(0, harmless)).is_allowed());
+}
+
+#[test]
+fn personality_allows_only_uname_personas_and_the_query() {
+    for persona in ALLOWED_PERSONAS {
+        let args = with_arg(0, u64::from(*persona));
+        assert!(decide_syscall(libc::SYS_personality, &args).is_allowed());
+        let args = with_arg(0, u64::from(*persona) | GARBAGE_HIGH);
+        assert!(decide_syscall(libc::SYS_personality, &args).is_allowed());
+    }
+    for persona in [
+        libc::ADDR_NO_RANDOMIZE,
+        libc::READ_IMPLIES_EXEC,
+        libc::MMAP_PAGE_ZERO,
+        libc::ADDR_COMPAT_LAYOUT,
+        libc::ADDR_NO_RANDOMIZE | PER_LINUX32 as i32,
+    ] {
+        let verdict = decide_syscall(libc::SYS_personality, &with_arg(0, persona as u64));
+        assert_eq!(errno_of(verdict), Some(libc::EPERM), "persona {persona:#x}");
+    }
+}
+
+#[test]
+fn socket_families_are_refused_only_for_the_listed_ones() {
+    for family in [libc::AF_PACKET, libc::AF_ALG, libc::AF_VSOCK] {
+        for nr in [libc::SYS_socket, libc::SYS_socketpair] {
+            let verdict = decide_syscall(nr, &with_arg(0, family as u64 | GARBAGE_HIGH));
+            assert_eq!(errno_of(verdict), Some(libc::EPERM), "family {family}");
+        }
+    }
+    for family in [
+        libc::AF_UNIX,
+        libc::AF_INET,
+        libc::AF_INET6,
+        libc::AF_NETLINK,
+    ] {
+        assert!(decide_syscall(libc::SYS_socket, &with_arg(0, family as u64)).is_allowed());
+    }
+}
+
+#[test]
+fn foreign_abis_and_x32_numbers_are_refused_but_minus_one_is_not() {
+    let arch = native();
+    let getpid = libc::SYS_getpid;
+    for foreign in [AUDIT_ARCH_I386, AUDIT_ARCH_ARM, 0] {
+        let verdict = decide(arch, foreign, getpid, &[0; 6]);
+        assert!(matches!(
+            verdict,
+            Verdict::Deny {
+                errno: DenyErrno::Eperm,
+                cause: DenyCause::ForeignArch { .. }
+            }
+        ));
+    }
+    for nr in [
+        i64::from(X32_SYSCALL_BIT) | getpid,
+        0x7fff_ffff,
+        0x8000_0000,
+        0xbfff_ffff,
+    ] {
+        let verdict = decide_syscall(nr, &[0; 6]);
+        assert!(
+            matches!(
+                verdict,
+                Verdict::Deny {
+                    cause: DenyCause::NonNativeNumber { .. },
+                    ..
+                }
+            ),
+            "{nr:#x}"
+        );
+    }
+    assert!(decide_syscall(-1, &[0; 6]).is_allowed());
+    assert!(decide_syscall(getpid, &[0; 6]).is_allowed());
+}
+
+#[test]
+fn the_compiled_program_agrees_with_decide_on_every_number_below_1024() {
+    let filter = filter();
+    let arch = native();
+    let args = interesting_args();
+    let numbers = (0..1024)
+        .chain([-1, 0x3fff_ffff, 0x7fff_ffff, 0x8000_0000, 0xffff_fffe])
+        .chain(
+            deny_list()
+                .iter()
+                .map(|rule| rule.nr | i64::from(X32_SYSCALL_BIT)),
+        );
+    for nr in numbers {
+        for audit_arch in [arch.audit_arch(), AUDIT_ARCH_I386, AUDIT_ARCH_ARM] {
+            for args in &args {
+                let expected = decide(arch, audit_arch, nr, args).action();
+                let got = filter.evaluate(audit_arch, nr, args);
+                assert_eq!(
+                    got.ok(),
+                    Some(expected),
+                    "nr {nr:#x} arch {audit_arch:#x} args {args:x?}"
+                );
+            }
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn the_compiled_program_agrees_with_decide_on_random_calls(
+        pick in 0usize..64,
+        raw_nr in any::<u32>(),
+        args in any::<[u64; 6]>(),
+        low in any::<u32>(),
+        arg in 0usize..6,
+    ) {
+        let filter = filter();
+        let list = deny_list();
+        // Mostly numbers the list names, so the argument conditions are exercised.
+        let nr = match list.get(pick) {
+            Some(rule) => rule.nr,
+            None => i64::from(raw_nr as i32),
+        };
+        let mut args = args;
+        // Half the time keep only a small low word, the range where conditions live.
+        if pick % 2 == 0 {
+            args[arg] = (args[arg] & 0xffff_ffff_0000_0000) | u64::from(low % 0x100);
+        }
+        let arch = native();
+        let expected = decide(arch, arch.audit_arch(), nr, &args).action();
+        prop_assert_eq!(filter.evaluate(arch.audit_arch(), nr, &args).ok(), Some(expected));
+    }
+}
+
+#[test]
+fn chaining_leaves_no_allow_before_the_last_program() {
+    let filter = filter();
+    let program = filter.program();
+    let enosys_start = program
+        .iter()
+        .position(|insn| insn.code == bpf::RET_K && insn.k == bpf::ret_errno(libc::ENOSYS))
+        .unwrap_or(program.len());
+    let eperm_rules_end = program
+        .iter()
+        .rposition(|insn| insn.code == bpf::RET_K && insn.k == bpf::ret_errno(libc::EPERM))
+        .unwrap_or(0);
+    assert!(
+        eperm_rules_end < enosys_start,
+        "EPERM group precedes the ENOSYS one"
+    );
+    let allows_before = program[..eperm_rules_end]
+        .iter()
+        .filter(|insn| insn.code == bpf::RET_K && insn.k == bpf::SECCOMP_RET_ALLOW)
+        .count();
+    assert_eq!(allows_before, 0);
+    assert!(program.len() <= bpf::MAX_INSTRUCTIONS);
+}
+
+#[test]
+fn two_errnos_for_one_syscall_are_refused() {
+    let list = [
+        DenyRule {
+            syscall: "clone",
+            nr: libc::SYS_clone,
+            when: None,
+            errno: DenyErrno::Eperm,
+            reason: "test",
+        },
+        DenyRule {
+            syscall: "clone",
+            nr: libc::SYS_clone,
+            when: Some(ArgMatch::Equals { arg: 0, value: 1 }),
+            errno: DenyErrno::Enosys,
+            reason: "test",
+        },
+    ];
+    assert!(matches!(
+        compile_list(native(), &list),
+        Err(SeccompError::ConflictingErrno {
+            syscall: "clone",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn numbers_outside_the_native_range_are_refused_at_compile_time() {
+    for nr in [-1, i64::from(X32_SYSCALL_BIT) | 39] {
+        let list = [DenyRule {
+            syscall: "bogus",
+            nr,
+            when: None,
+            errno: DenyErrno::Eperm,
+            reason: "test",
+        }];
+        assert!(matches!(
+            compile_list(native(), &list),
+            Err(SeccompError::InvalidNumber { .. })
+        ));
+    }
+}
+
+#[test]
+fn an_unconditional_rule_wins_over_a_conditional_one_on_the_same_syscall() {
+    let cond = DenyRule {
+        syscall: "ioctl",
+        nr: libc::SYS_ioctl,
+        when: Some(ArgMatch::Equals { arg: 1, value: 7 }),
+        errno: DenyErrno::Eperm,
+        reason: "test",
+    };
+    let all = DenyRule { when: None, ..cond };
+    for list in [[cond, all], [all, cond]] {
+        let filter = match compile_list(native(), &list) {
+            Ok(filter) => filter,
+            Err(err) => panic!("{err}"),
+        };
+        let audit = native().audit_arch();
+        let action = filter.evaluate(audit, libc::SYS_ioctl, &with_arg(1, 8));
+        assert_eq!(action.ok(), Some(Action::Errno(libc::EPERM)));
+    }
+}
+
+#[test]
+fn a_condition_that_can_never_hold_denies_nothing() {
+    let list = [DenyRule {
+        syscall: "unshare",
+        nr: libc::SYS_unshare,
+        when: Some(ArgMatch::AnyBitOf { arg: 0, mask: 0 }),
+        errno: DenyErrno::Eperm,
+        reason: "test",
+    }];
+    let filter = match compile_list(native(), &list) {
+        Ok(filter) => filter,
+        Err(err) => panic!("{err}"),
+    };
+    let audit = native().audit_arch();
+    for flags in [0, u64::MAX, u64::from(UNSHARE_NAMESPACE_FLAGS)] {
+        let action = filter.evaluate(audit, libc::SYS_unshare, &with_arg(0, flags));
+        assert_eq!(action.ok(), Some(Action::Allow), "flags {flags:#x}");
+        assert!(!list[0].matches(libc::SYS_unshare, &with_arg(0, flags)));
+    }
+}
+
+#[test]
+fn the_evaluator_rejects_programs_outside_its_subset() {
+    let bad = [seccompiler::sock_filter {
+        code: 0x07, // BPF_MISC: never emitted
+        jt: 0,
+        jf: 0,
+        k: 0,
+    }];
+    assert!(matches!(
+        bpf::evaluate(&bad, 0, 0, &[0; 6]),
+        Err(SeccompError::Malformed { pc: 0, .. })
+    ));
+    assert!(matches!(
+        bpf::evaluate(&[], 0, 0, &[0; 6]),
+        Err(SeccompError::Malformed { .. })
+    ));
+}
+
+#[test]
+fn the_report_displays_and_serializes() {
+    let report = SeccompReport {
+        arch: Arch::X86_64,
+        audit_arch: Arch::X86_64.audit_arch(),
+        rules: 46,
+        syscalls: 40,
+        instructions: 300,
+        set_no_new_privs: true,
+    };
+    let text = report.to_string();
+    assert!(text.contains("46 deny rules over 40 syscalls"), "{text}");
+    assert!(
+        text.contains("x86_64") && text.contains("no_new_privs set"),
+        "{text}"
+    );
+    let json = match serde_json::to_value(&report) {
+        Ok(json) => json,
+        Err(err) => panic!("{err}"),
+    };
+    assert_eq!(json["arch"], "x86_64");
+    assert_eq!(json["audit_arch"], 0xc000_003e_u32);
+    assert_eq!(json["rules"], 46);
+}
+
+#[test]
+fn the_rules_serialize_for_export() {
+    let json = match serde_json::to_value(deny_list()) {
+        Ok(json) => json,
+        Err(err) => panic!("{err}"),
+    };
+    let ioctl = json
+        .as_array()
+        .and_then(|rules| rules.iter().find(|rule| rule["syscall"] == "ioctl"));
+    let Some(ioctl) = ioctl else {
+        panic!("ioctl missing from {json}")
+    };
+    assert_eq!(ioctl["errno"], "EPERM");
+    assert_eq!(ioctl["when"]["op"], "equals");
+    assert_eq!(ioctl["when"]["arg"], 1);
+}
