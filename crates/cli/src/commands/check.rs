@@ -52,8 +52,8 @@ pub fn availability(sources: &Sources) -> Availability {
         _ => {
             let probe = bwrap::probe(sources.bwrap, &bwrap::BwrapOptions::default());
             Availability {
-                available: probe.available,
-                reason: probe.reason,
+                available: probe.is_available(),
+                reason: probe.reason(),
             }
         }
     }
