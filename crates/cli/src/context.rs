@@ -8,7 +8,11 @@ use crate::error::CliError;
 /// Gather the sources (defaults, config file, environment, flags) for `platform`.
 pub fn sources(args: &PolicyArgs, platform: Option<Platform>) -> Result<Sources, CliError> {
     let cwd = std::env::current_dir().map_err(CliError::Cwd)?;
-    Ok(Sources::gather(&args.flags(platform), &EnvVars::from_process(), &cwd)?)
+    Ok(Sources::gather(
+        &args.flags(platform),
+        &EnvVars::from_process(),
+        &cwd,
+    )?)
 }
 
 /// Resolve the spec, requiring `--repo` (exit 2 without it, as in the seed), and print the
@@ -56,5 +60,10 @@ pub fn print_json(value: &serde_json::Value) -> Result<(), CliError> {
 pub fn json_path(path: &std::path::Path) -> Result<serde_json::Value, CliError> {
     path.to_str()
         .map(|s| serde_json::Value::String(s.to_string()))
-        .ok_or_else(|| CliError::NotJson(format!("{} is not UTF-8 and cannot be printed as JSON", path.display())))
+        .ok_or_else(|| {
+            CliError::NotJson(format!(
+                "{} is not UTF-8 and cannot be printed as JSON",
+                path.display()
+            ))
+        })
 }

@@ -14,7 +14,10 @@ pub enum CliError {
     #[error(transparent)]
     Bwrap(#[from] jaula_sandbox::bwrap::BwrapError),
     #[error("cannot write {}: {source}", .path.display())]
-    Write { path: PathBuf, source: std::io::Error },
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("cannot read the current directory: {0}")]
     Cwd(std::io::Error),
     #[error("{0}")]

@@ -10,7 +10,8 @@ use clap::{Parser, Subcommand};
 
 use crate::error::CliError;
 
-const ABOUT: &str = "Confine AI coding agents, and every command they spawn, with kernel-enforced sandboxes.";
+const ABOUT: &str =
+    "Confine AI coding agents, and every command they spawn, with kernel-enforced sandboxes.";
 
 const LONG_ABOUT: &str = "\
 Confine AI coding agents, and every command they spawn, with kernel-enforced sandboxes.

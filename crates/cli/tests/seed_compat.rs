@@ -43,14 +43,26 @@ fn seed_cage(dir: &Path) -> Option<PathBuf> {
 
 fn prefix_from(cmd: &mut Command) -> Vec<OsString> {
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{:?}: {}", cmd, String::from_utf8_lossy(&out.stderr));
-    assert!(out.stdout.ends_with(b" "), "a prefix ends with one space: {:?}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.status.success(),
+        "{:?}: {}",
+        cmd,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout.ends_with(b" "),
+        "a prefix ends with one space: {:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     parse_shell_prefix(&out.stdout)
 }
 
 fn env_for(h: &Home, extra: &[(&str, String)]) -> BTreeMap<String, String> {
     let mut env = BTreeMap::new();
-    env.insert("PATH".to_string(), std::env::var("PATH").unwrap_or_default());
+    env.insert(
+        "PATH".to_string(),
+        std::env::var("PATH").unwrap_or_default(),
+    );
     env.insert("HOME".to_string(), h.home.display().to_string());
     env.insert("CITY_CAGE_BWRAP".to_string(), "1".to_string());
     for (k, v) in extra {
@@ -62,9 +74,21 @@ fn env_for(h: &Home, extra: &[(&str, String)]) -> BTreeMap<String, String> {
 /// Probes where jaula is deliberately stricter than the seed: (relative path, op, reason).
 /// Each is listed in docs/security.md.
 const STRICTER: &[(&str, Op, &str)] = &[
-    ("home/.config/jaula/config.toml", Op::Write, "the config file that shapes every cage is protected"),
-    ("home/.config/jaula/new", Op::Create, "the config directory is protected"),
-    ("home/.agents-city/.runtime/cage/new", Op::Create, "the profile directory is protected"),
+    (
+        "home/.config/jaula/config.toml",
+        Op::Write,
+        "the config file that shapes every cage is protected",
+    ),
+    (
+        "home/.config/jaula/new",
+        Op::Create,
+        "the config directory is protected",
+    ),
+    (
+        "home/.agents-city/.runtime/cage/new",
+        Op::Create,
+        "the profile directory is protected",
+    ),
 ];
 
 fn compare(scenario: &str, extra_env: &[(&str, String)]) {
@@ -95,10 +119,20 @@ fn compare(scenario: &str, extra_env: &[(&str, String)]) {
         } else {
             Command::new(jaula())
         };
-        cmd.env_clear().envs(&env).args(["line", "--repo"]).arg(&h.repo).arg("--home").arg(&h.home);
+        cmd.env_clear()
+            .envs(&env)
+            .args(["line", "--repo"])
+            .arg(&h.repo)
+            .arg("--home")
+            .arg(&h.home);
         cmd.arg("--token-file").arg(&h.token);
         let prefix = prefix_from(&mut cmd);
-        results.push(run_probes(&prefix, &tree, &probes, &root.join(format!("{who}-script"))));
+        results.push(run_probes(
+            &prefix,
+            &tree,
+            &probes,
+            &root.join(format!("{who}-script")),
+        ));
     }
     let mut unexplained = Vec::new();
     for (i, p) in probes.iter().enumerate() {
@@ -106,14 +140,36 @@ fn compare(scenario: &str, extra_env: &[(&str, String)]) {
         if seed == ours {
             continue;
         }
-        let stricter = STRICTER.iter().any(|(rel, op, _)| *rel == p.rel && *op == p.op);
+        let stricter = STRICTER
+            .iter()
+            .any(|(rel, op, _)| *rel == p.rel && *op == p.op);
         if !(stricter && seed && !ours) {
             unexplained.push(format!("{:?} {}: seed={seed} jaula={ours}", p.op, p.rel));
         }
     }
-    assert!(unexplained.is_empty(), "{scenario}: jaula and the seed disagree:\n{}", unexplained.join("\n"));
+    assert!(
+        unexplained.is_empty(),
+        "{scenario}: jaula and the seed disagree:\n{}",
+        unexplained.join("\n")
+    );
+    // Each documented tightening really is one: the seed allows it, jaula does not.
+    for (rel, op, why) in STRICTER {
+        let i = probes
+            .iter()
+            .position(|p| p.rel == *rel && p.op == *op)
+            .unwrap();
+        assert!(
+            results[0][i] && !results[1][i],
+            "{scenario}: {op:?} {rel} ({why}) is no longer a difference"
+        );
+    }
     // The comparison must have compared something real: the seed denies secrets and allows the repo.
-    let idx = |rel: &str, op: Op| probes.iter().position(|p| p.rel == rel && p.op == op).unwrap();
+    let idx = |rel: &str, op: Op| {
+        probes
+            .iter()
+            .position(|p| p.rel == rel && p.op == op)
+            .unwrap()
+    };
     assert!(!results[0][idx("home/.ssh/id_x", Op::Read)]);
     assert!(results[0][idx("repo/file.txt", Op::Write)]);
     assert!(results[1][idx("home/.agents-city/.runtime/broker/w1.token", Op::Read)]);
@@ -130,8 +186,14 @@ fn linux_line_matches_the_seed_with_the_seed_variables() {
     compare(
         "variables",
         &[
-            ("CITY_CAGE_DENY", "{root}/home/.bashrc:{root}/home/.cache/c.txt".to_string()),
-            ("CITY_CAGE_ALLOW_WRITE", "{root}/outside:{root}/home/.ssh/inner".to_string()),
+            (
+                "CITY_CAGE_DENY",
+                "{root}/home/.bashrc:{root}/home/.cache/c.txt".to_string(),
+            ),
+            (
+                "CITY_CAGE_ALLOW_WRITE",
+                "{root}/outside:{root}/home/.ssh/inner".to_string(),
+            ),
             ("AGENTS_CITY_HOME", "{root}/home/.agents-city".to_string()),
         ],
     );
@@ -154,9 +216,20 @@ fn line_is_empty_when_the_cage_is_off_in_both() {
             .arg(&h.repo)
             .output()
             .unwrap();
-        let ours = Command::new(jaula()).env_clear().envs(&env).args(["line", "--repo"]).arg(&h.repo).output().unwrap();
+        let ours = Command::new(jaula())
+            .env_clear()
+            .envs(&env)
+            .args(["line", "--repo"])
+            .arg(&h.repo)
+            .output()
+            .unwrap();
         assert_eq!(seed_out.status.code(), Some(0));
-        assert_eq!(ours.status.code(), Some(0), "{}", String::from_utf8_lossy(&ours.stderr));
+        assert_eq!(
+            ours.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&ours.stderr)
+        );
         assert_eq!(seed_out.stdout, b"");
         assert_eq!(ours.stdout, b"", "{k}={v}");
     }

@@ -88,10 +88,20 @@ fn starts_with_the_probe_base_and_never_binds_host_dev() {
     let p = policy(&f, |_| {});
     let argv = render_argv(&p, &BwrapOptions::default(), &FakeDisk::default()).unwrap();
     assert_eq!(
-        &argv[..6],
-        &["bwrap", "--ro-bind", "/", "/", "--dev", "/dev"].map(os)
+        &argv[..8],
+        &[
+            "bwrap",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--cap-drop",
+            "ALL"
+        ]
+        .map(os)
     );
-    assert_eq!(base_argv(&BwrapOptions::default()), argv[..6].to_vec());
+    assert_eq!(base_argv(&BwrapOptions::default()), argv[..8].to_vec());
     assert!(p.writable().iter().any(|w| w.path == Path::new("/dev")));
     assert_eq!(position(&argv, "--bind-try", Path::new("/dev")), None);
     // Every other writable root is bound, absent or not: bubblewrap's -try skips it.
@@ -593,7 +603,10 @@ fn probing_runs_exactly_the_base_flags_plus_true() {
         }
     );
     let args = std::fs::read_to_string(d.path().join("args")).unwrap();
-    assert_eq!(args, "--ro-bind\n/\n/\n--dev\n/dev\ntrue\n");
+    assert_eq!(
+        args,
+        "--ro-bind\n/\n/\n--dev\n/dev\n--cap-drop\nALL\ntrue\n"
+    );
 
     let (d, program) = fake_bwrap(r#"printf '%s\n' "$@" > "$(dirname "$0")/args""#);
     let o = BwrapOptions {
@@ -610,7 +623,7 @@ fn probing_runs_exactly_the_base_flags_plus_true() {
     let args = std::fs::read_to_string(d.path().join("args")).unwrap();
     assert_eq!(
         args,
-        "--ro-bind\n/\n/\n--dev\n/dev\n--unshare-pid\n--proc\n/proc\ntrue\n"
+        "--ro-bind\n/\n/\n--dev\n/dev\n--cap-drop\nALL\n--unshare-pid\n--proc\n/proc\ntrue\n"
     );
 }
 

@@ -549,7 +549,7 @@ fn an_absent_claude_json_cannot_be_created_from_inside() {
 /// drop capabilities; jaula's process-hardening layer (every capability dropped before
 /// `exec`) is what closes this. When that changes, this test must be updated.
 #[test]
-fn as_root_the_mount_view_alone_does_not_hold_a_capable_process() {
+fn as_root_the_cap_drop_in_the_base_keeps_seals_shut() {
     let Some(program) = bwrap_or_skip() else {
         return;
     };
@@ -569,14 +569,38 @@ fn as_root_the_mount_view_alone_does_not_hold_a_capable_process() {
         .unwrap();
     let mut argv = render_argv(&policy, &BwrapOptions::default(), &RealDisk).unwrap();
     argv[0] = program.into_os_string();
+    let attack = [
+        "/bin/sh",
+        "-c",
+        "umount \"$1\" 2>/dev/null; cat \"$1/id_x\" 2>/dev/null; true",
+        "sh",
+    ];
     let out = Command::new(&argv[0])
         .args(&argv[1..])
-        .args(["/bin/sh", "-c", "umount \"$1\" && cat \"$1/id_x\"", "sh"])
+        .args(attack)
+        .arg(home.join(".ssh"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert!(!policy.decide(&home.join(".ssh/id_x"), Access::Read).allowed);
+
+    // Why the flag is in the base: without it, root's cage keeps CAP_SYS_ADMIN and the
+    // seal is one umount away.
+    let pos = argv.iter().position(|a| a == "--cap-drop").unwrap();
+    let mut weaker = argv.clone();
+    weaker.drain(pos..pos + 2);
+    let out = Command::new(&weaker[0])
+        .args(&weaker[1..])
+        .args(attack)
         .arg(home.join(".ssh"))
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "secret-marker");
-    assert!(!policy.decide(&home.join(".ssh/id_x"), Access::Read).allowed);
 
     // An unprivileged owner's cage (a user namespace, capabilities dropped by bubblewrap)
     // cannot do the same.

@@ -14,6 +14,11 @@ pub struct BackendView {
     pub summary: String,
 }
 
-pub fn views(_args: &ExplainArgs, _sources: &Sources, _path: &Path, _access: Access) -> Result<Vec<BackendView>, CliError> {
+pub fn views(
+    _args: &ExplainArgs,
+    _sources: &Sources,
+    _path: &Path,
+    _access: Access,
+) -> Result<Vec<BackendView>, CliError> {
     Ok(Vec::new())
 }

@@ -40,7 +40,10 @@ pub fn run(args: &ExplainArgs) -> Outcome {
     } else {
         Access::Read
     };
-    let platform = args.platform.map(Platform::from).unwrap_or_else(Platform::host);
+    let platform = args
+        .platform
+        .map(Platform::from)
+        .unwrap_or_else(Platform::host);
     let sources = context::sources(&args.policy, Some(platform))?;
     let policy = context::resolve(&sources, &args.policy)?;
     let cwd = std::env::current_dir().map_err(CliError::Cwd)?;
@@ -61,7 +64,14 @@ pub fn run(args: &ExplainArgs) -> Outcome {
     } else {
         println!("path:     {}", path.display());
         println!("access:   {access} ({platform} cage)");
-        println!("decision: {}", if decision.allowed { "allowed" } else { "denied" });
+        println!(
+            "decision: {}",
+            if decision.allowed {
+                "allowed"
+            } else {
+                "denied"
+            }
+        );
         println!("rule:     {rule}");
         for view in backends {
             println!("{:<9} {}", format!("{}:", view.backend), view.summary);

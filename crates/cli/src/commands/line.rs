@@ -47,7 +47,8 @@ pub fn run(args: &LineArgs) -> Outcome {
             }
             _ => {
                 context::ensure_protected_dirs(&policy)?;
-                let argv = bwrap::render_argv(&policy, &bwrap::BwrapOptions::default(), &bwrap::RealDisk)?;
+                let argv =
+                    bwrap::render_argv(&policy, &bwrap::BwrapOptions::default(), &bwrap::RealDisk)?;
                 let mut line = bwrap::shell_join(&argv);
                 line.push(b' ');
                 line
@@ -55,8 +56,9 @@ pub fn run(args: &LineArgs) -> Outcome {
         }
     };
     if args.json {
-        let text = String::from_utf8(prefix)
-            .map_err(|_| CliError::NotJson("the prefix is not UTF-8 and cannot be printed as JSON".into()))?;
+        let text = String::from_utf8(prefix).map_err(|_| {
+            CliError::NotJson("the prefix is not UTF-8 and cannot be printed as JSON".into())
+        })?;
         context::print_json(&serde_json::json!({
             "available": availability.available,
             "reason": availability.reason,
@@ -72,7 +74,13 @@ pub fn run(args: &LineArgs) -> Outcome {
 pub fn sanitize_window(name: &str) -> String {
     let cleaned: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
     if cleaned.is_empty() {
         "window".to_string()
@@ -87,17 +95,29 @@ pub fn sanitize_window(name: &str) -> String {
 fn write_profile(policy: &Policy, window: &str) -> Result<PathBuf, CliError> {
     use std::os::unix::fs::DirBuilderExt;
     let profile = jaula_sandbox::seatbelt::render_profile(policy)?;
-    let dir = policy.state_home().join(jaula_policy::defaults::CAGE_PROFILE_DIR);
+    let dir = policy
+        .state_home()
+        .join(jaula_policy::defaults::CAGE_PROFILE_DIR);
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| CliError::Write { path, source }
     };
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).map_err(io(&dir))?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .map_err(io(&dir))?;
     let target = dir.join(format!("{}.sb", sanitize_window(window)));
-    let mut tmp = tempfile::Builder::new().prefix(".profile-").tempfile_in(&dir).map_err(io(&dir))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".profile-")
+        .tempfile_in(&dir)
+        .map_err(io(&dir))?;
     tmp.write_all(profile.as_bytes()).map_err(io(tmp.path()))?;
     tmp.as_file().sync_all().map_err(io(tmp.path()))?;
-    tmp.persist(&target).map_err(|e| CliError::Write { path: target.clone(), source: e.error })?;
+    tmp.persist(&target).map_err(|e| CliError::Write {
+        path: target.clone(),
+        source: e.error,
+    })?;
     Ok(target)
 }
 

@@ -1,8 +1,8 @@
 //! One module per command.
 
+pub mod backends;
 pub mod check;
 pub mod explain;
 pub mod line;
 pub mod profile;
 pub mod render;
-pub mod backends;

@@ -45,7 +45,8 @@ pub fn run(args: &RenderArgs) -> Outcome {
         RenderBackend::Bwrap => {
             let sources = context::sources(&args.policy, Some(Platform::Linux))?;
             let policy = context::resolve(&sources, &args.policy)?;
-            let argv = bwrap::render_argv(&policy, &bwrap::BwrapOptions::default(), &bwrap::RealDisk)?;
+            let argv =
+                bwrap::render_argv(&policy, &bwrap::BwrapOptions::default(), &bwrap::RealDisk)?;
             if args.json {
                 let argv = argv
                     .iter()

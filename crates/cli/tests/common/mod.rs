@@ -25,7 +25,10 @@ pub fn jaula() -> PathBuf {
 pub fn scratch(name: &str) -> (tempfile::TempDir, PathBuf) {
     let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
     fs::create_dir_all(base).unwrap();
-    let dir = tempfile::Builder::new().prefix(name).tempdir_in(base).unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix(name)
+        .tempdir_in(base)
+        .unwrap();
     let root = fs::canonicalize(dir.path()).unwrap();
     (dir, root)
 }
@@ -74,7 +77,11 @@ pub const PRESENT_FILES: &[&str] = &[
     "outside/file.txt",
 ];
 
-pub const EXTRA_DIRS: &[&str] = &["home/.claude/channels/seat2", "home/.local/state", "home/.agents-city/.runtime/cage"];
+pub const EXTRA_DIRS: &[&str] = &[
+    "home/.claude/channels/seat2",
+    "home/.local/state",
+    "home/.agents-city/.runtime/cage",
+];
 
 pub fn build_home(root: &Path) -> Home {
     for rel in PRESENT_FILES {
@@ -133,14 +140,26 @@ pub fn standard_probes() -> Vec<Probe> {
     let mut probes = Vec::new();
     for rel in PRESENT_FILES {
         if rel.contains("jaula/config.toml") {
-            probes.push(Probe { rel: rel.to_string(), op: Op::Write });
+            probes.push(Probe {
+                rel: rel.to_string(),
+                op: Op::Write,
+            });
             continue;
         }
-        probes.push(Probe { rel: rel.to_string(), op: Op::Read });
-        probes.push(Probe { rel: rel.to_string(), op: Op::Write });
+        probes.push(Probe {
+            rel: rel.to_string(),
+            op: Op::Read,
+        });
+        probes.push(Probe {
+            rel: rel.to_string(),
+            op: Op::Write,
+        });
     }
     for rel in CREATE_PATHS {
-        probes.push(Probe { rel: rel.to_string(), op: Op::Create });
+        probes.push(Probe {
+            rel: rel.to_string(),
+            op: Op::Create,
+        });
     }
     probes
 }
@@ -162,26 +181,54 @@ fn sh_quote(path: &Path) -> Vec<u8> {
 /// host effect: a read counts when the caged shell printed the host file's marker, a write
 /// when the host file changed, a create when the entry exists on the host afterwards.
 /// Returns one bool per probe, in order.
-pub fn run_probes(prefix: &[OsString], root: &Path, probes: &[Probe], script_dir: &Path) -> Vec<bool> {
+pub fn run_probes(
+    prefix: &[OsString],
+    root: &Path,
+    probes: &[Probe],
+    script_dir: &Path,
+) -> Vec<bool> {
     let mut script: Vec<u8> = Vec::new();
     for (i, p) in probes.iter().enumerate() {
         let q = sh_quote(&root.join(&p.rel));
         let line = match p.op {
-            Op::Read => [b"if cat -- ".as_slice(), &q, b" 2>/dev/null | grep -qF 'jaula-marker:'; then echo 'R", i.to_string().as_bytes(), b" 1'; else echo 'R", i.to_string().as_bytes(), b" 0'; fi\n"].concat(),
-            Op::Write => [b"printf 'W' 2>/dev/null >> ".as_slice(), &q, b" || true\n"].concat(),
-            Op::Create => [b": 2>/dev/null > ".as_slice(), &q, b" || true\n"].concat(),
+            Op::Read => [
+                b"if cat -- ".as_slice(),
+                &q,
+                b" 2>/dev/null | grep -qF 'jaula-marker:'; then echo 'R",
+                i.to_string().as_bytes(),
+                b" 1'; else echo 'R",
+                i.to_string().as_bytes(),
+                b" 0'; fi\n",
+            ]
+            .concat(),
+            // Subshells: a failed redirection on a special builtin ends a POSIX shell.
+            Op::Write => [
+                b"(printf 'W' >> ".as_slice(),
+                &q,
+                b") 2>/dev/null || true\n",
+            ]
+            .concat(),
+            Op::Create => [b"(: > ".as_slice(), &q, b") 2>/dev/null || true\n"].concat(),
         };
         script.extend_from_slice(&line);
     }
     fs::create_dir_all(script_dir).unwrap();
     let script_path = script_dir.join("probe.sh");
     fs::write(&script_path, &script).unwrap();
-    let before: Vec<Option<Vec<u8>>> = probes.iter().map(|p| fs::read(root.join(&p.rel)).ok()).collect();
+    let before: Vec<Option<Vec<u8>>> = probes
+        .iter()
+        .map(|p| fs::read(root.join(&p.rel)).ok())
+        .collect();
     let mut argv: Vec<OsString> = prefix.to_vec();
     argv.push("/bin/sh".into());
     argv.push(script_path.into_os_string());
     let out = Command::new(&argv[0]).args(&argv[1..]).output().unwrap();
-    assert!(out.status.success(), "caged probe shell failed: {:?}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "caged probe shell failed: {:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     probes
         .iter()

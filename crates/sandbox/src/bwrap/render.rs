@@ -10,7 +10,13 @@ use super::{BwrapError, BwrapOptions, Disk};
 
 /// The base every cage starts from, and exactly what the availability probe runs: "bwrap
 /// works here" must mean the sandbox an agent gets, not a smaller one.
-pub const BASE_FLAGS: [&str; 5] = ["--ro-bind", "/", "/", "--dev", "/dev"];
+///
+/// `--cap-drop ALL` is jaula's addition to the seed's base: bubblewrap started by real root
+/// leaves the caged process every capability, and a process with CAP_SYS_ADMIN simply
+/// unmounts the tmpfs over `~/.ssh` and reads the key beneath (pinned by a live test).
+/// For an unprivileged owner bubblewrap drops them anyway, so the flag changes nothing
+/// there.
+pub const BASE_FLAGS: [&str; 7] = ["--ro-bind", "/", "/", "--dev", "/dev", "--cap-drop", "ALL"];
 
 /// The cage's own device tree comes from `--dev`; binding the host's `/dev` over it would
 /// hand the cage every host device node (disks, ttys) and undo that.

@@ -54,7 +54,7 @@ impl MountView {
             let op = argv[i].to_str().unwrap_or("");
             let arity = match op {
                 "--unshare-pid" | "--die-with-parent" => 0,
-                "--dev" | "--tmpfs" | "--proc" | "--remount-ro" => 1,
+                "--dev" | "--tmpfs" | "--proc" | "--remount-ro" | "--cap-drop" => 1,
                 "--bind" | "--bind-try" | "--ro-bind" | "--ro-bind-try" => 2,
                 _ => {
                     return Err(BwrapError::UnknownArgument {
