@@ -431,7 +431,7 @@ mod linux {
 
     const WHY_SETPCAP_IS_NOT_NEEDED: &str =
         "without CAP_SETPCAP; harmless: no_new_privs makes execve intersect the new \
-         permitted set with the current one, which is emptied below, so no capability \
+         permitted set with the current one, which is empty once the capabilities step has run, so no capability \
          can come back";
 
     pub(super) fn lock_securebits() -> Result<(Outcome, String), HardeningError> {
