@@ -532,7 +532,9 @@ mod linux {
                 Outcome::Unsupported,
                 "kernel older than 4.3 has no ambient set".to_owned(),
             )),
-            Some(present) if present.is_empty() => Ok((Outcome::AlreadyInPlace, "empty".to_owned())),
+            Some(present) if present.is_empty() => {
+                Ok((Outcome::AlreadyInPlace, "empty".to_owned()))
+            }
             Some(present) => {
                 thread::clear_ambient_capability_set()
                     .map_err(|e| HardeningError::ClearAmbientSet { source: io_err(e) })?;
@@ -545,7 +547,8 @@ mod linux {
     }
 
     fn read_capabilities() -> Result<CapabilitySets, HardeningError> {
-        thread::capabilities(None).map_err(|e| HardeningError::ReadCapabilities { source: io_err(e) })
+        thread::capabilities(None)
+            .map_err(|e| HardeningError::ReadCapabilities { source: io_err(e) })
     }
 
     fn all_empty(sets: &CapabilitySets) -> bool {
@@ -643,7 +646,13 @@ mod linux {
                         format!("{what} marked close-on-exec ({marked} via {PROC_SELF_FD})"),
                     ));
                 }
-                Err(source) => return Err(HardeningError::CloseRange { first, last, source }),
+                Err(source) => {
+                    return Err(HardeningError::CloseRange {
+                        first,
+                        last,
+                        source,
+                    })
+                }
             }
         }
         Ok((
@@ -663,7 +672,11 @@ mod linux {
         let mut fds = Vec::new();
         for entry in std::fs::read_dir(PROC_SELF_FD).map_err(list_error)? {
             let entry = entry.map_err(list_error)?;
-            if let Some(fd) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) {
+            if let Some(fd) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<u32>().ok())
+            {
                 if fd > 2 && !keep_fds.contains(&fd) {
                     fds.push(fd);
                 }
@@ -671,7 +684,9 @@ mod linux {
         }
         let mut marked = 0;
         for fd in fds {
-            let Ok(raw) = RawFd::try_from(fd) else { continue };
+            let Ok(raw) = RawFd::try_from(fd) else {
+                continue;
+            };
             let Some(flags) = fd_flags(raw) else { continue };
             set_fd_flags(raw, flags | libc::FD_CLOEXEC)
                 .map_err(|source| HardeningError::MarkFd { fd: raw, source })?;

@@ -119,7 +119,10 @@ fn report_serializes_steps_in_order() {
 #[test]
 fn errors_name_the_offending_value() {
     let error = HardeningError::KeepFdNotOpen { fd: 7 };
-    assert_eq!(error.to_string(), "--keep-fd 7: no such open file descriptor");
+    assert_eq!(
+        error.to_string(),
+        "--keep-fd 7: no such open file descriptor"
+    );
     let error = HardeningError::DropBoundingSet {
         cap: 21,
         source: std::io::Error::from_raw_os_error(libc::EPERM),

@@ -230,7 +230,11 @@ impl ChildOutput {
     }
 
     fn assert_success(&self) -> &Self {
-        assert!(self.success, "child failed:\n{}\n{}", self.stdout, self.stderr);
+        assert!(
+            self.success,
+            "child failed:\n{}\n{}",
+            self.stdout, self.stderr
+        );
         self
     }
 
@@ -238,7 +242,11 @@ impl ChildOutput {
     fn section(&self, name: &str) -> Vec<&str> {
         let marker = format!("@{name}");
         let mut lines = self.stdout.lines().skip_while(|l| *l != marker);
-        assert!(lines.next().is_some(), "no section {name} in:\n{}", self.stdout);
+        assert!(
+            lines.next().is_some(),
+            "no section {name} in:\n{}",
+            self.stdout
+        );
         lines.take_while(|l| !l.starts_with('@')).collect()
     }
 
@@ -341,15 +349,25 @@ fn assert_hardened_status(out: &ChildOutput, identity: Identity) {
         };
         assert_eq!(status_field(&status, "Uid"), expected_uid, "{section}");
     }
-    assert_eq!(out.section("core"), vec!["0", "0"], "soft and hard core limit");
+    assert_eq!(
+        out.section("core"),
+        vec!["0", "0"],
+        "soft and hard core limit"
+    );
     let fds: BTreeSet<RawFd> = out
         .section("fds")
         .iter()
         .map(|fd| fd.parse().unwrap())
         .collect();
     assert!(fds.contains(&LEAKED_KEPT), "kept fd closed: {fds:?}");
-    assert!(!fds.contains(&LEAKED_LOW), "leaked fd survived exec: {fds:?}");
-    assert!(!fds.contains(&LEAKED_HIGH), "leaked fd survived exec: {fds:?}");
+    assert!(
+        !fds.contains(&LEAKED_LOW),
+        "leaked fd survived exec: {fds:?}"
+    );
+    assert!(
+        !fds.contains(&LEAKED_HIGH),
+        "leaked fd survived exec: {fds:?}"
+    );
     assert!(fds.is_superset(&BTreeSet::from([0, 1, 2])), "{fds:?}");
 }
 
@@ -397,7 +415,11 @@ fn root_exec_after_harden_has_no_capabilities_no_core_and_only_kept_fds() {
         Step::CoreDumps,
         Step::InheritedFds,
     ] {
-        assert_eq!(outcome(report, step), outcome_name(Outcome::Applied), "{step:?}");
+        assert_eq!(
+            outcome(report, step),
+            outcome_name(Outcome::Applied),
+            "{step:?}"
+        );
     }
     if capsh {
         let line = out.section("securebits").join("");
@@ -431,7 +453,10 @@ fn nobody_exec_after_harden_has_no_capabilities_no_core_and_only_kept_fds() {
         outcome(report, Step::Capabilities),
         outcome_name(Outcome::AlreadyInPlace)
     );
-    assert_eq!(outcome(report, Step::NoNewPrivs), outcome_name(Outcome::Applied));
+    assert_eq!(
+        outcome(report, Step::NoNewPrivs),
+        outcome_name(Outcome::Applied)
+    );
     assert!(out.stdout.contains("without CAP_SETPCAP"), "{}", out.stdout);
 }
 
@@ -460,14 +485,29 @@ fn root_after_harden_cannot_read_environ_of_host_processes() {
 
     let hardened = Child::new(Identity::Root, Hardening::Once, script).run(name);
     hardened.assert_success();
-    assert!(!hardened.stdout.contains("parent=readable"), "{}", hardened.stdout);
-    assert!(!hardened.stdout.contains("pid1=readable"), "{}", hardened.stdout);
+    assert!(
+        !hardened.stdout.contains("parent=readable"),
+        "{}",
+        hardened.stdout
+    );
+    assert!(
+        !hardened.stdout.contains("pid1=readable"),
+        "{}",
+        hardened.stdout
+    );
     let refusals = hardened
         .stdout
         .lines()
-        .filter(|l| l.contains("/environ: Permission denied") || l.contains("/environ: Operation not permitted"))
+        .filter(|l| {
+            l.contains("/environ: Permission denied")
+                || l.contains("/environ: Operation not permitted")
+        })
         .count();
-    assert_eq!(refusals, 2, "both reads refused with EACCES/EPERM:\n{}", hardened.stdout);
+    assert_eq!(
+        refusals, 2,
+        "both reads refused with EACCES/EPERM:\n{}",
+        hardened.stdout
+    );
 }
 
 /// Copies `source` into a scratch directory as a root-owned binary with `mode`.
@@ -551,7 +591,11 @@ fn nobody_after_harden_gains_no_file_capabilities_despite_the_bounding_set() {
     let hardened = hardened.run(name);
     hardened.assert_success();
     let status = hardened.section("status");
-    assert_ne!(status_field(&status, "CapBnd"), 0, "the bounding set is still full");
+    assert_ne!(
+        status_field(&status, "CapBnd"),
+        0,
+        "the bounding set is still full"
+    );
     for cap in ["CapPrm", "CapEff", "CapAmb", "CapInh"] {
         assert_eq!(status_field(&status, cap), 0, "{cap}");
     }

@@ -111,15 +111,33 @@ const DEFAULT_SCRUB: &[(&str, &str)] = &[
 /// the caged agent's own model credentials (it cannot work without them) and plain
 /// configuration that happens to share a scrubbed prefix.
 const DEFAULT_KEEP: &[(&str, &str)] = &[
-    ("ANTHROPIC_API_KEY", "Claude Code's model key: the agent needs it to run"),
-    ("ANTHROPIC_AUTH_TOKEN", "Claude Code's bearer token for a gateway or proxy"),
-    ("CLAUDE_CODE_OAUTH_TOKEN", "Claude Code's long-lived subscription token"),
-    ("AWS_BEARER_TOKEN_BEDROCK", "Claude Code's Amazon Bedrock API key (model access only)"),
+    (
+        "ANTHROPIC_API_KEY",
+        "Claude Code's model key: the agent needs it to run",
+    ),
+    (
+        "ANTHROPIC_AUTH_TOKEN",
+        "Claude Code's bearer token for a gateway or proxy",
+    ),
+    (
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "Claude Code's long-lived subscription token",
+    ),
+    (
+        "AWS_BEARER_TOKEN_BEDROCK",
+        "Claude Code's Amazon Bedrock API key (model access only)",
+    ),
     ("OPENAI_API_KEY", "Codex and other OpenAI clients"),
     ("CODEX_API_KEY", "Codex's non-interactive key"),
-    ("AZURE_OPENAI_API_KEY", "Codex or other agents on Azure OpenAI"),
+    (
+        "AZURE_OPENAI_API_KEY",
+        "Codex or other agents on Azure OpenAI",
+    ),
     ("GEMINI_API_KEY", "Gemini CLI's model key"),
-    ("GOOGLE_API_KEY", "Gemini CLI's key for Vertex AI express mode"),
+    (
+        "GOOGLE_API_KEY",
+        "Gemini CLI's key for Vertex AI express mode",
+    ),
     ("OPENROUTER_API_KEY", "model router key"),
     ("MISTRAL_API_KEY", "Mistral models"),
     ("DEEPSEEK_API_KEY", "DeepSeek models"),
@@ -475,7 +493,11 @@ impl fmt::Display for ScrubbedEnv {
             f,
             "removed {} credential variable{}:",
             self.removed_names.len(),
-            if self.removed_names.len() == 1 { "" } else { "s" }
+            if self.removed_names.len() == 1 {
+                ""
+            } else {
+                "s"
+            }
         )?;
         for name in &self.removed_names {
             write!(f, " {}", name.to_string_lossy())?;

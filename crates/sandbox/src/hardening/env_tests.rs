@@ -137,7 +137,10 @@ fn decision_names_the_rule_that_made_it() {
     let decision = rules.decide(OsStr::new("GITHUB_TOKEN"));
     assert!(matches!(
         decision.rule,
-        EnvRule::DefaultScrub { pattern: "*_TOKEN", .. }
+        EnvRule::DefaultScrub {
+            pattern: "*_TOKEN",
+            ..
+        }
     ));
     let decision = rules.decide(OsStr::new("ANTHROPIC_API_KEY"));
     assert!(matches!(
@@ -170,7 +173,11 @@ fn glob_semantics() {
         ("*_TOKEN", "_TOKEN", true),
         ("*_TOKEN", "A_TOKEN_B", false),
         ("*_TOKEN_*", "A_TOKEN_B", true),
-        ("CARGO_REGISTRIES_*_TOKEN", "CARGO_REGISTRIES_A_B_TOKEN", true),
+        (
+            "CARGO_REGISTRIES_*_TOKEN",
+            "CARGO_REGISTRIES_A_B_TOKEN",
+            true,
+        ),
         ("CARGO_REGISTRIES_*_TOKEN", "CARGO_REGISTRIES_TOKEN", false),
         ("*SECRET*", "SECRET", true),
         ("*A*A*", "AA", true),
