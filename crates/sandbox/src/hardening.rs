@@ -227,6 +227,12 @@ pub enum HardeningError {
 ///
 /// The steps run in the order the kernel needs them; each returns its [`StepReport`] or
 /// a [`HardeningError`] that must stop the launch.
+///
+/// Place in a launch: after any uid/gid change (it removes CAP_SETUID/CAP_SETGID) and
+/// after the Landlock ruleset has opened the policy's paths (a capability-less root is
+/// subject to ordinary permission checks on other users' 0700 trees); before
+/// `landlock_restrict_self` and the seccomp filter, which the no_new_privs set here lets
+/// an unprivileged process install.
 #[cfg(target_os = "linux")]
 pub fn harden(options: &HardeningOptions) -> Result<HardeningReport, HardeningError> {
     use linux::*;
@@ -243,6 +249,9 @@ pub fn harden(options: &HardeningOptions) -> Result<HardeningReport, HardeningEr
     // (security/commoncap.c: cap_task_prctl, cap_prctl_drop), so they come before capset
     // takes it away. SECBIT_NOROOT stops uid 0 from regaining a full permitted set at
     // execve (capabilities(7), "Capabilities and execution of programs by root").
+    // Without CAP_SETPCAP (any unprivileged caller) both are reported not_permitted: the
+    // no_new_privs step below makes them moot, which the live tests show with a
+    // setuid-root binary and a file-capability binary under a full bounding set.
     report.push(Step::Securebits, lock_securebits()?);
     // The bounding set caps what any later execve may add from file capabilities or from
     // root's implicit full set.
@@ -251,7 +260,9 @@ pub fn harden(options: &HardeningOptions) -> Result<HardeningReport, HardeningEr
     // privilege, and doing it explicitly reports kernels older than 4.3 that have none.
     report.push(Step::AmbientSet, clear_ambient_set(cap_last_cap)?);
     // Last capability step: lowering the sets is always allowed, and it drops the
-    // CAP_SETPCAP the two steps above needed.
+    // CAP_SETPCAP the two steps above needed. For root, NOROOT alone would already empty
+    // the sets at execve; dropping them here also covers the time until execve and the
+    // callers that could not set NOROOT.
     report.push(Step::Capabilities, clear_capabilities()?);
     // After this no execve can grant privilege: setuid/setgid bits and file capabilities
     // are ignored and the new permitted set is intersected with the (now empty) old one
@@ -662,7 +673,7 @@ mod linux {
     }
 
     /// The fallback: every descriptor /proc lists. Fails closed when /proc is missing.
-    fn mark_listed_fds_cloexec(keep_fds: &[u32]) -> Result<usize, HardeningError> {
+    pub(super) fn mark_listed_fds_cloexec(keep_fds: &[u32]) -> Result<usize, HardeningError> {
         let list_error = |source| HardeningError::ListFds {
             path: PathBuf::from(PROC_SELF_FD),
             source,

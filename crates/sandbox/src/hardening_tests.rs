@@ -129,3 +129,51 @@ fn errors_name_the_offending_value() {
     };
     assert!(error.to_string().contains("capability 21"));
 }
+
+/// The /proc/self/fd fallback (kernels before 5.11) cannot be forced through `harden` on
+/// this kernel, so it runs on its own, in a re-executed child: it changes descriptor
+/// flags process-wide.
+#[cfg(target_os = "linux")]
+#[test]
+fn procfs_fallback_marks_every_unkept_descriptor_close_on_exec() {
+    use std::os::fd::AsRawFd;
+    const CHILD: &str = "JAULA_HARDENING_UNIT_FALLBACK_CHILD";
+    let name = "hardening::tests::procfs_fallback_marks_every_unkept_descriptor_close_on_exec";
+    let cloexec = |fd: RawFd| {
+        // SAFETY: F_GETFD only reads the flags of a descriptor this test holds open.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+        assert!(flags >= 0, "fd {fd} not open");
+        flags & libc::FD_CLOEXEC != 0
+    };
+    let clear_cloexec = |fd: RawFd| {
+        // SAFETY: F_SETFD only changes the close-on-exec flag of a descriptor this test
+        // holds open.
+        assert_eq!(unsafe { libc::fcntl(fd, libc::F_SETFD, 0) }, 0);
+    };
+    if std::env::var_os(CHILD).is_some() {
+        let files: Vec<std::fs::File> = (0..3).map(|_| tempfile::tempfile().unwrap()).collect();
+        let fds: Vec<RawFd> = files.iter().map(|f| f.as_raw_fd()).collect();
+        for fd in &fds {
+            clear_cloexec(*fd);
+        }
+        let kept = fds[1] as u32;
+        let marked = linux::mark_listed_fds_cloexec(&[kept]).unwrap();
+        assert!(marked >= 2, "marked {marked}");
+        assert!(cloexec(fds[0]));
+        assert!(!cloexec(fds[1]), "the kept descriptor stays inheritable");
+        assert!(cloexec(fds[2]));
+        assert!(!cloexec(1), "stdout is never touched");
+        return;
+    }
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("1 passed"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
