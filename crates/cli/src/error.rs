@@ -22,6 +22,8 @@ pub enum CliError {
     Cwd(std::io::Error),
     #[error("{0}")]
     NotJson(String),
+    #[error("{0}")]
+    Launch(String),
     #[error("cannot print: {0}")]
     Output(#[from] std::io::Error),
 }

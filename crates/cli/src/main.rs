@@ -43,6 +43,7 @@ enum Command {
     Check(commands::check::CheckArgs),
     Explain(commands::explain::ExplainArgs),
     Render(commands::render::RenderArgs),
+    Run(commands::run::RunArgs),
 }
 
 fn main() {
@@ -53,6 +54,7 @@ fn main() {
         Command::Check(a) => commands::check::run(&a),
         Command::Explain(a) => commands::explain::run(&a),
         Command::Render(a) => commands::render::run(&a),
+        Command::Run(a) => commands::run::run(&a),
     };
     match result {
         Ok(code) => std::process::exit(code),

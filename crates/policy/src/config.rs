@@ -12,6 +12,30 @@ use crate::ConfigError;
 pub struct ConfigFile {
     #[serde(default)]
     pub cage: CageSection,
+    #[serde(default)]
+    pub run: RunSection,
+    #[serde(default)]
+    pub env: EnvSection,
+}
+
+/// `[run]`: defaults for `jaula run`.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RunSection {
+    /// `auto`, `landlock` or `bwrap`, like `--backend`.
+    pub backend: Option<String>,
+}
+
+/// `[env]`: changes to the default credential-variable scrub of `jaula run`.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct EnvSection {
+    /// Variable names or `PREFIX_*` patterns to keep even though the defaults scrub them.
+    #[serde(default)]
+    pub keep: Vec<String>,
+    /// Variable names or patterns to scrub as well.
+    #[serde(default)]
+    pub scrub: Vec<String>,
 }
 
 /// `[cage]`: the same knobs as the seed's environment variables.

@@ -103,6 +103,9 @@ pub struct Sources {
     pub config_loaded: bool,
     /// The merged declaration; `repo` is empty when no `--repo` was given.
     pub spec: PolicySpec,
+    /// `[run]` and `[env]` from the config file, for `jaula run` to merge with its flags.
+    pub run: crate::config::RunSection,
+    pub env: crate::config::EnvSection,
 }
 
 impl Sources {
@@ -150,7 +153,11 @@ impl Sources {
             }
         };
         let config_loaded = config.is_some();
-        let cage = config.map(|c| c.cage).unwrap_or_default();
+        let ConfigFile {
+            cage,
+            run,
+            env: env_section,
+        } = config.unwrap_or_default();
 
         // CITY_CAGE: only the exact value "0" disables, as in the seed.
         let enabled = match env.get(ENV_CAGE) {
@@ -207,6 +214,8 @@ impl Sources {
             config_path,
             config_loaded,
             spec,
+            run,
+            env: env_section,
         })
     }
 }

@@ -9,3 +9,4 @@ pub mod hardening;
 pub mod landlock;
 pub mod seatbelt;
 pub mod seccomp;
+pub mod launch;

@@ -6,3 +6,4 @@ pub mod explain;
 pub mod line;
 pub mod profile;
 pub mod render;
+pub mod run;

@@ -1,0 +1,123 @@
+//! Launch: confine the current process, then `exec` the command in its place.
+//!
+//! The steps run in the one order the kernel allows, one line each, in
+//! [`confine_and_exec`]. The command replaces jaula (same pid), so exit codes, signals and
+//! the pid files agents write keep working unchanged.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+use serde::Serialize;
+
+use crate::hardening::{self, HardeningOptions, HardeningReport};
+use crate::landlock::{self, Enforcement, Floor, Plan};
+use crate::seccomp::{self, SeccompReport};
+
+/// The layers to apply before `exec`.
+#[derive(Debug)]
+pub struct Confinement<'a> {
+    pub hardening: HardeningOptions,
+    /// `None` only in bwrap mode on a kernel without Landlock (reported, never silent).
+    pub landlock: Option<(&'a Plan, Floor)>,
+    pub seccomp: bool,
+}
+
+/// What was in force when `exec` was called.
+#[derive(Debug, Serialize)]
+pub struct LaunchReport {
+    pub hardening: HardeningReport,
+    pub landlock: Option<Enforcement>,
+    pub seccomp: Option<SeccompReport>,
+}
+
+impl std::fmt::Display for LaunchReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "{}", self.hardening)?;
+        match &self.landlock {
+            Some(l) => writeln!(f, "{l}")?,
+            None => writeln!(f, "landlock: not applied")?,
+        }
+        match &self.seccomp {
+            Some(s) => write!(f, "{s}"),
+            None => write!(f, "seccomp: not applied"),
+        }
+    }
+}
+
+/// Why the command did not start. Every variant means nothing ran unconfined.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LaunchError {
+    #[error("process hardening failed: {0}")]
+    Hardening(#[from] hardening::HardeningError),
+    #[error("landlock could not be enforced: {0}")]
+    Landlock(#[from] landlock::LandlockError),
+    #[error("seccomp could not be installed: {0}")]
+    Seccomp(#[from] seccomp::SeccompError),
+    #[error("cannot execute {}: {source}", .program.to_string_lossy())]
+    Exec {
+        program: OsString,
+        source: std::io::Error,
+    },
+}
+
+impl LaunchError {
+    /// The shell's convention: 127 when the command was not found, 126 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            LaunchError::Exec { source, .. } if source.kind() == std::io::ErrorKind::NotFound => 127,
+            _ => 126,
+        }
+    }
+}
+
+/// Confine this process and `exec` `command`. Returns only on failure.
+///
+/// Must run on the thread that execs, before any other thread could act for the caged
+/// command: capabilities, no_new_privs, Landlock domains (below ABI 8) and seccomp filters
+/// are per-thread, and `execve` ends every other thread. `on_ready` sees what is in force
+/// just before `exec` (for `--verbose`).
+pub fn confine_and_exec(
+    command: &mut Command,
+    confinement: &Confinement<'_>,
+    on_ready: impl FnOnce(&LaunchReport),
+) -> LaunchError {
+    match confine(confinement) {
+        Ok(report) => {
+            on_ready(&report);
+            let source = command.exec();
+            LaunchError::Exec {
+                program: command.get_program().to_os_string(),
+                source,
+            }
+        }
+        Err(e) => e,
+    }
+}
+
+/// The steps, in the order the kernel needs them.
+fn confine(confinement: &Confinement<'_>) -> Result<LaunchReport, LaunchError> {
+    // 1. Capabilities, securebits, no_new_privs, core dumps, inherited fds. First: as root a
+    //    capable process could undo the layers below (CAP_SYS_ADMIN, CAP_SYS_PTRACE read
+    //    /proc/<pid>/environ past Landlock), and no_new_privs is what lets an unprivileged
+    //    process install the two filters at all.
+    let hardening = hardening::harden(&confinement.hardening)?;
+    // 2. Landlock: filesystem rights and scopes, on this thread and everything it execs.
+    let landlock = match confinement.landlock {
+        Some((plan, floor)) => Some(landlock::restrict_self(plan, floor)?),
+        None => None,
+    };
+    // 3. seccomp last: its deny-list refuses syscalls (mount API, keyctl, ...) that no
+    //    earlier step needs, and it must see the final thread state.
+    let seccomp = if confinement.seccomp {
+        Some(seccomp::install()?)
+    } else {
+        None
+    };
+    Ok(LaunchReport {
+        hardening,
+        landlock,
+        seccomp,
+    })
+}
