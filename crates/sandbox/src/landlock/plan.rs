@@ -497,17 +497,21 @@ impl<'a> Planner<'a> {
                 }
             }
         }
+        // The channels directory is split itself, and so is everything above it, as if a
+        // sealed entry were inside it: new seats must not be creatable.
         if let Some(channels) = self.channels_dir.clone() {
-            if !self.within_seal(&channels) {
-                if self.mode == PlanMode::Native {
-                    read_split
-                        .entry(channels.clone())
-                        .or_insert_with(|| channels.join(".env"));
+            let mut chain = self.existing_ancestors(&channels);
+            chain.push(channels.clone());
+            let why = channels.join(".env");
+            for a in chain {
+                if self.within_seal(&a) {
+                    continue;
                 }
-                if self.writable_root_of(&channels).is_some() && !self.within_protected(&channels) {
-                    write_split
-                        .entry(channels.clone())
-                        .or_insert_with(|| channels.join(".env"));
+                if self.mode == PlanMode::Native {
+                    read_split.entry(a.clone()).or_insert_with(|| why.clone());
+                }
+                if self.writable_root_of(&a).is_some() && !self.within_protected(&a) {
+                    write_split.entry(a).or_insert_with(|| why.clone());
                 }
             }
         }

@@ -204,7 +204,17 @@ impl fmt::Display for Rights {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut rest = *self;
         let mut parts: Vec<&str> = Vec::new();
-        for (bundle, name) in [(Rights::READ, "read"), (Rights::WRITE, "write")] {
+        // On a file rule the bundles are their file-only parts.
+        let file_only = (*self - Rights::FILE).is_empty();
+        let scope = if file_only {
+            Rights::FILE
+        } else {
+            Rights::HANDLED
+        };
+        for (bundle, name) in [
+            (Rights::READ & scope, "read"),
+            (Rights::WRITE & scope, "write"),
+        ] {
             if rest.contains(bundle) {
                 parts.push(name);
                 rest = rest - bundle;
