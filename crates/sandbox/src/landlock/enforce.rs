@@ -1,0 +1,399 @@
+//! The half that acts on the calling thread: build the ruleset, restrict, report.
+
+use std::fmt;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+
+use ::landlock::{
+    Access, AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, RestrictSelfAttr, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
+};
+use rustix::fs::{FileType, Mode, OFlags, ResolveFlags, CWD};
+use rustix::io::Errno;
+use serde::Serialize;
+
+use super::plan::{Plan, PlanMode, PlanRule};
+use super::rights::{Right, Rights, ScopeKind};
+use super::LandlockError;
+
+/// The first ABI whose `landlock_restrict_self` can restrict every thread at once
+/// (`LANDLOCK_RESTRICT_SELF_TSYNC`).
+const ABI_ALL_THREADS: u32 = 8;
+
+/// How much of the ruleset must be enforced for [`restrict_self`] to succeed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Floor {
+    /// The filesystem rights of ABI 1 are a hard requirement; REFER, TRUNCATE, IOCTL_DEV and
+    /// the scopes are enforced where the kernel has them and reported where it does not.
+    #[default]
+    FsV1,
+    /// Every right and scope this layer uses must be enforced (ABI 6 or newer).
+    Everything,
+}
+
+/// What the running kernel offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(tag = "landlock", rename_all = "kebab-case")]
+pub enum KernelStatus {
+    /// Landlock works; `abi` is the kernel's own version number.
+    Available { abi: u32 },
+    /// Built in but not enabled at boot (`EOPNOTSUPP`): add `landlock` to `lsm=`.
+    NotEnabled,
+    /// Not built into this kernel (`ENOSYS`): Linux 5.13+ with `CONFIG_SECURITY_LANDLOCK`.
+    NotImplemented,
+}
+
+impl KernelStatus {
+    pub fn abi(self) -> u32 {
+        match self {
+            KernelStatus::Available { abi } => abi,
+            _ => 0,
+        }
+    }
+}
+
+impl fmt::Display for KernelStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KernelStatus::Available { abi } => write!(f, "available, ABI {abi}"),
+            KernelStatus::NotEnabled => {
+                f.write_str("built into the kernel but not enabled at boot (lsm=)")
+            }
+            KernelStatus::NotImplemented => f.write_str("not built into this kernel"),
+        }
+    }
+}
+
+/// What `restrict_self` would enforce on this kernel, for `jaula check`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Support {
+    pub kernel: KernelStatus,
+    /// Filesystem rights this layer handles and this kernel enforces.
+    pub fs_enforced: Rights,
+    /// Filesystem rights this layer handles that this kernel is too old for.
+    pub fs_missing: Rights,
+    pub scopes_enforced: Vec<ScopeKind>,
+    pub scopes_missing: Vec<ScopeKind>,
+    /// Whether the ABI 1 floor holds, i.e. whether `restrict_self` can succeed.
+    pub floor_met: bool,
+    /// Whether the restriction can cover every thread (ABI 8), not only the caller.
+    pub all_threads: bool,
+}
+
+impl Support {
+    fn for_kernel(kernel: KernelStatus) -> Support {
+        let abi = kernel.abi();
+        let fs_enforced = Rights::HANDLED.available_at(abi);
+        let (scopes_enforced, scopes_missing) = ScopeKind::ALL
+            .into_iter()
+            .partition(|s| s.since_abi() <= abi);
+        Support {
+            kernel,
+            fs_enforced,
+            fs_missing: Rights::HANDLED - fs_enforced,
+            scopes_enforced,
+            scopes_missing,
+            floor_met: fs_enforced.contains(Rights::FLOOR),
+            all_threads: abi >= ABI_ALL_THREADS,
+        }
+    }
+}
+
+fn write_rights_line(f: &mut fmt::Formatter<'_>, label: &str, rights: Rights) -> fmt::Result {
+    let names: Vec<&str> = rights.iter().map(Right::name).collect();
+    writeln!(
+        f,
+        "  {label}: {}",
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    )
+}
+
+fn write_scopes_line(f: &mut fmt::Formatter<'_>, label: &str, scopes: &[ScopeKind]) -> fmt::Result {
+    let names: Vec<&str> = scopes.iter().map(|s| s.name()).collect();
+    writeln!(
+        f,
+        "  {label}: {}",
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    )
+}
+
+impl fmt::Display for Support {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "landlock: {}", self.kernel)?;
+        write_rights_line(f, "filesystem rights enforced", self.fs_enforced)?;
+        if !self.fs_missing.is_empty() {
+            write_rights_line(
+                f,
+                "filesystem rights NOT enforced (kernel too old)",
+                self.fs_missing,
+            )?;
+        }
+        write_scopes_line(f, "scopes enforced", &self.scopes_enforced)?;
+        if !self.scopes_missing.is_empty() {
+            write_scopes_line(
+                f,
+                "scopes NOT enforced (kernel too old)",
+                &self.scopes_missing,
+            )?;
+        }
+        if !self.floor_met {
+            writeln!(
+                f,
+                "  the ABI 1 floor is not met: the Landlock layer cannot start"
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Ask the kernel for its Landlock ABI version. Nothing is created or restricted.
+pub fn probe() -> Support {
+    Support::for_kernel(kernel_status())
+}
+
+fn kernel_status() -> KernelStatus {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: with a null attribute pointer, size 0 and only the VERSION flag,
+    // landlock_create_ruleset(2) reads no memory and creates no file descriptor: it returns
+    // the ABI version or -1 with errno (Documentation/userspace-api/landlock.rst).
+    let version = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    if version >= 1 {
+        return KernelStatus::Available {
+            abi: u32::try_from(version).unwrap_or(u32::MAX),
+        };
+    }
+    match std::io::Error::last_os_error().raw_os_error() {
+        Some(libc::EOPNOTSUPP) => KernelStatus::NotEnabled,
+        _ => KernelStatus::NotImplemented,
+    }
+}
+
+/// How far the ruleset was enforced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EnforcementStatus {
+    Full,
+    Partial,
+}
+
+/// A rule of the plan that was not added because its path changed after planning.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SkippedRule {
+    pub path: PathBuf,
+    pub error: String,
+}
+
+/// What the kernel now enforces on the calling thread.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Enforcement {
+    pub mode: PlanMode,
+    pub abi: u32,
+    pub status: EnforcementStatus,
+    pub fs_handled: Rights,
+    pub fs_not_enforced: Rights,
+    pub scopes: Vec<ScopeKind>,
+    pub scopes_not_enforced: Vec<ScopeKind>,
+    /// Rules given to the kernel.
+    pub rules: usize,
+    pub skipped: Vec<SkippedRule>,
+    pub no_new_privs: bool,
+    /// Whether every thread of the process was restricted, not only the caller.
+    pub all_threads: bool,
+}
+
+impl fmt::Display for Enforcement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let status = match self.status {
+            EnforcementStatus::Full => "fully enforced",
+            EnforcementStatus::Partial => "partially enforced",
+        };
+        writeln!(
+            f,
+            "landlock: ABI {}, {status}, {} rules{}",
+            self.abi,
+            self.rules,
+            if self.all_threads {
+                ", all threads"
+            } else {
+                ""
+            }
+        )?;
+        write_rights_line(f, "filesystem rights handled", self.fs_handled)?;
+        if !self.fs_not_enforced.is_empty() {
+            write_rights_line(f, "filesystem rights NOT enforced", self.fs_not_enforced)?;
+        }
+        write_scopes_line(f, "scopes", &self.scopes)?;
+        if !self.scopes_not_enforced.is_empty() {
+            write_scopes_line(f, "scopes NOT enforced", &self.scopes_not_enforced)?;
+        }
+        for skip in &self.skipped {
+            writeln!(f, "  skipped rule {}: {}", skip.path.display(), skip.error)?;
+        }
+        Ok(())
+    }
+}
+
+fn access_fs(rights: Rights) -> BitFlags<AccessFs> {
+    rights
+        .iter()
+        .map(|r| match r {
+            Right::Execute => AccessFs::Execute,
+            Right::WriteFile => AccessFs::WriteFile,
+            Right::ReadFile => AccessFs::ReadFile,
+            Right::ReadDir => AccessFs::ReadDir,
+            Right::RemoveDir => AccessFs::RemoveDir,
+            Right::RemoveFile => AccessFs::RemoveFile,
+            Right::MakeChar => AccessFs::MakeChar,
+            Right::MakeDir => AccessFs::MakeDir,
+            Right::MakeReg => AccessFs::MakeReg,
+            Right::MakeSock => AccessFs::MakeSock,
+            Right::MakeFifo => AccessFs::MakeFifo,
+            Right::MakeBlock => AccessFs::MakeBlock,
+            Right::MakeSym => AccessFs::MakeSym,
+            Right::Refer => AccessFs::Refer,
+            Right::Truncate => AccessFs::Truncate,
+            Right::IoctlDev => AccessFs::IoctlDev,
+        })
+        .fold(BitFlags::EMPTY, |acc, a| acc | a)
+}
+
+/// Open a rule's path without following any symlink, anywhere along it.
+///
+/// Planned paths are canonical, so a symlink met now means the tree changed since
+/// planning; following it could attach the grant to whatever it points at, a sealed root
+/// included. `O_PATH` needs no read permission on the object, so the open does not itself
+/// depend on DAC (it still needs search permission on the parents).
+fn open_beneath(rule: &PlanRule) -> Result<Option<(OwnedFd, Rights)>, Errno> {
+    let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let fd = match rustix::fs::openat2(
+        CWD,
+        &rule.path,
+        flags,
+        Mode::empty(),
+        ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+    ) {
+        Ok(fd) => fd,
+        // openat2 (5.6) predates Landlock (5.13) but a seccomp filter may refuse it.
+        Err(Errno::NOSYS) => rustix::fs::openat(CWD, &rule.path, flags, Mode::empty())?,
+        Err(e) => return Err(e),
+    };
+    let stat = rustix::fs::fstat(&fd)?;
+    let rights = match FileType::from_raw_mode(stat.st_mode) {
+        FileType::Directory => rule.rights,
+        // A final symlink opened with O_NOFOLLOW|O_PATH: a rule on it would grant nothing.
+        FileType::Symlink => return Ok(None),
+        // Whatever was planned, a non-directory only takes file rights (EINVAL otherwise).
+        _ => rule.rights & Rights::FILE,
+    };
+    if rights.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some((fd, rights)))
+}
+
+/// Restrict the calling thread (and, from ABI 8, every thread of the process) to `plan`.
+///
+/// Landlock domains are per thread before ABI 8: call this in the process that will
+/// `exec` the command, after any other thread has been joined or was never started,
+/// typically in the child between `fork` and `exec` or in a single-threaded launcher.
+/// Threads and children created afterwards inherit the domain; threads that already exist
+/// do not (unless `all_threads` is reported true). The restriction cannot be undone.
+///
+/// `no_new_privs` is set, as the kernel requires it for an unprivileged caller.
+pub fn restrict_self(plan: &Plan, floor: Floor) -> Result<Enforcement, LandlockError> {
+    let support = probe();
+    let abi = match support.kernel {
+        KernelStatus::Available { abi } => abi,
+        KernelStatus::NotEnabled | KernelStatus::NotImplemented => {
+            return Err(LandlockError::Unavailable {
+                status: support.kernel,
+            })
+        }
+    };
+    let above_floor = match floor {
+        Floor::FsV1 => CompatLevel::BestEffort,
+        Floor::Everything => CompatLevel::HardRequirement,
+    };
+    let scopes: BitFlags<Scope> = Scope::Signal | Scope::AbstractUnixSocket;
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(ABI::V1))?
+        .set_compatibility(above_floor)
+        .handle_access(access_fs(Rights::HANDLED))?
+        .scope(scopes)?
+        .create()?;
+
+    let mut skipped = Vec::new();
+    let mut added = 0usize;
+    for rule in &plan.rules {
+        match open_beneath(rule) {
+            Ok(Some((fd, rights))) => {
+                ruleset = ruleset.add_rule(PathBeneath::new(fd, access_fs(rights)))?;
+                added += 1;
+            }
+            Ok(None) => skipped.push(SkippedRule {
+                path: rule.path.clone(),
+                error: "now a symlink or empty for its type".to_string(),
+            }),
+            // Gone, replaced by a symlink, or unreachable since planning: granting less
+            // is the safe direction, and the report says so.
+            Err(e @ (Errno::NOENT | Errno::LOOP | Errno::XDEV | Errno::ACCESS | Errno::PERM)) => {
+                skipped.push(SkippedRule {
+                    path: rule.path.clone(),
+                    error: std::io::Error::from(e).to_string(),
+                })
+            }
+            Err(e) => {
+                return Err(LandlockError::Open {
+                    path: rule.path.clone(),
+                    source: e.into(),
+                })
+            }
+        }
+    }
+    // Asked for only where it exists: a best-effort request the kernel cannot honour would
+    // mark the whole ruleset "partially enforced" on every ABI 6 and 7 kernel.
+    let all_threads = abi >= ABI_ALL_THREADS;
+    if all_threads {
+        ruleset = ruleset.all_threads(true)?;
+    }
+    let status = ruleset.restrict_self()?;
+    let status_kind = match status.ruleset {
+        RulesetStatus::FullyEnforced => EnforcementStatus::Full,
+        RulesetStatus::PartiallyEnforced => EnforcementStatus::Partial,
+        RulesetStatus::NotEnforced => return Err(LandlockError::NotEnforced { abi }),
+    };
+    if floor == Floor::Everything && status_kind != EnforcementStatus::Full {
+        return Err(LandlockError::BelowFloor { floor, abi });
+    }
+    Ok(Enforcement {
+        mode: plan.mode,
+        abi,
+        status: status_kind,
+        fs_handled: support.fs_enforced,
+        fs_not_enforced: support.fs_missing,
+        scopes: support.scopes_enforced,
+        scopes_not_enforced: support.scopes_missing,
+        rules: added,
+        skipped,
+        no_new_privs: status.no_new_privs,
+        all_threads: status.all_threads,
+    })
+}

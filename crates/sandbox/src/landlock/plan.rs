@@ -1,0 +1,714 @@
+//! The pure half of the Landlock layer: which `(path, rights)` rules express a policy.
+//!
+//! Landlock can only grant, and a rule on a directory grants its rights on the whole
+//! hierarchy beneath it (`security/landlock/fs.c` walks from the accessed object up to the
+//! real root, across mount points, and unions the rights of every rule it meets). So
+//! "everything but `~/.ssh`" is written as its complement: the directories on the way to
+//! each sealed root get only `READ_DIR`, and every other entry of those directories is
+//! granted whole. Only those ancestors are listed, never anything beneath a sibling, so a
+//! home with 100,000 entries costs one rule per entry of the home and nothing more.
+//!
+//! Writes follow the same shape inside writable roots: a writable directory that holds a
+//! sealed or protected path is split, each of its other entries writable whole.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use jaula_policy::paths::is_within;
+use jaula_policy::{Access, Platform, Policy, SealKind, WriteSource};
+use serde::Serialize;
+
+use super::rights::{Right, Rights};
+use super::LandlockError;
+
+/// What the ruleset is built for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlanMode {
+    /// Landlock alone on the host's filesystem: sealed roots become holes in the complement.
+    Native,
+    /// Inside jaula's bubblewrap view, which already replaces every existing sealed root
+    /// with an empty tmpfs or `/dev/null` and gives the cage its own `/dev`. Reads are
+    /// granted on `/` whole and writes on each writable root whole, so this layer adds none
+    /// of the native deviations; it splits a writable directory only around what a mount
+    /// cannot cover: a sealed path that does not exist yet (the cage must not create it)
+    /// and the cage's protected configuration.
+    BwrapView,
+}
+
+/// The type of a directory entry, as `lstat` sees it (symlinks are never followed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EntryKind {
+    Directory,
+    File,
+    Symlink,
+    /// Devices, sockets, FIFOs: non-directories to Landlock.
+    Other,
+}
+
+/// Read-only access to the filesystem the plan is made for. [`RealFs`] asks the kernel;
+/// tests use a fake tree.
+pub trait DirLister {
+    /// What `path` is, without following a final symlink; `None` when it does not exist.
+    fn kind(&self, path: &Path) -> io::Result<Option<EntryKind>>;
+    /// The entries directly inside `dir` (not `.` and `..`), in any order.
+    fn list(&self, dir: &Path) -> io::Result<Vec<(OsString, EntryKind)>>;
+}
+
+/// The host's filesystem.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RealFs;
+
+fn kind_of(file_type: std::fs::FileType) -> EntryKind {
+    if file_type.is_symlink() {
+        EntryKind::Symlink
+    } else if file_type.is_dir() {
+        EntryKind::Directory
+    } else if file_type.is_file() {
+        EntryKind::File
+    } else {
+        EntryKind::Other
+    }
+}
+
+impl DirLister for RealFs {
+    fn kind(&self, path: &Path) -> io::Result<Option<EntryKind>> {
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) => Ok(Some(kind_of(meta.file_type()))),
+            Err(e)
+                if e.kind() == io::ErrorKind::NotFound
+                    || e.raw_os_error() == Some(libc::ENOTDIR) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn list(&self, dir: &Path) -> io::Result<Vec<(OsString, EntryKind)>> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            // `file_type` comes from `d_type` when the filesystem fills it and from `lstat`
+            // otherwise: never from the symlink's target.
+            out.push((entry.file_name(), kind_of(entry.file_type()?)));
+        }
+        Ok(out)
+    }
+}
+
+/// What a rule is attached to. Landlock refuses directory-only rights on a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TargetKind {
+    Directory,
+    File,
+}
+
+/// Why a rule exists, for `jaula explain` and `--verbose`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Reason {
+    /// Nothing the cage can see is sealed: `/` is readable whole.
+    WorldReadable,
+    /// On the way to a sealed root: the names of its entries, nothing more.
+    SealAncestor { sealed: PathBuf },
+    /// Beside the way to a sealed root, with nothing sealed beneath: readable whole.
+    Sibling { beside: PathBuf },
+    /// A writable root with nothing sealed or protected beneath: writable whole.
+    WritableRoot { root: PathBuf, source: WriteSource },
+    /// An entry of a writable directory that is split around `around`.
+    WritableSibling { root: PathBuf, around: PathBuf },
+    /// This window's own broker token: the one file readable inside a sealed root.
+    TokenFile,
+    /// `~/.claude.json`, writable as a file in an otherwise read-only home.
+    ClaudeJson,
+    /// The host's `/dev`: its names are listable, its devices are not.
+    DeviceDirectory,
+    /// One of the devices bubblewrap's `--dev` would provide.
+    DeviceNode,
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::WorldReadable => f.write_str("nothing visible is sealed: / readable whole"),
+            Reason::SealAncestor { sealed } => {
+                write!(f, "on the way to sealed {}: names only", sealed.display())
+            }
+            Reason::Sibling { beside } => write!(
+                f,
+                "entry of {} with nothing sealed beneath",
+                beside.display()
+            ),
+            Reason::WritableRoot { root, source } => {
+                write!(f, "writable root {} ({})", root.display(), source.label())
+            }
+            Reason::WritableSibling { root, around } => write!(
+                f,
+                "inside writable {}, beside {}",
+                root.display(),
+                around.display()
+            ),
+            Reason::TokenFile => f.write_str("this window's token file"),
+            Reason::ClaudeJson => f.write_str("Claude state file"),
+            Reason::DeviceDirectory => f.write_str("device directory: names only"),
+            Reason::DeviceNode => f.write_str("device of the cage's own /dev"),
+        }
+    }
+}
+
+/// One Landlock rule: `rights` on `path` and everything beneath it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PlanRule {
+    pub path: PathBuf,
+    pub kind: TargetKind,
+    pub rights: Rights,
+    pub reasons: Vec<Reason>,
+}
+
+/// A directory that gets no rule of its own beyond `READ_DIR` (or a read), because
+/// something beneath it must stay out of reach; its entries get rules one by one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SplitDir {
+    pub path: PathBuf,
+    /// Split for reads: on the way to a sealed root.
+    pub read: bool,
+    /// Split for writes: a writable directory holding a sealed or protected path.
+    pub write: bool,
+}
+
+/// Something the planner could not see, or chose not to grant.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "note", rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum PlanNote {
+    /// A split directory that could not be listed: its entries get no rule (fail closed).
+    Unlistable { dir: PathBuf, error: String },
+    /// A path whose type could not be read: treated as absent.
+    Unreadable { path: PathBuf, error: String },
+    /// A writable root inside a sealed root: the seal wins, no write is granted.
+    WritableInsideSealed { root: PathBuf },
+    /// A writable root inside protected configuration: never writable.
+    WritableInsideProtected { root: PathBuf },
+}
+
+/// The rules for one policy on one filesystem.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    pub mode: PlanMode,
+    /// Sorted by path, one per path.
+    pub rules: Vec<PlanRule>,
+    /// Existing sealed roots left without any rule.
+    pub holes: Vec<PathBuf>,
+    pub split: Vec<SplitDir>,
+    pub notes: Vec<PlanNote>,
+}
+
+impl Plan {
+    pub fn rule(&self, path: &Path) -> Option<&PlanRule> {
+        self.rules.iter().find(|r| r.path == path)
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mode = match self.mode {
+            PlanMode::Native => "native",
+            PlanMode::BwrapView => "inside the bwrap view",
+        };
+        writeln!(f, "landlock plan ({mode}): {} rules", self.rules.len())?;
+        for rule in &self.rules {
+            let reasons: Vec<String> = rule.reasons.iter().map(|r| r.to_string()).collect();
+            writeln!(
+                f,
+                "  {:<12} {}  [{}]",
+                rule.rights.to_string(),
+                rule.path.display(),
+                reasons.join("; ")
+            )?;
+        }
+        for hole in &self.holes {
+            writeln!(f, "  {:<12} {}  [sealed]", "none", hole.display())?;
+        }
+        for note in &self.notes {
+            writeln!(f, "  note: {note:?}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The devices bubblewrap's `--dev` puts in a cage's own `/dev`. Natively the cage sees the
+/// host's `/dev`, where a writable or readable block device (`/dev/sda`, readable by root
+/// even without capabilities) would hand over every sealed file on the disk, so only
+/// these are granted. `/dev/pts` is the host's devpts: other terminals of the same uid are
+/// reachable (bwrap mode gives a private one; seccomp refuses `TIOCSTI`).
+pub const DEVICE_NODES: &[&str] = &[
+    "null", "zero", "full", "random", "urandom", "tty", "ptmx", "pts", "shm",
+];
+
+const DEV: &str = "/dev";
+
+/// Build the rules expressing `policy` on the filesystem `fs` shows.
+///
+/// Absent paths get no rule and nothing is ever created. Policy paths are canonical, so a
+/// symlink met while planning is a sibling like any other: it gets no rule (a rule on a
+/// symlink inode would protect nothing, and following it could land a grant inside a
+/// sealed root); whatever it points to is decided on its own path.
+pub fn plan(policy: &Policy, mode: PlanMode, fs: &dyn DirLister) -> Result<Plan, LandlockError> {
+    if policy.platform() != Platform::Linux {
+        return Err(LandlockError::NotLinux {
+            platform: policy.platform(),
+        });
+    }
+    Planner::new(policy, mode, fs)?.run()
+}
+
+struct Planner<'a> {
+    policy: &'a Policy,
+    mode: PlanMode,
+    fs: &'a dyn DirLister,
+    kinds: BTreeMap<PathBuf, Option<EntryKind>>,
+    /// Every sealed path: sealed roots, channel tokens (existing or not).
+    seals: Vec<(PathBuf, SealKind)>,
+    /// What reads must not reach, and what writes must not reach.
+    read_targets: Vec<PathBuf>,
+    write_targets: Vec<PathBuf>,
+    protected: Vec<(PathBuf, SealKind)>,
+    /// Writable directory roots that may be granted (not inside a seal or protected path).
+    writable: Vec<(PathBuf, WriteSource)>,
+    /// The existing channels directory, split itself (not only its ancestors).
+    channels_dir: Option<PathBuf>,
+    rules: BTreeMap<PathBuf, PlanRule>,
+    notes: Vec<PlanNote>,
+}
+
+impl<'a> Planner<'a> {
+    fn new(
+        policy: &'a Policy,
+        mode: PlanMode,
+        fs: &'a dyn DirLister,
+    ) -> Result<Self, LandlockError> {
+        let mut planner = Planner {
+            policy,
+            mode,
+            fs,
+            kinds: BTreeMap::new(),
+            seals: Vec::new(),
+            read_targets: Vec::new(),
+            write_targets: Vec::new(),
+            protected: policy
+                .protected()
+                .iter()
+                .map(|p| (p.path.clone(), p.kind))
+                .collect(),
+            writable: Vec::new(),
+            channels_dir: None,
+            rules: BTreeMap::new(),
+            notes: Vec::new(),
+        };
+        planner.collect_targets()?;
+        Ok(planner)
+    }
+
+    fn kind(&mut self, path: &Path) -> Option<EntryKind> {
+        if let Some(kind) = self.kinds.get(path) {
+            return *kind;
+        }
+        let kind = match self.fs.kind(path) {
+            Ok(kind) => kind,
+            Err(e) => {
+                self.notes.push(PlanNote::Unreadable {
+                    path: path.to_path_buf(),
+                    error: e.to_string(),
+                });
+                None
+            }
+        };
+        self.kinds.insert(path.to_path_buf(), kind);
+        kind
+    }
+
+    fn within_seal(&self, path: &Path) -> bool {
+        self.seals.iter().any(|(s, kind)| match kind {
+            SealKind::File => path == s,
+            SealKind::Directory => is_within(path, s),
+        }) || self.policy.is_channel_token(path)
+    }
+
+    fn within_protected(&self, path: &Path) -> bool {
+        self.protected.iter().any(|(p, kind)| match kind {
+            SealKind::File => path == p,
+            SealKind::Directory => is_within(path, p),
+        })
+    }
+
+    fn writable_root_of(&self, path: &Path) -> Option<&Path> {
+        self.writable
+            .iter()
+            .find(|(w, _)| is_within(path, w))
+            .map(|(w, _)| w.as_path())
+    }
+
+    fn collect_targets(&mut self) -> Result<(), LandlockError> {
+        let policy = self.policy;
+        for s in policy.sealed() {
+            self.seals.push((s.path.clone(), s.kind));
+        }
+        for token in policy.channel_token_files() {
+            self.seals.push((token.clone(), SealKind::File));
+        }
+        // Channel tokens are a pattern, `<channels>/<seat>/.env`, sealed whether or not the
+        // file exists yet. Rules can only name what exists, so the seat directories (and
+        // the channels directory itself) are split: no new `.env` can be created by the
+        // cage, and none created later by the host is readable.
+        let channels = policy.channels_root().to_path_buf();
+        let mut channel_targets = Vec::new();
+        match self.kind(&channels) {
+            Some(EntryKind::Directory) => {
+                // Splitting the channels directory itself keeps new seats from being made.
+                self.channels_dir = Some(channels.clone());
+                let seats = self
+                    .fs
+                    .list(&channels)
+                    .map_err(|source| LandlockError::List {
+                        dir: channels.clone(),
+                        source,
+                    })?;
+                for (name, kind) in seats {
+                    if kind == EntryKind::Directory {
+                        let env = channels.join(name).join(".env");
+                        if !self.seals.iter().any(|(s, _)| *s == env) {
+                            self.seals.push((env.clone(), SealKind::File));
+                        }
+                        channel_targets.push(env);
+                    }
+                }
+            }
+            Some(_) => {}
+            None => channel_targets.push(channels.clone()),
+        }
+
+        let seal_paths: Vec<PathBuf> = self.seals.iter().map(|(s, _)| s.clone()).collect();
+        match self.mode {
+            PlanMode::Native => {
+                self.read_targets.extend(seal_paths.iter().cloned());
+                self.read_targets.extend(channel_targets.iter().cloned());
+                // `/dev` is handled node by node, so `/` must not grant it whole.
+                self.read_targets.push(PathBuf::from(DEV));
+                self.write_targets.extend(seal_paths);
+                self.write_targets.extend(channel_targets);
+            }
+            PlanMode::BwrapView => {
+                // The view hides what exists; what does not exist it cannot cover.
+                for s in seal_paths.into_iter().chain(channel_targets) {
+                    if self.kind(&s).is_none() {
+                        self.write_targets.push(s);
+                    }
+                }
+            }
+        }
+        let protected: Vec<PathBuf> = self.protected.iter().map(|(p, _)| p.clone()).collect();
+        self.write_targets.extend(protected);
+
+        for w in policy.writable() {
+            if self.within_seal(&w.path) {
+                self.notes.push(PlanNote::WritableInsideSealed {
+                    root: w.path.clone(),
+                });
+                continue;
+            }
+            if self.within_protected(&w.path) {
+                self.notes.push(PlanNote::WritableInsideProtected {
+                    root: w.path.clone(),
+                });
+                continue;
+            }
+            if self.mode == PlanMode::Native && w.path == Path::new(DEV) {
+                continue;
+            }
+            self.writable.push((w.path.clone(), w.source));
+        }
+        Ok(())
+    }
+
+    /// Existing directories strictly above `target`, from `/` down, stopping at the first
+    /// that is missing or not a directory (its parent is then the deepest existing one).
+    fn existing_ancestors(&mut self, target: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut prefix = PathBuf::new();
+        let components: Vec<_> = target.components().collect();
+        for component in components.iter().take(components.len().saturating_sub(1)) {
+            prefix.push(component);
+            if self.kind(&prefix) != Some(EntryKind::Directory) {
+                break;
+            }
+            out.push(prefix.clone());
+        }
+        out
+    }
+
+    fn add(&mut self, path: &Path, kind: TargetKind, rights: Rights, reason: Reason) {
+        let rights = match kind {
+            TargetKind::Directory => rights,
+            TargetKind::File => rights & Rights::FILE,
+        };
+        if rights.is_empty() {
+            return;
+        }
+        let rule = self
+            .rules
+            .entry(path.to_path_buf())
+            .or_insert_with(|| PlanRule {
+                path: path.to_path_buf(),
+                kind,
+                rights: Rights::EMPTY,
+                reasons: Vec::new(),
+            });
+        rule.rights |= rights;
+        if !rule.reasons.contains(&reason) {
+            rule.reasons.push(reason);
+        }
+    }
+
+    fn run(mut self) -> Result<Plan, LandlockError> {
+        // Directories split for reads and for writes, each with the target that split it.
+        let mut read_split: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
+        for target in self.read_targets.clone() {
+            for a in self.existing_ancestors(&target) {
+                if !self.within_seal(&a) {
+                    read_split.entry(a).or_insert_with(|| target.clone());
+                }
+            }
+        }
+        let mut write_split: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
+        for target in self.write_targets.clone() {
+            for a in self.existing_ancestors(&target) {
+                if self.writable_root_of(&a).is_some()
+                    && !self.within_seal(&a)
+                    && !self.within_protected(&a)
+                {
+                    write_split.entry(a).or_insert_with(|| target.clone());
+                }
+            }
+        }
+        // The channels directory is split itself, and so is everything above it, as if a
+        // sealed entry were inside it: new seats must not be creatable.
+        if let Some(channels) = self.channels_dir.clone() {
+            let mut chain = self.existing_ancestors(&channels);
+            chain.push(channels.clone());
+            let why = channels.join(".env");
+            for a in chain {
+                if self.within_seal(&a) {
+                    continue;
+                }
+                if self.mode == PlanMode::Native {
+                    read_split.entry(a.clone()).or_insert_with(|| why.clone());
+                }
+                if self.writable_root_of(&a).is_some() && !self.within_protected(&a) {
+                    write_split.entry(a).or_insert_with(|| why.clone());
+                }
+            }
+        }
+        let split: BTreeSet<PathBuf> = read_split
+            .keys()
+            .chain(write_split.keys())
+            .cloned()
+            .collect();
+        let dev = Path::new(DEV);
+        let native = self.mode == PlanMode::Native;
+
+        for dir in &split {
+            if let Some(sealed) = read_split.get(dir) {
+                let reason = Reason::SealAncestor {
+                    sealed: sealed.clone(),
+                };
+                self.add(
+                    dir,
+                    TargetKind::Directory,
+                    Rights::single(Right::ReadDir),
+                    reason,
+                );
+            } else if let Some(parent) = dir.parent().filter(|p| read_split.contains_key(*p)) {
+                let beside = parent.to_path_buf();
+                self.add(
+                    dir,
+                    TargetKind::Directory,
+                    Rights::READ,
+                    Reason::Sibling { beside },
+                );
+            }
+            let entries = match self.fs.list(dir) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+                    self.notes.push(PlanNote::Unlistable {
+                        dir: dir.clone(),
+                        error: e.to_string(),
+                    });
+                    continue;
+                }
+                Err(source) => {
+                    return Err(LandlockError::List {
+                        dir: dir.clone(),
+                        source,
+                    })
+                }
+            };
+            for (name, entry_kind) in entries {
+                let child = dir.join(&name);
+                if split.contains(&child)
+                    || entry_kind == EntryKind::Symlink
+                    || (native && child == dev)
+                    || self.within_seal(&child)
+                    || child == self.policy.claude_json()
+                {
+                    continue;
+                }
+                let kind = if entry_kind == EntryKind::Directory {
+                    TargetKind::Directory
+                } else {
+                    TargetKind::File
+                };
+                if read_split.contains_key(dir) {
+                    let beside = dir.clone();
+                    self.add(&child, kind, Rights::READ, Reason::Sibling { beside });
+                }
+                if let Some(around) = write_split.get(dir) {
+                    if let Some(root) = self.writable_root_of(&child) {
+                        if !self.within_protected(&child) {
+                            let reason = Reason::WritableSibling {
+                                root: root.to_path_buf(),
+                                around: around.clone(),
+                            };
+                            self.add(&child, kind, Rights::WRITE, reason);
+                        }
+                    }
+                }
+            }
+        }
+
+        if !read_split.contains_key(Path::new("/")) {
+            self.add(
+                Path::new("/"),
+                TargetKind::Directory,
+                Rights::READ,
+                Reason::WorldReadable,
+            );
+        }
+
+        for (root, source) in self.writable.clone() {
+            if split.contains(&root) {
+                continue;
+            }
+            let kind = match self.kind(&root) {
+                Some(EntryKind::Directory) => TargetKind::Directory,
+                Some(EntryKind::File | EntryKind::Other) => TargetKind::File,
+                Some(EntryKind::Symlink) | None => continue,
+            };
+            let mut rights = Rights::READ | Rights::WRITE;
+            // Device ioctls only where devices are writable: the bwrap view's own `/dev`,
+            // or a device path the owner declared writable.
+            if is_within(&root, dev) {
+                rights |= Rights::single(Right::IoctlDev);
+            }
+            let reason = Reason::WritableRoot {
+                root: root.clone(),
+                source,
+            };
+            self.add(&root, kind, rights, reason);
+        }
+
+        let claude_json = self.policy.claude_json().to_path_buf();
+        if !self.within_seal(&claude_json) && !self.within_protected(&claude_json) {
+            if let Some(EntryKind::File) = self.kind(&claude_json) {
+                let rights = Rights::READ | Rights::WRITE;
+                self.add(&claude_json, TargetKind::File, rights, Reason::ClaudeJson);
+            }
+        }
+
+        let mut token_rule = None;
+        if let Some(token) = self.policy.token_file().map(Path::to_path_buf) {
+            let kind = self.kind(&token);
+            if native
+                && self.within_seal(&token)
+                && matches!(kind, Some(EntryKind::File | EntryKind::Other))
+            {
+                let rights = Rights::single(Right::ReadFile);
+                self.add(&token, TargetKind::File, rights, Reason::TokenFile);
+                token_rule = Some(token);
+            }
+        }
+
+        if native && self.kind(dev) == Some(EntryKind::Directory) {
+            let names_only = Rights::single(Right::ReadDir);
+            self.add(
+                dev,
+                TargetKind::Directory,
+                names_only,
+                Reason::DeviceDirectory,
+            );
+            for name in DEVICE_NODES {
+                let node = dev.join(name);
+                let kind = match self.kind(&node) {
+                    Some(EntryKind::Directory) => TargetKind::Directory,
+                    Some(EntryKind::File | EntryKind::Other) => TargetKind::File,
+                    Some(EntryKind::Symlink) | None => continue,
+                };
+                if self.within_seal(&node) {
+                    continue;
+                }
+                let mut rights = Rights::EMPTY;
+                if self.policy.decide(&node, Access::Read).allowed {
+                    rights |= Rights::READ;
+                }
+                if self.policy.decide(&node, Access::Write).allowed {
+                    rights |= Rights::WRITE | Rights::single(Right::IoctlDev);
+                }
+                self.add(&node, kind, rights, Reason::DeviceNode);
+            }
+        }
+
+        // Fail closed if any construction above ever put a grant inside a sealed root: the
+        // token file is the one exception, and only with READ_FILE.
+        for rule in self.rules.values() {
+            let allowed_exception = token_rule.as_deref() == Some(rule.path.as_path())
+                && rule.rights == Rights::single(Right::ReadFile);
+            if self.within_seal(&rule.path) && !allowed_exception {
+                return Err(LandlockError::GrantInsideSeal {
+                    path: rule.path.clone(),
+                    rights: rule.rights,
+                });
+            }
+        }
+
+        let mut holes = Vec::new();
+        if native {
+            for (seal, _) in self.seals.clone() {
+                if self.kind(&seal).is_some() && !holes.contains(&seal) {
+                    holes.push(seal);
+                }
+            }
+        }
+        let split = split
+            .into_iter()
+            .map(|path| SplitDir {
+                read: read_split.contains_key(&path),
+                write: write_split.contains_key(&path),
+                path,
+            })
+            .collect();
+        Ok(Plan {
+            mode: self.mode,
+            rules: self.rules.into_values().collect(),
+            holes,
+            split,
+            notes: self.notes,
+        })
+    }
+}
