@@ -206,7 +206,7 @@ fn line_is_empty_when_the_cage_is_off_in_both() {
         return skip_or_fail("../shared/seeds is absent (a clone outside the workplace)");
     };
     let h = build_home(&root.join("tree"));
-    for (k, v) in [("CITY_CAGE", "0"), ("CITY_CAGE_BWRAP", "0")] {
+    for (k, v) in [("CITY_CAGE", "0")] {
         let env = env_for(&h, &[(k, v.to_string())]);
         let seed_out = Command::new("python3")
             .arg(seed.join("cage.py"))
@@ -233,4 +233,33 @@ fn line_is_empty_when_the_cage_is_off_in_both() {
         assert_eq!(seed_out.stdout, b"");
         assert_eq!(ours.stdout, b"", "{k}={v}");
     }
+    // Where the seed's only mechanism (bubblewrap) is declared unusable, jaula still cages
+    // with Landlock; its prefix is then `jaula run`, whose own probe picks that backend.
+    let env = env_for(&h, &[("CITY_CAGE_BWRAP", "0".to_string())]);
+    let seed_out = Command::new("python3")
+        .arg(seed.join("cage.py"))
+        .env_clear()
+        .envs(&env)
+        .args(["line", "--repo"])
+        .arg(&h.repo)
+        .output()
+        .unwrap();
+    assert_eq!(seed_out.stdout, b"");
+    let ours = Command::new(jaula())
+        .env_clear()
+        .envs(&env)
+        .args(["line", "--repo"])
+        .arg(&h.repo)
+        .output()
+        .unwrap();
+    let prefix = parse_shell_prefix(&ours.stdout);
+    assert_eq!(
+        prefix.get(1).map(|a| a.as_os_str()),
+        Some(std::ffi::OsStr::new("run")),
+        "{prefix:?}"
+    );
+    assert_eq!(
+        prefix.last().map(|a| a.as_os_str()),
+        Some(std::ffi::OsStr::new("--"))
+    );
 }

@@ -66,7 +66,9 @@ impl LaunchError {
     /// The shell's convention: 127 when the command was not found, 126 otherwise.
     pub fn exit_code(&self) -> i32 {
         match self {
-            LaunchError::Exec { source, .. } if source.kind() == std::io::ErrorKind::NotFound => 127,
+            LaunchError::Exec { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                127
+            }
             _ => 126,
         }
     }

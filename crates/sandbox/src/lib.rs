@@ -7,6 +7,6 @@
 pub mod bwrap;
 pub mod hardening;
 pub mod landlock;
+pub mod launch;
 pub mod seatbelt;
 pub mod seccomp;
-pub mod launch;

@@ -5,7 +5,7 @@ use std::path::Path;
 use clap::Args;
 use jaula_policy::sources::BwrapHint;
 use jaula_policy::{Platform, Sources};
-use jaula_sandbox::bwrap;
+use jaula_sandbox::{bwrap, landlock};
 
 use crate::args::PolicyArgs;
 use crate::commands::line::SANDBOX_EXEC;
@@ -51,9 +51,20 @@ pub fn availability(sources: &Sources) -> Availability {
         }
         _ => {
             let probe = bwrap::probe(sources.bwrap, &bwrap::BwrapOptions::default());
-            Availability {
-                available: probe.is_available(),
-                reason: probe.reason(),
+            let landlock = landlock::probe();
+            match (probe.is_available(), landlock.floor_met) {
+                (true, _) => Availability {
+                    available: true,
+                    reason: format!("bwrap view plus landlock ({})", landlock.kernel),
+                },
+                (false, true) => Availability {
+                    available: true,
+                    reason: format!("landlock ({}); bwrap: {}", landlock.kernel, probe.reason()),
+                },
+                (false, false) => Availability {
+                    available: false,
+                    reason: format!("bwrap: {}; landlock: {}", probe.reason(), landlock.kernel),
+                },
             }
         }
     }

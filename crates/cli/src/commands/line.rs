@@ -1,10 +1,11 @@
 //! `jaula line`: the launch prefix one window's shell command is prefixed with.
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use jaula_policy::{Platform, Policy};
+use jaula_policy::{Platform, Policy, PolicySpec};
 use jaula_sandbox::bwrap;
 
 use crate::args::PolicyArgs;
@@ -16,9 +17,10 @@ use crate::{context, Outcome};
 /// (or a planted directory early in PATH) controls.
 pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
 
-/// Print the launch prefix for one window: a bubblewrap argv on Linux, `sandbox-exec -f
-/// PROFILE` on macOS, or nothing when no cage is available here or CITY_CAGE=0 (the
-/// window then launches uncaged, exactly as before the cage existed).
+/// Print the launch prefix for one window: `jaula run [flags] -- ` on Linux (bubblewrap's
+/// view plus Landlock, seccomp and hardening, or Landlock alone where user namespaces do
+/// not work), `sandbox-exec -f PROFILE` on macOS, or nothing when no cage is available
+/// here or CITY_CAGE=0 (the window then launches uncaged, as before the cage existed).
 #[derive(Args, Debug)]
 pub struct LineArgs {
     #[command(flatten)]
@@ -46,10 +48,8 @@ pub fn run(args: &LineArgs) -> Outcome {
                 line
             }
             _ => {
-                context::ensure_protected_dirs(&policy)?;
-                let argv =
-                    bwrap::render_argv(&policy, &bwrap::BwrapOptions::default(), &bwrap::RealDisk)?;
-                let mut line = bwrap::shell_join(&argv);
+                let mut line =
+                    bwrap::shell_join(&run_prefix(&policy, &sources.spec, &args.policy)?);
                 line.push(b' ');
                 line
             }
@@ -68,6 +68,44 @@ pub fn run(args: &LineArgs) -> Outcome {
         std::io::stdout().write_all(&prefix)?;
     }
     Ok(0)
+}
+
+/// `jaula run` with this window's resolved policy flags, ending in `--`: the launcher
+/// appends the command, and `run` applies every layer this kernel has when it starts.
+fn run_prefix(
+    policy: &Policy,
+    spec: &PolicySpec,
+    args: &PolicyArgs,
+) -> Result<Vec<OsString>, CliError> {
+    let me = std::env::current_exe()
+        .map_err(|e| CliError::Launch(format!("cannot find jaula's own binary: {e}")))?;
+    let mut argv: Vec<OsString> = vec![me.into_os_string(), "run".into()];
+    let mut flag = |name: &str, value: OsString| {
+        argv.push(name.into());
+        argv.push(value);
+    };
+    flag("--repo", policy.repo().into());
+    flag("--home", policy.home().into());
+    flag("--state-home", policy.state_home().into());
+    if let Some(t) = policy.token_file() {
+        flag("--token-file", t.into());
+    }
+    if !args.mounts.is_empty() {
+        flag("--mounts", args.mounts.clone());
+    }
+    if let Some(c) = &args.config {
+        flag("--config", c.clone().into());
+    }
+    // Every source's extras are baked in (config, environment and flags, already merged),
+    // so the prefix means the same cage whatever environment the launcher runs it in.
+    for d in &spec.extra_sealed {
+        flag("--deny", d.clone().into());
+    }
+    for w in &spec.extra_writable {
+        flag("--allow-write", w.clone().into());
+    }
+    argv.push("--".into());
+    Ok(argv)
 }
 
 /// `[^A-Za-z0-9_-]` → `-`, one per character; empty → `window`.

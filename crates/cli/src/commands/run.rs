@@ -76,7 +76,10 @@ pub fn run(args: &RunArgs) -> Outcome {
     }
     let sources = context::sources(&policy_args, Some(Platform::Linux))?;
     if !sources.enabled {
-        return uncaged(args, "the cage is disabled (CITY_CAGE=0 or config cage.enabled = false)");
+        return uncaged(
+            args,
+            "the cage is disabled (CITY_CAGE=0 or config cage.enabled = false)",
+        );
     }
     let policy = context::resolve(&sources, &policy_args)?;
     let env = scrubbed_env(args, &sources)?;
@@ -134,7 +137,8 @@ fn bwrap_options(args: &RunArgs) -> bwrap::BwrapOptions {
 /// The environment CMD gets: this process's, less the credential variables.
 fn scrubbed_env(args: &RunArgs, sources: &Sources) -> Result<Vec<(OsString, OsString)>, CliError> {
     let pattern = |text: &String| {
-        EnvPattern::parse(text).map_err(|e| CliError::Usage(format!("bad environment pattern {text:?}: {e}")))
+        EnvPattern::parse(text)
+            .map_err(|e| CliError::Usage(format!("bad environment pattern {text:?}: {e}")))
     };
     let mut rules = EnvRules::new();
     for p in sources.env.keep.iter().chain(&args.keep_env) {
@@ -145,7 +149,11 @@ fn scrubbed_env(args: &RunArgs, sources: &Sources) -> Result<Vec<(OsString, OsSt
     }
     let scrubbed = scrub_env(std::env::vars_os(), &rules);
     if args.verbose && !args.inner_stage && !scrubbed.removed_names.is_empty() {
-        let names: Vec<_> = scrubbed.removed_names.iter().map(|n| n.to_string_lossy()).collect();
+        let names: Vec<_> = scrubbed
+            .removed_names
+            .iter()
+            .map(|n| n.to_string_lossy())
+            .collect();
         eprintln!("jaula: scrubbed from the environment: {}", names.join(" "));
     }
     Ok(scrubbed.kept)
@@ -158,15 +166,24 @@ fn command(args: &RunArgs, env: Vec<(OsString, OsString)>) -> Command {
 }
 
 /// Landlock + seccomp + hardening on this process, then exec CMD in its place.
-fn confine(args: &RunArgs, policy: &Policy, env: Vec<(OsString, OsString)>, mode: PlanMode) -> Outcome {
-    let plan = landlock::plan(policy, mode, &RealFs).map_err(|e| CliError::Launch(e.to_string()))?;
+fn confine(
+    args: &RunArgs,
+    policy: &Policy,
+    env: Vec<(OsString, OsString)>,
+    mode: PlanMode,
+) -> Outcome {
+    let plan =
+        landlock::plan(policy, mode, &RealFs).map_err(|e| CliError::Launch(e.to_string()))?;
     let support = landlock::probe();
     // Inside bwrap's view the mount namespace already seals; a kernel without Landlock
     // there is reported, not refused. Natively Landlock is the cage: refuse without it.
     let landlock = if support.floor_met {
         Some((&plan, Floor::FsV1))
     } else if mode == PlanMode::BwrapView {
-        eprintln!("jaula: warning: {}: the bwrap view is the only filesystem layer", landlock_missing());
+        eprintln!(
+            "jaula: warning: {}: the bwrap view is the only filesystem layer",
+            landlock_missing()
+        );
         None
     } else {
         return uncaged(args, &landlock_missing());
@@ -181,7 +198,11 @@ fn confine(args: &RunArgs, policy: &Policy, env: Vec<(OsString, OsString)>, mode
         seccomp: true,
     };
     let verbose = args.verbose;
-    let backend = if mode == PlanMode::Native { "landlock" } else { "bwrap (inner stage)" };
+    let backend = if mode == PlanMode::Native {
+        "landlock"
+    } else {
+        "bwrap (inner stage)"
+    };
     let err = confine_and_exec(&mut command(args, env), &confinement, |report| {
         if verbose {
             eprintln!("jaula: backend {backend}; layers in force:\n{report}");
@@ -206,13 +227,22 @@ fn exec_bwrap(
     }
     let cwd = std::env::current_dir().map_err(CliError::Cwd)?;
     argv.extend(["--chdir".into(), cwd.into_os_string()]);
-    let me = std::env::current_exe().map_err(|e| CliError::Launch(format!("cannot find jaula's own binary: {e}")))?;
-    argv.extend(["--".into(), me.into_os_string(), "run".into(), "--inner-stage".into()]);
+    let me = std::env::current_exe()
+        .map_err(|e| CliError::Launch(format!("cannot find jaula's own binary: {e}")))?;
+    argv.extend([
+        "--".into(),
+        me.into_os_string(),
+        "run".into(),
+        "--inner-stage".into(),
+    ]);
     argv.extend(inner_stage_args(args, policy_args, policy));
     argv.push("--".into());
     argv.extend(args.command.iter().cloned());
     if args.verbose {
-        eprintln!("jaula: backend bwrap: {}", String::from_utf8_lossy(&bwrap::shell_join(&argv)));
+        eprintln!(
+            "jaula: backend bwrap: {}",
+            String::from_utf8_lossy(&bwrap::shell_join(&argv))
+        );
     }
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]).env_clear().envs(env);
@@ -271,7 +301,13 @@ fn uncaged(args: &RunArgs, reason: &str) -> Outcome {
     let mut cmd = Command::new(&args.command[0]);
     cmd.args(&args.command[1..]);
     let err = std::os::unix::process::CommandExt::exec(&mut cmd);
-    eprintln!("jaula: cannot execute {}: {err}", args.command[0].to_string_lossy());
-    Ok(if err.kind() == std::io::ErrorKind::NotFound { 127 } else { REFUSED })
+    eprintln!(
+        "jaula: cannot execute {}: {err}",
+        args.command[0].to_string_lossy()
+    );
+    Ok(if err.kind() == std::io::ErrorKind::NotFound {
+        127
+    } else {
+        REFUSED
+    })
 }
-
