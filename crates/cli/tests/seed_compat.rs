@@ -206,7 +206,8 @@ fn line_is_empty_when_the_cage_is_off_in_both() {
         return skip_or_fail("../shared/seeds is absent (a clone outside the workplace)");
     };
     let h = build_home(&root.join("tree"));
-    for (k, v) in [("CITY_CAGE", "0")] {
+    {
+        let (k, v) = ("CITY_CAGE", "0");
         let env = env_for(&h, &[(k, v.to_string())]);
         let seed_out = Command::new("python3")
             .arg(seed.join("cage.py"))

@@ -73,6 +73,7 @@ pub fn availability(sources: &Sources) -> Availability {
 pub fn run(args: &CheckArgs) -> Outcome {
     let sources = context::sources(&args.policy, None)?;
     let availability = availability(&sources);
+    let layers = Layers::probe(&sources);
     if args.json {
         context::print_json(&serde_json::json!({
             "available": availability.available,
@@ -85,12 +86,59 @@ pub fn run(args: &CheckArgs) -> Outcome {
             },
             "config": sources.config_path,
             "config_loaded": sources.config_loaded,
+            "landlock": layers.landlock,
+            "seccomp": layers.seccomp,
+            "bwrap": layers.bwrap,
         }))?;
-    } else if availability.available {
-        println!("cage available");
     } else {
-        println!("cage unavailable on this machine");
-        eprintln!("jaula: {}", availability.reason);
+        // The first line is the seed's, for launchers that read it; the layers follow.
+        if availability.available {
+            println!("cage available");
+        } else {
+            println!("cage unavailable on this machine");
+        }
+        println!("reason: {}", availability.reason);
+        if Platform::host() == Platform::Linux {
+            print!("{}", layers.landlock);
+            println!("seccomp: {}", layers.seccomp);
+            println!("bwrap: {}", layers.bwrap);
+        }
     }
     Ok(if availability.available { 0 } else { 1 })
+}
+
+/// What each Linux layer can do on this kernel, for `check`.
+struct Layers {
+    landlock: landlock::Support,
+    seccomp: String,
+    bwrap: String,
+}
+
+impl Layers {
+    fn probe(sources: &Sources) -> Layers {
+        let seccomp = match (seccomp_in_kernel(), jaula_sandbox::seccomp::compile()) {
+            (true, Ok(filter)) => format!(
+                "available; {} deny rules, arch {:?}",
+                jaula_sandbox::seccomp::deny_list().len(),
+                filter.arch()
+            ),
+            (false, _) => {
+                "not available in this kernel (no Seccomp field in /proc/self/status)".to_string()
+            }
+            (_, Err(e)) => format!("filter does not compile here: {e}"),
+        };
+        let bwrap = bwrap::probe(sources.bwrap, &bwrap::BwrapOptions::default()).reason();
+        Layers {
+            landlock: landlock::probe(),
+            seccomp,
+            bwrap,
+        }
+    }
+}
+
+/// The kernel reports a `Seccomp:` line in /proc/self/status when CONFIG_SECCOMP is on.
+fn seccomp_in_kernel() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .map(|s| s.lines().any(|l| l.starts_with("Seccomp:")))
+        .unwrap_or(false)
 }

@@ -1,0 +1,342 @@
+//! The binary's contract: exit codes, messages, the seed-compatible outputs, fail-closed
+//! refusal, and the protection of the cage's own configuration.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::*;
+
+fn jaula_in(home: &Path) -> Command {
+    let mut c = Command::new(jaula());
+    c.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home);
+    c
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).to_string()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "{:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+#[test]
+fn line_and_profile_require_repo_with_exit_2() {
+    let (_k, root) = scratch("norepo");
+    let h = build_home(&root);
+    for cmd in ["line", "profile"] {
+        let out = jaula_in(&h.home).arg(cmd).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{cmd}");
+        assert_eq!(text(&out.stderr).trim(), "--repo is required");
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn unsafe_working_directories_exit_1_with_the_path() {
+    let (_k, root) = scratch("unsafe");
+    let h = build_home(&root);
+    let cases = [
+        (h.home.join(".ssh"), "inside the sealed root"),
+        (h.home.clone(), "is the home directory"),
+        (root.clone(), "contains the home directory"),
+        (root.join("missing"), "needs an existing working directory"),
+    ];
+    for (repo, why) in cases {
+        for cmd in ["profile", "line", "explain"] {
+            let mut c = jaula_in(&h.home);
+            c.arg(cmd);
+            if cmd == "explain" {
+                c.arg("/etc/hostname");
+            }
+            let out = c.arg("--repo").arg(&repo).output().unwrap();
+            assert_eq!(out.status.code(), Some(1), "{cmd} {}", repo.display());
+            let err = text(&out.stderr);
+            assert!(
+                err.contains(why) && err.contains(&repo.display().to_string()),
+                "{cmd}: {err}"
+            );
+            assert!(out.stdout.is_empty());
+        }
+    }
+}
+
+#[test]
+fn check_answers_with_the_seed_line_and_exit_code() {
+    let (_k, root) = scratch("check");
+    let h = build_home(&root);
+    let out = jaula_in(&h.home).arg("check").output().unwrap();
+    let first = text(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    match out.status.code() {
+        Some(0) => assert_eq!(first, "cage available"),
+        Some(1) => assert_eq!(first, "cage unavailable on this machine"),
+        other => panic!("check exited {other:?}"),
+    }
+    let off = jaula_in(&h.home)
+        .env("CITY_CAGE", "0")
+        .arg("check")
+        .output()
+        .unwrap();
+    assert_eq!(off.status.code(), Some(1));
+    assert_eq!(
+        text(&off.stdout).lines().next(),
+        Some("cage unavailable on this machine")
+    );
+    let json: serde_json::Value = serde_json::from_slice(
+        &jaula_in(&h.home)
+            .args(["check", "--json"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(json["available"].is_boolean());
+    assert!(json["landlock"]["kernel"].is_object() || json["landlock"]["kernel"].is_string());
+}
+
+#[test]
+fn explain_names_the_rule_and_the_backends() {
+    let (_k, root) = scratch("explain");
+    let h = build_home(&root);
+    let out = jaula_in(&h.home)
+        .args(["explain", "--json", "--repo"])
+        .arg(&h.repo)
+        .arg(h.home.join(".ssh/id_x"))
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
+    assert_eq!(v["allowed"], false);
+    assert_eq!(v["rule"], "sealed: ~/.ssh (credential directory)");
+    let out = jaula_in(&h.home)
+        .args(["explain", "--write", "--repo"])
+        .arg(&h.repo)
+        .arg(h.repo.join("src/new.rs"))
+        .output()
+        .unwrap();
+    let s = ok(&out);
+    assert!(s.contains("decision: allowed"), "{s}");
+    assert!(s.contains("(repo)"), "{s}");
+    let out = jaula_in(&h.home)
+        .args(["explain", "--write", "--repo"])
+        .arg(&h.repo)
+        .arg(h.home.join(".config/jaula/config.toml"))
+        .output()
+        .unwrap();
+    assert!(ok(&out).contains("protected: ~/.config/jaula (jaula config directory)"));
+}
+
+#[test]
+fn render_bwrap_json_is_the_argv() {
+    let (_k, root) = scratch("render");
+    let h = build_home(&root);
+    let out = jaula_in(&h.home)
+        .args(["render", "bwrap", "--json", "--repo"])
+        .arg(&h.repo)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
+    let argv: Vec<String> = v["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(&argv[..3], &["bwrap", "--ro-bind", "/"]);
+    let ssh = h.home.join(".ssh").display().to_string();
+    let tmpfs = argv
+        .windows(2)
+        .position(|w| w[0] == "--tmpfs" && w[1] == ssh);
+    assert!(tmpfs.is_some(), "{argv:?}");
+}
+
+#[test]
+fn a_bad_config_file_is_refused_and_nothing_is_launched() {
+    let (_k, root) = scratch("badcfg");
+    let h = build_home(&root);
+    fs::write(
+        h.home.join(".config/jaula/config.toml"),
+        "[cage]\ndenny = [\"~/.x\"]\n",
+    )
+    .unwrap();
+    for args in [vec!["line"], vec!["run", "--", "true"]] {
+        let out = jaula_in(&h.home)
+            .args(&args)
+            .arg("--repo")
+            .arg(&h.repo)
+            .output()
+            .unwrap();
+        assert_ne!(out.status.code(), Some(0), "{args:?}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("denny") && err.contains("config.toml"),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn run_refuses_to_start_uncaged_with_126_and_the_missing_layer() {
+    let (_k, root) = scratch("refuse");
+    let h = build_home(&root);
+    let marker = h.repo.join("ran");
+    let script = format!("touch '{}'", marker.display());
+    // The cage switched off: refuse unless --allow-uncaged.
+    let out = jaula_in(&h.home)
+        .env("CITY_CAGE", "0")
+        .args(["run", "--repo"])
+        .arg(&h.repo)
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(126));
+    assert!(
+        text(&out.stderr).contains("refusing to run uncaged"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!marker.exists());
+    // bwrap declared unusable and the bwrap backend asked for: refuse, naming bwrap.
+    let out = jaula_in(&h.home)
+        .env("CITY_CAGE_BWRAP", "0")
+        .args(["run", "--backend", "bwrap", "--repo"])
+        .arg(&h.repo)
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(126));
+    assert!(text(&out.stderr).contains("bwrap"), "{}", text(&out.stderr));
+    assert!(!marker.exists());
+    // With --allow-uncaged it runs, loudly.
+    let out = jaula_in(&h.home)
+        .env("CITY_CAGE", "0")
+        .args(["run", "--allow-uncaged", "--repo"])
+        .arg(&h.repo)
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("UNCAGED"));
+    assert!(marker.exists());
+}
+
+#[test]
+fn run_keeps_the_exit_code_and_pid() {
+    let (_k, root) = scratch("exit");
+    let h = build_home(&root);
+    for backend in ["landlock", "bwrap"] {
+        let out = jaula_in(&h.home)
+            .args(["run", "--backend", backend, "--repo"])
+            .arg(&h.repo)
+            .args(["--", "sh", "-c", "exit 42"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(42),
+            "{backend}: {}",
+            text(&out.stderr)
+        );
+        let out = jaula_in(&h.home)
+            .args(["run", "--backend", backend, "--repo"])
+            .arg(&h.repo)
+            .args(["--", "/no/such/cmd"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(127),
+            "{backend}: {}",
+            text(&out.stderr)
+        );
+    }
+    // Landlock mode execs in place: the command has jaula's pid.
+    let child = jaula_in(&h.home)
+        .args(["run", "--backend", "landlock", "--repo"])
+        .arg(&h.repo)
+        .args(["--", "sh", "-c", "echo $$"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(text(&out.stdout).trim(), pid.to_string());
+}
+
+/// The config file shapes every cage, so no cage may write it, even though ~/.config is
+/// writable, and even when it does not exist yet (creating it would plant a policy).
+#[test]
+fn the_config_file_is_unwritable_from_every_cage() {
+    for backend in ["landlock", "bwrap"] {
+        for present in [true, false] {
+            let (_k, root) = scratch("cfg");
+            let h = build_home(&root);
+            let dir = h.home.join(".config/jaula");
+            if !present {
+                fs::remove_dir_all(&dir).unwrap();
+            }
+            let cfg = dir.join("config.toml");
+            let attack = format!(
+                "mkdir -p '{d}' 2>/dev/null; printf '[cage]\\nenabled = false\\n' > '{c}' 2>/dev/null; \
+                 printf 'x' >> '{c}' 2>/dev/null; mv '{d}' '{d}.old' 2>/dev/null; true",
+                d = dir.display(),
+                c = cfg.display()
+            );
+            let before = fs::read(&cfg).ok();
+            let out = jaula_in(&h.home)
+                .args(["run", "--backend", backend, "--repo"])
+                .arg(&h.repo)
+                .args(["--", "sh", "-c", &attack])
+                .output()
+                .unwrap();
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{backend}: {}",
+                text(&out.stderr)
+            );
+            assert_eq!(
+                fs::read(&cfg).ok(),
+                before,
+                "{backend} present={present}: the config changed"
+            );
+            assert!(
+                !h.home.join(".config/jaula.old").exists(),
+                "{backend}: the config dir was renamed"
+            );
+            // And the cage still allows its neighbours in ~/.config.
+            let out = jaula_in(&h.home)
+                .args(["run", "--backend", backend, "--repo"])
+                .arg(&h.repo)
+                .args(["--", "sh", "-c"])
+                .arg(format!(
+                    "printf y >> '{}'",
+                    h.home.join(".config/x/y.conf").display()
+                ))
+                .output()
+                .unwrap();
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{backend}: {}",
+                text(&out.stderr)
+            );
+        }
+    }
+}
