@@ -88,6 +88,11 @@ pub fn detect_uid_separation() -> Separation {
     }
 }
 
+/// The effective uid of this process: the owner the `.git` guard expects.
+pub fn runner_uid() -> u32 {
+    geteuid().as_raw()
+}
+
 /// How a [`ContractIsolation`] is configured.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IsolationConfig {

@@ -27,8 +27,8 @@ pub use floor::{LimitInForce, Limits, Sandbox, SpawnFloor};
 pub use handover::{check_git_dir, HandoverCounts, GIT_DIR};
 pub use ids::{is_uuid, ContractId, RuntimeKind, WorkRecordId, NO_CONTRACT};
 pub use isolation::{
-    detect_uid_separation, ContractIsolation, HandoverReport, HeldWorkspace, IsolationConfig,
-    Separation, WipeReport, WorkspaceRemoval,
+    detect_uid_separation, runner_uid, ContractIsolation, HandoverReport, HeldWorkspace,
+    IsolationConfig, Separation, WipeReport, WorkspaceRemoval,
 };
 pub use remove::RemovalFailure;
 pub use settings::{ContractConfig, ContractFlags};

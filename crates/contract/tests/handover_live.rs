@@ -49,7 +49,11 @@ fn sh(cwd: &Path, script: &str) {
         .current_dir(cwd)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A checkout as a root runner with umask 000 would leave it: every `.git` entry
@@ -86,8 +90,12 @@ fn handover_reowns_all_but_git_and_the_contract_cannot_plant_a_hook() {
     let c = cid("tenant-hook");
     let ws = checkout(&iso, &c);
     let home = iso.contract_dir(&c);
-    iso.sandbox(&c, &jaula_contract::RuntimeKind::parse("codex").unwrap(), None)
-        .unwrap();
+    iso.sandbox(
+        &c,
+        &jaula_contract::RuntimeKind::parse("codex").unwrap(),
+        None,
+    )
+    .unwrap();
     let uid = iso.current_uid(&c).unwrap().unwrap();
 
     let outside = dir.path().join("outside");
@@ -97,7 +105,11 @@ fn handover_reowns_all_but_git_and_the_contract_cannot_plant_a_hook() {
     std::os::unix::fs::symlink(outside.join("secret"), ws.join("escape")).unwrap();
     std::os::unix::fs::symlink(&outside, ws.join("src/escape-dir")).unwrap();
     fs::hard_link(outside.join("linked"), ws.join("hardlink")).unwrap();
-    assert_ne!(mode(&ws.join(".git/config")) & 0o022, 0, "fixture: .git must start world-writable");
+    assert_ne!(
+        mode(&ws.join(".git/config")) & 0o022,
+        0,
+        "fixture: .git must start world-writable"
+    );
 
     let report = iso.hand_over(&c, &ws).unwrap();
     assert_eq!(report.uid, Some(uid));
@@ -112,24 +124,52 @@ fn handover_reowns_all_but_git_and_the_contract_cannot_plant_a_hook() {
         if in_git {
             assert_eq!(meta.uid(), 0, "{} re-owned", p.display());
             if !meta.file_type().is_symlink() {
-                assert_eq!(meta.mode() & 0o022, 0, "{} still group/other-writable", p.display());
+                assert_eq!(
+                    meta.mode() & 0o022,
+                    0,
+                    "{} still group/other-writable",
+                    p.display()
+                );
             }
         } else if meta.file_type().is_symlink() || rel == Path::new("hardlink") {
             assert_eq!(meta.uid(), 0, "{} re-owned", p.display());
         } else {
-            assert_eq!((meta.uid(), meta.gid()), (uid, uid), "{} not handed over", p.display());
+            assert_eq!(
+                (meta.uid(), meta.gid()),
+                (uid, uid),
+                "{} not handed over",
+                p.display()
+            );
         }
     }
     for p in walk(&outside) {
-        assert_eq!(owner(&p), 0, "{} outside the workspace re-owned", p.display());
+        assert_eq!(
+            owner(&p),
+            0,
+            "{} outside the workspace re-owned",
+            p.display()
+        );
     }
 
     // Positive control: the Contract can write its own checkout...
-    let ok = as_uid(uid, &ws, &home, "echo more >> src/main.rs && echo new > src/new");
-    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    let ok = as_uid(
+        uid,
+        &ws,
+        &home,
+        "echo more >> src/main.rs && echo new > src/new",
+    );
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
     // ...and its own git can read the runner-owned .git thanks to its .gitconfig.
     let st = as_uid(uid, &ws, &home, "git status --porcelain");
-    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
     assert!(String::from_utf8_lossy(&st.stdout).contains("src/new"));
 
     // ...but cannot plant a hook or change the runner's git config.
@@ -177,21 +217,33 @@ fn git_replacement_attacks_are_caught_by_the_guard() {
     let attacks = [
         // Move the runner's .git aside (rename needs only the parent, which the
         // Contract owns) and plant a replica with a hook.
-        ("mv .git .git-runner && mkdir -p .git/hooks && cp -r .git-runner/. .git/ 2>/dev/null; \
+        (
+            "mv .git .git-runner && mkdir -p .git/hooks && cp -r .git-runner/. .git/ 2>/dev/null; \
           printf '#!/bin/sh\\nid\\n' > .git/hooks/pre-commit",
-         "owned by uid"),
+            "owned by uid",
+        ),
         ("rm -rf .git && ln -s .git-runner .git", "symlink"),
-        ("rm -f .git && echo 'gitdir: /elsewhere' > .git", "not a directory"),
+        (
+            "rm -f .git && echo 'gitdir: /elsewhere' > .git",
+            "not a directory",
+        ),
     ];
     for (script, expected) in attacks {
         let out = as_uid(uid, &ws, &home, script);
-        assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{script}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let err = iso.check_git(&c, &wr()).unwrap_err();
         assert!(
             matches!(&err, ContractError::GitGuard { reason, .. } if reason.contains(expected)),
             "{script}: {err}"
         );
-        assert!(matches!(check_git_dir(&ws, 0), Err(ContractError::GitGuard { .. })));
+        assert!(matches!(
+            check_git_dir(&ws, 0),
+            Err(ContractError::GitGuard { .. })
+        ));
     }
 
     // The workspace itself swapped for a symlink to another tenant's checkout.
@@ -203,7 +255,11 @@ fn git_replacement_attacks_are_caught_by_the_guard() {
         &home,
         &format!("mv {WR} mine && ln -s {} {WR}", other_ws.display()),
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(matches!(
         iso.check_git(&c, &wr()),
         Err(ContractError::NotARealDirectory { .. })
@@ -280,12 +336,19 @@ fn symlink_swap_race_never_reowns_outside_the_workspace() {
                 ok += 1;
                 symlinks_seen += r.counts.symlinks_skipped;
             }
-            Err(ContractError::NotARealDirectory { .. }) | Err(ContractError::Io { .. }) => refused += 1,
+            Err(ContractError::NotARealDirectory { .. }) | Err(ContractError::Io { .. }) => {
+                refused += 1
+            }
             Err(e) => panic!("round {round}: unexpected error {e}"),
         }
         for p in &victim_entries {
             let m = fs::symlink_metadata(p).unwrap();
-            assert_eq!((m.uid(), m.gid()), (0, 0), "round {round}: {} re-owned", p.display());
+            assert_eq!(
+                (m.uid(), m.gid()),
+                (0, 0),
+                "round {round}: {} re-owned",
+                p.display()
+            );
         }
     }
     stop.store(true, Ordering::Relaxed);

@@ -53,14 +53,23 @@ fn sentinel_and_unseparated_runner_get_no_uid() {
     assert_eq!(iso.uid_for(&none).unwrap(), None);
     let ws = iso.prepare_workspace(&none, &wid(WR1)).unwrap();
     assert!(ws.is_dir());
-    assert_eq!(ws, dir.path().join("root/no-contract").join(WR1).canonicalize().unwrap());
+    assert_eq!(
+        ws,
+        dir.path()
+            .join("root/no-contract")
+            .join(WR1)
+            .canonicalize()
+            .unwrap()
+    );
     assert!(!dir.path().join("state/contract-uids.json").exists());
 
     let dir2 = scratch();
     let flat = isolation(dir2.path(), Some(false));
     assert_eq!(flat.uid_for(&cid("x")).unwrap(), None);
     assert!(!flat.has_uid(&cid("x")).unwrap());
-    let sb = flat.sandbox(&cid("x"), &RuntimeKind::parse("codex").unwrap(), None).unwrap();
+    let sb = flat
+        .sandbox(&cid("x"), &RuntimeKind::parse("codex").unwrap(), None)
+        .unwrap();
     assert_eq!(sb.floor.uid, None);
     // Still per Contract and 0700.
     assert_eq!(mode(&flat.contract_dir(&cid("x"))), 0o700);
@@ -78,15 +87,27 @@ fn sandbox_lays_out_the_tree_and_describes_the_floor() {
     assert_eq!(sb.home_dir, home);
     assert_eq!(sb.harness_config_dir, home.join("harness/claude"));
     assert_eq!(sb.tmp_dir, home.join("tmp"));
-    for d in [&home, &home.join("harness"), &sb.harness_config_dir, &sb.tmp_dir] {
+    for d in [
+        &home,
+        &home.join("harness"),
+        &sb.harness_config_dir,
+        &sb.tmp_dir,
+    ] {
         assert!(d.is_dir());
         assert_eq!(mode(d), 0o700, "{}", d.display());
     }
     assert_eq!(mode(iso.workspace_root()), 0o711);
-    assert_eq!(fs::read_to_string(home.join(".gitconfig")).unwrap(), "[safe]\n\tdirectory = *\n");
+    assert_eq!(
+        fs::read_to_string(home.join(".gitconfig")).unwrap(),
+        "[safe]\n\tdirectory = *\n"
+    );
     assert_eq!(sb.floor.limits.max_memory_bytes, 123 << 20);
     assert_eq!(sb.floor.limits.max_processes, 256);
-    let env: Vec<_> = sb.env.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    let env: Vec<_> = sb
+        .env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect();
     assert_eq!(
         env,
         vec![
@@ -95,10 +116,15 @@ fn sandbox_lays_out_the_tree_and_describes_the_floor() {
             ("CLAUDE_CONFIG_DIR", home.join("harness/claude")),
         ]
     );
-    let codex = iso.sandbox(&c, &RuntimeKind::parse("codex").unwrap(), None).unwrap();
+    let codex = iso
+        .sandbox(&c, &RuntimeKind::parse("codex").unwrap(), None)
+        .unwrap();
     assert_eq!(codex.env[2].0, "CODEX_HOME");
     // A second sandbox call rewrites nothing it should not.
-    assert_eq!(fs::read_to_string(home.join(".gitconfig")).unwrap(), "[safe]\n\tdirectory = *\n");
+    assert_eq!(
+        fs::read_to_string(home.join(".gitconfig")).unwrap(),
+        "[safe]\n\tdirectory = *\n"
+    );
 }
 
 #[test]
@@ -114,14 +140,20 @@ fn planted_symlink_in_the_tree_is_refused_not_followed() {
     let err = iso
         .sandbox(&c, &RuntimeKind::parse("codex").unwrap(), None)
         .unwrap_err();
-    assert!(matches!(err, ContractError::NotARealDirectory { .. }), "{err}");
+    assert!(
+        matches!(err, ContractError::NotARealDirectory { .. }),
+        "{err}"
+    );
     assert_eq!(mode(&outside), 0o755, "chmod went through the symlink");
 }
 
 #[test]
 fn invalid_ids_are_refused_and_nothing_is_created() {
     for bad in ["../x", "a/b", ".git", "-x"] {
-        assert!(matches!(ContractId::parse(bad), Err(ContractError::InvalidContractId(_))));
+        assert!(matches!(
+            ContractId::parse(bad),
+            Err(ContractError::InvalidContractId(_))
+        ));
     }
     assert!(WorkRecordId::parse("tmp").is_err());
     assert!(RuntimeKind::parse("../codex").is_err());
@@ -149,12 +181,24 @@ fn corrupt_map_is_an_error_not_an_empty_map() {
     let iso = isolation(dir.path(), Some(true));
     iso.uid_for(&cid("a")).unwrap();
     let map = dir.path().join("state/contract-uids.json");
-    for junk in ["{\"a\": 200000", "", "[1]", "{\"a\": 200000, \"b\": 200000}"] {
+    for junk in [
+        "{\"a\": 200000",
+        "",
+        "[1]",
+        "{\"a\": 200000, \"b\": 200000}",
+    ] {
         fs::write(&map, junk).unwrap();
         let err = iso.uid_for(&cid("b")).unwrap_err();
-        assert!(matches!(err, ContractError::CorruptUidMap { .. }), "{junk:?}: {err}");
+        assert!(
+            matches!(err, ContractError::CorruptUidMap { .. }),
+            "{junk:?}: {err}"
+        );
         assert!(iso.has_uid(&cid("a")).is_err());
-        assert_eq!(fs::read_to_string(&map).unwrap(), junk, "a corrupt map was rewritten");
+        assert_eq!(
+            fs::read_to_string(&map).unwrap(),
+            junk,
+            "a corrupt map was rewritten"
+        );
         // A wipe must not delete anything when it cannot retire the uid afterwards.
         fs::create_dir_all(iso.contract_dir(&cid("a"))).unwrap();
         assert!(iso.wipe(&cid("a")).is_err());
@@ -170,7 +214,10 @@ fn state_dir_that_is_not_a_directory_is_a_clear_error() {
     let err = iso.prepare_workspace(&cid("a"), &wid(WR1)).unwrap_err();
     assert!(matches!(err, ContractError::StateDir { .. }), "{err}");
     assert!(err.to_string().contains("state"), "{err}");
-    assert!(!dir.path().join("root").exists(), "tree created despite the failed allocation");
+    assert!(
+        !dir.path().join("root").exists(),
+        "tree created despite the failed allocation"
+    );
 }
 
 #[test]
@@ -194,8 +241,10 @@ fn wipe_counts_removes_retires_and_is_idempotent() {
     let flat = isolation(dir.path(), Some(false));
     flat.prepare_workspace(&c, &wid(WR1)).unwrap();
     flat.prepare_workspace(&c, &wid(WR2)).unwrap();
-    flat.sandbox(&c, &RuntimeKind::parse("codex").unwrap(), None).unwrap();
-    flat.sandbox(&c, &RuntimeKind::parse("claude").unwrap(), None).unwrap();
+    flat.sandbox(&c, &RuntimeKind::parse("codex").unwrap(), None)
+        .unwrap();
+    flat.sandbox(&c, &RuntimeKind::parse("claude").unwrap(), None)
+        .unwrap();
     let ws = flat.workspace_path(&c, &wid(WR1));
     fs::create_dir_all(ws.join("a/b")).unwrap();
     fs::write(ws.join("a/b/f"), "x").unwrap();
@@ -207,14 +256,24 @@ fn wipe_counts_removes_retires_and_is_idempotent() {
 
     let r = iso.wipe(&c).unwrap();
     assert!(r.complete && r.failures.is_empty());
-    assert_eq!((r.workspaces_removed, r.harness_roots_removed, r.uid_retired), (2, 2, true));
+    assert_eq!(
+        (r.workspaces_removed, r.harness_roots_removed, r.uid_retired),
+        (2, 2, true)
+    );
     assert!(!iso.contract_dir(&c).exists());
     assert!(outside.join("keep").exists());
     assert!(!iso.has_uid(&c).unwrap());
 
     let again = iso.wipe(&c).unwrap();
     assert!(again.complete);
-    assert_eq!((again.workspaces_removed, again.harness_roots_removed, again.uid_retired), (0, 0, false));
+    assert_eq!(
+        (
+            again.workspaces_removed,
+            again.harness_roots_removed,
+            again.uid_retired
+        ),
+        (0, 0, false)
+    );
     let wipes: Vec<_> = evidence(&dir.path().join("state"))
         .into_iter()
         .filter(|e| e["event"] == "wipe")
@@ -232,10 +291,16 @@ fn held_lists_only_uuid_workspaces_and_remove_workspace_removes_one() {
     let iso = isolation(dir.path(), Some(false));
     assert!(iso.held().unwrap().is_empty());
     iso.prepare_workspace(&cid("c1"), &wid(WR1)).unwrap();
-    iso.prepare_workspace(&cid("c1"), &wid("not-a-uuid")).unwrap();
+    iso.prepare_workspace(&cid("c1"), &wid("not-a-uuid"))
+        .unwrap();
     iso.prepare_workspace(&cid("c2"), &wid(WR2)).unwrap();
-    iso.sandbox(&cid("c2"), &RuntimeKind::parse("codex").unwrap(), None).unwrap();
-    fs::write(iso.contract_dir(&cid("c1")).join(WR2), "a file, not a workspace").unwrap();
+    iso.sandbox(&cid("c2"), &RuntimeKind::parse("codex").unwrap(), None)
+        .unwrap();
+    fs::write(
+        iso.contract_dir(&cid("c1")).join(WR2),
+        "a file, not a workspace",
+    )
+    .unwrap();
     fs::create_dir(iso.workspace_root().join(".stray")).unwrap();
     let held: Vec<_> = iso
         .held()
@@ -245,7 +310,10 @@ fn held_lists_only_uuid_workspaces_and_remove_workspace_removes_one() {
         .collect();
     assert_eq!(
         held,
-        vec![("c1".to_string(), WR1.to_string()), ("c2".to_string(), WR2.to_string())]
+        vec![
+            ("c1".to_string(), WR1.to_string()),
+            ("c2".to_string(), WR2.to_string())
+        ]
     );
 
     let r = iso.remove_workspace(&cid("c1"), &wid(WR1)).unwrap();

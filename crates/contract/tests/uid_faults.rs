@@ -84,7 +84,11 @@ fn sixteen_processes_allocating_for_200_contracts_agree_and_never_duplicate() {
     let mut seen: BTreeMap<String, u32> = BTreeMap::new();
     for child in children {
         let lines = alloc_lines(child);
-        assert_eq!(lines.len(), CONTRACTS, "a child did not allocate every contract");
+        assert_eq!(
+            lines.len(),
+            CONTRACTS,
+            "a child did not allocate every contract"
+        );
         for (c, uid) in lines {
             let first = *seen.entry(c.clone()).or_insert(uid);
             assert_eq!(first, uid, "{c} was given two uids");
@@ -102,7 +106,10 @@ fn sixteen_processes_allocating_for_200_contracts_agree_and_never_duplicate() {
         .into_iter()
         .filter(|e| e["event"] == "uid_allocated")
         .count();
-    assert_eq!(allocated, CONTRACTS, "each allocation is evidence exactly once");
+    assert_eq!(
+        allocated, CONTRACTS,
+        "each allocation is evidence exactly once"
+    );
 }
 
 #[test]
@@ -136,7 +143,12 @@ fn sigkill_at_random_points_never_leaves_an_unreadable_map() {
         seed ^= seed >> 7;
         seed ^= seed << 17;
         let kill_after = 1 + (seed % 41) as usize;
-        let mut child = spawn_child("child_allocate_forever", "allocate-forever", dir.path(), round);
+        let mut child = spawn_child(
+            "child_allocate_forever",
+            "allocate-forever",
+            dir.path(),
+            round,
+        );
         let stdout = child.stdout.take().unwrap();
         let mut lines = BufReader::new(stdout).lines();
         let mut done = 0;
@@ -160,12 +172,22 @@ fn sigkill_at_random_points_never_leaves_an_unreadable_map() {
         // Every reported allocation survived; anything else on disk is the one the kill
         // interrupted after its rename but before its report.
         for (c, uid) in &held {
-            assert_eq!(on_disk.get(c), Some(uid), "round {round}: {c} lost or changed");
+            assert_eq!(
+                on_disk.get(c),
+                Some(uid),
+                "round {round}: {c} lost or changed"
+            );
         }
-        assert!(on_disk.len() <= held.len() + 1, "round {round}: unexplained entries");
+        assert!(
+            on_disk.len() <= held.len() + 1,
+            "round {round}: unexplained entries"
+        );
         held = on_disk;
     }
     // The lock was released by every killed holder: a fresh allocation still works.
     let iso = isolation(dir.path(), Some(true));
-    assert!(iso.uid_for(&ContractId::parse("after").unwrap()).unwrap().is_some());
+    assert!(iso
+        .uid_for(&ContractId::parse("after").unwrap())
+        .unwrap()
+        .is_some());
 }

@@ -61,7 +61,10 @@ pub fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut i = 0;
     while i < out.len() {
         let p = out[i].clone();
-        if std::fs::symlink_metadata(&p).map(|m| m.is_dir()).unwrap_or(false) {
+        if std::fs::symlink_metadata(&p)
+            .map(|m| m.is_dir())
+            .unwrap_or(false)
+        {
             for e in std::fs::read_dir(&p).unwrap() {
                 out.push(e.unwrap().path());
             }
