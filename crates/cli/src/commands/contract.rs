@@ -1,0 +1,384 @@
+//! `jaula contract …`: the per-tenant commands, for runners to script. Every command
+//! that prints data takes `--json`. The three global options fall back to
+//! `JAULA_CONTRACT_ROOT`, `JAULA_CONTRACT_STATE`, `JAULA_CONTRACT_UIDS`, then the config
+//! file's `[contract]` section, then the built-in defaults.
+//!
+//! This module holds no isolation logic: it parses, calls `jaula_contract`, and prints.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use jaula_contract::{
+    check_git_dir, ContractConfig, ContractError, ContractFlags, ContractId, ContractIsolation,
+    RuntimeKind, WorkRecordId,
+};
+use serde_json::json;
+
+/// `jaula contract [--root DIR] [--state-dir DIR] [--uid-range MIN-MAX] <command>`.
+#[derive(Debug, Args)]
+pub struct ContractArgs {
+    /// Workspace root holding one tree per Contract [env: JAULA_CONTRACT_ROOT].
+    #[arg(long, value_name = "DIR", global = true)]
+    pub root: Option<PathBuf>,
+    /// The runner's state directory: uid map, lock, evidence log [env: JAULA_CONTRACT_STATE].
+    #[arg(long, value_name = "DIR", global = true)]
+    pub state_dir: Option<PathBuf>,
+    /// uids handed to Contracts, inclusive [env: JAULA_CONTRACT_UIDS].
+    #[arg(long, value_name = "MIN-MAX", global = true)]
+    pub uid_range: Option<String>,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: ContractCommand,
+}
+
+/// `--json` on every command that prints data.
+#[derive(Debug, Args, Clone, Copy)]
+pub struct JsonFlag {
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The `contract` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ContractCommand {
+    /// Show the Contract's uid, allocating one on first sight.
+    Uid {
+        /// The contract id ("" for the no-contract sentinel).
+        contract: String,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Create the workspace for a work record and print its path.
+    Prepare {
+        /// The contract id.
+        contract: String,
+        /// The work record id.
+        work_record: String,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Prepare the harness root and tmp, and print dirs, uid, limits and environment.
+    Sandbox {
+        /// The contract id.
+        contract: String,
+        /// The harness runtime (codex, claude, ...).
+        #[arg(long, value_name = "KIND")]
+        runtime: String,
+        /// RLIMIT_DATA in bytes, instead of the configured default.
+        #[arg(long, value_name = "BYTES")]
+        memory: Option<u64>,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Re-own a checkout to the Contract, everything but .git.
+    Handover {
+        /// The contract id.
+        contract: String,
+        /// The checkout, inside the Contract's tree.
+        path: PathBuf,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Fail unless PATH/.git is a real directory owned by this process's uid.
+    CheckGit {
+        /// The workspace.
+        path: PathBuf,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Run CMD as the Contract's uid inside its cage.
+    Run(RunArgs),
+    /// Delete the Contract's tree and retire its uid (only when the tree is gone).
+    Wipe {
+        /// The contract id.
+        contract: String,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// List (contract, work record) pairs held on this runner.
+    Held {
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Delete one workspace.
+    RemoveWorkspace {
+        /// The contract id.
+        contract: String,
+        /// The work record id.
+        work_record: String,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+}
+
+/// `jaula contract run CONTRACT --runtime KIND [--work-record ID] -- CMD...`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The contract id.
+    pub contract: String,
+    /// The harness runtime (codex, claude, ...).
+    #[arg(long, value_name = "KIND")]
+    pub runtime: String,
+    /// Run in this work record's workspace (default: the Contract's home).
+    #[arg(long, value_name = "ID")]
+    pub work_record: Option<String>,
+    /// RLIMIT_DATA in bytes, instead of the configured default.
+    #[arg(long, value_name = "BYTES")]
+    pub memory: Option<u64>,
+    #[command(flatten)]
+    pub out: JsonFlag,
+    /// The command and its arguments.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub cmd: Vec<String>,
+}
+
+/// What can go wrong in `jaula contract`.
+#[derive(Debug, thiserror::Error)]
+pub enum ContractCliError {
+    /// The library refused.
+    #[error(transparent)]
+    Contract(#[from] ContractError),
+    /// Writing the output failed.
+    #[error("cannot write output: {0}")]
+    Output(#[from] std::io::Error),
+    /// `run` is composed with the sandbox crate by the launcher, not here.
+    #[error("`jaula contract run` is not available in this build")]
+    RunNotComposed,
+}
+
+/// Run with no config file.
+pub fn run(args: &ContractArgs) -> Result<i32, ContractCliError> {
+    run_with_config(args, &ContractConfig::default())
+}
+
+/// Run with the config file's `[contract]` section, printing to stdout.
+pub fn run_with_config(
+    args: &ContractArgs,
+    config: &ContractConfig,
+) -> Result<i32, ContractCliError> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    run_to(args, config, &|k| std::env::var(k).ok(), &mut out)
+}
+
+/// The isolation these arguments describe.
+pub fn isolation(
+    args: &ContractArgs,
+    config: &ContractConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ContractIsolation, ContractError> {
+    let flags = ContractFlags {
+        root: args.root.clone(),
+        state_dir: args.state_dir.clone(),
+        uid_range: args.uid_range.clone(),
+    };
+    ContractIsolation::new(flags.resolve(env, config)?)
+}
+
+fn print_json(out: &mut dyn Write, value: &impl serde::Serialize) -> Result<(), ContractCliError> {
+    let text = serde_json::to_string(value).map_err(std::io::Error::other)?;
+    writeln!(out, "{text}")?;
+    Ok(())
+}
+
+fn uid_text(uid: Option<u32>) -> String {
+    uid.map_or_else(|| "none".to_string(), |u| u.to_string())
+}
+
+/// The testable core: `env` is the environment lookup, `out` receives stdout. Returns
+/// the exit code: 0, or 1 when `check-git` refuses or a wipe/removal is partial.
+pub fn run_to(
+    args: &ContractArgs,
+    config: &ContractConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+    out: &mut dyn Write,
+) -> Result<i32, ContractCliError> {
+    // check-git needs no configuration: it judges a path against this process's uid.
+    if let ContractCommand::CheckGit { path, out: o } = &args.command {
+        let runner = jaula_contract::runner_uid();
+        let result = check_git_dir(path, runner);
+        if o.json {
+            let reason = result.as_ref().err().map(|e| e.to_string());
+            print_json(
+                out,
+                &json!({ "path": path, "ok": result.is_ok(), "reason": reason }),
+            )?;
+        } else if let Err(e) = &result {
+            eprintln!("jaula: {e}");
+        }
+        return Ok(if result.is_ok() { 0 } else { 1 });
+    }
+    let iso = isolation(args, config, env)?;
+    match &args.command {
+        ContractCommand::Uid { contract, out: o } => {
+            let c = ContractId::parse(contract)?;
+            let had = iso.has_uid(&c)?;
+            let uid = iso.uid_for(&c)?;
+            if o.json {
+                print_json(
+                    out,
+                    &json!({
+                        "contract": c,
+                        "uid": uid,
+                        "allocated": uid.is_some() && !had,
+                        "can_separate_uids": iso.can_separate_uids(),
+                        "reason": iso.separation().reason,
+                    }),
+                )?;
+            } else {
+                writeln!(out, "{}", uid_text(uid))?;
+            }
+        }
+        ContractCommand::Prepare {
+            contract,
+            work_record,
+            out: o,
+        } => {
+            let c = ContractId::parse(contract)?;
+            let w = WorkRecordId::parse(work_record)?;
+            let path = iso.prepare_workspace(&c, &w)?;
+            if o.json {
+                let uid = iso.current_uid(&c)?;
+                print_json(
+                    out,
+                    &json!({ "contract": c, "work_record": w, "path": path, "uid": uid }),
+                )?;
+            } else {
+                writeln!(out, "{}", path.display())?;
+            }
+        }
+        ContractCommand::Sandbox {
+            contract,
+            runtime,
+            memory,
+            out: o,
+        } => {
+            let c = ContractId::parse(contract)?;
+            let k = RuntimeKind::parse(runtime)?;
+            let sb = iso.sandbox(&c, &k, *memory)?;
+            let limits = sb.floor.limits_in_force(iso.runner_uid());
+            if o.json {
+                print_json(
+                    out,
+                    &json!({ "sandbox": sb, "limits_in_force": limits, "separation": iso.separation() }),
+                )?;
+            } else {
+                writeln!(out, "uid={}", uid_text(sb.floor.uid))?;
+                writeln!(out, "gid={}", uid_text(sb.floor.gid))?;
+                writeln!(out, "home={}", sb.home_dir.display())?;
+                writeln!(out, "harness={}", sb.harness_config_dir.display())?;
+                writeln!(out, "tmp={}", sb.tmp_dir.display())?;
+                for l in &limits {
+                    let state = if l.enforced { "" } else { " (not enforced)" };
+                    writeln!(out, "{}={}{state}", l.name, l.value)?;
+                }
+                for (k, v) in &sb.env {
+                    writeln!(out, "env {k}={}", v.display())?;
+                }
+            }
+        }
+        ContractCommand::Handover {
+            contract,
+            path,
+            out: o,
+        } => {
+            let c = ContractId::parse(contract)?;
+            // Lexical only: resolving symlinks here would follow whatever the Contract
+            // planted; the library opens each component with O_NOFOLLOW instead.
+            let path = std::path::absolute(path)?;
+            let report = iso.hand_over(&c, &path)?;
+            if o.json {
+                print_json(out, &report)?;
+            } else {
+                writeln!(
+                    out,
+                    "handed {} entries to uid {} ({} symlinks, {} hard links, {} other-filesystem entries skipped; {} .git entries tightened)",
+                    report.counts.reowned,
+                    uid_text(report.uid),
+                    report.counts.symlinks_skipped,
+                    report.counts.hardlinks_skipped,
+                    report.counts.other_filesystem_skipped,
+                    report.counts.git_entries_tightened
+                )?;
+            }
+        }
+        ContractCommand::Wipe { contract, out: o } => {
+            let c = ContractId::parse(contract)?;
+            let report = iso.wipe(&c)?;
+            if o.json {
+                print_json(out, &report)?;
+            } else if report.complete {
+                writeln!(
+                    out,
+                    "wiped {}: {} workspaces, {} harness roots, uid {}",
+                    report.contract,
+                    report.workspaces_removed,
+                    report.harness_roots_removed,
+                    if report.uid_retired {
+                        "retired"
+                    } else {
+                        "not held"
+                    }
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "partial wipe of {}: uid kept, nothing counted as removed",
+                    report.contract
+                )?;
+                for f in &report.failures {
+                    writeln!(out, "  {}: {}", f.path.display(), f.error)?;
+                }
+            }
+            return Ok(if report.complete { 0 } else { 1 });
+        }
+        ContractCommand::Held { out: o } => {
+            let held = iso.held()?;
+            if o.json {
+                print_json(out, &json!({ "held": held }))?;
+            } else {
+                for h in held {
+                    writeln!(out, "{}\t{}", h.contract, h.work_record)?;
+                }
+            }
+        }
+        ContractCommand::RemoveWorkspace {
+            contract,
+            work_record,
+            out: o,
+        } => {
+            let c = ContractId::parse(contract)?;
+            let w = WorkRecordId::parse(work_record)?;
+            let r = iso.remove_workspace(&c, &w)?;
+            if o.json {
+                print_json(out, &r)?;
+            } else if !r.existed {
+                writeln!(out, "no workspace {} for {}", r.work_record, r.contract)?;
+            } else if r.removed {
+                writeln!(out, "removed workspace {} of {}", r.work_record, r.contract)?;
+            } else {
+                writeln!(
+                    out,
+                    "partial removal of workspace {} of {}",
+                    r.work_record, r.contract
+                )?;
+                for f in &r.failures {
+                    writeln!(out, "  {}: {}", f.path.display(), f.error)?;
+                }
+            }
+            return Ok(if r.existed && !r.removed { 1 } else { 0 });
+        }
+        ContractCommand::Run(_) => return Err(ContractCliError::RunNotComposed),
+        ContractCommand::CheckGit { .. } => unreachable_check_git()?,
+    }
+    Ok(0)
+}
+
+// Handled before the configuration is resolved; kept as an error rather than a panic.
+fn unreachable_check_git() -> Result<(), ContractCliError> {
+    Err(ContractCliError::Output(std::io::Error::other(
+        "check-git dispatched twice",
+    )))
+}

@@ -1,0 +1,134 @@
+//! The one error type of the crate. Every variant names the value or path that caused it,
+//! so the CLI can render it once, plainly.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Why a Contract's uid, tree, hand-over or wipe could not be established.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ContractError {
+    /// A contract id that is not a safe single path segment.
+    #[error("contract id is not a safe path segment: {0:?}")]
+    InvalidContractId(String),
+    /// A work record id that is not a safe path segment, or names a reserved directory.
+    #[error("work record id is not a safe path segment: {value:?} ({reason})")]
+    InvalidWorkRecordId {
+        /// The refused id.
+        value: String,
+        /// Why it was refused.
+        reason: &'static str,
+    },
+    /// A runtime kind that is not `[a-z][a-z0-9_]{0,31}`.
+    #[error("runtime kind is not a safe segment: {0:?}")]
+    InvalidRuntimeKind(String),
+    /// A uid range that is malformed, empty, or overlaps uids that must never be handed out.
+    #[error("contract uid range {value:?} is invalid: {reason}")]
+    InvalidUidRange {
+        /// The range as given.
+        value: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// Every uid of the range is held by some Contract.
+    #[error("contract uid range {min}-{max} is exhausted")]
+    UidRangeExhausted {
+        /// First uid of the range.
+        min: u32,
+        /// Last uid of the range.
+        max: u32,
+    },
+    /// The persisted uid map cannot be trusted.
+    #[error("contract uid map at {path} is corrupt: {reason}")]
+    CorruptUidMap {
+        /// The map file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A path that must be absolute was not.
+    #[error("{what} must be an absolute path: {path}")]
+    RelativePath {
+        /// Which setting.
+        what: &'static str,
+        /// The offending path.
+        path: PathBuf,
+    },
+    /// The runner's state directory cannot be created, locked or written.
+    #[error("state directory {path}: {source}")]
+    StateDir {
+        /// The file or directory in the state dir that failed.
+        path: PathBuf,
+        /// The kernel's answer.
+        #[source]
+        source: io::Error,
+    },
+    /// A filesystem operation on the Contract's tree failed.
+    #[error("{op} {path}: {source}")]
+    Io {
+        /// What was being done.
+        op: &'static str,
+        /// Where.
+        path: PathBuf,
+        /// The kernel's answer.
+        #[source]
+        source: io::Error,
+    },
+    /// A path handed to the library is not inside the Contract's tree under the root.
+    #[error("{path} is not inside contract {contract}'s tree under the workspace root {root}")]
+    OutsideContractTree {
+        /// The refused path.
+        path: PathBuf,
+        /// The Contract whose tree it had to be in.
+        contract: String,
+        /// The workspace root.
+        root: PathBuf,
+    },
+    /// Part of the Contract's tree is not what the runner created (a symlink or a file
+    /// where a directory must be), so the runner refuses to act through it.
+    #[error("{path} is not a real directory (symlink or other file planted in its place?)")]
+    NotARealDirectory {
+        /// The entry that was expected to be a directory.
+        path: PathBuf,
+    },
+    /// `.git` of a workspace is not the runner's own directory.
+    #[error("git guard refused {path}: {reason}")]
+    GitGuard {
+        /// The `.git` path.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A cgroup v2 operation failed after the subtree was found to be delegated.
+    #[error("cgroup {path}: {reason}")]
+    Cgroup {
+        /// The cgroup file or directory.
+        path: PathBuf,
+        /// What failed.
+        reason: String,
+    },
+}
+
+impl ContractError {
+    pub(crate) fn io(
+        op: &'static str,
+        path: impl Into<PathBuf>,
+        source: impl Into<io::Error>,
+    ) -> Self {
+        ContractError::Io {
+            op,
+            path: path.into(),
+            source: source.into(),
+        }
+    }
+
+    pub(crate) fn state(path: impl Into<PathBuf>, source: impl Into<io::Error>) -> Self {
+        ContractError::StateDir {
+            path: path.into(),
+            source: source.into(),
+        }
+    }
+}
+
+/// The crate's result type.
+pub type Result<T, E = ContractError> = std::result::Result<T, E>;

@@ -1,0 +1,107 @@
+//! Where the three global options come from: flag, then environment, then the config
+//! file's `[contract]` section, then the built-in default.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{ContractError, Result};
+use crate::floor::Limits;
+use crate::isolation::IsolationConfig;
+use crate::uids::UidRange;
+
+/// Overrides `--root`.
+pub const ENV_ROOT: &str = "JAULA_CONTRACT_ROOT";
+/// Overrides `--state-dir`.
+pub const ENV_STATE: &str = "JAULA_CONTRACT_STATE";
+/// Overrides `--uid-range` (`MIN-MAX`).
+pub const ENV_UIDS: &str = "JAULA_CONTRACT_UIDS";
+
+/// Default workspace root.
+pub const DEFAULT_ROOT: &str = "/var/lib/jaula/contracts";
+/// Default state directory.
+pub const DEFAULT_STATE: &str = "/var/lib/jaula/state";
+/// Default uid range: far above the system range and above the first few blocks of
+/// 65536 that `useradd` hands out as subordinate uids for rootless containers, so a
+/// Contract's uid is not some container's root-mapped user.
+pub const DEFAULT_UIDS: &str = "2000000-2099999";
+
+/// The config file's `[contract]` section. Unknown keys are refused.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ContractConfig {
+    /// Workspace root.
+    pub root: Option<PathBuf>,
+    /// State directory.
+    pub state_dir: Option<PathBuf>,
+    /// uid range, `MIN-MAX`.
+    pub uid_range: Option<String>,
+    /// `RLIMIT_NPROC` for every spawn.
+    pub max_processes: Option<u64>,
+    /// `RLIMIT_DATA` for every spawn, bytes.
+    pub max_memory_bytes: Option<u64>,
+}
+
+/// The command-line flags.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContractFlags {
+    /// `--root`.
+    pub root: Option<PathBuf>,
+    /// `--state-dir`.
+    pub state_dir: Option<PathBuf>,
+    /// `--uid-range`.
+    pub uid_range: Option<String>,
+}
+
+fn absolutize(what: &'static str, path: PathBuf) -> Result<PathBuf> {
+    std::path::absolute(&path).map_err(|_| ContractError::RelativePath { what, path })
+}
+
+impl ContractFlags {
+    /// Resolve flags, `env` (a lookup, so tests need not touch the process
+    /// environment; empty values count as unset) and `config` into an
+    /// [`IsolationConfig`]. Relative paths are taken against the current directory.
+    pub fn resolve(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+        config: &ContractConfig,
+    ) -> Result<IsolationConfig> {
+        let env = |k: &str| env(k).filter(|v| !v.is_empty());
+        let root = self
+            .root
+            .clone()
+            .or_else(|| env(ENV_ROOT).map(PathBuf::from))
+            .or_else(|| config.root.clone())
+            .unwrap_or_else(|| Path::new(DEFAULT_ROOT).to_path_buf());
+        let state = self
+            .state_dir
+            .clone()
+            .or_else(|| env(ENV_STATE).map(PathBuf::from))
+            .or_else(|| config.state_dir.clone())
+            .unwrap_or_else(|| Path::new(DEFAULT_STATE).to_path_buf());
+        let uids = self
+            .uid_range
+            .clone()
+            .or_else(|| env(ENV_UIDS))
+            .or_else(|| config.uid_range.clone())
+            .unwrap_or_else(|| DEFAULT_UIDS.to_string());
+        let mut limits = Limits::default();
+        if let Some(n) = config.max_processes {
+            limits.max_processes = n;
+        }
+        if let Some(n) = config.max_memory_bytes {
+            limits.max_memory_bytes = n;
+        }
+        Ok(IsolationConfig {
+            workspace_root: absolutize("workspace root", root)?,
+            state_dir: absolutize("state directory", state)?,
+            uids: UidRange::parse(&uids)?,
+            limits,
+            separate_uids: None,
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "settings_tests.rs"]
+mod tests;
