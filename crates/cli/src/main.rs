@@ -44,6 +44,7 @@ enum Command {
     Explain(commands::explain::ExplainArgs),
     Render(commands::render::RenderArgs),
     Run(commands::run::RunArgs),
+    Contract(commands::contract::ContractArgs),
 }
 
 fn main() {
@@ -55,6 +56,7 @@ fn main() {
         Command::Explain(a) => commands::explain::run(&a),
         Command::Render(a) => commands::render::run(&a),
         Command::Run(a) => commands::run::run(&a),
+        Command::Contract(a) => commands::contract_wiring::run(&a),
     };
     match result {
         Ok(code) => std::process::exit(code),

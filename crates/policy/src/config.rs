@@ -16,6 +16,24 @@ pub struct ConfigFile {
     pub run: RunSection,
     #[serde(default)]
     pub env: EnvSection,
+    #[serde(default)]
+    pub contract: ContractSection,
+}
+
+/// `[contract]`: defaults for `jaula contract` (flags and `JAULA_CONTRACT_*` win).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ContractSection {
+    /// The workspace root holding one tree per Contract.
+    pub root: Option<PathBuf>,
+    /// The runner's state directory (uid map, lock, evidence log).
+    pub state_dir: Option<PathBuf>,
+    /// The uid range, `MIN-MAX`.
+    pub uid_range: Option<String>,
+    /// RLIMIT_NPROC for every spawn.
+    pub max_processes: Option<u64>,
+    /// RLIMIT_DATA for every spawn, in bytes.
+    pub max_memory_bytes: Option<u64>,
 }
 
 /// `[run]`: defaults for `jaula run`.

@@ -106,6 +106,7 @@ pub struct Sources {
     /// `[run]` and `[env]` from the config file, for `jaula run` to merge with its flags.
     pub run: crate::config::RunSection,
     pub env: crate::config::EnvSection,
+    pub contract: crate::config::ContractSection,
 }
 
 impl Sources {
@@ -157,6 +158,7 @@ impl Sources {
             cage,
             run,
             env: env_section,
+            contract,
         } = config.unwrap_or_default();
 
         // CITY_CAGE: only the exact value "0" disables, as in the seed.
@@ -216,6 +218,7 @@ impl Sources {
             spec,
             run,
             env: env_section,
+            contract,
         })
     }
 }

@@ -148,11 +148,6 @@ pub enum ContractCliError {
     RunNotComposed,
 }
 
-/// Run with no config file.
-pub fn run(args: &ContractArgs) -> Result<i32, ContractCliError> {
-    run_with_config(args, &ContractConfig::default())
-}
-
 /// Run with the config file's `[contract]` section, printing to stdout.
 pub fn run_with_config(
     args: &ContractArgs,

@@ -2,6 +2,8 @@
 
 pub mod backends;
 pub mod check;
+pub mod contract;
+pub mod contract_wiring;
 pub mod explain;
 pub mod line;
 pub mod profile;
