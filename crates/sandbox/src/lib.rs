@@ -5,6 +5,7 @@
 //! the only crate allowed `unsafe`, each block with a `// SAFETY:` comment.
 
 pub mod bwrap;
+pub mod doc_tables;
 pub mod hardening;
 pub mod landlock;
 pub mod launch;

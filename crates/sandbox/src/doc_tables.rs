@@ -1,0 +1,50 @@
+//! The layers' data tables as Markdown, so `docs/security.md` is generated from the same
+//! lists the code enforces (`cargo run -p jaula-sandbox --example doc_tables`) and a test
+//! fails when the two drift apart.
+
+use crate::hardening::env::{default_keep_table, default_scrub_table};
+use crate::seccomp::{deny_list, ArgMatch};
+
+/// One row per seccomp deny rule: syscall, condition, errno, reason.
+pub fn seccomp_table() -> String {
+    let mut out = String::from("| syscall | refused when | returns | why |\n|---|---|---|---|\n");
+    for rule in deny_list() {
+        let when = match rule.when {
+            None => "always".to_string(),
+            Some(ArgMatch::Equals { arg, value }) => format!("arg{arg} (low 32 bits) = {value:#x}"),
+            Some(ArgMatch::AnyBitOf { arg, mask }) => format!("arg{arg} has any of {mask:#x}"),
+            Some(ArgMatch::NoneOf { arg, allowed }) => {
+                let list: Vec<String> = allowed.iter().map(|v| format!("{v:#x}")).collect();
+                format!("arg{arg} not in {{{}}}", list.join(", "))
+            }
+        };
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            rule.syscall,
+            when,
+            rule.errno,
+            one_line(rule.reason)
+        ));
+    }
+    out
+}
+
+/// The default environment scrub and keep lists.
+pub fn env_tables() -> String {
+    let mut out = String::from("Scrubbed by default:\n\n| pattern | why |\n|---|---|\n");
+    for (pattern, why) in default_scrub_table() {
+        out.push_str(&format!("| `{pattern}` | {} |\n", one_line(why)));
+    }
+    out.push_str("\nKept by default (the agent's own model credentials, and non-secrets):\n\n| pattern | why |\n|---|---|\n");
+    for (pattern, why) in default_keep_table() {
+        out.push_str(&format!("| `{pattern}` | {} |\n", one_line(why)));
+    }
+    out
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace('|', "\\|")
+}
