@@ -68,6 +68,7 @@ impl PolicyArgs {
             state_home: self.state_home.clone(),
             config: self.config.clone(),
             platform,
+            profile: jaula_policy::CageProfile::Window,
         }
     }
 }

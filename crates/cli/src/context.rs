@@ -7,12 +7,13 @@ use crate::error::CliError;
 
 /// Gather the sources (defaults, config file, environment, flags) for `platform`.
 pub fn sources(args: &PolicyArgs, platform: Option<Platform>) -> Result<Sources, CliError> {
+    sources_from(&args.flags(platform))
+}
+
+/// Gather the sources for already-built flags.
+pub fn sources_from(flags: &jaula_policy::CageFlags) -> Result<Sources, CliError> {
     let cwd = std::env::current_dir().map_err(CliError::Cwd)?;
-    Ok(Sources::gather(
-        &args.flags(platform),
-        &EnvVars::from_process(),
-        &cwd,
-    )?)
+    Ok(Sources::gather(flags, &EnvVars::from_process(), &cwd)?)
 }
 
 /// Resolve the spec, requiring `--repo` (exit 2 without it, as in the seed), and print the

@@ -23,7 +23,7 @@ pub use config::ConfigFile;
 pub use decide::{Access, Decision, Rule};
 pub use error::{ConfigError, PolicyError};
 pub use policy::{
-    Policy, ProtectedPath, ProtectedSource, SealKind, SealSource, SealedRoot, Warning,
+    CageProfile, Policy, ProtectedPath, ProtectedSource, SealKind, SealSource, SealedRoot, Warning,
     WritableRoot, WriteSource,
 };
 pub use sources::{CageFlags, EnvVars, Sources};

@@ -114,6 +114,19 @@ pub struct ProtectedPath {
     pub source: ProtectedSource,
 }
 
+/// Which built-in writable set a cage starts from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CageProfile {
+    /// An agent window on the owner's machine: the repo, the state home, the home caches
+    /// and the system temp paths (the seed's lists).
+    #[default]
+    Window,
+    /// A tenant's spawn: only the repo (its workspace), the cage's own `/dev` and the
+    /// extras the runner passes (harness dir, TMPDIR).
+    Contract,
+}
+
 /// Something the resolver dropped or doubted, for the CLI to print on stderr.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "warning", rename_all = "kebab-case")]
@@ -142,6 +155,7 @@ impl std::fmt::Display for Warning {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Policy {
     pub(crate) platform: Platform,
+    pub(crate) profile: CageProfile,
     pub(crate) home: PathBuf,
     pub(crate) state_home: PathBuf,
     pub(crate) repo: PathBuf,
@@ -158,6 +172,10 @@ pub struct Policy {
 impl Policy {
     pub fn platform(&self) -> Platform {
         self.platform
+    }
+    /// The built-in writable set this cage started from.
+    pub fn profile(&self) -> CageProfile {
+        self.profile
     }
     /// The canonical home whose credentials are sealed.
     pub fn home(&self) -> &Path {
@@ -275,6 +293,7 @@ impl PolicySpec {
 
         Ok(Policy {
             platform: self.platform,
+            profile: self.profile,
             home,
             state_home,
             repo,
@@ -359,21 +378,34 @@ impl PolicySpec {
             }
         };
         push(repo.to_path_buf(), WriteSource::Repo);
-        push(state_home.to_path_buf(), WriteSource::StateHome);
-        for system in defaults::system_writable_for(self.platform) {
-            push(
-                canon("system path", Path::new(system))?,
-                WriteSource::SystemTemp,
-            );
-        }
-        for cache in defaults::HOME_WRITABLE
-            .iter()
-            .chain(defaults::home_writable_for(self.platform))
-        {
-            push(
-                canon("home cache", &home.join(cache))?,
-                WriteSource::HomeCache,
-            );
+        match self.profile {
+            CageProfile::Window => {
+                push(state_home.to_path_buf(), WriteSource::StateHome);
+                for system in defaults::system_writable_for(self.platform) {
+                    push(
+                        canon("system path", Path::new(system))?,
+                        WriteSource::SystemTemp,
+                    );
+                }
+                for cache in defaults::HOME_WRITABLE
+                    .iter()
+                    .chain(defaults::home_writable_for(self.platform))
+                {
+                    push(
+                        canon("home cache", &home.join(cache))?,
+                        WriteSource::HomeCache,
+                    );
+                }
+            }
+            // A tenant writes its workspace and the extras the runner names (its harness
+            // dir and TMPDIR), never the host's shared /tmp, where other tenants could read
+            // what it leaves.
+            CageProfile::Contract => {
+                push(
+                    canon("system path", Path::new("/dev"))?,
+                    WriteSource::SystemTemp,
+                );
+            }
         }
         // Broad writable ancestors of a seal are kept on purpose: the seal is applied after
         // them and wins. Only an extra strictly inside a seal is dropped, loudly.

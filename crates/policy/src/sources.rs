@@ -78,6 +78,8 @@ pub struct CageFlags {
     pub config: Option<PathBuf>,
     /// `--platform`, to render the other kernel's cage; the host's otherwise.
     pub platform: Option<Platform>,
+    /// The built-in writable set (`jaula contract run` asks for a tenant's).
+    pub profile: crate::policy::CageProfile,
 }
 
 /// What the launcher should believe about bubblewrap without probing.
@@ -199,6 +201,7 @@ impl Sources {
 
         let spec = PolicySpec {
             platform: flags.platform.unwrap_or_else(Platform::host),
+            profile: flags.profile,
             home,
             repo: flags.repo.clone().unwrap_or_default(),
             cwd: cwd.to_path_buf(),

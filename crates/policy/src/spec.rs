@@ -12,6 +12,8 @@ pub struct PolicySpec {
     pub platform: Platform,
     /// The home whose credentials are sealed (`--home`, else `$HOME`).
     pub home: PathBuf,
+    /// The built-in writable set: an agent window's, or a tenant's.
+    pub profile: crate::policy::CageProfile,
     /// The window's working directory: writable, and never inside a sealed root.
     pub repo: PathBuf,
     /// Where relative paths are taken from (the caller's working directory).
@@ -38,6 +40,7 @@ impl PolicySpec {
         let config_dir = home.join(crate::defaults::CONFIG_DIR);
         PolicySpec {
             platform,
+            profile: crate::policy::CageProfile::Window,
             cwd: PathBuf::from("/"),
             home,
             repo,

@@ -121,12 +121,15 @@ pub struct RunArgs {
     /// The harness runtime (codex, claude, ...).
     #[arg(long, value_name = "KIND")]
     pub runtime: String,
-    /// Run in this work record's workspace (default: the Contract's home).
+    /// Run in this work record's workspace (created and handed over first).
     #[arg(long, value_name = "ID")]
-    pub work_record: Option<String>,
+    pub work_record: String,
     /// RLIMIT_DATA in bytes, instead of the configured default.
     #[arg(long, value_name = "BYTES")]
     pub memory: Option<u64>,
+    /// RLIMIT_NPROC, instead of the configured default.
+    #[arg(long, value_name = "N")]
+    pub max_procs: Option<u64>,
     #[command(flatten)]
     pub out: JsonFlag,
     /// The command and its arguments.
@@ -143,9 +146,6 @@ pub enum ContractCliError {
     /// Writing the output failed.
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
-    /// `run` is composed with the sandbox crate by the launcher, not here.
-    #[error("`jaula contract run` is not available in this build")]
-    RunNotComposed,
 }
 
 /// Run with the config file's `[contract]` section, printing to stdout.
@@ -365,7 +365,7 @@ pub fn run_to(
             }
             return Ok(if r.existed && !r.removed { 1 } else { 0 });
         }
-        ContractCommand::Run(_) => return Err(ContractCliError::RunNotComposed),
+        ContractCommand::Run(r) => return crate::commands::contract_run::run(&iso, r, out),
         ContractCommand::CheckGit { .. } => unreachable_check_git()?,
     }
     Ok(0)

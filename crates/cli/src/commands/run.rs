@@ -5,7 +5,7 @@ use std::os::fd::RawFd;
 use std::process::Command;
 
 use clap::{Args, ValueEnum};
-use jaula_policy::{Platform, Policy, Sources};
+use jaula_policy::{CageProfile, Platform, Policy, Sources};
 use jaula_sandbox::bwrap;
 use jaula_sandbox::hardening::env::{scrub_env, EnvPattern, EnvRules};
 use jaula_sandbox::hardening::HardeningOptions;
@@ -54,6 +54,17 @@ pub struct RunArgs {
     /// Print the layers in force (rights, scopes, filters) on stderr before exec.
     #[arg(short, long)]
     pub verbose: bool,
+    /// Start from a tenant's writable set (only the repo, /dev and --allow-write paths; no
+    /// home caches, no shared /tmp), as `jaula contract run` does.
+    #[arg(long)]
+    pub tenant: bool,
+    /// Set RLIMIT_NPROC (soft and hard) before confining.
+    #[arg(long, value_name = "N")]
+    pub max_procs: Option<u64>,
+    /// Set RLIMIT_DATA in bytes (soft and hard) before confining (not RLIMIT_AS: V8
+    /// reserves gigabytes of address space at start-up).
+    #[arg(long, value_name = "BYTES")]
+    pub max_data: Option<u64>,
     /// Internal: jaula's own stage inside the bubblewrap view.
     #[arg(long, hide = true)]
     pub inner_stage: bool,
@@ -74,7 +85,11 @@ pub fn run(args: &RunArgs) -> Outcome {
     if policy_args.repo.is_none() {
         policy_args.repo = Some(std::env::current_dir().map_err(CliError::Cwd)?);
     }
-    let sources = context::sources(&policy_args, Some(Platform::Linux))?;
+    let mut flags = policy_args.flags(Some(Platform::Linux));
+    if args.tenant {
+        flags.profile = CageProfile::Contract;
+    }
+    let sources = context::sources_from(&flags)?;
     if !sources.enabled {
         return uncaged(
             args,

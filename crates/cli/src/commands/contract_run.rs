@@ -1,0 +1,139 @@
+//! `jaula contract run`: prepare a Contract's tree, hand its workspace over, and run CMD as
+//! the Contract's uid inside a tenant cage, recording the run as evidence.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::Command;
+
+use jaula_contract::{
+    ContractId, ContractIsolation, LimitInForce, RunRecord, RuntimeKind, WorkRecordId,
+};
+use jaula_policy::paths::is_within;
+
+use crate::commands::contract::{ContractCliError, RunArgs};
+
+/// The layers a tenant cage applies: `jaula run --backend landlock` needs no user
+/// namespace and no external binary, so the answer does not depend on the host.
+const LAYERS: &[&str] = &["uid", "rlimits", "landlock", "seccomp", "hardening"];
+
+pub fn run(
+    iso: &ContractIsolation,
+    args: &RunArgs,
+    out: &mut dyn Write,
+) -> Result<i32, ContractCliError> {
+    let contract = ContractId::parse(&args.contract)?;
+    let runtime = RuntimeKind::parse(&args.runtime)?;
+    let work_record = WorkRecordId::parse(&args.work_record)?;
+    let mut sandbox = iso.sandbox(&contract, &runtime, args.memory)?;
+    if let Some(n) = args.max_procs {
+        sandbox.floor.limits.max_processes = n;
+    }
+    let workspace = iso.prepare_workspace(&contract, &work_record)?;
+    iso.hand_over(&contract, &workspace)?;
+
+    let me = std::env::current_exe().map_err(ContractCliError::Output)?;
+    let mut argv: Vec<OsString> = vec![
+        "run".into(),
+        "--backend".into(),
+        "landlock".into(),
+        "--tenant".into(),
+    ];
+    let mut flag = |name: &str, value: OsString| {
+        argv.push(name.into());
+        argv.push(value);
+    };
+    flag("--repo", workspace.clone().into());
+    flag("--home", sandbox.home_dir.clone().into());
+    flag("--allow-write", sandbox.harness_config_dir.clone().into());
+    flag("--allow-write", sandbox.tmp_dir.clone().into());
+    flag(
+        "--max-procs",
+        sandbox.floor.limits.max_processes.to_string().into(),
+    );
+    flag(
+        "--max-data",
+        sandbox.floor.limits.max_memory_bytes.to_string().into(),
+    );
+    // The runner's own home holds the credentials only the runner may touch: sealed, unless
+    // the workspace root lives inside it (then the uid and the 0700 trees are the line).
+    if let Some(runner_home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        let runner_home = std::path::PathBuf::from(runner_home);
+        if runner_home.is_absolute()
+            && !is_within(iso.workspace_root(), &runner_home)
+            && runner_home.parent().is_some()
+        {
+            flag("--deny", runner_home.into());
+        }
+    }
+    argv.push("--".into());
+    argv.extend(args.cmd.iter().map(OsString::from));
+
+    let mut cmd = Command::new(&me);
+    cmd.args(&argv).current_dir(&workspace);
+    for (name, value) in &sandbox.env {
+        cmd.env(name, value);
+    }
+    if let (Some(uid), Some(gid)) = (sandbox.floor.uid, sandbox.floor.gid) {
+        // std clears the supplementary groups (when it may), then sets gid, then uid.
+        cmd.uid(uid).gid(gid);
+    }
+    let status = cmd.status().map_err(ContractCliError::Output)?;
+    let limits: Vec<LimitInForce> = sandbox.floor.limits_in_force(iso.runner_uid());
+    let record = RunRecord {
+        contract: contract.clone(),
+        argv: args.cmd.clone(),
+        uid: sandbox.floor.uid,
+        limits: limits.clone(),
+        layers: LAYERS.iter().map(|s| s.to_string()).collect(),
+        exit_code: status.code(),
+        signal: status.signal(),
+    };
+    iso.record_run(record)?;
+    let report = serde_json::json!({
+        "contract": contract.as_str(),
+        "work_record": work_record.as_str(),
+        "workspace": workspace,
+        "uid": sandbox.floor.uid,
+        "limits": limits,
+        "cgroup": jaula_contract::cgroup::detect(),
+        "layers": LAYERS,
+        "exit_code": status.code(),
+        "signal": status.signal(),
+    });
+    if args.out.json {
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string(&report).map_err(std::io::Error::other)?
+        )?;
+    } else {
+        let summary: Vec<String> = limits
+            .iter()
+            .map(|l| {
+                format!(
+                    "{}={}{}",
+                    l.name,
+                    l.value,
+                    if l.enforced { "" } else { " (not enforced)" }
+                )
+            })
+            .collect();
+        eprintln!(
+            "jaula: contract {} ran as uid {}; limits: {}; layers: {}; {}",
+            contract.as_str(),
+            sandbox
+                .floor
+                .uid
+                .map_or("none (runner's own)".to_string(), |u| u.to_string()),
+            summary.join(", "),
+            LAYERS.join(", "),
+            match (status.code(), status.signal()) {
+                (Some(c), _) => format!("exit {c}"),
+                (None, Some(s)) => format!("killed by signal {s}"),
+                _ => "ended".to_string(),
+            }
+        );
+    }
+    Ok(status.code().unwrap_or(128 + status.signal().unwrap_or(0)))
+}
