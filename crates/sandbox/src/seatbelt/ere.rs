@@ -168,49 +168,41 @@ impl Ere {
     /// Whether the pattern matches somewhere in `text` (everywhere it is anchored).
     pub fn is_match(&self, text: &[u8]) -> bool {
         let n = text.len();
-        let m = self.items.len();
-        // active[pos][i]: some match attempt stands at `pos`, about to match item `i`
-        // (`i == m`: all items matched). Positions only move forward, so one pass over
-        // them in order settles every state.
-        let mut active = vec![vec![false; m + 1]; n + 1];
-        self.close(&mut active[0], 0);
-        for pos in 0..=n {
-            if pos > 0 && !self.anchored_start {
-                self.close(&mut active[pos], 0);
+        let width = self.items.len() + 1;
+        // A state is (item about to be matched, position in text); each is explored at
+        // most once, so the work is bounded by items x positions and, for the anchored
+        // patterns jaula writes, is close to the length of the pattern.
+        let mut seen = vec![false; (n + 1) * width];
+        let mut stack: Vec<(usize, usize)> = if self.anchored_start {
+            vec![(0, 0)]
+        } else {
+            (0..=n).rev().map(|start| (0, start)).collect()
+        };
+        while let Some((i, pos)) = stack.pop() {
+            let slot = pos * width + i;
+            if seen[slot] {
+                continue;
             }
-            for i in 0..=m {
-                if !active[pos][i] {
-                    continue;
+            seen[slot] = true;
+            let Some(item) = self.items.get(i) else {
+                if !self.anchored_end || pos == n {
+                    return true;
                 }
-                if i == m {
-                    if !self.anchored_end || pos == n {
-                        return true;
-                    }
-                    continue;
-                }
-                let item = &self.items[i];
-                if let Some(len) = item.atom.match_at(text, pos) {
-                    let next = if item.repeat == Repeat::Star {
-                        i
-                    } else {
-                        i + 1
-                    };
-                    self.close(&mut active[pos + len], next);
-                }
+                continue;
+            };
+            if item.repeat != Repeat::Once {
+                stack.push((i + 1, pos));
+            }
+            if let Some(len) = item.atom.match_at(text, pos) {
+                let next = if item.repeat == Repeat::Star {
+                    i
+                } else {
+                    i + 1
+                };
+                stack.push((next, pos + len));
             }
         }
         false
-    }
-
-    /// Mark `i` and every item reachable from it without consuming input.
-    fn close(&self, states: &mut [bool], mut i: usize) {
-        loop {
-            states[i] = true;
-            match self.items.get(i) {
-                Some(item) if item.repeat != Repeat::Once => i += 1,
-                _ => return,
-            }
-        }
     }
 }
 
