@@ -264,3 +264,109 @@ fn line_is_empty_when_the_cage_is_off_in_both() {
         Some(std::ffi::OsStr::new("--"))
     );
 }
+
+/// macOS: the seed's `profile` and jaula's, both parsed by jaula's SBPL evaluator, decide
+/// the same on every probe path, except jaula's protected profile directory.
+#[test]
+fn macos_profile_matches_the_seed() {
+    use jaula_sandbox::seatbelt::eval::{FileOperation, Profile};
+    if Command::new("python3").arg("--version").output().is_err() {
+        return skip_or_fail("python3 is not installed");
+    }
+    let (_keep, root) = scratch("profile");
+    let Some(seed) = seed_cage(&root.join("seed")) else {
+        return skip_or_fail("../shared/seeds is absent (a clone outside the workplace)");
+    };
+    let h = build_home(&root.join("tree"));
+    for extra in [
+        vec![],
+        vec![
+            (
+                "CITY_CAGE_DENY",
+                format!(
+                    "{}:{}",
+                    h.home.join(".bashrc").display(),
+                    h.home.join(".cache/c.txt").display()
+                ),
+            ),
+            (
+                "CITY_CAGE_ALLOW_WRITE",
+                root.join("tree/outside").display().to_string(),
+            ),
+        ],
+    ] {
+        let env = env_for(&h, &extra);
+        let run = |mut c: Command| {
+            let out = c
+                .env_clear()
+                .envs(&env)
+                .args(["profile", "--repo"])
+                .arg(&h.repo)
+                .arg("--home")
+                .arg(&h.home)
+                .arg("--token-file")
+                .arg(&h.token)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let mut py = Command::new("python3");
+        py.arg(seed.join("cage.py"));
+        let seed_profile = Profile::parse(&run(py)).unwrap();
+        let ours = Profile::parse(&run(Command::new(jaula()))).unwrap();
+        let mut paths: Vec<std::path::PathBuf> = PRESENT_FILES
+            .iter()
+            .chain(CREATE_PATHS)
+            .map(|r| root.join("tree").join(r))
+            .collect();
+        paths.extend(
+            [
+                "home/.ssh",
+                "home/.sshx",
+                "home/.claude.jsonx/y",
+                "home/.claude/channels/.env",
+                "home/.claude/channels/a/b/.env",
+                "home/Library/Caches/x",
+                "home/.config/gh",
+            ]
+            .iter()
+            .map(|r| root.join("tree").join(r)),
+        );
+        paths.extend(
+            ["/private/tmp/x", "/etc/passwd", "/dev/null"]
+                .iter()
+                .map(std::path::PathBuf::from),
+        );
+        let mut checked = 0;
+        for path in &paths {
+            for op in [FileOperation::Read, FileOperation::Write] {
+                let (s, o) = (
+                    seed_profile.evaluate(op, path).allowed,
+                    ours.evaluate(op, path).allowed,
+                );
+                let stricter = op == FileOperation::Write
+                    && path.starts_with(h.home.join(".agents-city/.runtime/cage"))
+                    && s
+                    && !o;
+                assert!(
+                    s == o || stricter,
+                    "{op:?} {}: seed={s} jaula={o}",
+                    path.display()
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 80);
+        assert!(
+            !ours
+                .evaluate(FileOperation::Read, &h.home.join(".ssh/id_x"))
+                .allowed
+        );
+        assert!(ours.evaluate(FileOperation::Read, &h.token).allowed);
+    }
+}

@@ -1,10 +1,14 @@
-//! What each backend would do with one path, for `explain`.
+//! What each backend would do with one path, for `explain`: each computed from the
+//! backend's own artifact (the parsed profile, the rendered argv, the Landlock plan), not
+//! from `decide`, so a disagreement shows.
 
 use std::path::Path;
 
-use jaula_policy::{Access, Sources};
+use jaula_policy::{Access, Platform, Policy, Sources};
+use jaula_sandbox::{bwrap, landlock, seatbelt};
 
 use crate::commands::explain::ExplainArgs;
+use crate::context;
 use crate::error::CliError;
 
 #[derive(Debug, serde::Serialize)]
@@ -15,10 +19,98 @@ pub struct BackendView {
 }
 
 pub fn views(
-    _args: &ExplainArgs,
+    args: &ExplainArgs,
     _sources: &Sources,
-    _path: &Path,
-    _access: Access,
+    path: &Path,
+    access: Access,
 ) -> Result<Vec<BackendView>, CliError> {
-    Ok(Vec::new())
+    let mut out = Vec::new();
+    let mac = policy_for(args, Platform::MacOs)?;
+    let profile = seatbelt::render_profile(&mac)?;
+    let parsed = seatbelt::eval::Profile::parse(&profile)
+        .map_err(|e| CliError::Launch(format!("the rendered profile does not parse: {e}")))?;
+    let verdict = parsed.evaluate_access(access, path);
+    out.push(BackendView {
+        backend: "seatbelt",
+        allowed: verdict.allowed,
+        summary: format!(
+            "{} by {}",
+            if verdict.allowed { "allowed" } else { "denied" },
+            verdict.describe()
+        ),
+    });
+    let linux = policy_for(args, Platform::Linux)?;
+    let effect = bwrap::view_effect(
+        &linux,
+        &bwrap::BwrapOptions::default(),
+        &bwrap::RealDisk,
+        path,
+        access,
+    )?;
+    out.push(BackendView {
+        backend: "bwrap",
+        allowed: effect.reaches_host,
+        summary: format!(
+            "{} ({})",
+            if effect.reaches_host {
+                "reaches the host"
+            } else {
+                "does not reach the host"
+            },
+            effect.op
+        ),
+    });
+    let plan = landlock::plan(&linux, landlock::PlanMode::Native, &landlock::RealFs)
+        .map_err(|e| CliError::Launch(e.to_string()))?;
+    let (allowed, why) = landlock_effect(&plan, path, access);
+    out.push(BackendView {
+        backend: "landlock",
+        allowed,
+        summary: format!("{} ({why})", if allowed { "allowed" } else { "denied" }),
+    });
+    Ok(out)
+}
+
+fn policy_for(args: &ExplainArgs, platform: Platform) -> Result<Policy, CliError> {
+    let sources = context::sources(&args.policy, Some(platform))?;
+    Ok(sources.spec.resolve()?)
+}
+
+/// Landlock grants accumulate down the hierarchy: a path's rights are the union of the
+/// rules on it and on its ancestors. Read needs read-file (or read-dir for a directory),
+/// write needs write-file, create needs make-reg on the parent.
+fn landlock_effect(plan: &landlock::Plan, path: &Path, access: Access) -> (bool, String) {
+    let (target, needed) = match access {
+        Access::Read if path.is_dir() => (path, landlock::Right::ReadDir),
+        Access::Read => (path, landlock::Right::ReadFile),
+        Access::Write => (path, landlock::Right::WriteFile),
+        Access::Create => (path.parent().unwrap_or(path), landlock::Right::MakeReg),
+    };
+    let granting: Vec<&landlock::PlanRule> = plan
+        .rules
+        .iter()
+        .filter(|r| target.starts_with(&r.path) && r.rights.has(needed))
+        .collect();
+    match granting.last() {
+        Some(rule) => {
+            let reasons: Vec<String> = rule.reasons.iter().map(|r| r.to_string()).collect();
+            (
+                true,
+                format!(
+                    "{} granted on {} [{}]",
+                    needed.name(),
+                    rule.path.display(),
+                    reasons.join("; ")
+                ),
+            )
+        }
+        None => (
+            false,
+            format!(
+                "no rule grants {} on {} or above",
+                needed.name(),
+                target.display()
+            ),
+        ),
+    }
 }
