@@ -55,6 +55,11 @@ pub enum LaunchError {
     Landlock(#[from] landlock::LandlockError),
     #[error("seccomp could not be installed: {0}")]
     Seccomp(#[from] seccomp::SeccompError),
+    #[error("cannot set {name}: {source}")]
+    Limit {
+        name: &'static str,
+        source: std::io::Error,
+    },
     #[error("cannot execute {}: {source}", .program.to_string_lossy())]
     Exec {
         program: OsString,
@@ -72,6 +77,40 @@ impl LaunchError {
             _ => 126,
         }
     }
+}
+
+/// Resource ceilings set (soft and hard) before confining, inherited by the command.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct ResourceLimits {
+    /// `RLIMIT_NPROC`: counted per real uid across the host, so per tenant with one uid each.
+    pub max_processes: Option<u64>,
+    /// `RLIMIT_DATA`, bytes. Not `RLIMIT_AS`: V8 reserves gigabytes of address space at
+    /// start-up, and an address-space ceiling kills node before it runs.
+    pub max_data_bytes: Option<u64>,
+}
+
+/// Apply `limits` to this process. Lowering a limit needs no privilege.
+pub fn set_resource_limits(limits: &ResourceLimits) -> Result<(), LaunchError> {
+    use rustix::process::{setrlimit, Resource, Rlimit};
+    for (resource, name, value) in [
+        (Resource::Nproc, "RLIMIT_NPROC", limits.max_processes),
+        (Resource::Data, "RLIMIT_DATA", limits.max_data_bytes),
+    ] {
+        if let Some(v) = value {
+            setrlimit(
+                resource,
+                Rlimit {
+                    current: Some(v),
+                    maximum: Some(v),
+                },
+            )
+            .map_err(|e| LaunchError::Limit {
+                name,
+                source: e.into(),
+            })?;
+        }
+    }
+    Ok(())
 }
 
 /// Confine this process and `exec` `command`. Returns only on failure.

@@ -10,7 +10,7 @@ use jaula_sandbox::bwrap;
 use jaula_sandbox::hardening::env::{scrub_env, EnvPattern, EnvRules};
 use jaula_sandbox::hardening::HardeningOptions;
 use jaula_sandbox::landlock::{self, Floor, PlanMode, RealFs};
-use jaula_sandbox::launch::{confine_and_exec, Confinement};
+use jaula_sandbox::launch::{confine_and_exec, set_resource_limits, Confinement, ResourceLimits};
 
 use crate::args::PolicyArgs;
 use crate::error::CliError;
@@ -98,6 +98,14 @@ pub fn run(args: &RunArgs) -> Outcome {
     }
     let policy = context::resolve(&sources, &policy_args)?;
     let env = scrubbed_env(args, &sources)?;
+    let limits = ResourceLimits {
+        max_processes: args.max_procs,
+        max_data_bytes: args.max_data,
+    };
+    if let Err(e) = set_resource_limits(&limits) {
+        eprintln!("jaula: {e}");
+        return Ok(REFUSED);
+    }
     let backend = match args.backend {
         Some(b) => b,
         None => configured_backend(&sources)?,
@@ -302,6 +310,9 @@ fn inner_stage_args(args: &RunArgs, policy_args: &PolicyArgs, policy: &Policy) -
     }
     if args.verbose {
         out.push("--verbose".into());
+    }
+    if args.tenant {
+        out.push("--tenant".into());
     }
     out
 }
