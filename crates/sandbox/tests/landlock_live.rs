@@ -56,6 +56,8 @@ enum Probe {
     Rename(PathBuf, PathBuf),
     Link(PathBuf, PathBuf),
     Exec(PathBuf),
+    /// chmod to the mode it already has.
+    Chmod(PathBuf),
     SignalSleeper,
     SignalSelf,
     SignalParent,
@@ -76,6 +78,8 @@ struct ChildSpec {
     repo: PathBuf,
     token_file: PathBuf,
     uid: Option<u32>,
+    /// Created after planning, before restricting: entries the plan never saw.
+    late_files: Vec<PathBuf>,
     probes: Vec<(String, Probe)>,
 }
 
@@ -134,6 +138,10 @@ fn run_probe(probe: &Probe, sleeper: u32) -> (bool, Option<i32>) {
                 Err(std::io::Error::other(format!("{status}")))
             }
         })()),
+        Probe::Chmod(p) => result((|| {
+            let mode = fs::metadata(p)?.permissions();
+            fs::set_permissions(p, mode)
+        })()),
         Probe::SignalSleeper => signal(sleeper as libc::pid_t),
         // SAFETY: getpid/getppid cannot fail and touch no memory.
         Probe::SignalSelf => signal(unsafe { libc::getpid() }),
@@ -163,7 +171,8 @@ fn signal(pid: libc::pid_t) -> (bool, Option<i32>) {
 }
 
 fn spec_for(home: &Path, repo: &Path, token: &Path) -> PolicySpec {
-    let mut spec = PolicySpec::with_defaults(Platform::Linux, home.to_path_buf(), repo.to_path_buf());
+    let mut spec =
+        PolicySpec::with_defaults(Platform::Linux, home.to_path_buf(), repo.to_path_buf());
     spec.token_file = Some(token.to_path_buf());
     spec.config_file = Some(home.join(".config/jaula/config.toml"));
     spec
@@ -201,6 +210,9 @@ fn child_main(raw: &str) {
 
     let policy = resolve(spec_for(&spec.home, &spec.repo, &spec.token_file));
     let plan = plan(&policy, PlanMode::Native, &RealFs).expect("plan");
+    for late in &spec.late_files {
+        fs::write(late, "late\n").expect("late file");
+    }
     let enforcement = restrict_self(&plan, Floor::Everything).expect("restrict_self");
     println!(
         "{ENFORCEMENT}{}",
@@ -424,6 +436,10 @@ fn matrix(w: &World, uid: Option<u32>) -> Vec<Entry> {
     out
 }
 
+fn late_file(w: &World) -> PathBuf {
+    w.home.join("late-file")
+}
+
 fn tmp_probe_path(uid: Option<u32>) -> PathBuf {
     PathBuf::from(format!(
         "/tmp/jaula-landlock-live-{}-{}",
@@ -435,7 +451,10 @@ fn tmp_probe_path(uid: Option<u32>) -> PathBuf {
 /// The known, documented disagreements with `decide` on this matrix, by home-relative
 /// path (or absolute path) and access. Each must occur; any other disagreement fails.
 fn expected_deviation(w: &World, path: &Path, access: Access) -> Option<&'static str> {
-    let rel = path.strip_prefix(&w.home).ok().map(|p| p.to_string_lossy().into_owned());
+    let rel = path
+        .strip_prefix(&w.home)
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned());
     let rel = rel.as_deref();
     match (rel, access) {
         (
@@ -475,27 +494,60 @@ fn probes_for(w: &World, uid: Option<u32>, socket: &str) -> Vec<(String, Probe)>
     let h = |rel: &str| w.home.join(rel);
     let r = |rel: &str| w.repo.join(rel);
     let specials = vec![
-        ("rename-sealed-out", Probe::Rename(h(".claude/.credentials.json"), r("stolen"))),
-        ("link-sealed-in", Probe::Link(h(".claude/.credentials.json"), r("linked"))),
-        ("link-ssh-in", Probe::Link(h(".ssh/id_ed25519"), r("linked-ssh"))),
-        ("link-token-in", Probe::Link(w.token.clone(), r("linked-token"))),
+        (
+            "rename-sealed-out",
+            Probe::Rename(h(".claude/.credentials.json"), r("stolen")),
+        ),
+        (
+            "link-sealed-in",
+            Probe::Link(h(".claude/.credentials.json"), r("linked")),
+        ),
+        (
+            "link-ssh-in",
+            Probe::Link(h(".ssh/id_ed25519"), r("linked-ssh")),
+        ),
+        (
+            "link-token-in",
+            Probe::Link(w.token.clone(), r("linked-token")),
+        ),
         ("rename-within-repo", Probe::Rename(r("a"), r("src/a"))),
-        ("link-within-repo", Probe::Link(r("src/main.rs"), r("main-link"))),
+        (
+            "link-within-repo",
+            Probe::Link(r("src/main.rs"), r("main-link")),
+        ),
         ("unlink-repo", Probe::Unlink(r("victim"))),
-        ("unlink-split-child", Probe::Unlink(h(".claude/settings-victim.json"))),
-        ("unlink-sealed", Probe::Unlink(h(".claude/.credentials.json"))),
+        (
+            "unlink-split-child",
+            Probe::Unlink(h(".claude/settings-victim.json")),
+        ),
+        (
+            "unlink-sealed",
+            Probe::Unlink(h(".claude/.credentials.json")),
+        ),
         ("unlink-outside", Probe::Unlink(w.outside.join("victim"))),
         ("truncate-repo", Probe::Truncate(r("src/main.rs"))),
         ("truncate-bashrc", Probe::Truncate(h(".bashrc"))),
         ("truncate-outside", Probe::Truncate(w.outside.join("file"))),
-        ("truncate-sealed", Probe::Truncate(h(".claude/.credentials.json"))),
-        ("truncate-protected", Probe::Truncate(h(".config/jaula/config.toml"))),
+        (
+            "truncate-sealed",
+            Probe::Truncate(h(".claude/.credentials.json")),
+        ),
+        (
+            "truncate-protected",
+            Probe::Truncate(h(".config/jaula/config.toml")),
+        ),
+        ("chmod-bashrc", Probe::Chmod(h(".bashrc"))),
+        ("read-late-in-home", Probe::Read(late_file(w))),
+        ("read-late-in-cache", Probe::Read(h(".cache/late"))),
         ("exec-system", Probe::Exec(PathBuf::from("/bin/true"))),
         ("exec-repo", Probe::Exec(r("run.sh"))),
         ("signal-self", Probe::SignalSelf),
         ("signal-sleeper", Probe::SignalSleeper),
         ("signal-parent", Probe::SignalParent),
-        ("connect-host-abstract", Probe::ConnectAbstract(socket.to_string())),
+        (
+            "connect-host-abstract",
+            Probe::ConnectAbstract(socket.to_string()),
+        ),
         ("connect-own-abstract", Probe::ConnectOwnAbstract),
     ];
     probes.extend(specials.into_iter().map(|(id, p)| (id.to_string(), p)));
@@ -516,6 +568,7 @@ fn run_child(test: &str, w: &World, uid: Option<u32>) -> ChildRun {
         repo: w.repo.clone(),
         token_file: w.token.clone(),
         uid,
+        late_files: vec![late_file(w), w.home.join(".cache/late")],
         probes: probes_for(w, uid, &socket),
     };
     let exe = std::env::current_exe().expect("current_exe");
@@ -593,7 +646,10 @@ fn conformance(test: &str, uid: Option<u32>) {
     let e = &run.enforcement;
     assert_eq!(e["status"], "full", "{e}");
     assert!(e["abi"].as_u64().unwrap_or(0) >= 6, "{e}");
-    assert_eq!(e["scopes"], serde_json::json!(["signal", "abstract-unix-socket"]));
+    assert_eq!(
+        e["scopes"],
+        serde_json::json!(["signal", "abstract-unix-socket"])
+    );
     assert!(e["rules"].as_u64().unwrap_or(0) > 10, "{e}");
     assert_eq!(e["no_new_privs"], true);
 
@@ -608,7 +664,11 @@ fn conformance(test: &str, uid: Option<u32>) {
             Shape::Absent => &[Access::Create],
         };
         for &access in accesses {
-            let verb = if access == Access::Create { "create" } else { &access.to_string() };
+            let verb = if access == Access::Create {
+                "create"
+            } else {
+                &access.to_string()
+            };
             let id = format!("{verb}:{}", entry.path.display());
             let actual = get(&run, &id);
             let decided = policy.decide(&entry.path, access).allowed;
@@ -635,9 +695,17 @@ fn conformance(test: &str, uid: Option<u32>) {
         }
     }
     assert!(checked >= 100, "only {checked} checks");
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     for name in ["sealed-names-listable", "split-dir-no-new-entries"] {
-        assert!(seen_deviations.contains_key(name), "deviation {name} not observed");
+        assert!(
+            seen_deviations.contains_key(name),
+            "deviation {name} not observed"
+        );
         assert!(DEVIATIONS.iter().any(|d| d.name == name));
     }
     if uid.is_none() {
@@ -656,7 +724,11 @@ fn conformance(test: &str, uid: Option<u32>) {
     assert_allowed(&run, "link-within-repo");
     assert_allowed(&run, "unlink-repo");
     // Deviation split-dir-no-new-entries: decide lets ~/.claude/* be removed.
-    assert!(policy.decide(&w.home.join(".claude/settings-victim.json"), Access::Write).allowed);
+    assert!(
+        policy
+            .decide(&w.home.join(".claude/settings-victim.json"), Access::Write)
+            .allowed
+    );
     assert_denied(&run, "unlink-split-child", &[libc::EACCES]);
     assert_denied(&run, "unlink-sealed", &[libc::EACCES]);
     assert_denied(&run, "unlink-outside", &[libc::EACCES]);
@@ -665,6 +737,31 @@ fn conformance(test: &str, uid: Option<u32>) {
     assert_denied(&run, "truncate-outside", &[libc::EACCES]);
     assert_denied(&run, "truncate-sealed", &[libc::EACCES]);
     assert_denied(&run, "truncate-protected", &[libc::EACCES]);
+    // Deviation metadata-writes: Landlock does not handle chmod/chown/utimes.
+    assert!(
+        !policy
+            .decide(&w.home.join(".bashrc"), Access::Write)
+            .allowed
+    );
+    assert_allowed(&run, "chmod-bashrc");
+    // Deviation ancestor-snapshot: a new entry of a split directory has no rule, while
+    // one beneath a directory granted whole is covered.
+    assert!(policy.decide(&late_file(&w), Access::Read).allowed);
+    assert_denied(&run, "read-late-in-home", &[libc::EACCES]);
+    assert_allowed(&run, "read-late-in-cache");
+    seen_deviations.insert("metadata-writes", 1);
+    seen_deviations.insert("ancestor-snapshot", 1);
+    // Every deviation the layer declares for native mode was observed here.
+    for d in DEVIATIONS.iter().filter(|d| d.native) {
+        let root_only = d.name == "native-dev-subset";
+        if uid.is_none() || !root_only {
+            assert!(
+                seen_deviations.contains_key(d.name),
+                "{} not observed",
+                d.name
+            );
+        }
+    }
     assert_allowed(&run, "exec-system");
     assert_allowed(&run, "exec-repo");
     assert_allowed(&run, "signal-self");
@@ -738,13 +835,22 @@ fn bwrap_view_plan_keeps_no_native_deviation_on_what_the_view_hides() {
     assert!(plan.split.iter().all(|s| !s.read), "{plan}");
     assert!(plan.holes.is_empty());
     // What the view hides (every existing sealed root) gets no rule and splits nothing.
-    for hidden in [".ssh", ".claude/.credentials.json", ".cargo/credentials.toml"] {
+    for hidden in [
+        ".ssh",
+        ".claude/.credentials.json",
+        ".cargo/credentials.toml",
+    ] {
         assert!(plan.rule(&w.home.join(hidden)).is_none(), "{hidden}");
     }
-    assert!(plan.rule(&w.home).is_none(), "the home is not split in the view");
+    assert!(
+        plan.rule(&w.home).is_none(),
+        "the home is not split in the view"
+    );
     // Writable roots free of absent seals and protected paths are written whole.
     for whole in [w.repo.clone(), w.home.join(".cache"), w.home.join(".npm")] {
-        let rule = plan.rule(&whole).unwrap_or_else(|| panic!("{}", whole.display()));
+        let rule = plan
+            .rule(&whole)
+            .unwrap_or_else(|| panic!("{}", whole.display()));
         assert!(rule.rights.contains(Rights::READ | Rights::WRITE));
     }
     // The view's own /dev is granted whole, with device ioctls.
