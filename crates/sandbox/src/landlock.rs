@@ -79,7 +79,7 @@ pub const DEVIATIONS: &[Deviation] = &[
     Deviation {
         name: "split-dir-no-new-entries",
         native: true,
-        bwrap_view: true,
+        bwrap_view: false,
         looser: false,
         why: "a writable directory holding a sealed or protected path (or one that may \
               appear there) gets no write rule of its own: new direct children cannot be \

@@ -33,9 +33,9 @@ pub enum PlanMode {
     /// Inside jaula's bubblewrap view, which already replaces every existing sealed root
     /// with an empty tmpfs or `/dev/null` and gives the cage its own `/dev`. Reads are
     /// granted on `/` whole and writes on each writable root whole, so this layer adds none
-    /// of the native deviations; it splits a writable directory only around what a mount
-    /// cannot cover: a sealed path that does not exist yet (the cage must not create it)
-    /// and the cage's protected configuration.
+    /// of the native deviations. The one split left is around protected configuration that
+    /// does not exist yet (the launcher creates it before bwrap, so normally none); an
+    /// absent sealed path stays the mount layer's documented deviation.
     BwrapView,
 }
 
@@ -405,16 +405,22 @@ impl<'a> Planner<'a> {
                 self.write_targets.extend(channel_targets);
             }
             PlanMode::BwrapView => {
-                // The view hides what exists; what does not exist it cannot cover.
-                for s in seal_paths.into_iter().chain(channel_targets) {
-                    if self.kind(&s).is_none() {
-                        self.write_targets.push(s);
-                    }
-                }
+                // The view hides every sealed path that exists. One that does not exist is
+                // the mount layer's own documented deviation (the cage may create it); it
+                // is not split here, because a split directory cannot get any new entry,
+                // and bwrap mode must not bring that Landlock-only deviation back into
+                // ~/.cargo, ~/.config or ~/.claude.
             }
         }
+        // Natively protected paths are split around. In the view they are bound read-only
+        // when they exist (the launcher creates the protected directories first); only one
+        // that is still absent needs Landlock to keep it from being created.
         let protected: Vec<PathBuf> = self.protected.iter().map(|(p, _)| p.clone()).collect();
-        self.write_targets.extend(protected);
+        for p in protected {
+            if self.mode == PlanMode::Native || self.kind(&p).is_none() {
+                self.write_targets.push(p);
+            }
+        }
 
         for w in policy.writable() {
             if self.within_seal(&w.path) {
