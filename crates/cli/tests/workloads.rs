@@ -10,7 +10,6 @@ mod common;
 
 use std::ffi::OsString;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -410,7 +409,6 @@ fn npm_install(backend: &str) {
     );
     let lock = fs::read_to_string(app.join("package-lock.json")).unwrap();
     assert!(lock.contains("jaula-localpkg"), "{lock}");
-    let _ = std::io::stdout().flush();
 }
 
 #[test]
