@@ -1,0 +1,884 @@
+//! Conformance: the path matrix `Policy::decide` is judged on, run live through each Linux
+//! backend of `jaula run` (landlock, bwrap), as root and as uid 65534.
+//!
+//! "Allowed" is what happened to the HOST: a read is allowed when the caged process got the
+//! host file's unique content (for a directory: listed its marker entry), a write when the
+//! host file changed, a create when the new entry exists on the host afterwards. Every
+//! result must equal `decide` on the same (canonical) path, or be an entry of that
+//! backend's deviation table, with the direction recorded there; a table entry that no
+//! longer disagrees fails too, so the tables stay exactly the truth (docs/security.md).
+
+mod common;
+
+use std::collections::{BTreeMap, HashSet};
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use jaula_policy::{Access, Platform, Policy, PolicySpec};
+
+use common::{jaula, skip_or_fail};
+
+const NOBODY: u32 = 65534;
+const BROKER: &str = ".agents-city/.runtime/broker";
+
+/// One known disagreement: `live` is what the kernel did, `decide` what the reference says.
+struct Deviation {
+    label: &'static str,
+    access: Access,
+    live: bool,
+    decide: bool,
+    why: &'static str,
+}
+
+const fn dev(
+    label: &'static str,
+    access: Access,
+    live: bool,
+    decide: bool,
+    why: &'static str,
+) -> Deviation {
+    Deviation {
+        label,
+        access,
+        live,
+        decide,
+        why,
+    }
+}
+
+/// `jaula run --backend landlock`: Landlock (native plan) + seccomp + hardening.
+const LANDLOCK_DEVIATIONS: &[Deviation] = &[
+    dev(
+        "~/.ssh",
+        Access::Read,
+        true,
+        false,
+        "sealed-names-listable: READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list",
+    ),
+    dev(
+        "~/.ssh/sub",
+        Access::Read,
+        true,
+        false,
+        "sealed-names-listable: READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list",
+    ),
+    dev(
+        "~/.aws",
+        Access::Read,
+        true,
+        false,
+        "sealed-names-listable: READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list",
+    ),
+    dev(
+        "~/.config/gh",
+        Access::Read,
+        true,
+        false,
+        "sealed-names-listable: READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list",
+    ),
+    dev(
+        "~/.agents-city/.runtime/broker",
+        Access::Read,
+        true,
+        false,
+        "sealed-names-listable: READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list",
+    ),
+    dev(
+        "~/.pgpass",
+        Access::Read,
+        true,
+        false,
+        "sealed-names-listable: READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list (here a declared-file seal that is a directory on disk)",
+    ),
+    dev(
+        "~/.pgpass/inner",
+        Access::Read,
+        false,
+        true,
+        "declared-file seal that is a directory on disk: the planner seals what the disk holds, the whole directory; decide seals the path only (stricter)",
+    ),
+    dev(
+        "~/.profile",
+        Access::Write,
+        true,
+        false,
+        "metadata-writes: Landlock does not handle chmod/chown/utimes/setxattr; DAC alone decides outside the writable roots",
+    ),
+    dev(
+        "~/.ssh/id_chmod",
+        Access::Write,
+        true,
+        false,
+        "metadata-writes: the same inside a sealed root: the mode of a secret can change, its content stays unreadable",
+    ),
+    dev(
+        "~/.cargo/stale.lock",
+        Access::Write,
+        false,
+        true,
+        "split-dir-no-new-entries: a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own: direct children cannot be removed",
+    ),
+    dev(
+        "~/.kimi",
+        Access::Create,
+        false,
+        true,
+        "absent-writable-root: Landlock rules need an existing path; a writable root absent at launch gets none and $HOME is read-only",
+    ),
+    dev(
+        "~/.cargo/new-file",
+        Access::Create,
+        false,
+        true,
+        "split-dir-no-new-entries: a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (~/.cargo/credentials*)",
+    ),
+    dev(
+        "~/.claude/new-file",
+        Access::Create,
+        false,
+        true,
+        "split-dir-no-new-entries: a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (~/.claude/.credentials.json, channels)",
+    ),
+    dev(
+        "~/.claude/channels/new-seat",
+        Access::Create,
+        false,
+        true,
+        "split-dir-no-new-entries: a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (any <seat>/.env)",
+    ),
+    dev(
+        "~/.claude/channels/seat1/new",
+        Access::Create,
+        false,
+        true,
+        "split-dir-no-new-entries: a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (seat1/.env)",
+    ),
+    dev(
+        "~/.claude/channels/seat1/.env.bak",
+        Access::Create,
+        false,
+        true,
+        "split-dir-no-new-entries: a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (seat1/.env)",
+    ),
+    dev(
+        "~/.config/newdir",
+        Access::Create,
+        false,
+        true,
+        "split-dir-no-new-entries: a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (~/.config/gh, gcloud, jaula)",
+    ),
+    dev(
+        "~/.agents-city/new",
+        Access::Create,
+        false,
+        true,
+        "split-dir-no-new-entries: a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (.runtime/broker, .runtime/cage)",
+    ),
+    dev(
+        "~/.agents-city/.runtime/new",
+        Access::Create,
+        false,
+        true,
+        "split-dir-no-new-entries: a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (broker, cage)",
+    ),
+    dev(
+        "/dev/<new>",
+        Access::Create,
+        false,
+        true,
+        "native-dev-subset: natively /dev is the host's; only bubblewrap's --dev devices are granted, never new entries",
+    ),
+];
+
+/// `jaula run --backend bwrap`: bubblewrap's mount view, then Landlock (bwrap-view plan),
+/// seccomp and hardening inside it.
+const BWRAP_DEVIATIONS: &[Deviation] = &[
+    dev(
+        "~/.pgpass/inner",
+        Access::Read,
+        false,
+        true,
+        "declared-file seal that is a directory on disk gets a read-only tmpfs (/dev/null cannot cover a directory), hiding its entries (stricter)",
+    ),
+    dev(
+        "~/.cargo/stale.lock",
+        Access::Write,
+        false,
+        true,
+        "split-dir-no-new-entries (bwrap view): a writable directory is split around what no mount covers, a sealed path absent at launch or protected config: direct children cannot be removed",
+    ),
+    dev(
+        "~/.kimi",
+        Access::Create,
+        false,
+        true,
+        "absent-writable-root: --bind-try skips a root absent at launch and $HOME is read-only",
+    ),
+    dev(
+        "~/.cargo/new-file",
+        Access::Create,
+        false,
+        true,
+        "split-dir-no-new-entries (bwrap view): a writable directory is split around what no mount covers, a sealed path absent at launch or protected config (~/.cargo/credentials absent)",
+    ),
+    dev(
+        "~/.claude/new-file",
+        Access::Create,
+        false,
+        true,
+        "split-dir-no-new-entries (bwrap view): a writable directory is split around what no mount covers, a sealed path absent at launch or protected config (channel tokens that may appear)",
+    ),
+    dev(
+        "~/.claude/channels/new-seat",
+        Access::Create,
+        false,
+        true,
+        "split-dir-no-new-entries (bwrap view): a writable directory is split around what no mount covers, a sealed path absent at launch or protected config (a new <seat>/.env)",
+    ),
+    dev(
+        "~/.config/newdir",
+        Access::Create,
+        false,
+        true,
+        "split-dir-no-new-entries (bwrap view): a writable directory is split around what no mount covers, a sealed path absent at launch or protected config (~/.config/gcloud absent, ~/.config/jaula protected)",
+    ),
+    dev(
+        "~/.agents-city/new",
+        Access::Create,
+        false,
+        true,
+        "split-dir-no-new-entries (bwrap view): a writable directory is split around what no mount covers, a sealed path absent at launch or protected config (.runtime/cage protected)",
+    ),
+    dev(
+        "~/.agents-city/.runtime/new",
+        Access::Create,
+        false,
+        true,
+        "split-dir-no-new-entries (bwrap view): a writable directory is split around what no mount covers, a sealed path absent at launch or protected config (.runtime/cage protected)",
+    ),
+    dev(
+        "/dev/<new>",
+        Access::Create,
+        false,
+        true,
+        "/dev is the cage's own device tree (--dev): the create succeeds there but never reaches the host's /dev",
+    ),
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// A file holding unique content: probed for read and write.
+    File,
+    /// A directory holding an entry named after a unique marker: probed for read (listing).
+    Dir,
+    /// A symlink inside the working set to a file (made for it, probed only through the
+    /// link): probed for read and write, decided on the canonical target, as the kernel
+    /// resolves it.
+    LinkTo(&'static str),
+    /// A file probed for write by changing its mode (`chmod 600`).
+    Chmod,
+    /// A file probed for write by removing it.
+    Remove,
+    /// Absent before the run: probed for create, as a file or a directory.
+    NewFile,
+    NewDir,
+}
+
+#[derive(Clone, Debug)]
+struct Target {
+    label: String,
+    path: PathBuf,
+    /// The canonical path `decide` is asked about.
+    decided: PathBuf,
+    kind: Kind,
+    marker: String,
+}
+
+struct Scenario {
+    root: PathBuf,
+    home: PathBuf,
+    repo: PathBuf,
+    token: PathBuf,
+    targets: Vec<Target>,
+    policy: Policy,
+}
+
+/// The matrix: secrets present and absent, declared kinds that differ from the disk, seals
+/// inside writable roots, the working set, protected configuration, the read-only rest.
+const MATRIX: &[(&str, Kind)] = {
+    use Kind::*;
+    &[
+        // Secrets present.
+        ("~/.ssh/id_x", File),
+        ("~/.ssh", Dir),
+        ("~/.ssh/sub", Dir),
+        ("~/.aws/credentials", File),
+        ("~/.aws", Dir),
+        ("~/.git-credentials", File),
+        ("~/.claude/.credentials.json", File),
+        ("~/.cargo/credentials.toml", File),
+        ("~/.docker/config.json", File),
+        ("~/.config/gh/hosts.yml", File),
+        ("~/.config/gh", Dir),
+        ("~/.agents-city/.runtime/broker/window-a.token", File),
+        ("~/.agents-city/.runtime/broker/window-b.token", File),
+        ("~/.agents-city/.runtime/broker", Dir),
+        ("~/.claude/channels/seat1/.env", File),
+        // Declared kind differs from the disk.
+        ("~/.pgpass/inner", File),
+        ("~/.pgpass", Dir),
+        ("~/.kube", File),
+        // The working set.
+        ("~/src/repo/README.md", File),
+        ("~/src/repo/.git/config", File),
+        ("~/src/repo", Dir),
+        ("~/src/repo/link-to-key", LinkTo("~/.ssh/linked_key")),
+        ("~/src/repo/link-to-notes", LinkTo("~/linked-notes.txt")),
+        ("~/src/repo/link-to-cache", LinkTo("~/.cache/linked")),
+        ("~/.cache/x/blob", File),
+        ("~/.cache", Dir),
+        ("~/.config/x/settings.ini", File),
+        ("~/.config", Dir),
+        ("~/.claude/settings.json", File),
+        ("~/.claude", Dir),
+        ("~/.claude/channels/seat1/notes.txt", File),
+        ("~/.claude/channels/seat1", Dir),
+        ("~/.claude/channels/seat2", Dir),
+        ("~/.claude.json", File),
+        ("~/.agents-city/state.json", File),
+        ("~/.agents-city/.runtime", Dir),
+        ("~/.cargo/config.toml", File),
+        ("~/.cargo/registry/index.txt", File),
+        ("~/.cargo", Dir),
+        ("~/.local/share/app/data", File),
+        ("~/.local/state/app/log", File),
+        ("~/go/pkg/mod.txt", File),
+        // Protected configuration and the read-only rest.
+        ("~/.config/jaula/config.toml", File),
+        ("~/.config/jaula", Dir),
+        ("~/.agents-city/.runtime/cage/w.sb", File),
+        ("~/.bashrc", File),
+        ("~/.npmrc", File),
+        ("~/notes.txt", File),
+        ("~/docs", Dir),
+        ("~", Dir),
+        ("@/outside/file.txt", File),
+        ("@/outside", Dir),
+        // Metadata writes and removals.
+        ("~/.profile", Chmod),
+        ("~/.ssh/id_chmod", Chmod),
+        ("~/src/repo/run.sh", Chmod),
+        ("~/.cache/x/chmod", Chmod),
+        ("~/.gitconfig", Remove),
+        ("~/.ssh/id_remove", Remove),
+        ("~/src/repo/old.txt", Remove),
+        ("~/.cache/x/old", Remove),
+        ("~/.cargo/stale.lock", Remove),
+        ("~/.config/jaula/old.toml", Remove),
+        // Creates.
+        ("~/.netrc", NewFile),
+        ("~/.gnupg", NewDir),
+        ("~/.cargo/credentials", NewFile),
+        ("~/.config/gcloud", NewDir),
+        ("~/.kimi", NewDir),
+        ("~/.claude/channels/seat2/.env", NewFile),
+        ("~/.agents-city/.runtime/cage/new.sb", NewFile),
+        ("~/.ssh/new_key", NewFile),
+        ("~/.ssh/sub/new", NewFile),
+        ("~/.agents-city/.runtime/broker/window-c.token", NewFile),
+        ("~/.pgpass/new", NewFile),
+        ("~/.config/gh/new", NewFile),
+        ("~/.docker/new", NewFile),
+        ("~/.cache/new-entry", NewFile),
+        ("~/.cache/x/new", NewFile),
+        ("~/.cargo/new-file", NewFile),
+        ("~/.cargo/registry/new", NewFile),
+        ("~/.claude/new-file", NewFile),
+        ("~/.claude/channels/new-seat", NewDir),
+        ("~/.claude/channels/seat1/new", NewFile),
+        ("~/.config/newdir", NewDir),
+        ("~/.config/x/new", NewFile),
+        ("~/.agents-city/new", NewFile),
+        ("~/.agents-city/.runtime/new", NewFile),
+        ("~/.local/share/new", NewDir),
+        ("~/.local/state/app/new", NewFile),
+        ("~/src/repo/new.rs", NewFile),
+        ("~/src/repo/.git/hooks", NewDir),
+        ("~/.claude/channels/seat1/.env.bak", NewFile),
+        ("~/.config/jaula/new.toml", NewFile),
+        ("~/.claude.json.backup", NewFile),
+        ("~/new-in-home", NewFile),
+        ("~/docs/new", NewFile),
+        ("@/outside/new.txt", NewFile),
+        ("/tmp/x", NewFile),
+        ("/var/tmp/x", NewDir),
+        ("/dev/x", NewFile),
+    ]
+};
+
+fn build(root: &Path) -> Scenario {
+    let home = root.join("home");
+    let repo = home.join("src/repo");
+    let unique = root.file_name().unwrap().to_string_lossy().into_owned();
+    let resolve = |label: &str| -> (PathBuf, String) {
+        if let Some(rest) = label.strip_prefix("~/") {
+            (home.join(rest), label.to_string())
+        } else if label == "~" {
+            (home.clone(), label.to_string())
+        } else if let Some(rest) = label.strip_prefix("@/") {
+            (root.join(rest), label.to_string())
+        } else {
+            // A system path: unique per run, labelled generically.
+            let dir = Path::new(label).parent().unwrap();
+            (
+                dir.join(format!("jaula-conformance-{unique}")),
+                format!("{}/<new>", dir.display()),
+            )
+        }
+    };
+    let mut targets = Vec::new();
+    for (i, (label, kind)) in MATRIX.iter().enumerate() {
+        let (path, label) = resolve(label);
+        let decided = match kind {
+            Kind::LinkTo(to) => resolve(to).0,
+            _ => path.clone(),
+        };
+        targets.push(Target {
+            label,
+            path,
+            decided,
+            kind: *kind,
+            // A TOML comment, so the config file in the matrix still parses.
+            marker: format!("#jaula-marker-{i}-{unique}"),
+        });
+    }
+
+    fs::create_dir_all(&repo).unwrap();
+    for t in &targets {
+        match t.kind {
+            Kind::File | Kind::Chmod | Kind::Remove => {
+                fs::create_dir_all(t.path.parent().unwrap()).unwrap();
+                fs::write(&t.path, &t.marker).unwrap();
+                fs::set_permissions(&t.path, fs::Permissions::from_mode(0o644)).unwrap();
+            }
+            Kind::Dir => {
+                fs::create_dir_all(&t.path).unwrap();
+                fs::write(t.path.join(&t.marker), "").unwrap();
+            }
+            _ => {}
+        }
+    }
+    for t in &targets {
+        match t.kind {
+            Kind::LinkTo(_) => {
+                assert!(
+                    !t.decided.exists(),
+                    "{}: the target is probed directly",
+                    t.label
+                );
+                fs::create_dir_all(t.decided.parent().unwrap()).unwrap();
+                fs::write(&t.decided, &t.marker).unwrap();
+                std::os::unix::fs::symlink(&t.decided, &t.path).unwrap();
+            }
+            Kind::NewFile | Kind::NewDir => {
+                // Every create happens in an existing directory, so the parent's rules decide;
+                // a missing parent would fail anywhere.
+                let parent = t.path.parent().unwrap();
+                if parent.starts_with(root) {
+                    fs::create_dir_all(parent).unwrap();
+                }
+                assert!(parent.is_dir(), "{}", t.label);
+                assert!(fs::symlink_metadata(&t.path).is_err(), "{} exists", t.label);
+            }
+            _ => {}
+        }
+    }
+
+    let token = home.join(BROKER).join("window-a.token");
+    let mut spec = PolicySpec::with_defaults(Platform::Linux, home.clone(), repo.clone());
+    spec.token_file = Some(token.clone());
+    let policy = spec.resolve().unwrap();
+    assert_eq!(
+        policy.channel_token_files(),
+        &[home.join(".claude/channels/seat1/.env")]
+    );
+    Scenario {
+        root: root.to_path_buf(),
+        home,
+        repo,
+        token,
+        targets,
+        policy,
+    }
+}
+
+fn q(path: &Path) -> String {
+    let text = path.to_str().unwrap();
+    format!("'{}'", text.replace('\'', r#"'"'"'"#))
+}
+
+/// One `/bin/sh` script, one output line per probe: reads, then writes, then creates.
+fn script(targets: &[Target]) -> String {
+    let mut s = String::from(
+        r#"r() { if c=$(cat -- "$2" 2>/dev/null); then printf 'R %s ok %s\n' "$1" "$c"; else printf 'R %s err\n' "$1"; fi; }
+l() { if ls -a -- "$2" 2>/dev/null | grep -qxF -- "$3"; then printf 'L %s yes\n' "$1"; else printf 'L %s no\n' "$1"; fi; }
+w() { if ( printf '+w' >> "$2" ) 2>/dev/null; then printf 'W %s ok\n' "$1"; else printf 'W %s err\n' "$1"; fi; }
+ch() { if chmod 600 -- "$2" 2>/dev/null; then printf 'W %s ok\n' "$1"; else printf 'W %s err\n' "$1"; fi; }
+rm_() { if rm -f -- "$2" 2>/dev/null; then printf 'W %s ok\n' "$1"; else printf 'W %s err\n' "$1"; fi; }
+cf() { if ( : > "$2" ) 2>/dev/null; then printf 'C %s ok\n' "$1"; else printf 'C %s err\n' "$1"; fi; }
+cd_() { if mkdir -- "$2" 2>/dev/null; then printf 'C %s ok\n' "$1"; else printf 'C %s err\n' "$1"; fi; }
+printf 'U 0 %s\n' "$(id -u)"
+"#,
+    );
+    for (i, t) in targets.iter().enumerate() {
+        match t.kind {
+            Kind::File | Kind::LinkTo(_) => s.push_str(&format!("r {i} {}\n", q(&t.path))),
+            Kind::Dir => s.push_str(&format!(
+                "l {i} {} {}\n",
+                q(&t.path),
+                q(Path::new(&t.marker))
+            )),
+            _ => {}
+        }
+    }
+    for (i, t) in targets.iter().enumerate() {
+        match t.kind {
+            Kind::File | Kind::LinkTo(_) => s.push_str(&format!("w {i} {}\n", q(&t.path))),
+            Kind::Chmod => s.push_str(&format!("ch {i} {}\n", q(&t.path))),
+            Kind::Remove => s.push_str(&format!("rm_ {i} {}\n", q(&t.path))),
+            _ => {}
+        }
+    }
+    for (i, t) in targets.iter().enumerate() {
+        match t.kind {
+            Kind::NewFile => s.push_str(&format!("cf {i} {}\n", q(&t.path))),
+            Kind::NewDir => s.push_str(&format!("cd_ {i} {}\n", q(&t.path))),
+            _ => {}
+        }
+    }
+    s
+}
+
+fn chown_tree(path: &Path, id: u32) {
+    std::os::unix::fs::lchown(path, Some(id), Some(id)).unwrap();
+    if fs::symlink_metadata(path).unwrap().is_dir() {
+        for entry in fs::read_dir(path).unwrap() {
+            chown_tree(&entry.unwrap().path(), id);
+        }
+    }
+}
+
+/// Every directory from `/` down to `path` must be searchable by others, or an unprivileged
+/// cage would be refused by plain permissions and the matrix would prove nothing. Only
+/// directories inside the build's target directory are changed.
+fn ensure_traversable(path: &Path) {
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .map(|p| fs::canonicalize(p).unwrap())
+        .unwrap();
+    for dir in path.ancestors().skip(1) {
+        let meta = fs::metadata(dir).unwrap();
+        if meta.mode() & 0o001 != 0 {
+            continue;
+        }
+        assert!(
+            dir.starts_with(&target),
+            "{} is not searchable by others; uid {NOBODY} cannot reach the scratch tree",
+            dir.display()
+        );
+        let mut perms = meta.permissions();
+        perms.set_mode(meta.mode() | 0o011);
+        fs::set_permissions(dir, perms).unwrap();
+    }
+}
+
+fn is_root() -> bool {
+    fs::metadata("/proc/self").map(|m| m.uid()).ok() == Some(0)
+}
+
+struct Outcome {
+    target: usize,
+    access: Access,
+    live: bool,
+    inside: String,
+}
+
+fn run_jaula(sc: &Scenario, backend: &str, as_uid: Option<u32>, argv_tail: &[&Path]) -> Command {
+    let mut cmd = Command::new(jaula());
+    cmd.args(["run", "--backend", backend, "--repo"])
+        .arg(&sc.repo)
+        .arg("--home")
+        .arg(&sc.home)
+        .arg("--token-file")
+        .arg(&sc.token)
+        .arg("--")
+        .args(argv_tail)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &sc.home)
+        .env("LC_ALL", "C")
+        .current_dir(&sc.repo);
+    if let Some(uid) = as_uid {
+        cmd.uid(uid).gid(uid);
+    }
+    cmd
+}
+
+/// Run one caged shell through `jaula run --backend <backend>`; return each probe's host
+/// effect.
+fn run(sc: &Scenario, backend: &str, as_uid: Option<u32>) -> Vec<Outcome> {
+    let script_path = sc.root.join("probe.sh");
+    fs::write(&script_path, script(&sc.targets)).unwrap();
+    if let Some(uid) = as_uid {
+        chown_tree(&sc.root, uid);
+        ensure_traversable(&sc.root);
+    }
+    let out = run_jaula(sc, backend, as_uid, &[Path::new("/bin/sh"), &script_path])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "jaula run --backend {backend} failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let mut lines: BTreeMap<(char, usize), String> = BTreeMap::new();
+    for line in stdout.lines() {
+        let mut parts = line.splitn(3, ' ');
+        let tag = parts.next().unwrap().chars().next().unwrap();
+        let id: usize = parts.next().unwrap().parse().unwrap();
+        let rest = parts.next().unwrap_or("").to_string();
+        assert!(lines.insert((tag, id), rest).is_none(), "duplicate {line}");
+    }
+    let expected_uid = as_uid.unwrap_or_else(|| fs::metadata("/proc/self").unwrap().uid());
+    assert_eq!(lines.get(&('U', 0)), Some(&expected_uid.to_string()));
+
+    let mut outcomes = Vec::new();
+    for (i, t) in sc.targets.iter().enumerate() {
+        let line = |tag: char| {
+            lines
+                .get(&(tag, i))
+                .unwrap_or_else(|| panic!("no {tag} line for {}:\n{stdout}", t.label))
+                .clone()
+        };
+        match t.kind {
+            Kind::File | Kind::LinkTo(_) => {
+                let read = line('R');
+                outcomes.push(Outcome {
+                    target: i,
+                    access: Access::Read,
+                    live: read == format!("ok {}", t.marker),
+                    inside: read,
+                });
+                outcomes.push(Outcome {
+                    target: i,
+                    access: Access::Write,
+                    live: written(t),
+                    inside: line('W'),
+                });
+            }
+            Kind::Dir => {
+                let listed = line('L');
+                outcomes.push(Outcome {
+                    target: i,
+                    access: Access::Read,
+                    live: listed == "yes",
+                    inside: listed,
+                });
+            }
+            Kind::Chmod => outcomes.push(Outcome {
+                target: i,
+                access: Access::Write,
+                live: fs::metadata(&t.path).unwrap().mode() & 0o777 != 0o644,
+                inside: line('W'),
+            }),
+            Kind::Remove => outcomes.push(Outcome {
+                target: i,
+                access: Access::Write,
+                live: fs::symlink_metadata(&t.path).is_err(),
+                inside: line('W'),
+            }),
+            Kind::NewFile | Kind::NewDir => {
+                outcomes.push(Outcome {
+                    target: i,
+                    access: Access::Create,
+                    live: fs::symlink_metadata(&t.path).is_ok(),
+                    inside: line('C'),
+                });
+            }
+        }
+    }
+    // Probes outside the scratch tree leave nothing behind.
+    for t in &sc.targets {
+        if !t.path.starts_with(&sc.root) && fs::symlink_metadata(&t.path).is_ok() {
+            let _ = fs::remove_file(&t.path).or_else(|_| fs::remove_dir(&t.path));
+        }
+    }
+    outcomes
+}
+
+/// Whether the probe's write reached the host file (through the link, for a link).
+fn written(t: &Target) -> bool {
+    let host = fs::read_to_string(&t.decided).unwrap();
+    match host.strip_prefix(&t.marker) {
+        Some("") => false,
+        Some("+w") => true,
+        _ => panic!("{}: unexpected host content {host:?}", t.label),
+    }
+}
+
+fn available(backend: &str) -> bool {
+    let (_keep, root) = common::scratch("conformance-probe-");
+    let sc = build(&root);
+    let out = run_jaula(&sc, backend, None, &[Path::new("/bin/true")])
+        .output()
+        .unwrap();
+    if out.status.success() {
+        return true;
+    }
+    skip_or_fail(&format!(
+        "jaula run --backend {backend} cannot cage here: {}",
+        String::from_utf8_lossy(&out.stderr).trim()
+    ));
+    false
+}
+
+fn judge(backend: &str, table: &[Deviation], as_uid: Option<u32>) {
+    if !available(backend) {
+        return;
+    }
+    let who = match as_uid {
+        Some(uid) => format!("uid {uid}"),
+        None if is_root() => "root".to_string(),
+        None => "current user".to_string(),
+    };
+    let (_keep, root) = common::scratch(&format!("conformance-{backend}-"));
+    let sc = build(&root);
+    let outcomes = run(&sc, backend, as_uid);
+
+    let mut disagreements = HashSet::new();
+    let mut failures = Vec::new();
+    println!("── {backend} as {who}: {} probes", outcomes.len());
+    for o in &outcomes {
+        let t = &sc.targets[o.target];
+        let decision = sc.policy.decide(&t.decided, o.access);
+        println!(
+            "{:<48} {:<6} live={:<5} decide={:<5} [{}] {}",
+            t.label,
+            o.access.to_string(),
+            o.live,
+            decision.allowed,
+            o.inside,
+            decision.rule.describe(&sc.home)
+        );
+        if decision.allowed == o.live {
+            continue;
+        }
+        disagreements.insert((t.label.clone(), o.access));
+        match table
+            .iter()
+            .find(|d| d.label == t.label && d.access == o.access)
+        {
+            Some(d) if d.live == o.live && d.decide == decision.allowed => {}
+            Some(d) => failures.push(format!(
+                "deviation {} {} recorded as live={} decide={}, but live={} decide={}",
+                o.access, t.label, d.live, d.decide, o.live, decision.allowed
+            )),
+            None => failures.push(format!(
+                "unexplained: {} {}: live {} but decide {} ({})",
+                o.access,
+                t.label,
+                o.live,
+                decision.allowed,
+                decision.rule.describe(&sc.home)
+            )),
+        }
+    }
+    for d in table {
+        if !disagreements.contains(&(d.label.to_string(), d.access)) {
+            failures.push(format!(
+                "stale deviation: {} {} now agrees with decide ({})",
+                d.access, d.label, d.why
+            ));
+        }
+    }
+    // The matrix must have measured something real.
+    assert!(outcomes.len() >= 120, "{} probes", outcomes.len());
+    let live = |label: &str, access: Access| {
+        outcomes
+            .iter()
+            .find(|o| sc.targets[o.target].label == label && o.access == access)
+            .unwrap()
+            .live
+    };
+    assert!(!live("~/.ssh/id_x", Access::Read));
+    assert!(live("~/src/repo/README.md", Access::Write));
+    assert!(live(
+        "~/.agents-city/.runtime/broker/window-a.token",
+        Access::Read
+    ));
+    assert!(
+        failures.is_empty(),
+        "{backend} as {who}:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn landlock_backend_matches_decide() {
+    judge("landlock", LANDLOCK_DEVIATIONS, None);
+}
+
+#[test]
+fn landlock_backend_matches_decide_as_uid_65534() {
+    if !is_root() {
+        return eprintln!("skipping: not root, so the main matrix already ran unprivileged");
+    }
+    judge("landlock", LANDLOCK_DEVIATIONS, Some(NOBODY));
+}
+
+#[test]
+fn bwrap_backend_matches_decide() {
+    judge("bwrap", BWRAP_DEVIATIONS, None);
+}
+
+#[test]
+fn bwrap_backend_matches_decide_as_uid_65534() {
+    if !is_root() {
+        return eprintln!("skipping: not root, so the main matrix already ran unprivileged");
+    }
+    judge("bwrap", BWRAP_DEVIATIONS, Some(NOBODY));
+}
+
+#[test]
+fn every_deviation_names_a_probe_of_the_matrix() {
+    let (_keep, root) = common::scratch("conformance-names-");
+    let sc = build(&root);
+    for d in LANDLOCK_DEVIATIONS.iter().chain(BWRAP_DEVIATIONS) {
+        let t = sc
+            .targets
+            .iter()
+            .find(|t| t.label == d.label)
+            .unwrap_or_else(|| panic!("{} is not in the matrix", d.label));
+        let probed = match t.kind {
+            Kind::File | Kind::LinkTo(_) => d.access != Access::Create,
+            Kind::Chmod | Kind::Remove => d.access == Access::Write,
+            Kind::Dir => d.access == Access::Read,
+            Kind::NewFile | Kind::NewDir => d.access == Access::Create,
+        };
+        assert!(probed, "{} {} is never probed", d.access, d.label);
+        assert_ne!(d.live, d.decide, "{} {}", d.access, d.label);
+        assert_eq!(
+            sc.policy.decide(&t.decided, d.access).allowed,
+            d.decide,
+            "{} {}: the table records the wrong decision",
+            d.access,
+            d.label
+        );
+    }
+}

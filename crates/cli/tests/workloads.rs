@@ -1,0 +1,462 @@
+//! Agent-shaped workloads under `jaula run`, through each Linux backend: `git init && git
+//! commit`, `cargo build` of a small crate with the cargo caches writable, `python3 -m venv`
+//! and `pip install` of a local wheel, `npm install` of a local package. Each runs in a
+//! caged repo of a scratch home (no network), and each script also proves the cage was in
+//! force: the home's SSH key stays unreadable from inside.
+//!
+//! A missing tool is a printed skip, except under CI=true where it fails.
+
+mod common;
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{jaula, skip_or_fail};
+
+/// A realistic scratch home: the default secrets, the state and cache directories a
+/// working agent's home already has, and a repo.
+struct Home {
+    _keep: tempfile::TempDir,
+    home: PathBuf,
+    repo: PathBuf,
+}
+
+fn home(name: &str) -> Home {
+    let (keep, root) = common::scratch(name);
+    let home = root.join("home");
+    let repo = home.join("src/repo");
+    fs::create_dir_all(&repo).unwrap();
+    for (rel, text) in [
+        (".ssh/id_x", "jaula-secret-ssh\n"),
+        (".aws/credentials", "jaula-secret-aws\n"),
+        (".git-credentials", "jaula-secret-git\n"),
+        (".cargo/credentials.toml", "jaula-secret-cargo\n"),
+        (".claude/.credentials.json", "jaula-secret-claude\n"),
+        (".claude/settings.json", "{}\n"),
+        (".claude.json", "{}\n"),
+        (".bashrc", "# rc\n"),
+    ] {
+        let path = home.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+    for dir in [".cache", ".npm", ".config", ".local/share", ".local/state"] {
+        fs::create_dir_all(home.join(dir)).unwrap();
+    }
+    Home {
+        _keep: keep,
+        home,
+        repo,
+    }
+}
+
+/// `name` on this process's PATH.
+fn find_tool(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+fn tools_or_skip(names: &[&str]) -> bool {
+    for name in names {
+        if find_tool(name).is_none() {
+            skip_or_fail(&format!("{name} is not installed"));
+            return false;
+        }
+    }
+    true
+}
+
+fn backend_or_skip(backend: &str) -> bool {
+    let h = home("workload-probe-");
+    let out = Command::new(jaula())
+        .args(["run", "--backend", backend, "--repo"])
+        .arg(&h.repo)
+        .arg("--home")
+        .arg(&h.home)
+        .args(["--", "/bin/true"])
+        .output()
+        .unwrap();
+    if out.status.success() {
+        return true;
+    }
+    skip_or_fail(&format!(
+        "jaula run --backend {backend} cannot cage here: {}",
+        String::from_utf8_lossy(&out.stderr).trim()
+    ));
+    false
+}
+
+/// The output of a command run outside the cage (setup and discovery only).
+fn host(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// Run `script` with `/bin/sh -e` under `jaula run --backend <backend>`, in the repo, with
+/// HOME the scratch home and PATH `path` then the system's. The script must succeed.
+fn caged(backend: &str, h: &Home, path: &[&Path], env: &[(&str, OsString)], script: &str) {
+    let mut dirs: Vec<PathBuf> = path.iter().map(|p| p.to_path_buf()).collect();
+    dirs.extend(["/usr/local/bin", "/usr/bin", "/bin"].map(PathBuf::from));
+    let full = format!(
+        "if cat \"$HOME/.ssh/id_x\" 2>/dev/null; then echo 'the cage is not in force' >&2; exit 99; fi\n{script}"
+    );
+    let out = Command::new(jaula())
+        .args(["run", "--backend", backend, "--repo"])
+        .arg(&h.repo)
+        .arg("--home")
+        .arg(&h.home)
+        .args(["--", "/bin/sh", "-ec", &full])
+        .env_clear()
+        .env("PATH", std::env::join_paths(dirs).unwrap())
+        .env("HOME", &h.home)
+        .env("LC_ALL", "C")
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&h.repo)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{backend}: the caged workload failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn git_commit(backend: &str) {
+    if !tools_or_skip(&["git"]) || !backend_or_skip(backend) {
+        return;
+    }
+    let h = home("workload-git-");
+    fs::write(h.repo.join("README.md"), "caged\n").unwrap();
+    caged(
+        backend,
+        &h,
+        &[],
+        &[],
+        "git init -q .\n\
+         git add README.md\n\
+         git -c user.name=cage -c user.email=cage@example.invalid commit -q -m 'from the cage'\n",
+    );
+    let log = host(
+        Command::new("git")
+            .args(["-C"])
+            .arg(&h.repo)
+            .args(["log", "--format=%s"]),
+    );
+    assert_eq!(log, "from the cage");
+}
+
+/// A crate with one git dependency fetched from a local `file://` repository: cargo
+/// clones it into `$CARGO_HOME/git` (the writable cache) with no network.
+struct CargoCase {
+    h: Home,
+    krate: PathBuf,
+    bin: PathBuf,
+}
+
+fn cargo_case(name: &str) -> Option<CargoCase> {
+    if !tools_or_skip(&["rustc", "git"]) {
+        return None;
+    }
+    // The real toolchain, called directly: rustup's proxies would look for their own home
+    // under the scratch HOME. Its directory only needs to be readable, as it is.
+    let sysroot = PathBuf::from(host(Command::new("rustc").args(["--print", "sysroot"])));
+    let bin = sysroot.join("bin");
+    if !bin.join("cargo").is_file() {
+        skip_or_fail(&format!("no cargo in {}", bin.display()));
+        return None;
+    }
+    let h = home(name);
+    let dep = h.home.parent().unwrap().join("dep");
+    fs::create_dir_all(dep.join("src")).unwrap();
+    fs::write(
+        dep.join("Cargo.toml"),
+        "[package]\nname = \"dep\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    fs::write(
+        dep.join("src/lib.rs"),
+        "pub fn greet() -> &'static str {\n    \"hello from the cage\"\n}\n",
+    )
+    .unwrap();
+    for args in [
+        &["init", "-q", "."][..],
+        &["add", "."],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "commit",
+            "-qm",
+            "dep",
+        ],
+    ] {
+        host(Command::new("git").arg("-C").arg(&dep).args(args));
+    }
+    let krate = h.repo.join("hello");
+    fs::create_dir_all(krate.join("src")).unwrap();
+    fs::write(
+        krate.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"hello\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+             [dependencies]\ndep = {{ git = \"file://{}\" }}\n\n\
+             # Not a member of the workspace the test tree sits in.\n[workspace]\n",
+            dep.display()
+        ),
+    )
+    .unwrap();
+    fs::write(
+        krate.join("src/main.rs"),
+        "fn main() {\n    println!(\"{}\", dep::greet());\n}\n",
+    )
+    .unwrap();
+    Some(CargoCase { h, krate, bin })
+}
+
+fn cargo_env(c: &CargoCase) -> Vec<(&'static str, OsString)> {
+    vec![
+        ("CARGO_HOME", c.h.home.join(".cargo").into()),
+        ("RUSTC", c.bin.join("rustc").into()),
+        ("CARGO_TERM_COLOR", "never".into()),
+        ("CARGO_NET_GIT_FETCH_WITH_CLI", "false".into()),
+    ]
+}
+
+fn cargo_build(backend: &str) {
+    let Some(c) = cargo_case("workload-cargo-") else {
+        return;
+    };
+    if !backend_or_skip(backend) {
+        return;
+    }
+    // A ~/.cargo that has been used: its cache directories exist (see the test below for
+    // one that has not).
+    for dir in ["git", "registry"] {
+        fs::create_dir_all(c.h.home.join(".cargo").join(dir)).unwrap();
+    }
+    fs::write(c.h.home.join(".cargo/.package-cache"), "").unwrap();
+    caged(
+        backend,
+        &c.h,
+        &[&c.bin],
+        &cargo_env(&c),
+        "cd hello\ncargo build\ncargo run -q\n",
+    );
+    let built = c.krate.join("target/debug/hello");
+    assert_eq!(host(&mut Command::new(&built)), "hello from the cage");
+    let db = c.h.home.join(".cargo/git/db");
+    assert!(
+        fs::read_dir(&db).unwrap().next().is_some(),
+        "the dependency was not cached in {}",
+        db.display()
+    );
+}
+
+/// Known limitation, pinned (deviation `split-dir-no-new-entries`, both backends): ~/.cargo
+/// holds sealed credential files, so the cage cannot add new direct children to it. A
+/// ~/.cargo that has never cached a git dependency has no `git/`, and cargo's first fetch
+/// fails. When this starts to pass, the limitation is gone: update docs/security.md and
+/// turn this into a plain workload.
+fn cargo_first_cache_entry_is_refused(backend: &str) {
+    let Some(c) = cargo_case("workload-cargo-bare-") else {
+        return;
+    };
+    if !backend_or_skip(backend) {
+        return;
+    }
+    let mut dirs: Vec<PathBuf> = vec![c.bin.clone()];
+    dirs.extend(["/usr/bin", "/bin"].map(PathBuf::from));
+    let out = Command::new(jaula())
+        .args(["run", "--backend", backend, "--repo"])
+        .arg(&c.h.repo)
+        .arg("--home")
+        .arg(&c.h.home)
+        .args(["--", "cargo", "build"])
+        .env_clear()
+        .env("PATH", std::env::join_paths(dirs).unwrap())
+        .env("HOME", &c.h.home)
+        .envs(cargo_env(&c))
+        .current_dir(&c.krate)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "cargo now succeeds: {stderr}");
+    assert!(
+        stderr.contains("failed to create directory") && stderr.contains(".cargo/git"),
+        "{stderr}"
+    );
+    assert!(!c.h.home.join(".cargo/git").exists());
+}
+
+/// A minimal wheel (PEP 427) for the package `jaulawheel`, written by hand: building one
+/// with `pip wheel` would want setuptools from the network.
+fn write_wheel(dir: &Path, python: &Path) -> PathBuf {
+    let wheel = dir.join("jaulawheel-0.1.0-py3-none-any.whl");
+    let script = r#"
+import base64, hashlib, sys, zipfile
+files = {
+    "jaulawheel/__init__.py": "GREETING = 'hello from the wheel'\n",
+    "jaulawheel-0.1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: jaulawheel\nVersion: 0.1.0\n",
+    "jaulawheel-0.1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: jaula-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+record = []
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for name, text in files.items():
+        data = text.encode()
+        z.writestr(name, data)
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{name},sha256={digest},{len(data)}")
+    record.append("jaulawheel-0.1.0.dist-info/RECORD,,")
+    z.writestr("jaulawheel-0.1.0.dist-info/RECORD", "\n".join(record) + "\n")
+"#;
+    host(Command::new(python).args(["-c", script]).arg(&wheel));
+    wheel
+}
+
+fn pip_install(backend: &str) {
+    if !tools_or_skip(&["python3"]) || !backend_or_skip(backend) {
+        return;
+    }
+    // The interpreter itself, not a version manager's shim (pyenv's would look for its
+    // root under the scratch HOME).
+    let python = PathBuf::from(host(
+        Command::new("python3").args(["-c", "import sys; print(sys.executable)"]),
+    ));
+    let has_venv = Command::new(&python)
+        .args(["-c", "import venv, ensurepip"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !has_venv {
+        return skip_or_fail("python3 has no venv/ensurepip (Debian: python3-venv)");
+    }
+    let h = home("workload-pip-");
+    let wheel = write_wheel(&h.repo, &python);
+    let py = python.to_str().unwrap();
+    caged(
+        backend,
+        &h,
+        &[],
+        &[("PIP_DISABLE_PIP_VERSION_CHECK", "1".into())],
+        &format!(
+            "'{py}' -m venv .venv\n\
+             .venv/bin/python -m pip install -q --no-index '{}'\n\
+             .venv/bin/python -c 'import jaulawheel; print(jaulawheel.GREETING)'\n",
+            wheel.file_name().unwrap().to_str().unwrap()
+        ),
+    );
+    let out = host(
+        Command::new(h.repo.join(".venv/bin/python"))
+            .args(["-c", "import jaulawheel; print(jaulawheel.GREETING)"]),
+    );
+    assert_eq!(out, "hello from the wheel");
+}
+
+fn npm_install(backend: &str) {
+    if !tools_or_skip(&["npm", "node"]) || !backend_or_skip(backend) {
+        return;
+    }
+    let h = home("workload-npm-");
+    let pkg = h.repo.join("localpkg");
+    let app = h.repo.join("app");
+    fs::create_dir_all(&pkg).unwrap();
+    fs::create_dir_all(&app).unwrap();
+    fs::write(
+        pkg.join("package.json"),
+        r#"{"name": "jaula-localpkg", "version": "1.0.0", "main": "index.js"}"#,
+    )
+    .unwrap();
+    fs::write(
+        pkg.join("index.js"),
+        "module.exports = 'hello from the package';\n",
+    )
+    .unwrap();
+    fs::write(
+        app.join("package.json"),
+        r#"{"name": "app", "version": "1.0.0", "private": true}"#,
+    )
+    .unwrap();
+    let flags = "--offline --no-audit --no-fund --no-update-notifier";
+    caged(
+        backend,
+        &h,
+        &[],
+        &[("npm_config_registry", "http://127.0.0.1:9/".into())],
+        &format!(
+            "cd localpkg\nnpm pack -q {flags} >/dev/null\ncd ../app\n\
+             npm install -q {flags} ../localpkg/jaula-localpkg-1.0.0.tgz\n\
+             node -e \"console.log(require('jaula-localpkg'))\"\n"
+        ),
+    );
+    let installed = app.join("node_modules/jaula-localpkg/index.js");
+    assert!(installed.is_file(), "{} missing", installed.display());
+    assert!(
+        !fs::symlink_metadata(app.join("node_modules/jaula-localpkg"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let lock = fs::read_to_string(app.join("package-lock.json")).unwrap();
+    assert!(lock.contains("jaula-localpkg"), "{lock}");
+}
+
+#[test]
+fn git_init_and_commit_work_caged_with_landlock() {
+    git_commit("landlock");
+}
+
+#[test]
+fn git_init_and_commit_work_caged_with_bwrap() {
+    git_commit("bwrap");
+}
+
+#[test]
+fn cargo_build_works_caged_with_landlock() {
+    cargo_build("landlock");
+}
+
+#[test]
+fn cargo_build_works_caged_with_bwrap() {
+    cargo_build("bwrap");
+}
+
+#[test]
+fn cargo_cannot_create_its_first_cache_directory_with_landlock() {
+    cargo_first_cache_entry_is_refused("landlock");
+}
+
+#[test]
+fn cargo_cannot_create_its_first_cache_directory_with_bwrap() {
+    cargo_first_cache_entry_is_refused("bwrap");
+}
+
+#[test]
+fn venv_and_pip_install_of_a_local_wheel_work_caged_with_landlock() {
+    pip_install("landlock");
+}
+
+#[test]
+fn venv_and_pip_install_of_a_local_wheel_work_caged_with_bwrap() {
+    pip_install("bwrap");
+}
+
+#[test]
+fn npm_install_of_a_local_package_works_caged_with_landlock() {
+    npm_install("landlock");
+}
+
+#[test]
+fn npm_install_of_a_local_package_works_caged_with_bwrap() {
+    npm_install("bwrap");
+}
