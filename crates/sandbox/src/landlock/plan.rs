@@ -372,7 +372,10 @@ impl<'a> Planner<'a> {
         match self.kind(&channels) {
             Some(EntryKind::Directory) => {
                 // Splitting the channels directory itself keeps new seats from being made.
-                self.channels_dir = Some(channels.clone());
+                // Inside the bwrap view that is the mount layer's documented deviation.
+                if self.mode == PlanMode::Native {
+                    self.channels_dir = Some(channels.clone());
+                }
                 let seats = self
                     .fs
                     .list(&channels)
