@@ -5,7 +5,7 @@
 use std::ffi::{CString, OsString};
 use std::fs;
 use std::io::ErrorKind;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -57,12 +57,7 @@ pub struct Fixture {
 }
 
 /// Files a successful attack would leave behind on the host.
-pub const ATTACK_LEFTOVERS: &[&str] = &[
-    "repo/stolen",
-    "repo/hardlink",
-    "repo/mem",
-    "outside/new",
-];
+pub const ATTACK_LEFTOVERS: &[&str] = &["repo/stolen", "repo/hardlink", "repo/mem", "outside/new"];
 
 fn chown_tree(path: &Path, uid: u32, skip: &Path) {
     if path == skip {
@@ -83,7 +78,7 @@ fn cstr(path: &Path) -> CString {
 /// `name_to_handle_at` on the host: the handle the 'shocker' attack would guess.
 fn handle_of(path: &Path) -> String {
     let mut buf = [0u64; 17]; // struct file_handle with MAX_HANDLE_SZ (128) bytes
-    // SAFETY: buf is 8-aligned and large enough for a file_handle with 128 bytes.
+                              // SAFETY: buf is 8-aligned and large enough for a file_handle with 128 bytes.
     let bytes = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr() as *mut u8, 136) };
     bytes[0..4].copy_from_slice(&128u32.to_ne_bytes());
     let mut mount_id: libc::c_int = 0;
@@ -112,7 +107,11 @@ fn handle_of(path: &Path) -> String {
 fn open_pty(user: User) -> (OwnedFd, OwnedFd) {
     // SAFETY: posix_openpt returns a new descriptor or -1.
     let master = unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY) };
-    assert!(master >= 0, "posix_openpt: {}", std::io::Error::last_os_error());
+    assert!(
+        master >= 0,
+        "posix_openpt: {}",
+        std::io::Error::last_os_error()
+    );
     // SAFETY: master is a fresh pty master we own.
     let master_fd = unsafe { OwnedFd::from_raw_fd(master) };
     // SAFETY: valid master descriptor.
@@ -155,10 +154,14 @@ impl Fixture {
         let handle_hex = handle_of(&h.home.join(".ssh/id_x"));
         let mut victim = Command::new("/bin/sleep");
         victim
+            .arg0(format!("jaula-victim-argv:{}", root.display()))
             .arg("600")
             .current_dir(h.home.join(".ssh"))
             .env_clear()
-            .env("JAULA_VICTIM_MARK", format!("jaula-victim-env:{}", root.display()))
+            .env(
+                "JAULA_VICTIM_MARK",
+                format!("jaula-victim-env:{}", root.display()),
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::null());
         if user == User::Nobody {
@@ -240,9 +243,22 @@ impl Fixture {
     }
 
     /// Runs the attack inside `jaula run --backend B`.
-    pub fn caged(&self, backend: Backend, probe: &str) -> (Report, Output) {
+    /// None when jaula refused to build the cage (a missing kernel feature).
+    pub fn caged(&self, backend: Backend, probe: &str) -> Option<(Report, Output)> {
+        self.caged_with(backend, &[], probe)
+    }
+
+    /// [`Fixture::caged`] with extra `jaula run` flags.
+    pub fn caged_with(
+        &self,
+        backend: Backend,
+        flags: &[&str],
+        probe: &str,
+    ) -> Option<(Report, Output)> {
         let mut cmd = Command::new(jaula());
-        cmd.args(["run", "--backend", backend.name(), "--repo"])
+        cmd.args(["run", "--backend", backend.name()])
+            .args(flags)
+            .arg("--repo")
             .arg(&self.h.repo)
             .arg("--home")
             .arg(&self.h.home)
@@ -251,7 +267,13 @@ impl Fixture {
             .arg("--")
             .args(Self::prober_args());
         self.prepare(&mut cmd, probe);
-        Self::collect(cmd, probe)
+        let out = cmd.output().unwrap();
+        let refused = out.status.code() == Some(126)
+            && String::from_utf8_lossy(&out.stderr).contains("refusing to run uncaged");
+        if refused {
+            return None;
+        }
+        Some(Self::judge(out, probe))
     }
 
     /// Runs the attack with no cage at all, as the same user: the control that shows the
@@ -261,11 +283,10 @@ impl Fixture {
         let mut cmd = Command::new(&args[0]);
         cmd.args(&args[1..]);
         self.prepare(&mut cmd, probe);
-        Self::collect(cmd, probe)
+        Self::judge(cmd.output().unwrap(), probe)
     }
 
-    fn collect(mut cmd: Command, probe: &str) -> (Report, Output) {
-        let out = cmd.output().unwrap();
+    fn judge(out: Output, probe: &str) -> (Report, Output) {
         let stdout = String::from_utf8_lossy(&out.stdout);
         match prober::parse(&stdout) {
             Some(r) => (r, out),
@@ -308,10 +329,6 @@ impl Fixture {
             dev("repo"),
             "{probe}: a mount leaked onto the host"
         );
-    }
-
-    pub fn master_fd(&self) -> Option<i32> {
-        self.pty.as_ref().map(|(m, _)| m.as_raw_fd())
     }
 }
 

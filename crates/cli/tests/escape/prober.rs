@@ -164,6 +164,10 @@ pub fn run(name: &str) -> Report {
             "open",
             &PathBuf::from(format!("/proc/{}/environ", cx.victim())),
         ),
+        "read_proc_pid_cmdline" => read_file(
+            "open",
+            &PathBuf::from(format!("/proc/{}/cmdline", cx.victim())),
+        ),
         "read_proc_pid_mem" => {
             match fs::File::open(format!("/proc/{}/mem", cx.victim())) {
                 // Opening is the attach-mode access check; a read at an unmapped offset
@@ -303,16 +307,9 @@ pub fn run(name: &str) -> Report {
             attr[0] = 1 | (128u64 << 32); // PERF_TYPE_SOFTWARE, size 128
             attr[1] = 0; // PERF_COUNT_SW_CPU_CLOCK
             attr[5] = (1 << 5) | (1 << 6); // exclude_kernel, exclude_hv
-            // SAFETY: attr is a live 128-byte buffer, as its size field says.
+                                           // SAFETY: attr is a live 128-byte buffer, as its size field says.
             let r = unsafe {
-                libc::syscall(
-                    libc::SYS_perf_event_open,
-                    attr.as_mut_ptr(),
-                    0,
-                    -1,
-                    -1,
-                    0,
-                )
+                libc::syscall(libc::SYS_perf_event_open, attr.as_mut_ptr(), 0, -1, -1, 0)
             };
             syscall_report("perf_event_open", r, "event opened")
         }
@@ -336,9 +333,8 @@ pub fn run(name: &str) -> Report {
         }
         "abstract_unix_connect" => {
             use std::os::linux::net::SocketAddrExt;
-            let addr =
-                std::os::unix::net::SocketAddr::from_abstract_name(var("JAULA_PROBE_SOCK"))
-                    .unwrap();
+            let addr = std::os::unix::net::SocketAddr::from_abstract_name(var("JAULA_PROBE_SOCK"))
+                .unwrap();
             match std::os::unix::net::UnixStream::connect_addr(&addr) {
                 Ok(_) => Report::ok("connect", "connected to the host listener"),
                 Err(e) => Report::refused("connect", io_errno(&e)),
@@ -457,8 +453,8 @@ fn clone3_namespaces() -> Report {
     let mut args = [0u64; 11];
     args[0] = (libc::CLONE_NEWUSER | libc::CLONE_NEWNS) as u64;
     args[4] = libc::SIGCHLD as u64; // exit_signal
-    // SAFETY: args is a live clone_args of the size passed; no stack: the child only
-    // calls _exit.
+                                    // SAFETY: args is a live clone_args of the size passed; no stack: the child only
+                                    // calls _exit.
     let r = unsafe {
         libc::syscall(
             libc::SYS_clone3,
