@@ -714,12 +714,16 @@ fn markdown_table() -> String {
 
 #[test]
 fn docs_table_matches_the_asserted_outcomes() {
-    let doc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/escape-probes.md");
-    let text = std::fs::read_to_string(&doc).unwrap_or_default();
     let table = markdown_table();
-    assert!(
-        text.contains(&table),
-        "{} is out of date; its table must be:\n{table}",
-        doc.display()
-    );
+    for name in ["escape-probes.md", "security.md"] {
+        let doc = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../docs")
+            .join(name);
+        let text = std::fs::read_to_string(&doc).unwrap_or_default();
+        assert!(
+            text.contains(&table),
+            "{} is out of date; its table must be:\n{table}",
+            doc.display()
+        );
+    }
 }
