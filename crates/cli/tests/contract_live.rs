@@ -163,3 +163,60 @@ fn a_contract_cannot_write_the_runner_git_dir_or_plant_a_hook() {
     std::os::unix::fs::chown(ws.join(".git"), Some(230000), Some(230000)).unwrap();
     assert_ne!(check(&ws), Some(0));
 }
+
+/// The descriptor hand-off `jaula contract run` uses for cgroup v2 limits: the runner opens
+/// `cgroup.procs`, and the spawn, already running as the tenant uid, moves itself in before
+/// it confines itself and execs. This host binds memory and pids to cgroup v1, so the test
+/// uses a plain cgroup in the v2 hierarchy to prove the hand-off itself.
+#[test]
+fn a_tenant_spawn_moves_itself_into_the_cgroup_the_runner_opened() {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    if !is_root() {
+        return skip_or_fail("creating a cgroup needs root");
+    }
+    let unified = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"]
+        .into_iter()
+        .map(Path::new)
+        .find(|p| p.join("cgroup.procs").exists() && p.join("cgroup.controllers").exists());
+    let Some(unified) = unified else {
+        return skip_or_fail("no cgroup v2 hierarchy mounted");
+    };
+    let (_keep, root) = scratch("cgroup");
+    let h = build_home(&root);
+    let name = format!("jaula-test-{}", std::process::id());
+    let cg = unified.join(&name);
+    std::fs::create_dir(&cg).unwrap();
+    let procs = std::fs::OpenOptions::new()
+        .write(true)
+        .open(cg.join("cgroup.procs"))
+        .unwrap();
+    // A copy without close-on-exec, as the runner hands it down.
+    let inherited = rustix::io::dup(&procs).unwrap();
+    let out = Command::new(jaula())
+        .args(["run", "--backend", "landlock", "--tenant", "--cgroup-fd"])
+        .arg(inherited.as_raw_fd().to_string())
+        .arg("--repo")
+        .arg(&h.repo)
+        .arg("--home")
+        .arg(&h.home)
+        .args(["--", "cat", "/proc/self/cgroup"])
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    drop(inherited);
+    let removed = std::fs::remove_dir(&cg);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("0::") && l.ends_with(&format!("/{name}"))),
+        "{text}"
+    );
+    assert!(removed.is_ok(), "the cgroup was left busy: {removed:?}");
+}

@@ -206,6 +206,13 @@ impl ContractCgroup {
         Ok(())
     }
 
+    /// The open `cgroup.procs`, for a spawn that moves itself in (the kernel checks the
+    /// opener's credentials, so a descriptor opened by the runner works for the tenant).
+    pub fn procs_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.procs.as_fd()
+    }
+
     /// The cgroup directory.
     pub fn path(&self) -> &Path {
         &self.path

@@ -113,6 +113,29 @@ pub fn set_resource_limits(limits: &ResourceLimits) -> Result<(), LaunchError> {
     Ok(())
 }
 
+/// Move this process into the cgroup whose `cgroup.procs` the runner opened on `fd`
+/// (inherited across exec), then close it. Writing `0` names the writer; the kernel checks
+/// the opener's credentials, so the runner's descriptor lets a tenant uid move itself.
+pub fn enter_cgroup(fd: std::os::fd::RawFd) -> std::io::Result<()> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    if fd < 3 {
+        return Err(std::io::Error::other(format!(
+            "descriptor {fd} is not a cgroup.procs"
+        )));
+    }
+    rustix::io::fcntl_getfd(
+        // SAFETY: the borrow lasts for this one call; fcntl(F_GETFD) on a number that is not
+        // an open descriptor only fails with EBADF, which is the check we want.
+        unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) },
+    )?;
+    // SAFETY: `fd` is open (checked above), was handed to this process for this purpose by
+    // `jaula contract run`, and nothing else in jaula owns or uses it; taking ownership
+    // closes it once written.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    rustix::io::write(&owned, b"0")?;
+    Ok(())
+}
+
 /// Confine this process and `exec` `command`. Returns only on failure.
 ///
 /// Must run on the thread that execs, before any other thread could act for the caged

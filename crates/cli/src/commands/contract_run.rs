@@ -69,6 +69,34 @@ pub fn run(
     argv.push("--".into());
     argv.extend(args.cmd.iter().map(OsString::from));
 
+    // cgroup v2 limits where the host delegates a subtree: the spawn moves itself in
+    // through a descriptor the runner opened, before it confines itself and execs.
+    let cgroup_status = jaula_contract::cgroup::detect();
+    let cgroup = match &cgroup_status {
+        jaula_contract::CgroupStatus::Delegated { parent } => {
+            let name = format!("jaula-{}-{}", contract.as_str(), std::process::id());
+            Some(jaula_contract::ContractCgroup::create(
+                parent,
+                &name,
+                &sandbox.floor.limits,
+            )?)
+        }
+        _ => None,
+    };
+    let inherited = match &cgroup {
+        Some(cg) => {
+            Some(rustix::io::dup(cg.procs_fd()).map_err(|e| ContractCliError::Output(e.into()))?)
+        }
+        None => None,
+    };
+    if let Some(fd) = &inherited {
+        use std::os::fd::AsRawFd;
+        let at = argv.iter().position(|a| a == "--").unwrap_or(argv.len());
+        argv.splice(
+            at..at,
+            ["--cgroup-fd".into(), fd.as_raw_fd().to_string().into()],
+        );
+    }
     let mut cmd = Command::new(&me);
     cmd.args(&argv).current_dir(&workspace);
     for (name, value) in &sandbox.env {
@@ -79,7 +107,16 @@ pub fn run(
         cmd.uid(uid).gid(gid);
     }
     let status = cmd.status().map_err(ContractCliError::Output)?;
-    let limits: Vec<LimitInForce> = sandbox.floor.limits_in_force(iso.runner_uid());
+    drop(inherited);
+    let mut limits: Vec<LimitInForce> = sandbox.floor.limits_in_force(iso.runner_uid());
+    if let Some(cg) = cgroup {
+        limits.extend(cg.limits_in_force());
+        // Every process of the spawn has exited when `status` returns, unless one escaped
+        // to the background; then the kernel keeps the cgroup (EBUSY) and says so here.
+        if let Err(e) = cg.remove() {
+            eprintln!("jaula: {e}");
+        }
+    }
     let record = RunRecord {
         contract: contract.clone(),
         argv: args.cmd.clone(),
@@ -96,7 +133,7 @@ pub fn run(
         "workspace": workspace,
         "uid": sandbox.floor.uid,
         "limits": limits,
-        "cgroup": jaula_contract::cgroup::detect(),
+        "cgroup": cgroup_status,
         "layers": LAYERS,
         "exit_code": status.code(),
         "signal": status.signal(),

@@ -10,7 +10,9 @@ use jaula_sandbox::bwrap;
 use jaula_sandbox::hardening::env::{scrub_env, EnvPattern, EnvRules};
 use jaula_sandbox::hardening::HardeningOptions;
 use jaula_sandbox::landlock::{self, Floor, PlanMode, RealFs};
-use jaula_sandbox::launch::{confine_and_exec, set_resource_limits, Confinement, ResourceLimits};
+use jaula_sandbox::launch::{
+    confine_and_exec, enter_cgroup, set_resource_limits, Confinement, ResourceLimits,
+};
 
 use crate::args::PolicyArgs;
 use crate::error::CliError;
@@ -65,6 +67,10 @@ pub struct RunArgs {
     /// reserves gigabytes of address space at start-up).
     #[arg(long, value_name = "BYTES")]
     pub max_data: Option<u64>,
+    /// Internal (`jaula contract run`): move into the cgroup whose `cgroup.procs` is open
+    /// on this descriptor before confining.
+    #[arg(long, hide = true, value_name = "FD")]
+    pub cgroup_fd: Option<RawFd>,
     /// Internal: jaula's own stage inside the bubblewrap view.
     #[arg(long, hide = true)]
     pub inner_stage: bool,
@@ -105,6 +111,12 @@ pub fn run(args: &RunArgs) -> Outcome {
     if let Err(e) = set_resource_limits(&limits) {
         eprintln!("jaula: {e}");
         return Ok(REFUSED);
+    }
+    if let Some(fd) = args.cgroup_fd {
+        if let Err(e) = enter_cgroup(fd) {
+            eprintln!("jaula: cannot enter the contract's cgroup: {e}");
+            return Ok(REFUSED);
+        }
     }
     let backend = match args.backend {
         Some(b) => b,
