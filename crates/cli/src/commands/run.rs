@@ -207,8 +207,13 @@ fn confine(
     env: Vec<(OsString, OsString)>,
     mode: PlanMode,
 ) -> Outcome {
-    let plan =
-        landlock::plan(policy, mode, &RealFs).map_err(|e| CliError::Launch(e.to_string()))?;
+    let plan = match landlock::plan(policy, mode, &RealFs) {
+        Ok(plan) => plan,
+        Err(e) => {
+            eprintln!("jaula: refusing to run: the landlock plan failed: {e}");
+            return Ok(REFUSED);
+        }
+    };
     let support = landlock::probe();
     // Inside bwrap's view the mount namespace already seals; a kernel without Landlock
     // there is reported, not refused. Natively Landlock is the cage: refuse without it.
