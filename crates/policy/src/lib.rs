@@ -63,14 +63,8 @@ impl std::fmt::Display for Platform {
     }
 }
 
-/// Scratch directories for unit tests. Never under `/tmp`: `/tmp` is a writable root of
-/// every Linux cage, so a scratch home there would be writable whole and prove nothing.
 #[cfg(test)]
-pub(crate) fn test_scratch() -> tempfile::TempDir {
-    let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-scratch");
-    std::fs::create_dir_all(&base).unwrap();
-    tempfile::Builder::new()
-        .prefix("policy-")
-        .tempdir_in(base)
-        .unwrap()
-}
+#[path = "test_scratch_tests.rs"]
+pub(crate) mod test_support;
+#[cfg(test)]
+pub(crate) use test_support::test_scratch;
