@@ -20,7 +20,7 @@ pub use egress::{EgressRule, Ports, Protocol};
 pub use error::{KubeError, Result};
 pub use quantity::Amount;
 pub use render::{
-    Format, NamespaceMode, RenderSpec, Rendered, SeccompChoice, VolumeSizes, Workload,
+    parse_time, Format, NamespaceMode, RenderSpec, Rendered, SeccompChoice, VolumeSizes, Workload,
 };
 pub use sandbox_crd::{Sandbox, ShutdownPolicy};
 

@@ -118,7 +118,7 @@ impl Amount {
             (10, "Ki"),
         ]
         .into_iter()
-        .find(|(shift, _)| bytes % (1u64 << shift) == 0)
+        .find(|(shift, _)| bytes.trailing_zeros() >= *shift)
         .unwrap_or((0, ""));
         Some(Amount {
             text: format!("{}{suffix}", bytes >> shift),

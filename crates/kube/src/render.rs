@@ -689,6 +689,17 @@ impl RenderSpec {
     }
 }
 
+/// Parse an RFC 3339 timestamp (`2030-01-01T00:00:00Z`) for a Sandbox's `shutdownTime`.
+pub fn parse_time(text: &str) -> Result<Time> {
+    text.parse::<k8s_openapi::jiff::Timestamp>()
+        .map(Time)
+        .map_err(|_| KubeError::InvalidSetting {
+            what: "shutdown time",
+            value: text.to_string(),
+            reason: "must be an RFC 3339 timestamp with a zone, e.g. 2030-01-01T00:00:00Z",
+        })
+}
+
 /// The pod, in the chosen form.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Workload {
