@@ -255,3 +255,77 @@ fn seccomp_json_is_the_oci_profile() {
         assert!(names.contains(&name), "{name} missing");
     }
 }
+
+/// The pod's container command and environment, run here as the pod's uid with `/contract`
+/// moved to a scratch tree: the workspace, harness root and tmp are writable, HOME and the
+/// host's /tmp are not. (In the pod the root filesystem is also read-only; this shows the
+/// jaula layer alone holds.)
+#[test]
+fn the_rendered_container_command_cages_as_on_a_runner() {
+    use std::os::unix::fs::{chown, PermissionsExt};
+    if !is_root() {
+        return skip_or_fail("running as the pod's uid needs root");
+    }
+    let (_guard, root) = scratch("kube-cmd");
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let uid = 23_777u32;
+    let items = items(&render(
+        &root,
+        &[
+            C,
+            "--work-record",
+            W,
+            "--runtime",
+            "codex",
+            "--uid",
+            "23777",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "touch ws_ok \"$TMPDIR/t\" \"$CODEX_HOME/c\" && ! touch \"$HOME/x\" 2>/dev/null \
+             && ! touch /tmp/jaula-kube-probe-23777 2>/dev/null && echo caged",
+        ],
+    ));
+    let container = &items.last().unwrap()["spec"]["containers"][0];
+    let home = root.join("contract");
+    let moved = |s: &str| s.replacen("/contract", home.to_str().unwrap(), 1);
+    let argv: Vec<String> = container["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| moved(a.as_str().unwrap()))
+        .collect();
+    assert_eq!(argv[0], "/usr/local/bin/jaula");
+    for mount in container["volumeMounts"].as_array().unwrap() {
+        let dir = std::path::PathBuf::from(moved(mount["mountPath"].as_str().unwrap()));
+        std::fs::create_dir_all(&dir).unwrap();
+        chown(&dir, Some(uid), Some(uid)).unwrap();
+    }
+    // HOME owned by the uid, so only the cage, not file modes, can stop the write there.
+    chown(&home, Some(uid), Some(uid)).unwrap();
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--reuid", "23777", "--regid", "23777", "--clear-groups"])
+        .arg(jaula())
+        .args(&argv[1..])
+        .current_dir(moved(container["workingDir"].as_str().unwrap()))
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin");
+    for e in container["env"].as_array().unwrap() {
+        cmd.env(
+            e["name"].as_str().unwrap(),
+            moved(e["value"].as_str().unwrap()),
+        );
+    }
+    let out = cmd.output().unwrap();
+    let _ = std::fs::remove_file("/tmp/jaula-kube-probe-23777");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "caged\n");
+    assert!(home.join(W).join("ws_ok").exists());
+    assert!(!home.join("x").exists());
+}

@@ -175,7 +175,8 @@ fn restricted_violations(spec: &Value, annotations: &Value) -> Vec<String> {
         if cs["type"].as_str() == Some("Unconfined") {
             v.push(format!("seccomp Unconfined {name}"));
         }
-        if !seccomp_restricted(cs) && !(cs.is_null() && seccomp_restricted(pod_seccomp)) {
+        let inherited = cs.is_null() && seccomp_restricted(pod_seccomp);
+        if !(seccomp_restricted(cs) || inherited) {
             v.push(format!("seccomp {name}"));
         }
         let caps = &sc["capabilities"];
