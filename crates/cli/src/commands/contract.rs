@@ -90,6 +90,9 @@ pub enum ContractCommand {
     },
     /// Run CMD as the Contract's uid inside its cage.
     Run(RunArgs),
+    /// Print the Contract's cage for another enforcer: `render kubernetes` (see
+    /// docs/kubernetes.md).
+    Render(Box<crate::commands::contract_render::KubeRenderArgs>),
     /// Delete the Contract's tree and retire its uid (only when the tree is gone).
     Wipe {
         /// The contract id.
@@ -143,6 +146,9 @@ pub enum ContractCliError {
     /// The library refused.
     #[error(transparent)]
     Contract(#[from] ContractError),
+    /// The Kubernetes rendering refused.
+    #[error(transparent)]
+    Kube(#[from] jaula_kube::KubeError),
     /// Writing the output failed.
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
@@ -366,6 +372,7 @@ pub fn run_to(
             return Ok(if r.existed && !r.removed { 1 } else { 0 });
         }
         ContractCommand::Run(r) => return crate::commands::contract_run::run(&iso, r, out),
+        ContractCommand::Render(r) => return crate::commands::contract_render::run(&iso, r, out),
         ContractCommand::CheckGit { .. } => unreachable_check_git()?,
     }
     Ok(0)

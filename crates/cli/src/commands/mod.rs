@@ -3,6 +3,7 @@
 pub mod backends;
 pub mod check;
 pub mod contract;
+pub mod contract_render;
 pub mod contract_run;
 pub mod contract_wiring;
 pub mod explain;

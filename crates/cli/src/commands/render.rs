@@ -7,6 +7,7 @@ use jaula_policy::Platform;
 use jaula_sandbox::bwrap;
 
 use crate::args::PolicyArgs;
+use crate::error::CliError;
 use crate::{context, Outcome};
 
 /// Print what a backend would enforce: the Seatbelt profile, or the bubblewrap argv.
@@ -28,6 +29,9 @@ pub enum RenderBackend {
     Seatbelt,
     /// The Linux bubblewrap argv prefix, shell-quoted.
     Bwrap,
+    /// jaula's seccomp deny-list as an OCI/Docker seccomp profile (JSON), for a container
+    /// runtime's Localhost profile; needs no policy flags.
+    SeccompJson,
 }
 
 pub fn run(args: &RenderArgs) -> Outcome {
@@ -58,6 +62,18 @@ pub fn run(args: &RenderArgs) -> Outcome {
                 line.push(b'\n');
                 std::io::stdout().write_all(&line)?;
             }
+        }
+        RenderBackend::SeccompJson => {
+            let profile = jaula_kube::seccomp_oci::native_profile().ok_or_else(|| {
+                CliError::Usage(format!(
+                    "no seccomp filter exists for {}/{}",
+                    std::env::consts::OS,
+                    std::env::consts::ARCH
+                ))
+            })?;
+            let text = jaula_kube::seccomp_oci::to_json(&profile)
+                .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
+            std::io::stdout().write_all(text.as_bytes())?;
         }
     }
     Ok(0)
