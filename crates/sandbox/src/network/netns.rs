@@ -210,6 +210,28 @@ pub fn handoff_pair() -> Result<(UnixStream, OwnedFd), NetnsError> {
     Ok((proxy, stage.into()))
 }
 
+/// Take ownership of the hand-off descriptor the supervisor passed by number
+/// (`--network-handoff-fd`). Refused unless it is an open unix socket above 2.
+pub fn take_handoff_fd(fd: std::os::fd::RawFd) -> Result<OwnedFd, NetnsError> {
+    let bad = |what: &str| NetnsError::Handoff {
+        source: io::Error::other(format!("descriptor {fd} {what}")),
+    };
+    if fd <= 2 {
+        return Err(bad("is a standard stream"));
+    }
+    // SAFETY: F_GETFD only reads the descriptor table; EBADF for a closed number.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return Err(bad("is not open"));
+    }
+    // SAFETY: the number is open (checked above) and was inherited for this purpose
+    // only: nothing else in this process owns it, so the OwnedFd closes it exactly once.
+    let owned = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    match rustix::net::sockopt::socket_domain(&owned) {
+        Ok(domain) if domain == rustix::net::AddressFamily::UNIX => Ok(owned),
+        _ => Err(bad("is not a unix socket")),
+    }
+}
+
 /// Pass `listener` over `channel` (SCM_RIGHTS).
 pub fn send_listener(channel: &impl AsFd, listener: &TcpListener) -> Result<(), NetnsError> {
     let fds = [listener.as_fd()];
