@@ -19,7 +19,7 @@ mod supervise;
 
 pub use log::{DecisionRecord, Summary};
 pub use serve::{serve, Proxy};
-pub use supervise::{supervise, Supervised, SuperviseError};
+pub use supervise::{supervise, SuperviseError, Supervised};
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

@@ -207,7 +207,10 @@ fn target(req: &Request<Incoming>) -> Option<(String, u16)> {
         return None;
     }
     let authority = uri.authority()?;
-    Some((authority.host().to_owned(), authority.port_u16().unwrap_or(80)))
+    Some((
+        authority.host().to_owned(),
+        authority.port_u16().unwrap_or(80),
+    ))
 }
 
 async fn connect(

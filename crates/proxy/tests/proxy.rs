@@ -116,7 +116,9 @@ fn exchange(addr: SocketAddr, request: &str) -> String {
 fn get(h: &Harness, host: &str) -> String {
     exchange(
         h.addr,
-        &format!("GET http://{host}/some/path?q=1 HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"),
+        &format!(
+            "GET http://{host}/some/path?q=1 HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        ),
     )
 }
 
@@ -133,10 +135,18 @@ fn allowed_absolute_uri_is_forwarded_in_origin_form() {
 
 #[test]
 fn denied_host_gets_403_naming_the_rule_and_is_logged() {
-    let h = harness(&["*.allowed.test"], &["also.allowed.test"], http_upstream(), 16);
+    let h = harness(
+        &["*.allowed.test"],
+        &["also.allowed.test"],
+        http_upstream(),
+        16,
+    );
     let response = get(&h, "also.allowed.test");
     assert!(response.starts_with("HTTP/1.1 403"), "{response}");
-    assert!(response.contains("x-jaula-rule: deny-domain also.allowed.test"), "{response}");
+    assert!(
+        response.contains("x-jaula-rule: deny-domain also.allowed.test"),
+        "{response}"
+    );
     assert!(response.contains("blocked by rule: deny-domain also.allowed.test"));
     let response = get(&h, "blocked.test");
     assert!(response.starts_with("HTTP/1.1 403"), "{response}");
@@ -207,7 +217,10 @@ fn malformed_and_origin_form_requests_get_400_and_the_proxy_keeps_serving() {
         "\u{0}\u{1}\u{2}\r\n\r\n",
     ] {
         let response = exchange(h.addr, garbage);
-        assert!(response.starts_with("HTTP/1.1 400"), "{garbage:?} -> {response:?}");
+        assert!(
+            response.starts_with("HTTP/1.1 400"),
+            "{garbage:?} -> {response:?}"
+        );
     }
     assert!(get(&h, "allowed.test").starts_with("HTTP/1.1 200"));
 }

@@ -84,7 +84,10 @@ pub enum NetworkError {
         "{what} given with network mode {mode}; domain lists only mean something with \
          --network allow"
     )]
-    ListsWithoutAllow { what: &'static str, mode: NetworkMode },
+    ListsWithoutAllow {
+        what: &'static str,
+        mode: NetworkMode,
+    },
 }
 
 /// Where a pattern came from, named in every decision so a user knows what to change.

@@ -40,7 +40,10 @@ fn refused_patterns_name_their_reason() {
         ("**.github.com", PatternError::MisplacedWildcard),
         ("a..com", PatternError::EmptyLabel),
         (".github.com", PatternError::EmptyLabel),
-        ("bad name.com", PatternError::InvalidCharacter { found: ' ' }),
+        (
+            "bad name.com",
+            PatternError::InvalidCharacter { found: ' ' },
+        ),
         ("-x.com", PatternError::Hyphen { label: "-x".into() }),
     ];
     for (text, want) in cases {
@@ -123,7 +126,11 @@ fn presets_cover_the_issue_list_and_all_parse() {
     for (preset, host) in wanted {
         let d = all.decide(host);
         assert!(d.allowed, "{host}");
-        assert!(d.rule.starts_with(&format!("preset {preset}: ")), "{}", d.rule);
+        assert!(
+            d.rule.starts_with(&format!("preset {preset}: ")),
+            "{}",
+            d.rule
+        );
     }
     assert!(!all.decide("evil.example").allowed);
     assert!(!all.decide("githubusercontent.com").allowed);

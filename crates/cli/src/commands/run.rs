@@ -247,7 +247,8 @@ fn network_settings(
         presets: args.allow_preset.clone(),
     };
     if mode == NetworkMode::Allow {
-        spec.allow_domains.extend(config.allow_domain.iter().cloned());
+        spec.allow_domains
+            .extend(config.allow_domain.iter().cloned());
         spec.deny_domains.extend(config.deny_domain.iter().cloned());
         spec.presets.extend(config.allow_preset.iter().cloned());
     } else if args.network_log.is_some() {
@@ -278,7 +279,8 @@ fn resolve_overrides(args: &RunArgs) -> Result<Vec<(String, SocketAddr)>, CliErr
     args.network_resolve
         .iter()
         .map(|entry| {
-            let bad = || CliError::Usage(format!("--network-resolve {entry:?}: want HOST=ADDR:PORT"));
+            let bad =
+                || CliError::Usage(format!("--network-resolve {entry:?}: want HOST=ADDR:PORT"));
             let (host, addr) = entry.split_once('=').ok_or_else(bad)?;
             let host = jaula_sandbox::network::normalize_host(host).ok_or_else(bad)?;
             Ok((host, addr.parse().map_err(|_| bad())?))
@@ -303,15 +305,16 @@ fn run_allow(
     let mut config = jaula_proxy::ProxyConfig::new(rules);
     config.resolve = resolve_overrides(args)?.into_iter().collect();
     config.log = args.network_log.clone();
-    let proxy =
-        jaula_proxy::Proxy::new(config).map_err(|e| CliError::Launch(e.to_string()))?;
+    let proxy = jaula_proxy::Proxy::new(config).map_err(|e| CliError::Launch(e.to_string()))?;
     let (channel, stage_end) =
         netns::handoff_pair().map_err(|e| CliError::Launch(e.to_string()))?;
     let mut stage_flags: Vec<OsString> = vec![
         "--network".into(),
         "allow".into(),
         "--network-handoff-fd".into(),
-        std::os::fd::AsRawFd::as_raw_fd(&stage_end).to_string().into(),
+        std::os::fd::AsRawFd::as_raw_fd(&stage_end)
+            .to_string()
+            .into(),
     ];
     if proxy_localhost {
         stage_flags.push("--network-proxy-localhost".into());
@@ -319,11 +322,21 @@ fn run_allow(
     let landlock_ok = landlock::probe().floor_met;
     let probe = match backend {
         Backend::Landlock => None,
-        _ => Some(bwrap::probe(sources.bwrap, &bwrap_options(args, NetworkMode::Allow))),
+        _ => Some(bwrap::probe(
+            sources.bwrap,
+            &bwrap_options(args, NetworkMode::Allow),
+        )),
     };
     let mut cmd = match probe {
         Some(a) if a.is_available() => {
-            let argv = bwrap_argv(args, policy_args, policy, &a, NetworkMode::Allow, stage_flags)?;
+            let argv = bwrap_argv(
+                args,
+                policy_args,
+                policy,
+                &a,
+                NetworkMode::Allow,
+                stage_flags,
+            )?;
             let mut cmd = Command::new(&argv[0]);
             cmd.args(&argv[1..]);
             cmd
@@ -332,14 +345,24 @@ fn run_allow(
             return refuse(&format!(
                 "--network allow needs a network namespace; bwrap: {}{}",
                 a.reason(),
-                if landlock_ok { String::new() } else { format!("; {}", landlock_missing()) }
+                if landlock_ok {
+                    String::new()
+                } else {
+                    format!("; {}", landlock_missing())
+                }
             ));
         }
         _ if !landlock_ok => return refuse(&landlock_missing()),
         _ => {
             let mut cmd = Command::new(own_binary()?);
             cmd.arg("run");
-            cmd.args(inner_stage_args(args, policy_args, policy, "landlock", NetworkMode::Allow));
+            cmd.args(inner_stage_args(
+                args,
+                policy_args,
+                policy,
+                "landlock",
+                NetworkMode::Allow,
+            ));
             cmd.args(stage_flags);
             cmd.arg("--").args(&args.command);
             cmd
@@ -349,7 +372,10 @@ fn run_allow(
     let child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("jaula: cannot execute {}: {e}", cmd.get_program().to_string_lossy());
+            eprintln!(
+                "jaula: cannot execute {}: {e}",
+                cmd.get_program().to_string_lossy()
+            );
             return Ok(REFUSED);
         }
     };

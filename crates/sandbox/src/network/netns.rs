@@ -160,8 +160,8 @@ pub fn restrict_sockets() -> Result<SocketRestriction, NetnsError> {
 #[cfg(target_os = "linux")]
 fn install_socket_family_filter() -> Result<(), String> {
     use seccompiler::{
-        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition,
-        SeccompFilter, SeccompRule, TargetArch,
+        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+        SeccompRule, TargetArch,
     };
     let arch = match std::env::consts::ARCH {
         "x86_64" => TargetArch::x86_64,
@@ -183,7 +183,9 @@ fn install_socket_family_filter() -> Result<(), String> {
         arch,
     )
     .map_err(|e| e.to_string())?;
-    let program: BpfProgram = filter.try_into().map_err(|e: seccompiler::BackendError| e.to_string())?;
+    let program: BpfProgram = filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| e.to_string())?;
     seccompiler::apply_filter(&program).map_err(|e| e.to_string())
 }
 
@@ -195,8 +197,7 @@ pub const CAGE_PROXY_PORT: u16 = 3128;
 /// Bind the proxy's listener on the cage's own loopback, with a backlog large enough
 /// that a burst of connections waits in the kernel rather than being refused.
 pub fn bind_cage_listener() -> io::Result<TcpListener> {
-    let listener =
-        TcpListener::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, CAGE_PROXY_PORT))?;
+    let listener = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, CAGE_PROXY_PORT))?;
     rustix::net::listen(&listener, 1024)?;
     Ok(listener)
 }

@@ -13,10 +13,10 @@ const MAX_LABEL: usize = 63;
 /// the common two-label ones.
 const PUBLIC_SUFFIXES: &[&str] = &[
     "ac.uk", "co.uk", "gov.uk", "ltd.uk", "me.uk", "net.uk", "org.uk", "plc.uk", "com.au",
-    "net.au", "org.au", "edu.au", "gov.au", "co.nz", "net.nz", "org.nz", "co.jp", "ne.jp",
-    "or.jp", "ac.jp", "com.br", "net.br", "org.br", "com.cn", "net.cn", "org.cn", "co.in",
-    "net.in", "org.in", "co.za", "org.za", "com.mx", "com.tr", "com.tw", "com.hk", "co.kr",
-    "or.kr", "com.sg", "com.ar", "co.il", "com.ua", "com.pl", "co.id", "com.my", "eu.org",
+    "net.au", "org.au", "edu.au", "gov.au", "co.nz", "net.nz", "org.nz", "co.jp", "ne.jp", "or.jp",
+    "ac.jp", "com.br", "net.br", "org.br", "com.cn", "net.cn", "org.cn", "co.in", "net.in",
+    "org.in", "co.za", "org.za", "com.mx", "com.tr", "com.tw", "com.hk", "co.kr", "or.kr",
+    "com.sg", "com.ar", "co.il", "com.ua", "com.pl", "co.id", "com.my", "eu.org",
 ];
 
 /// A validated pattern, stored lower-case without a trailing dot.
