@@ -177,10 +177,7 @@ fn main() {
     println!("  \"direct_mib_s\": {direct:.0},");
     println!("  \"connect_tunnel_mib_s\": {via_connect:.0},");
     println!("  \"absolute_uri_http_mib_s\": {via_http:.0},");
-    println!(
-        "  \"connect_ratio\": {:.3},",
-        via_connect / direct
-    );
+    println!("  \"connect_ratio\": {:.3},", via_connect / direct);
     println!("  \"http_ratio\": {:.3},", via_http / direct);
     println!("  \"latency_samples\": {LATENCY_SAMPLES},");
     println!(
