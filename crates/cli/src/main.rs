@@ -43,7 +43,7 @@ enum Command {
     Check(commands::check::CheckArgs),
     Explain(commands::explain::ExplainArgs),
     Render(commands::render::RenderArgs),
-    Run(commands::run::RunArgs),
+    Run(Box<commands::run::RunArgs>),
     Contract(commands::contract::ContractArgs),
 }
 

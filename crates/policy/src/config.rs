@@ -18,6 +18,26 @@ pub struct ConfigFile {
     pub env: EnvSection,
     #[serde(default)]
     pub contract: ContractSection,
+    #[serde(default)]
+    pub network: NetworkSection,
+}
+
+/// `[network]`: defaults for `jaula run --network` (flags win; flag lists add to these).
+/// Values are validated where they are used (jaula-sandbox's network module).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSection {
+    /// `host`, `none` or `allow`, like `--network`.
+    pub mode: Option<String>,
+    /// Host names or `*.suffix` patterns, like `--allow-domain`.
+    #[serde(default)]
+    pub allow_domain: Vec<String>,
+    /// Patterns refused even when allowed, like `--deny-domain`.
+    #[serde(default)]
+    pub deny_domain: Vec<String>,
+    /// Preset names, like `--allow-preset`.
+    #[serde(default)]
+    pub allow_preset: Vec<String>,
 }
 
 /// `[contract]`: defaults for `jaula contract` (flags and `JAULA_CONTRACT_*` win).

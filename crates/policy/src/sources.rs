@@ -109,6 +109,8 @@ pub struct Sources {
     pub run: crate::config::RunSection,
     pub env: crate::config::EnvSection,
     pub contract: crate::config::ContractSection,
+    /// `[network]`, for `jaula run --network`.
+    pub network: crate::config::NetworkSection,
 }
 
 impl Sources {
@@ -161,6 +163,7 @@ impl Sources {
             run,
             env: env_section,
             contract,
+            network,
         } = config.unwrap_or_default();
 
         // CITY_CAGE: only the exact value "0" disables, as in the seed.
@@ -222,6 +225,7 @@ impl Sources {
             run,
             env: env_section,
             contract,
+            network,
         })
     }
 }

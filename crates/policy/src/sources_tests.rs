@@ -191,3 +191,22 @@ fn the_config_in_use_is_protected_after_resolution() {
             .allowed
     );
 }
+
+#[test]
+fn network_section_is_read_and_unknown_network_keys_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(
+        &path,
+        "[network]\nmode = \"allow\"\nallow_domain = [\"a.example\"]\n\
+         deny_domain = [\"b.example\"]\nallow_preset = [\"rust\"]\n",
+    )
+    .unwrap();
+    let config = crate::ConfigFile::load(&path).unwrap();
+    assert_eq!(config.network.mode.as_deref(), Some("allow"));
+    assert_eq!(config.network.allow_domain, ["a.example"]);
+    assert_eq!(config.network.deny_domain, ["b.example"]);
+    assert_eq!(config.network.allow_preset, ["rust"]);
+    std::fs::write(&path, "[network]\nallow_domains = [\"a.example\"]\n").unwrap();
+    assert!(crate::ConfigFile::load(&path).is_err());
+}

@@ -54,6 +54,9 @@ pub struct BwrapOptions {
     pub proc_fs: bool,
     /// Kill the cage when the process that launched it dies.
     pub die_with_parent: bool,
+    /// `--unshare-net`: a network namespace of the cage's own, with only `lo` (bubblewrap
+    /// brings it up). `jaula run --network none|allow`.
+    pub unshare_net: bool,
 }
 
 impl Default for BwrapOptions {
@@ -62,6 +65,7 @@ impl Default for BwrapOptions {
             program: OsString::from("bwrap"),
             proc_fs: false,
             die_with_parent: false,
+            unshare_net: false,
         }
     }
 }

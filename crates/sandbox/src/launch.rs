@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::hardening::{self, HardeningOptions, HardeningReport};
 use crate::landlock::{self, Enforcement, Floor, Plan};
+use crate::network::netns::{self, NetnsError, SocketRestriction};
 use crate::seccomp::{self, SeccompReport};
 
 /// The layers to apply before `exec`.
@@ -21,6 +22,9 @@ pub struct Confinement<'a> {
     /// `None` only in bwrap mode on a kernel without Landlock (reported, never silent).
     pub landlock: Option<(&'a Plan, Floor)>,
     pub seccomp: bool,
+    /// `--network none` where no network namespace could be made: refuse TCP through
+    /// Landlock and every non-unix socket family through a second seccomp filter.
+    pub restrict_sockets: bool,
 }
 
 /// What was in force when `exec` was called.
@@ -29,6 +33,7 @@ pub struct LaunchReport {
     pub hardening: HardeningReport,
     pub landlock: Option<Enforcement>,
     pub seccomp: Option<SeccompReport>,
+    pub sockets: Option<SocketRestriction>,
 }
 
 impl std::fmt::Display for LaunchReport {
@@ -37,6 +42,17 @@ impl std::fmt::Display for LaunchReport {
         match &self.landlock {
             Some(l) => writeln!(f, "{l}")?,
             None => writeln!(f, "landlock: not applied")?,
+        }
+        if let Some(s) = &self.sockets {
+            writeln!(
+                f,
+                "network: no namespace; non-unix sockets refused by seccomp{}",
+                if s.landlock_tcp {
+                    ", TCP bind/connect by landlock"
+                } else {
+                    " (landlock TCP rules unavailable)"
+                }
+            )?;
         }
         match &self.seccomp {
             Some(s) => write!(f, "{s}"),
@@ -55,6 +71,8 @@ pub enum LaunchError {
     Landlock(#[from] landlock::LandlockError),
     #[error("seccomp could not be installed: {0}")]
     Seccomp(#[from] seccomp::SeccompError),
+    #[error("network layer: {0}")]
+    Network(#[from] NetnsError),
     #[error("cannot set {name}: {source}")]
     Limit {
         name: &'static str,
@@ -172,7 +190,14 @@ fn confine(confinement: &Confinement<'_>) -> Result<LaunchReport, LaunchError> {
         Some((plan, floor)) => Some(landlock::restrict_self(plan, floor)?),
         None => None,
     };
-    // 3. seccomp last: its deny-list refuses syscalls (mount API, keyctl, ...) that no
+    // 3. The `none` fallback: its own Landlock domain (TCP) and seccomp filter (socket
+    //    families), stacked on the ones above and below; the strictest answer wins.
+    let sockets = if confinement.restrict_sockets {
+        Some(netns::restrict_sockets()?)
+    } else {
+        None
+    };
+    // 4. seccomp last: its deny-list refuses syscalls (mount API, keyctl, ...) that no
     //    earlier step needs, and it must see the final thread state.
     let seccomp = if confinement.seccomp {
         Some(seccomp::install()?)
@@ -183,5 +208,22 @@ fn confine(confinement: &Confinement<'_>) -> Result<LaunchReport, LaunchError> {
         hardening,
         landlock,
         seccomp,
+        sockets,
     })
+}
+
+/// Leave as `status` says the child left: the same exit code, or the same signal (the
+/// default disposition restored first, so a shell sees "killed by SIGTERM", not 143).
+pub fn exit_like(status: std::process::ExitStatus) -> ! {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(signal) = status.signal() {
+        // SAFETY: restoring SIG_DFL for one signal and raising it touches no memory; if
+        // the signal does not end the process (e.g. SIGCHLD), the exit below does.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+            libc::raise(signal);
+        }
+        std::process::exit(128 + signal);
+    }
+    std::process::exit(status.code().unwrap_or(126))
 }

@@ -9,5 +9,6 @@ pub mod doc_tables;
 pub mod hardening;
 pub mod landlock;
 pub mod launch;
+pub mod network;
 pub mod seatbelt;
 pub mod seccomp;

@@ -89,6 +89,7 @@ pub fn run(args: &CheckArgs) -> Outcome {
             "landlock": layers.landlock,
             "seccomp": layers.seccomp,
             "bwrap": layers.bwrap,
+            "network": network_line(&sources),
         }))?;
     } else {
         // The first line is the seed's, for launchers that read it; the layers follow.
@@ -103,8 +104,25 @@ pub fn run(args: &CheckArgs) -> Outcome {
             println!("seccomp: {}", layers.seccomp);
             println!("bwrap: {}", layers.bwrap);
         }
+        println!("network: {}", network_line(&sources));
     }
     Ok(if availability.available { 0 } else { 1 })
+}
+
+/// The network mode `jaula run` uses without `--network`, and the presets it knows.
+fn network_line(sources: &Sources) -> String {
+    let mode = match &sources.network.mode {
+        Some(m) => format!("{m} (from {})", sources.config_path.display()),
+        None => "host (default; the caged process reaches any address)".to_owned(),
+    };
+    let presets: Vec<&str> = jaula_sandbox::network::presets()
+        .iter()
+        .map(|p| p.name)
+        .collect();
+    format!(
+        "{mode}; `jaula run --network none|allow` needs a network namespace; presets: {}",
+        presets.join(", ")
+    )
 }
 
 /// What each Linux layer can do on this kernel, for `check`.

@@ -1,7 +1,9 @@
 //! `jaula run`: run a command confined by the policy, with every layer this kernel has.
 
 use std::ffi::OsString;
+use std::net::SocketAddr;
 use std::os::fd::RawFd;
+use std::path::PathBuf;
 use std::process::Command;
 
 use clap::{Args, ValueEnum};
@@ -11,8 +13,9 @@ use jaula_sandbox::hardening::env::{scrub_env, EnvPattern, EnvRules};
 use jaula_sandbox::hardening::HardeningOptions;
 use jaula_sandbox::landlock::{self, Floor, PlanMode, RealFs};
 use jaula_sandbox::launch::{
-    confine_and_exec, enter_cgroup, set_resource_limits, Confinement, ResourceLimits,
+    confine_and_exec, enter_cgroup, exit_like, set_resource_limits, Confinement, ResourceLimits,
 };
+use jaula_sandbox::network::{netns, DomainRules, NetworkMode, NetworkSpec};
 
 use crate::args::PolicyArgs;
 use crate::error::CliError;
@@ -71,12 +74,63 @@ pub struct RunArgs {
     /// on this descriptor before confining.
     #[arg(long, hide = true, value_name = "FD")]
     pub cgroup_fd: Option<RawFd>,
+    /// Network: `host` (default, unchanged), `none` (only the cage's own loopback) or
+    /// `allow` (only jaula's proxy, which admits --allow-domain/--allow-preset names).
+    /// Default: the config's `network.mode`, else host.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub network: Option<NetworkArg>,
+    /// With --network allow: a host name or `*.suffix` pattern the proxy admits
+    /// (repeatable; adds to the config's `network.allow_domain`).
+    #[arg(long = "allow-domain", value_name = "NAME")]
+    pub allow_domain: Vec<String>,
+    /// With --network allow: a pattern refused even when allowed; wins over every allow
+    /// (repeatable).
+    #[arg(long = "deny-domain", value_name = "NAME")]
+    pub deny_domain: Vec<String>,
+    /// With --network allow: a built-in list to admit: model-apis, github, rust, python,
+    /// javascript, go (repeatable).
+    #[arg(long = "allow-preset", value_name = "NAME")]
+    pub allow_preset: Vec<String>,
+    /// With --network allow: append every proxy decision to FILE as a JSON line.
+    #[arg(long = "network-log", value_name = "FILE")]
+    pub network_log: Option<PathBuf>,
+    /// Internal (tests): the proxy resolves HOST to ADDR:PORT without DNS (repeatable).
+    #[arg(long = "network-resolve", value_name = "HOST=ADDR:PORT", hide = true)]
+    pub network_resolve: Vec<String>,
+    /// Internal: the descriptor over which the caged stage hands its loopback listener to
+    /// the proxy.
+    #[arg(long = "network-handoff-fd", value_name = "FD", hide = true)]
+    pub network_handoff_fd: Option<RawFd>,
+    /// Internal (tests): with --network none natively, apply the no-namespace fallback
+    /// (Landlock TCP + seccomp socket families) even where a namespace could be made.
+    #[arg(long = "network-fallback", hide = true)]
+    pub network_fallback: bool,
+    /// Internal: the allow list admits `localhost`, so it is not put in NO_PROXY.
+    #[arg(long = "network-proxy-localhost", hide = true)]
+    pub network_proxy_localhost: bool,
     /// Internal: jaula's own stage inside the bubblewrap view.
     #[arg(long, hide = true)]
     pub inner_stage: bool,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetworkArg {
+    Host,
+    None,
+    Allow,
+}
+
+impl From<NetworkArg> for NetworkMode {
+    fn from(a: NetworkArg) -> NetworkMode {
+        match a {
+            NetworkArg::Host => NetworkMode::Host,
+            NetworkArg::None => NetworkMode::None,
+            NetworkArg::Allow => NetworkMode::Allow,
+        }
+    }
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,21 +176,32 @@ pub fn run(args: &RunArgs) -> Outcome {
         Some(b) => b,
         None => configured_backend(&sources)?,
     };
+    let (mode, rules) = network_settings(args, &sources)?;
     if args.inner_stage {
-        return confine(args, &policy, env, PlanMode::BwrapView);
+        return confine(args, &policy, env, PlanMode::BwrapView, mode);
+    }
+    if args.network_handoff_fd.is_some() {
+        // The native `allow` stage, spawned by the supervising jaula below.
+        return confine(args, &policy, env, PlanMode::Native, mode);
+    }
+    if args.verbose {
+        eprintln!("jaula: network: {}", describe_mode(mode, &rules));
     }
     let landlock_ok = landlock::probe().floor_met;
-    let bwrap_probe = || bwrap::probe(sources.bwrap, &bwrap_options(args));
+    if mode == NetworkMode::Allow {
+        return run_allow(args, &policy_args, &policy, env, backend, &sources, rules);
+    }
+    let bwrap_probe = || bwrap::probe(sources.bwrap, &bwrap_options(args, mode));
     match backend {
-        Backend::Landlock if landlock_ok => confine(args, &policy, env, PlanMode::Native),
+        Backend::Landlock if landlock_ok => confine(args, &policy, env, PlanMode::Native, mode),
         Backend::Landlock => uncaged(args, &landlock_missing()),
         Backend::Bwrap | Backend::Auto => match bwrap_probe() {
-            a if a.is_available() => exec_bwrap(args, &policy_args, &policy, env, &a),
+            a if a.is_available() => exec_bwrap(args, &policy_args, &policy, env, &a, mode),
             a if backend == Backend::Auto && landlock_ok => {
                 if args.verbose {
                     eprintln!("jaula: bwrap unavailable ({}); using landlock", a.reason());
                 }
-                confine(args, &policy, env, PlanMode::Native)
+                confine(args, &policy, env, PlanMode::Native, mode)
             }
             a if backend == Backend::Auto => {
                 uncaged(args, &format!("{}; and {}", a.reason(), landlock_missing()))
@@ -162,11 +227,195 @@ fn configured_backend(sources: &Sources) -> Result<Backend, CliError> {
     }
 }
 
-fn bwrap_options(args: &RunArgs) -> bwrap::BwrapOptions {
+fn bwrap_options(args: &RunArgs, mode: NetworkMode) -> bwrap::BwrapOptions {
     bwrap::BwrapOptions {
         proc_fs: args.pid_ns,
+        unshare_net: mode != NetworkMode::Host,
         ..bwrap::BwrapOptions::default()
     }
+}
+
+/// The mode and validated lists: flags over the config's `[network]`. The config's lists
+/// only count when the mode is `allow` (a config can hold an allow list and a single run
+/// still ask for `none`); lists given as flags with another mode are refused.
+fn network_settings(
+    args: &RunArgs,
+    sources: &Sources,
+) -> Result<(NetworkMode, DomainRules), CliError> {
+    let config = &sources.network;
+    let mode = match (args.network, &config.mode) {
+        (Some(m), _) => m.into(),
+        (None, Some(name)) => name.parse::<NetworkMode>().map_err(|e| {
+            CliError::Usage(format!("config {}: {e}", sources.config_path.display()))
+        })?,
+        (None, None) => NetworkMode::Host,
+    };
+    let mut spec = NetworkSpec {
+        mode,
+        allow_domains: args.allow_domain.clone(),
+        deny_domains: args.deny_domain.clone(),
+        presets: args.allow_preset.clone(),
+    };
+    if mode == NetworkMode::Allow {
+        spec.allow_domains
+            .extend(config.allow_domain.iter().cloned());
+        spec.deny_domains.extend(config.deny_domain.iter().cloned());
+        spec.presets.extend(config.allow_preset.iter().cloned());
+    } else if args.network_log.is_some() {
+        return Err(CliError::Usage(format!(
+            "--network-log given with network mode {mode}; only --network allow has a proxy \
+             to log"
+        )));
+    }
+    let rules = spec
+        .resolve()
+        .map_err(|e| CliError::Usage(format!("network: {e}")))?;
+    Ok((mode, rules))
+}
+
+fn describe_mode(mode: NetworkMode, rules: &DomainRules) -> String {
+    match mode {
+        NetworkMode::Host => "host (the host's network, unrestricted)".to_owned(),
+        NetworkMode::None => "none (a network namespace with only loopback)".to_owned(),
+        NetworkMode::Allow => format!(
+            "allow (only jaula's proxy; {} allow and {} deny patterns)",
+            rules.allow().len(),
+            rules.deny().len()
+        ),
+    }
+}
+
+fn resolve_overrides(args: &RunArgs) -> Result<Vec<(String, SocketAddr)>, CliError> {
+    args.network_resolve
+        .iter()
+        .map(|entry| {
+            let bad =
+                || CliError::Usage(format!("--network-resolve {entry:?}: want HOST=ADDR:PORT"));
+            let (host, addr) = entry.split_once('=').ok_or_else(bad)?;
+            let host = jaula_sandbox::network::normalize_host(host).ok_or_else(bad)?;
+            Ok((host, addr.parse().map_err(|_| bad())?))
+        })
+        .collect()
+}
+
+/// `--network allow`: the cage runs as a child in its own network namespace and hands
+/// its loopback listener out; this process serves the proxy on it until the child exits,
+/// then mirrors the child's exit status or signal. Where no namespace can be made the
+/// child refuses (exit 126): there is no fallback, since a port rule would admit any host.
+fn run_allow(
+    args: &RunArgs,
+    policy_args: &PolicyArgs,
+    policy: &Policy,
+    env: Vec<(OsString, OsString)>,
+    backend: Backend,
+    sources: &Sources,
+    rules: DomainRules,
+) -> Outcome {
+    let proxy_localhost = rules.decide("localhost").allowed;
+    let mut config = jaula_proxy::ProxyConfig::new(rules);
+    config.resolve = resolve_overrides(args)?.into_iter().collect();
+    config.log = args.network_log.clone();
+    let proxy = jaula_proxy::Proxy::new(config).map_err(|e| CliError::Launch(e.to_string()))?;
+    let (channel, stage_end) =
+        netns::handoff_pair().map_err(|e| CliError::Launch(e.to_string()))?;
+    let mut stage_flags: Vec<OsString> = vec![
+        "--network".into(),
+        "allow".into(),
+        "--network-handoff-fd".into(),
+        std::os::fd::AsRawFd::as_raw_fd(&stage_end)
+            .to_string()
+            .into(),
+    ];
+    if proxy_localhost {
+        stage_flags.push("--network-proxy-localhost".into());
+    }
+    let landlock_ok = landlock::probe().floor_met;
+    let probe = match backend {
+        Backend::Landlock => None,
+        _ => Some(bwrap::probe(
+            sources.bwrap,
+            &bwrap_options(args, NetworkMode::Allow),
+        )),
+    };
+    let mut cmd = match probe {
+        Some(a) if a.is_available() => {
+            let argv = bwrap_argv(
+                args,
+                policy_args,
+                policy,
+                &a,
+                NetworkMode::Allow,
+                stage_flags,
+            )?;
+            let mut cmd = Command::new(&argv[0]);
+            cmd.args(&argv[1..]);
+            cmd
+        }
+        Some(a) if backend == Backend::Bwrap || !landlock_ok => {
+            return refuse(&format!(
+                "--network allow needs a network namespace; bwrap: {}{}",
+                a.reason(),
+                if landlock_ok {
+                    String::new()
+                } else {
+                    format!("; {}", landlock_missing())
+                }
+            ));
+        }
+        _ if !landlock_ok => return refuse(&landlock_missing()),
+        _ => {
+            let mut cmd = Command::new(own_binary()?);
+            cmd.arg("run");
+            cmd.args(inner_stage_args(
+                args,
+                policy_args,
+                policy,
+                "landlock",
+                NetworkMode::Allow,
+            ));
+            cmd.args(stage_flags);
+            cmd.arg("--").args(&args.command);
+            cmd
+        }
+    };
+    cmd.env_clear().envs(env);
+    let child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!(
+                "jaula: cannot execute {}: {e}",
+                cmd.get_program().to_string_lossy()
+            );
+            return Ok(REFUSED);
+        }
+    };
+    drop(stage_end);
+    let listener = match netns::recv_listener(&channel) {
+        Ok(Some(l)) => l,
+        // The stage failed before it could bind (it said why on stderr): mirror its exit.
+        Ok(None) | Err(_) => {
+            let mut child = child;
+            let status = child.wait().map_err(|e| CliError::Launch(e.to_string()))?;
+            exit_like(status)
+        }
+    };
+    drop(channel);
+    let done = jaula_proxy::supervise(child, listener, proxy)
+        .map_err(|e| CliError::Launch(e.to_string()))?;
+    if !done.summary.blocked.is_empty() {
+        eprintln!("{}", done.summary);
+    }
+    exit_like(done.status)
+}
+
+fn refuse(reason: &str) -> Outcome {
+    eprintln!("jaula: refusing to run: {reason}");
+    Ok(REFUSED)
+}
+
+fn own_binary() -> Result<PathBuf, CliError> {
+    std::env::current_exe()
+        .map_err(|e| CliError::Launch(format!("cannot find jaula's own binary: {e}")))
 }
 
 /// The environment CMD gets: this process's, less the credential variables.
@@ -204,9 +453,20 @@ fn command(args: &RunArgs, env: Vec<(OsString, OsString)>) -> Command {
 fn confine(
     args: &RunArgs,
     policy: &Policy,
-    env: Vec<(OsString, OsString)>,
+    mut env: Vec<(OsString, OsString)>,
     mode: PlanMode,
+    network: NetworkMode,
 ) -> Outcome {
+    let restrict_sockets = match network_stage(args, mode, network) {
+        Ok(stage) => {
+            for (k, v) in stage.env {
+                env.retain(|(name, _)| name != k.as_str());
+                env.push((k.into(), v.into()));
+            }
+            stage.restrict_sockets
+        }
+        Err(reason) => return refuse(&reason),
+    };
     let plan = match landlock::plan(policy, mode, &RealFs) {
         Ok(plan) => plan,
         Err(e) => {
@@ -236,6 +496,7 @@ fn confine(
         hardening,
         landlock,
         seccomp: true,
+        restrict_sockets,
     };
     let verbose = args.verbose;
     let backend = if mode == PlanMode::Native {
@@ -252,6 +513,63 @@ fn confine(
     Ok(err.exit_code())
 }
 
+struct NetworkStage {
+    env: Vec<(String, String)>,
+    restrict_sockets: bool,
+}
+
+/// The network steps of the stage that execs the command, before it is confined.
+///
+/// - `none`, native: a namespace of its own; where none can be made, the socket
+///   restriction (Landlock TCP + seccomp families) instead. In bwrap's view bubblewrap
+///   already made the namespace.
+/// - `allow`: natively a namespace first (required: no fallback); then, in both
+///   backends, bind the proxy's listener on the namespace's loopback and hand it out.
+fn network_stage(
+    args: &RunArgs,
+    plan: PlanMode,
+    network: NetworkMode,
+) -> Result<NetworkStage, String> {
+    let mut stage = NetworkStage {
+        env: Vec::new(),
+        restrict_sockets: false,
+    };
+    match (network, plan) {
+        (NetworkMode::Host, _) | (NetworkMode::None, PlanMode::BwrapView) => {}
+        (NetworkMode::None, _) if args.network_fallback => stage.restrict_sockets = true,
+        (NetworkMode::None, _) => match netns::enter_loopback_netns() {
+            Ok(kind) => {
+                if args.verbose {
+                    eprintln!("jaula: network none: namespace {kind:?}");
+                }
+            }
+            Err(e) => {
+                eprintln!(
+                    "jaula: network none: {e}; refusing TCP with landlock and non-unix \
+                     sockets with seccomp instead (no loopback inside either)"
+                );
+                stage.restrict_sockets = true;
+            }
+        },
+        (NetworkMode::Allow, _) => {
+            let Some(fd) = args.network_handoff_fd else {
+                return Err("--network allow stage started without its hand-off".to_owned());
+            };
+            let channel = netns::take_handoff_fd(fd).map_err(|e| e.to_string())?;
+            if plan == PlanMode::Native {
+                netns::enter_loopback_netns().map_err(|e| {
+                    format!("--network allow needs a network namespace and none can be made: {e}")
+                })?;
+            }
+            let listener = netns::bind_cage_listener()
+                .map_err(|e| format!("cannot listen on the cage's loopback: {e}"))?;
+            netns::send_listener(&channel, &listener).map_err(|e| e.to_string())?;
+            stage.env = netns::proxy_env(args.network_proxy_localhost);
+        }
+    }
+    Ok(stage)
+}
+
 /// Exec bubblewrap with the rendered view and jaula's own inner stage inside it.
 fn exec_bwrap(
     args: &RunArgs,
@@ -259,23 +577,40 @@ fn exec_bwrap(
     policy: &Policy,
     env: Vec<(OsString, OsString)>,
     availability: &bwrap::Availability,
+    mode: NetworkMode,
 ) -> Outcome {
+    let argv = bwrap_argv(args, policy_args, policy, availability, mode, Vec::new())?;
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..]).env_clear().envs(env);
+    let err = std::os::unix::process::CommandExt::exec(&mut cmd);
+    eprintln!("jaula: cannot execute {}: {err}", argv[0].to_string_lossy());
+    Ok(REFUSED)
+}
+
+/// bubblewrap's argv with jaula's inner stage (and `extra` flags for it) as the command.
+fn bwrap_argv(
+    args: &RunArgs,
+    policy_args: &PolicyArgs,
+    policy: &Policy,
+    availability: &bwrap::Availability,
+    mode: NetworkMode,
+    extra: Vec<OsString>,
+) -> Result<Vec<OsString>, CliError> {
     context::ensure_protected_dirs(policy)?;
-    let mut argv = bwrap::render_argv(policy, &bwrap_options(args), &bwrap::RealDisk)?;
+    let mut argv = bwrap::render_argv(policy, &bwrap_options(args, mode), &bwrap::RealDisk)?;
     if let Some(program) = availability.program() {
         argv[0] = program.as_os_str().to_os_string();
     }
     let cwd = std::env::current_dir().map_err(CliError::Cwd)?;
     argv.extend(["--chdir".into(), cwd.into_os_string()]);
-    let me = std::env::current_exe()
-        .map_err(|e| CliError::Launch(format!("cannot find jaula's own binary: {e}")))?;
     argv.extend([
         "--".into(),
-        me.into_os_string(),
+        own_binary()?.into_os_string(),
         "run".into(),
         "--inner-stage".into(),
     ]);
-    argv.extend(inner_stage_args(args, policy_args, policy));
+    argv.extend(inner_stage_args(args, policy_args, policy, "bwrap", mode));
+    argv.extend(extra);
     argv.push("--".into());
     argv.extend(args.command.iter().cloned());
     if args.verbose {
@@ -284,22 +619,27 @@ fn exec_bwrap(
             String::from_utf8_lossy(&bwrap::shell_join(&argv))
         );
     }
-    let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]).env_clear().envs(env);
-    let err = std::os::unix::process::CommandExt::exec(&mut cmd);
-    eprintln!("jaula: cannot execute {}: {err}", argv[0].to_string_lossy());
-    Ok(REFUSED)
+    Ok(argv)
 }
 
 /// The inner stage re-resolves the same policy inside the view: the outer stage's resolved
 /// paths are passed explicitly so both stages agree whatever the environment says.
-fn inner_stage_args(args: &RunArgs, policy_args: &PolicyArgs, policy: &Policy) -> Vec<OsString> {
+fn inner_stage_args(
+    args: &RunArgs,
+    policy_args: &PolicyArgs,
+    policy: &Policy,
+    backend: &str,
+    mode: NetworkMode,
+) -> Vec<OsString> {
     let mut out: Vec<OsString> = Vec::new();
     let mut flag = |name: &str, value: OsString| {
         out.push(name.into());
         out.push(value);
     };
-    flag("--backend", "bwrap".into());
+    flag("--backend", backend.into());
+    if mode == NetworkMode::None {
+        flag("--network", "none".into());
+    }
     flag("--repo", policy.repo().into());
     flag("--home", policy.home().into());
     flag("--state-home", policy.state_home().into());

@@ -39,6 +39,9 @@ pub fn option_flags(options: &BwrapOptions) -> Vec<&'static str> {
     if options.die_with_parent {
         flags.push("--die-with-parent");
     }
+    if options.unshare_net {
+        flags.push("--unshare-net");
+    }
     flags
 }
 
@@ -66,7 +69,7 @@ pub fn option_flags(options: &BwrapOptions) -> Vec<&'static str> {
 ///    tmpfs already read-only there makes bubblewrap abort with EROFS ("Can't create
 ///    file"). `--remount-ro` changes only the flags of the topmost mount at `P`, so
 ///    deferring it changes nothing else.
-/// 9. The options: `--unshare-pid --proc /proc`, `--die-with-parent`.
+/// 9. The options: `--unshare-pid --proc /proc`, `--die-with-parent`, `--unshare-net`.
 ///
 /// Only what exists is sealed, as in the seed, because a seal over a missing path is worse
 /// than none: bubblewrap has no `--tmpfs-try` and creates a missing mount point with

@@ -1,0 +1,71 @@
+//! jaula-proxy: the one way out of a cage in `--network allow` mode.
+//!
+//! An HTTP/1 proxy (hyper on tokio) that runs outside the cage for the lifetime of the
+//! caged process. It answers `CONNECT host:port` with a byte tunnel (TLS passes through,
+//! never decrypted) and absolute-URI requests (`GET http://host/path`) by forwarding them,
+//! each only when [`DomainRules::decide`](jaula_sandbox::network::DomainRules::decide)
+//! allows the host; anything else gets `403` naming the rule. Names are resolved here,
+//! outside the cage, after the decision.
+//!
+//! Resources are bounded: at most [`ProxyConfig::max_connections`] client connections are
+//! served at once (the rest wait in the kernel's accept queue), a client that does not
+//! finish its request head within [`ProxyConfig::header_timeout`] is dropped, and an
+//! upstream that does not accept within [`ProxyConfig::connect_timeout`] gets `504`.
+#![forbid(unsafe_code)]
+
+mod log;
+mod serve;
+mod supervise;
+
+pub use log::{DecisionRecord, Summary};
+pub use serve::{serve, Proxy};
+pub use supervise::{supervise, SuperviseError, Supervised};
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use jaula_sandbox::network::DomainRules;
+
+/// What the proxy admits and how it behaves.
+#[derive(Clone, Debug)]
+pub struct ProxyConfig {
+    pub rules: DomainRules,
+    /// Names answered without DNS (tests; `--network-resolve HOST=ADDR:PORT`): the
+    /// normalised host maps to one socket address whatever port was asked for.
+    pub resolve: BTreeMap<String, SocketAddr>,
+    /// Where every decision is appended as one JSON line.
+    pub log: Option<PathBuf>,
+    pub max_connections: usize,
+    pub header_timeout: Duration,
+    pub connect_timeout: Duration,
+}
+
+impl ProxyConfig {
+    pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+
+    pub fn new(rules: DomainRules) -> ProxyConfig {
+        ProxyConfig {
+            rules,
+            resolve: BTreeMap::new(),
+            log: None,
+            max_connections: Self::DEFAULT_MAX_CONNECTIONS,
+            header_timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(15),
+        }
+    }
+}
+
+/// Why the proxy could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProxyError {
+    #[error("cannot open the network log {}: {source}", path.display())]
+    Log {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot serve on the cage's listener: {0}")]
+    Listener(#[source] std::io::Error),
+}

@@ -1,0 +1,141 @@
+//! The decision log (JSON lines) and the blocked-host summary printed at exit.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+use crate::ProxyError;
+
+/// One line of the log.
+#[derive(Clone, Debug, Serialize)]
+pub struct DecisionRecord<'a> {
+    /// RFC 3339, UTC, milliseconds.
+    pub time: String,
+    pub method: &'a str,
+    pub host: &'a str,
+    pub port: u16,
+    /// `allow` or `deny`.
+    pub decision: &'static str,
+    pub rule: &'a str,
+}
+
+/// Blocked hosts and counts, for the one-line summary at exit.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub allowed: u64,
+    pub blocked: BTreeMap<String, u64>,
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let total: u64 = self.blocked.values().sum();
+        write!(
+            f,
+            "jaula: network: blocked {total} request(s) to {} host(s):",
+            self.blocked.len()
+        )?;
+        for (host, n) in &self.blocked {
+            write!(f, " {host} ({n})")?;
+        }
+        Ok(())
+    }
+}
+
+pub(crate) struct Recorder {
+    file: Option<Mutex<File>>,
+    summary: Mutex<Summary>,
+}
+
+impl Recorder {
+    pub(crate) fn open(path: Option<&Path>) -> Result<Recorder, ProxyError> {
+        let file = match path {
+            Some(path) => Some(Mutex::new(
+                OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .mode(0o600)
+                    .open(path)
+                    .map_err(|source| ProxyError::Log {
+                        path: path.to_path_buf(),
+                        source,
+                    })?,
+            )),
+            None => None,
+        };
+        Ok(Recorder {
+            file,
+            summary: Mutex::new(Summary::default()),
+        })
+    }
+
+    pub(crate) fn record(&self, method: &str, host: &str, port: u16, allowed: bool, rule: &str) {
+        if let Ok(mut s) = self.summary.lock() {
+            if allowed {
+                s.allowed += 1;
+            } else {
+                *s.blocked.entry(host.to_owned()).or_insert(0) += 1;
+            }
+        }
+        let Some(file) = &self.file else { return };
+        let record = DecisionRecord {
+            time: rfc3339_now(),
+            method,
+            host,
+            port,
+            decision: if allowed { "allow" } else { "deny" },
+            rule,
+        };
+        if let (Ok(mut line), Ok(mut file)) = (serde_json::to_vec(&record), file.lock()) {
+            line.push(b'\n');
+            // One write(2) per line on an O_APPEND file: lines from concurrent
+            // connections never interleave. A failed write loses a log line, not the
+            // decision, which was already taken.
+            let _ = file.write_all(&line);
+        }
+    }
+
+    pub(crate) fn summary(&self) -> Summary {
+        self.summary.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
+
+fn rfc3339_now() -> String {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = since.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        since.subsec_millis()
+    )
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+#[path = "log_tests.rs"]
+mod tests;

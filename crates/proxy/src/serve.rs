@@ -1,0 +1,340 @@
+//! The accept loop and the per-request decision.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::{combinators::BoxBody, BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, HOST};
+use hyper::{Method, Request, Response, StatusCode, Uri};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use jaula_sandbox::network::normalize_host;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+
+use crate::log::Recorder;
+use crate::{ProxyConfig, ProxyError, Summary};
+
+type Body = BoxBody<Bytes, hyper::Error>;
+
+/// Headers that describe one hop and must not be forwarded (RFC 9110 §7.6.1), plus the
+/// proxy's own credentials header, which belongs to this hop only.
+const HOP_BY_HOP: &[&str] = &[
+    "connection",
+    "proxy-connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// A proxy's shared state; cheap to clone.
+#[derive(Clone)]
+pub struct Proxy {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: ProxyConfig,
+    recorder: Recorder,
+    slots: Arc<Semaphore>,
+    active: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+impl Proxy {
+    /// Opens the log (if any); nothing is served yet.
+    pub fn new(config: ProxyConfig) -> Result<Proxy, ProxyError> {
+        let recorder = Recorder::open(config.log.as_deref())?;
+        let slots = Arc::new(Semaphore::new(config.max_connections.max(1)));
+        Ok(Proxy {
+            inner: Arc::new(Inner {
+                config,
+                recorder,
+                slots,
+                active: AtomicUsize::new(0),
+                peak: AtomicUsize::new(0),
+            }),
+        })
+    }
+
+    /// Blocked hosts so far.
+    pub fn summary(&self) -> Summary {
+        self.inner.recorder.summary()
+    }
+
+    /// Client connections being served now.
+    pub fn active_connections(&self) -> usize {
+        self.inner.active.load(Ordering::SeqCst)
+    }
+
+    /// The most client connections ever served at once.
+    pub fn peak_connections(&self) -> usize {
+        self.inner.peak.load(Ordering::SeqCst)
+    }
+}
+
+/// Serve `listener` until the future is dropped. Every accepted connection first takes one
+/// of `max_connections` slots, so a flood waits in the kernel's accept queue instead of
+/// consuming this process's descriptors.
+pub async fn serve(listener: TcpListener, proxy: Proxy) {
+    loop {
+        let Ok(permit) = proxy.inner.slots.clone().acquire_owned().await else {
+            return;
+        };
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(_) => {
+                // EMFILE/ENFILE/ECONNABORTED: the queued connection stays queued (or is
+                // gone); back off briefly rather than spin on the same error.
+                drop(permit);
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let proxy = proxy.clone();
+        let now = proxy.inner.active.fetch_add(1, Ordering::SeqCst) + 1;
+        proxy.inner.peak.fetch_max(now, Ordering::SeqCst);
+        tokio::spawn(async move {
+            let service = {
+                let proxy = proxy.clone();
+                hyper::service::service_fn(move |req| handle(proxy.clone(), req))
+            };
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(proxy.inner.config.header_timeout)
+                .preserve_header_case(true);
+            let _ = builder
+                .serve_connection(TokioIo::new(stream), service)
+                .with_upgrades()
+                .await;
+            proxy.inner.active.fetch_sub(1, Ordering::SeqCst);
+            drop(permit);
+        });
+    }
+}
+
+fn text(status: StatusCode, message: String) -> Response<Body> {
+    let mut response = Response::new(
+        Full::new(Bytes::from(message))
+            .map_err(|never| match never {})
+            .boxed(),
+    );
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+fn refused(status: StatusCode, rule: &str, message: String) -> Response<Body> {
+    let mut response = text(status, message);
+    if let Ok(v) = HeaderValue::from_str(rule) {
+        response.headers_mut().insert("x-jaula-rule", v);
+    }
+    response
+}
+
+async fn handle(proxy: Proxy, req: Request<Incoming>) -> Result<Response<Body>, hyper::Error> {
+    let Some((host, port)) = target(&req) else {
+        return Ok(text(
+            StatusCode::BAD_REQUEST,
+            "jaula proxy: only CONNECT host:port and absolute http:// URIs are proxied\n"
+                .to_owned(),
+        ));
+    };
+    let method = req.method().as_str().to_owned();
+    let decision = proxy.inner.config.rules.decide(&host);
+    let shown = normalize_host(&host).unwrap_or_else(|| host.clone());
+    proxy
+        .inner
+        .recorder
+        .record(&method, &shown, port, decision.allowed, &decision.rule);
+    if !decision.allowed {
+        return Ok(refused(
+            StatusCode::FORBIDDEN,
+            &decision.rule,
+            format!(
+                "jaula: network: {method} to {shown}:{port} blocked by rule: {}\n",
+                decision.rule
+            ),
+        ));
+    }
+    let upstream = match connect(&proxy.inner.config, &shown, port).await {
+        Ok(s) => s,
+        Err((status, why)) => {
+            return Ok(text(
+                status,
+                format!("jaula: network: cannot reach {shown}:{port}: {why}\n"),
+            ))
+        }
+    };
+    if req.method() == Method::CONNECT {
+        tokio::spawn(async move {
+            if let Ok(upgraded) = hyper::upgrade::on(req).await {
+                tunnel(upgraded, upstream).await;
+            }
+        });
+        return Ok(Response::new(
+            http_body_util::Empty::new()
+                .map_err(|never| match never {})
+                .boxed(),
+        ));
+    }
+    forward(req, upstream, &shown, port).await
+}
+
+/// Bytes copied per read in a tunnel: tokio's default (8 KiB) costs a syscall pair per
+/// 8 KiB and holds bulk transfers to a fraction of loopback speed.
+const TUNNEL_BUFFER: usize = 256 * 1024;
+
+/// Copy both ways until either side closes. The client connection is taken back from
+/// hyper as the plain socket it is (plus any bytes hyper had already read past the
+/// request head), so the copy runs between two sockets with no HTTP layer between.
+async fn tunnel(upgraded: hyper::upgrade::Upgraded, mut upstream: TcpStream) {
+    use tokio::io::AsyncWriteExt;
+    match upgraded.downcast::<TokioIo<TcpStream>>() {
+        Ok(parts) => {
+            let mut client = parts.io.into_inner();
+            if !parts.read_buf.is_empty() && upstream.write_all(&parts.read_buf).await.is_err() {
+                return;
+            }
+            let _ = tokio::io::copy_bidirectional_with_sizes(
+                &mut client,
+                &mut upstream,
+                TUNNEL_BUFFER,
+                TUNNEL_BUFFER,
+            )
+            .await;
+        }
+        Err(upgraded) => {
+            let mut client = TokioIo::new(upgraded);
+            let _ = tokio::io::copy_bidirectional_with_sizes(
+                &mut client,
+                &mut upstream,
+                TUNNEL_BUFFER,
+                TUNNEL_BUFFER,
+            )
+            .await;
+        }
+    }
+}
+
+/// The host and port a request is for: the authority of `CONNECT`, or of an absolute
+/// `http://` URI. `None` for origin-form requests (`GET /`), `https://` in absolute form
+/// (a client must tunnel those) and anything without a host.
+fn target(req: &Request<Incoming>) -> Option<(String, u16)> {
+    let uri = req.uri();
+    if req.method() == Method::CONNECT {
+        let authority = uri.authority()?;
+        return Some((authority.host().to_owned(), authority.port_u16()?));
+    }
+    if uri.scheme_str() != Some("http") {
+        return None;
+    }
+    let authority = uri.authority()?;
+    Some((
+        authority.host().to_owned(),
+        authority.port_u16().unwrap_or(80),
+    ))
+}
+
+async fn connect(
+    config: &ProxyConfig,
+    host: &str,
+    port: u16,
+) -> Result<TcpStream, (StatusCode, String)> {
+    let addresses: Vec<SocketAddr> = match config.resolve.get(host) {
+        Some(addr) => vec![*addr],
+        None => tokio::net::lookup_host((host, port))
+            .await
+            .map_err(|e| (StatusCode::BAD_GATEWAY, format!("name resolution: {e}")))?
+            .collect(),
+    };
+    let mut last = String::from("no address");
+    for addr in addresses {
+        match tokio::time::timeout(config.connect_timeout, TcpStream::connect(addr)).await {
+            Ok(Ok(stream)) => {
+                let _ = stream.set_nodelay(true);
+                return Ok(stream);
+            }
+            Ok(Err(e)) => last = format!("{addr}: {e}"),
+            Err(_) => {
+                return Err((
+                    StatusCode::GATEWAY_TIMEOUT,
+                    format!("{addr}: connect timed out"),
+                ))
+            }
+        }
+    }
+    Err((StatusCode::BAD_GATEWAY, last))
+}
+
+/// Send an absolute-URI request on as origin-form over a fresh upstream connection.
+async fn forward(
+    mut req: Request<Incoming>,
+    upstream: TcpStream,
+    host: &str,
+    port: u16,
+) -> Result<Response<Body>, hyper::Error> {
+    let path = req
+        .uri()
+        .path_and_query()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_else(|| "/".to_owned());
+    *req.uri_mut() = match path.parse::<Uri>() {
+        Ok(u) => u,
+        Err(_) => {
+            return Ok(text(
+                StatusCode::BAD_REQUEST,
+                "jaula proxy: bad request path\n".to_owned(),
+            ))
+        }
+    };
+    let headers = req.headers_mut();
+    for name in HOP_BY_HOP {
+        headers.remove(*name);
+    }
+    if !headers.contains_key(HOST) {
+        let value = if port == 80 {
+            host.to_owned()
+        } else {
+            format!("{host}:{port}")
+        };
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            headers.insert(HOST, v);
+        }
+    }
+    let (mut sender, connection) =
+        match hyper::client::conn::http1::handshake(TokioIo::new(upstream)).await {
+            Ok(pair) => pair,
+            Err(e) => {
+                return Ok(text(
+                    StatusCode::BAD_GATEWAY,
+                    format!("jaula: network: upstream {host}:{port}: {e}\n"),
+                ))
+            }
+        };
+    tokio::spawn(connection);
+    match sender.send_request(req).await {
+        Ok(response) => {
+            let (mut parts, body) = response.into_parts();
+            for name in HOP_BY_HOP {
+                parts.headers.remove(*name);
+            }
+            Ok(Response::from_parts(parts, body.boxed()))
+        }
+        Err(e) => Ok(text(
+            StatusCode::BAD_GATEWAY,
+            format!("jaula: network: upstream {host}:{port}: {e}\n"),
+        )),
+    }
+}

@@ -1,0 +1,98 @@
+//! Run the proxy beside the caged process and stop with it.
+//!
+//! `jaula run --network allow` cannot `exec` the cage as the other modes do: the proxy
+//! must live in a process outside the cage for as long as the cage does. So `run` spawns
+//! the cage as a child and [`supervise`] serves until that child exits, then returns its
+//! status for the caller to mirror ([`jaula_sandbox::launch::exit_like`]).
+//!
+//! Signals: SIGTERM and SIGHUP sent to jaula are forwarded to the child (a service
+//! manager or a closing terminal stops the cage, not just the proxy). SIGINT and SIGQUIT
+//! are caught and not forwarded, as system(3) ignores them: a terminal delivers them to
+//! the whole foreground process group, so the caged process already has its own copy,
+//! and a second one would turn an agent's "press Ctrl-C again to quit" into a quit.
+
+use std::process::{Child, ExitStatus};
+
+use tokio::signal::unix::{signal, SignalKind};
+
+use crate::{serve, Proxy, Summary};
+
+/// How the supervised child ended, and what the proxy blocked meanwhile.
+#[derive(Debug)]
+pub struct Supervised {
+    pub status: ExitStatus,
+    pub summary: Summary,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SuperviseError {
+    #[error("cannot start the proxy's runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    #[error("cannot serve on the cage's listener: {0}")]
+    Listener(#[source] std::io::Error),
+    #[error("cannot install signal handlers: {0}")]
+    Signals(#[source] std::io::Error),
+    #[error("cannot wait for the caged process: {0}")]
+    Wait(#[source] std::io::Error),
+}
+
+/// Serve `listener` with `proxy` until `child` exits; return its status.
+pub fn supervise(
+    mut child: Child,
+    listener: std::net::TcpListener,
+    proxy: Proxy,
+) -> Result<Supervised, SuperviseError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(SuperviseError::Runtime)?;
+    let pid = rustix::process::Pid::from_child(&child);
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    // A plain thread: waitpid blocks, and the runtime must not wait for it at shutdown.
+    std::thread::spawn(move || {
+        let _ = done_tx.send(child.wait());
+    });
+    let status = runtime.block_on(async {
+        listener
+            .set_nonblocking(true)
+            .map_err(SuperviseError::Listener)?;
+        let listener =
+            tokio::net::TcpListener::from_std(listener).map_err(SuperviseError::Listener)?;
+        let mut term = signal(SignalKind::terminate()).map_err(SuperviseError::Signals)?;
+        let mut hup = signal(SignalKind::hangup()).map_err(SuperviseError::Signals)?;
+        let mut int = signal(SignalKind::interrupt()).map_err(SuperviseError::Signals)?;
+        let mut quit = signal(SignalKind::quit()).map_err(SuperviseError::Signals)?;
+        let server = tokio::spawn(serve(listener, proxy.clone()));
+        tokio::pin!(done_rx);
+        let status = loop {
+            tokio::select! {
+                waited = &mut done_rx => break waited,
+                _ = term.recv() => forward(pid, rustix::process::Signal::TERM),
+                _ = hup.recv() => forward(pid, rustix::process::Signal::HUP),
+                _ = int.recv() => {}
+                _ = quit.recv() => {}
+            }
+        };
+        server.abort();
+        match status {
+            Ok(Ok(status)) => Ok(status),
+            Ok(Err(e)) => Err(SuperviseError::Wait(e)),
+            Err(_) => Err(SuperviseError::Wait(std::io::Error::other(
+                "the waiting thread ended without a status",
+            ))),
+        }
+    })?;
+    // Open tunnels end with the cage: nothing inside is left to use them.
+    runtime.shutdown_background();
+    Ok(Supervised {
+        status,
+        summary: proxy.summary(),
+    })
+}
+
+fn forward(pid: rustix::process::Pid, signal: rustix::process::Signal) {
+    // The child may already be gone (ESRCH); its exit is picked up by the wait above.
+    let _ = rustix::process::kill_process(pid, signal);
+}

@@ -1,0 +1,278 @@
+//! The proxy on its own, in-process, against upstream servers on loopback. Names are
+//! resolved through the proxy's override table, never DNS.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener as StdListener, TcpStream};
+use std::time::Duration;
+
+use jaula_proxy::{serve, Proxy, ProxyConfig};
+use jaula_sandbox::network::{NetworkMode, NetworkSpec};
+
+struct Harness {
+    addr: SocketAddr,
+    proxy: Proxy,
+    runtime: tokio::runtime::Runtime,
+    _dir: tempfile::TempDir,
+    log: std::path::PathBuf,
+}
+
+fn harness(allow: &[&str], deny: &[&str], upstream: SocketAddr, max: usize) -> Harness {
+    let rules = NetworkSpec {
+        mode: NetworkMode::Allow,
+        allow_domains: allow.iter().map(|s| s.to_string()).collect(),
+        deny_domains: deny.iter().map(|s| s.to_string()).collect(),
+        presets: vec![],
+    }
+    .resolve()
+    .unwrap();
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let log = dir.path().join("net.jsonl");
+    let mut config = ProxyConfig::new(rules);
+    for name in ["allowed.test", "also.allowed.test", "blocked.test"] {
+        config.resolve.insert(name.to_owned(), upstream);
+    }
+    config.log = Some(log.clone());
+    config.max_connections = max;
+    config.header_timeout = Duration::from_millis(300);
+    let proxy = Proxy::new(config).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = StdListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let p = proxy.clone();
+    runtime.spawn(async move {
+        let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+        serve(listener, p).await
+    });
+    Harness {
+        addr,
+        proxy,
+        runtime,
+        _dir: dir,
+        log,
+    }
+}
+
+/// An upstream that answers every connection with a fixed HTTP response naming the
+/// request line it saw.
+fn http_upstream() -> SocketAddr {
+    let listener = StdListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut first = String::new();
+                reader.read_line(&mut first).unwrap_or(0);
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                }
+                let body = format!("saw {}", first.trim_end());
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            });
+        }
+    });
+    addr
+}
+
+/// An upstream that echoes bytes back.
+fn echo_upstream() -> SocketAddr {
+    let listener = StdListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut r = stream.try_clone().unwrap();
+                let mut w = stream;
+                let _ = std::io::copy(&mut r, &mut w);
+            });
+        }
+    });
+    addr
+}
+
+fn exchange(addr: SocketAddr, request: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
+
+fn get(h: &Harness, host: &str) -> String {
+    exchange(
+        h.addr,
+        &format!(
+            "GET http://{host}/some/path?q=1 HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        ),
+    )
+}
+
+#[test]
+fn allowed_absolute_uri_is_forwarded_in_origin_form() {
+    let h = harness(&["allowed.test"], &[], http_upstream(), 16);
+    let response = get(&h, "allowed.test");
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(
+        response.ends_with("saw GET /some/path?q=1 HTTP/1.1"),
+        "{response}"
+    );
+}
+
+#[test]
+fn denied_host_gets_403_naming_the_rule_and_is_logged() {
+    let h = harness(
+        &["*.allowed.test"],
+        &["also.allowed.test"],
+        http_upstream(),
+        16,
+    );
+    let response = get(&h, "also.allowed.test");
+    assert!(response.starts_with("HTTP/1.1 403"), "{response}");
+    assert!(
+        response.contains("x-jaula-rule: deny-domain also.allowed.test"),
+        "{response}"
+    );
+    assert!(response.contains("blocked by rule: deny-domain also.allowed.test"));
+    let response = get(&h, "blocked.test");
+    assert!(response.starts_with("HTTP/1.1 403"), "{response}");
+    assert!(response.contains("not in the allow list"), "{response}");
+    let log = std::fs::read_to_string(&h.log).unwrap();
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["host"], "also.allowed.test");
+    assert_eq!(lines[0]["port"], 80);
+    assert_eq!(lines[0]["decision"], "deny");
+    assert_eq!(lines[0]["rule"], "deny-domain also.allowed.test");
+    assert!(lines[0]["time"].as_str().unwrap().ends_with('Z'));
+    let summary = h.proxy.summary();
+    assert_eq!(summary.blocked.len(), 2);
+    assert_eq!(summary.allowed, 0);
+}
+
+#[test]
+fn connect_tunnels_bytes_untouched() {
+    let h = harness(&["allowed.test"], &[], echo_upstream(), 16);
+    let mut s = TcpStream::connect(h.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(b"CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n")
+        .unwrap();
+    let mut reader = BufReader::new(s.try_clone().unwrap());
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let payload: Vec<u8> = (0..=255u8).cycle().take(100_000).collect();
+    let mut w = s.try_clone().unwrap();
+    let sent = payload.clone();
+    let writer = std::thread::spawn(move || w.write_all(&sent).unwrap());
+    let mut back = vec![0u8; payload.len()];
+    reader.read_exact(&mut back).unwrap();
+    writer.join().unwrap();
+    assert_eq!(back, payload);
+}
+
+#[test]
+fn denied_connect_gets_403() {
+    let h = harness(&["allowed.test"], &[], echo_upstream(), 16);
+    let response = exchange(
+        h.addr,
+        "CONNECT blocked.test:443 HTTP/1.1\r\nHost: blocked.test:443\r\n\r\n",
+    );
+    assert!(response.starts_with("HTTP/1.1 403"), "{response}");
+}
+
+#[test]
+fn malformed_and_origin_form_requests_get_400_and_the_proxy_keeps_serving() {
+    let h = harness(&["allowed.test"], &[], http_upstream(), 16);
+    for garbage in [
+        "THIS IS NOT HTTP\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n",
+        "GET https://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n",
+        "CONNECT allowed.test HTTP/1.1\r\n\r\n",
+        "GET http://allowed.test/ HTTP/1.1\r\nHost: a\r\nContent-Length: x\r\n\r\n",
+        "\u{0}\u{1}\u{2}\r\n\r\n",
+    ] {
+        let response = exchange(h.addr, garbage);
+        assert!(
+            response.starts_with("HTTP/1.1 400"),
+            "{garbage:?} -> {response:?}"
+        );
+    }
+    assert!(get(&h, "allowed.test").starts_with("HTTP/1.1 200"));
+}
+
+#[test]
+fn unresolvable_or_closed_upstream_gets_502_not_a_hang() {
+    let closed = StdListener::bind("127.0.0.1:0").unwrap();
+    let addr = closed.local_addr().unwrap();
+    drop(closed);
+    let h = harness(&["allowed.test"], &[], addr, 16);
+    assert!(get(&h, "allowed.test").starts_with("HTTP/1.1 502"));
+}
+
+#[test]
+fn a_flood_of_1000_connections_is_bounded_and_leaves_the_proxy_serving() {
+    const FLOOD: usize = 1000;
+    const SLOTS: usize = 32;
+    let h = harness(&["allowed.test"], &[], http_upstream(), SLOTS);
+    // 1. Complete requests, all at once: each is answered.
+    let answered = h.runtime.block_on(async {
+        let mut tasks = Vec::new();
+        for _ in 0..FLOOD {
+            let addr = h.addr;
+            tasks.push(tokio::spawn(async move {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+                s.write_all(b"GET http://blocked.test/ HTTP/1.1\r\nHost: blocked.test\r\nConnection: close\r\n\r\n")
+                    .await
+                    .unwrap();
+                let mut out = Vec::new();
+                s.read_to_end(&mut out).await.unwrap();
+                out.starts_with(b"HTTP/1.1 403")
+            }));
+        }
+        let mut ok = 0;
+        for t in tasks {
+            ok += usize::from(t.await.unwrap());
+        }
+        ok
+    });
+    assert_eq!(answered, FLOOD);
+    // 2. Idle connections that never send a request: held at once, then a real request.
+    let idle: Vec<TcpStream> = (0..FLOOD)
+        .map(|_| TcpStream::connect(h.addr).unwrap())
+        .collect();
+    let response = get(&h, "allowed.test");
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    drop(idle);
+    assert!(
+        h.proxy.peak_connections() <= SLOTS,
+        "peak {} > {SLOTS}",
+        h.proxy.peak_connections()
+    );
+    assert!(get(&h, "allowed.test").starts_with("HTTP/1.1 200"));
+}

@@ -1,0 +1,306 @@
+//! The kernel half of the network modes.
+//!
+//! - [`enter_loopback_netns`]: a new network namespace holding only `lo`, brought up. As
+//!   root a bare `CLONE_NEWNET`; otherwise inside a new user namespace that maps the
+//!   caller's own uid and gid, which is what lets an unprivileged process own a netns.
+//! - [`restrict_sockets`]: where no namespace can be made (`none` only): Landlock ABI 4
+//!   refuses every TCP bind and connect, and a seccomp filter refuses `socket(2)` for every
+//!   family but `AF_UNIX`, which also takes UDP, raw and netlink sockets away. Unlike the
+//!   namespace, this leaves the cage no loopback TCP/UDP of its own either.
+//! - The hand-off for `allow`: the caged stage binds a listener on its own loopback and
+//!   passes the descriptor over a unix socket to the proxy outside ([`send_listener`],
+//!   [`recv_listener`]). Sockets stay in the namespace they were created in
+//!   (net/socket.c: `sock_create` takes `current->nsproxy->net_ns`), so the proxy accepts
+//!   connections made inside the cage while dialling out from the host's namespace, and
+//!   no forwarding process has to live in the cage.
+
+use std::io::{self, IoSlice, IoSliceMut};
+use std::mem::MaybeUninit;
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+
+use serde::Serialize;
+
+/// How [`enter_loopback_netns`] made the namespace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NetnsKind {
+    /// `CLONE_NEWNET` alone (the caller had CAP_SYS_ADMIN).
+    NetOnly,
+    /// `CLONE_NEWUSER | CLONE_NEWNET`, the caller's uid and gid mapped to themselves.
+    WithUserNs,
+}
+
+/// Why the network layer could not be set up. The launch stops on every one.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NetnsError {
+    #[error("cannot create a network namespace (unshare {flags}): {source}")]
+    Unshare {
+        flags: &'static str,
+        source: io::Error,
+    },
+    #[error("cannot write {path}: {source}")]
+    IdMap {
+        path: &'static str,
+        source: io::Error,
+    },
+    #[error("cannot bring up the loopback interface in the new namespace: {source}")]
+    Loopback { source: io::Error },
+    #[error("landlock cannot refuse TCP (needs ABI 4, Linux 6.7): {0}")]
+    LandlockNet(String),
+    #[error("cannot install the socket-family filter: {0}")]
+    SocketFilter(String),
+    #[error("cannot pass the proxy listener: {source}")]
+    Handoff { source: io::Error },
+}
+
+/// Move the calling process into a fresh network namespace whose only interface is `lo`.
+///
+/// Must be called while the process is single-threaded (unshare(2): `CLONE_NEWUSER`
+/// fails with EINVAL in a multithreaded process) and before the seccomp layer, which
+/// refuses namespace creation.
+pub fn enter_loopback_netns() -> Result<NetnsKind, NetnsError> {
+    let kind = if rustix::process::geteuid().is_root() {
+        unshare(libc::CLONE_NEWNET, "CLONE_NEWNET")?;
+        NetnsKind::NetOnly
+    } else {
+        let uid = rustix::process::getuid().as_raw();
+        let gid = rustix::process::getgid().as_raw();
+        unshare(
+            libc::CLONE_NEWUSER | libc::CLONE_NEWNET,
+            "CLONE_NEWUSER|CLONE_NEWNET",
+        )?;
+        // setgroups must be denied before an unprivileged gid_map write is accepted
+        // (user_namespaces(7), since Linux 3.19).
+        write_proc("/proc/self/setgroups", "deny")?;
+        write_proc("/proc/self/uid_map", &format!("{uid} {uid} 1\n"))?;
+        write_proc("/proc/self/gid_map", &format!("{gid} {gid} 1\n"))?;
+        NetnsKind::WithUserNs
+    };
+    loopback_up().map_err(|source| NetnsError::Loopback { source })?;
+    Ok(kind)
+}
+
+fn unshare(flags: libc::c_int, name: &'static str) -> Result<(), NetnsError> {
+    // SAFETY: unshare with only namespace flags changes which namespaces this process is
+    // in; it touches no memory of ours (CLONE_FILES/CLONE_FS, which would, are not set).
+    let rc = unsafe { libc::unshare(flags) };
+    if rc != 0 {
+        return Err(NetnsError::Unshare {
+            flags: name,
+            source: io::Error::last_os_error(),
+        });
+    }
+    Ok(())
+}
+
+fn write_proc(path: &'static str, text: &str) -> Result<(), NetnsError> {
+    std::fs::write(path, text).map_err(|source| NetnsError::IdMap { path, source })
+}
+
+/// `SIOCSIFFLAGS lo IFF_UP`: a new namespace's `lo` exists but is down, so even the
+/// cage's own 127.0.0.1 would be unreachable (net/core/net_namespace.c creates it down).
+fn loopback_up() -> io::Result<()> {
+    let socket = rustix::net::socket(
+        rustix::net::AddressFamily::INET,
+        rustix::net::SocketType::DGRAM,
+        None,
+    )?;
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&socket);
+    // SAFETY: ifreq is plain old data; all-zero is a valid value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (dst, src) in req.ifr_name.iter_mut().zip(b"lo\0") {
+        *dst = *src as libc::c_char;
+    }
+    // SAFETY: `fd` is an open socket owned above; `req` is a valid ifreq that the kernel
+    // reads the name from and writes the flags into.
+    if unsafe { libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut req) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: ifru_flags is the member SIOCGIFFLAGS just filled in.
+    unsafe {
+        req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+    }
+    // SAFETY: as above; SIOCSIFFLAGS reads the name and the flags.
+    if unsafe { libc::ioctl(fd, libc::SIOCSIFFLAGS, &req) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// What [`restrict_sockets`] enforced.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SocketRestriction {
+    /// Whether Landlock refuses TCP bind and connect (ABI 4+).
+    pub landlock_tcp: bool,
+}
+
+/// The `none` fallback where no namespace can be made: `socket(2)` refused with
+/// EAFNOSUPPORT for every family but `AF_UNIX` (a second seccomp filter; filters stack
+/// and the strictest answer wins), and Landlock's TCP rights handled with no port
+/// granted, where the kernel has them. Needs no_new_privs (set by the hardening step).
+#[cfg(target_os = "linux")]
+pub fn restrict_sockets() -> Result<SocketRestriction, NetnsError> {
+    use ::landlock::{
+        Access, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetStatus, ABI,
+    };
+    let status = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessNet::from_all(ABI::V4))
+        .and_then(|r| r.create())
+        .and_then(|r| r.restrict_self())
+        .map_err(|e| NetnsError::LandlockNet(e.to_string()))?;
+    let landlock_tcp = status.ruleset != RulesetStatus::NotEnforced;
+    install_socket_family_filter().map_err(NetnsError::SocketFilter)?;
+    Ok(SocketRestriction { landlock_tcp })
+}
+
+#[cfg(target_os = "linux")]
+fn install_socket_family_filter() -> Result<(), String> {
+    use seccompiler::{
+        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+        SeccompRule, TargetArch,
+    };
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => TargetArch::x86_64,
+        "aarch64" => TargetArch::aarch64,
+        other => return Err(format!("unsupported architecture {other}")),
+    };
+    let not_unix = SeccompCondition::new(
+        0,
+        SeccompCmpArgLen::Dword,
+        SeccompCmpOp::Ne,
+        libc::AF_UNIX as u64,
+    )
+    .map_err(|e| e.to_string())?;
+    let rule = SeccompRule::new(vec![not_unix]).map_err(|e| e.to_string())?;
+    let filter = SeccompFilter::new(
+        [(libc::SYS_socket, vec![rule])].into_iter().collect(),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EAFNOSUPPORT as u32),
+        arch,
+    )
+    .map_err(|e| e.to_string())?;
+    let program: BpfProgram = filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| e.to_string())?;
+    seccompiler::apply_filter(&program).map_err(|e| e.to_string())
+}
+
+/// The loopback port the proxy listens on inside the cage: fixed, because the namespace
+/// is new and empty, so nothing else can hold it, and a fixed number keeps the proxy
+/// variables the same from run to run.
+pub const CAGE_PROXY_PORT: u16 = 3128;
+
+/// Bind the proxy's listener on the cage's own loopback, with a backlog large enough
+/// that a burst of connections waits in the kernel rather than being refused.
+pub fn bind_cage_listener() -> io::Result<TcpListener> {
+    let listener = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, CAGE_PROXY_PORT))?;
+    rustix::net::listen(&listener, 1024)?;
+    Ok(listener)
+}
+
+/// A connected pair for the hand-off: the first end stays with the proxy, the second is
+/// inherited by the cage's stage (close-on-exec cleared).
+pub fn handoff_pair() -> Result<(UnixStream, OwnedFd), NetnsError> {
+    let (proxy, stage) = UnixStream::pair().map_err(|source| NetnsError::Handoff { source })?;
+    rustix::io::fcntl_setfd(&stage, rustix::io::FdFlags::empty())
+        .map_err(|e| NetnsError::Handoff { source: e.into() })?;
+    Ok((proxy, stage.into()))
+}
+
+/// Take ownership of the hand-off descriptor the supervisor passed by number
+/// (`--network-handoff-fd`). Refused unless it is an open unix socket above 2.
+pub fn take_handoff_fd(fd: std::os::fd::RawFd) -> Result<OwnedFd, NetnsError> {
+    let bad = |what: &str| NetnsError::Handoff {
+        source: io::Error::other(format!("descriptor {fd} {what}")),
+    };
+    if fd <= 2 {
+        return Err(bad("is a standard stream"));
+    }
+    // SAFETY: F_GETFD only reads the descriptor table; EBADF for a closed number.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return Err(bad("is not open"));
+    }
+    // SAFETY: the number is open (checked above) and was inherited for this purpose
+    // only: nothing else in this process owns it, so the OwnedFd closes it exactly once.
+    let owned = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    match rustix::net::sockopt::socket_domain(&owned) {
+        Ok(domain) if domain == rustix::net::AddressFamily::UNIX => Ok(owned),
+        _ => Err(bad("is not a unix socket")),
+    }
+}
+
+/// Pass `listener` over `channel` (SCM_RIGHTS).
+pub fn send_listener(channel: &impl AsFd, listener: &TcpListener) -> Result<(), NetnsError> {
+    let fds = [listener.as_fd()];
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = rustix::net::SendAncillaryBuffer::new(&mut space);
+    if !control.push(rustix::net::SendAncillaryMessage::ScmRights(&fds)) {
+        return Err(NetnsError::Handoff {
+            source: io::Error::other("control buffer too small"),
+        });
+    }
+    rustix::net::sendmsg(
+        channel,
+        &[IoSlice::new(b"L")],
+        &mut control,
+        rustix::net::SendFlags::empty(),
+    )
+    .map_err(|e| NetnsError::Handoff { source: e.into() })?;
+    Ok(())
+}
+
+/// Receive the listener; `None` when the stage closed the channel without sending one
+/// (it failed before binding, and says why on stderr).
+pub fn recv_listener(channel: &impl AsFd) -> Result<Option<TcpListener>, NetnsError> {
+    let mut byte = [0u8; 1];
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = rustix::net::RecvAncillaryBuffer::new(&mut space);
+    let got = rustix::net::recvmsg(
+        channel,
+        &mut [IoSliceMut::new(&mut byte)],
+        &mut control,
+        rustix::net::RecvFlags::CMSG_CLOEXEC,
+    )
+    .map_err(|e| NetnsError::Handoff { source: e.into() })?;
+    if got.bytes == 0 {
+        return Ok(None);
+    }
+    for message in control.drain() {
+        if let rustix::net::RecvAncillaryMessage::ScmRights(mut fds) = message {
+            if let Some(fd) = fds.next() {
+                return Ok(Some(TcpListener::from(fd)));
+            }
+        }
+    }
+    Err(NetnsError::Handoff {
+        source: io::Error::other("the stage sent no descriptor"),
+    })
+}
+
+/// The proxy variables for the caged process, upper and lower case (curl reads only
+/// `http_proxy` in lower case; Go and Python read both). `NO_PROXY` keeps the cage's own
+/// loopback direct, and `localhost` too unless the allow list admits it, in which case
+/// it goes to the proxy, which reaches the host's loopback.
+pub fn proxy_env(proxy_localhost: bool) -> Vec<(String, String)> {
+    let url = format!("http://127.0.0.1:{CAGE_PROXY_PORT}");
+    let no_proxy = if proxy_localhost {
+        "127.0.0.1,::1".to_owned()
+    } else {
+        "localhost,127.0.0.1,::1".to_owned()
+    };
+    let mut env = Vec::new();
+    for (name, value) in [
+        ("HTTP_PROXY", &url),
+        ("HTTPS_PROXY", &url),
+        ("ALL_PROXY", &url),
+        ("NO_PROXY", &no_proxy),
+    ] {
+        env.push((name.to_owned(), value.clone()));
+        env.push((name.to_ascii_lowercase(), value.clone()));
+    }
+    env
+}
