@@ -19,10 +19,15 @@ pub struct ProfileArgs {
 }
 
 pub fn run(args: &ProfileArgs) -> Outcome {
-    let sources = context::sources(&args.policy, Some(Platform::MacOs))?;
-    let policy = context::resolve(&sources, &args.policy)?;
+    print(&args.policy, args.json)
+}
+
+/// Resolve the macOS cage for these flags and print its profile (also `render seatbelt`).
+pub fn print(policy_args: &PolicyArgs, json: bool) -> Outcome {
+    let sources = context::sources(policy_args, Some(Platform::MacOs))?;
+    let policy = context::resolve(&sources, policy_args)?;
     let profile = jaula_sandbox::seatbelt::render_profile(&policy)?;
-    if args.json {
+    if json {
         context::print_json(&serde_json::json!({ "profile": profile }))?;
     } else {
         std::io::stdout().write_all(profile.as_bytes())?;

@@ -36,16 +36,7 @@ pub enum RenderBackend {
 
 pub fn run(args: &RenderArgs) -> Outcome {
     match args.backend {
-        RenderBackend::Seatbelt => {
-            let sources = context::sources(&args.policy, Some(Platform::MacOs))?;
-            let policy = context::resolve(&sources, &args.policy)?;
-            let profile = jaula_sandbox::seatbelt::render_profile(&policy)?;
-            if args.json {
-                context::print_json(&serde_json::json!({ "profile": profile }))?;
-            } else {
-                std::io::stdout().write_all(profile.as_bytes())?;
-            }
-        }
+        RenderBackend::Seatbelt => return crate::commands::profile::print(&args.policy, args.json),
         RenderBackend::Bwrap => {
             let sources = context::sources(&args.policy, Some(Platform::Linux))?;
             let policy = context::resolve(&sources, &args.policy)?;
