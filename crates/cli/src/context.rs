@@ -68,3 +68,33 @@ pub fn json_path(path: &std::path::Path) -> Result<serde_json::Value, CliError> 
             ))
         })
 }
+
+/// The policy flags that make a re-executed `jaula run` (the bwrap inner stage, the prefix
+/// `line` prints) resolve the very cage `policy` is: its resolved repo, home, state home and
+/// token, plus the declared extras of `args`.
+pub fn policy_flags(policy: &Policy, args: &PolicyArgs) -> Vec<std::ffi::OsString> {
+    let mut out: Vec<std::ffi::OsString> = Vec::new();
+    let mut flag = |name: &str, value: std::ffi::OsString| {
+        out.push(name.into());
+        out.push(value);
+    };
+    flag("--repo", policy.repo().into());
+    flag("--home", policy.home().into());
+    flag("--state-home", policy.state_home().into());
+    if let Some(t) = policy.token_file() {
+        flag("--token-file", t.into());
+    }
+    if !args.mounts.is_empty() {
+        flag("--mounts", args.mounts.clone());
+    }
+    if let Some(c) = &args.config {
+        flag("--config", c.clone().into());
+    }
+    for d in &args.deny {
+        flag("--deny", d.clone().into());
+    }
+    for w in &args.allow_write {
+        flag("--allow-write", w.clone().into());
+    }
+    out
+}

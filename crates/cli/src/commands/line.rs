@@ -80,30 +80,14 @@ fn run_prefix(
     let me = std::env::current_exe()
         .map_err(|e| CliError::Launch(format!("cannot find jaula's own binary: {e}")))?;
     let mut argv: Vec<OsString> = vec![me.into_os_string(), "run".into()];
-    let mut flag = |name: &str, value: OsString| {
-        argv.push(name.into());
-        argv.push(value);
-    };
-    flag("--repo", policy.repo().into());
-    flag("--home", policy.home().into());
-    flag("--state-home", policy.state_home().into());
-    if let Some(t) = policy.token_file() {
-        flag("--token-file", t.into());
-    }
-    if !args.mounts.is_empty() {
-        flag("--mounts", args.mounts.clone());
-    }
-    if let Some(c) = &args.config {
-        flag("--config", c.clone().into());
-    }
     // Every source's extras are baked in (config, environment and flags, already merged),
     // so the prefix means the same cage whatever environment the launcher runs it in.
-    for d in &spec.extra_sealed {
-        flag("--deny", d.clone().into());
-    }
-    for w in &spec.extra_writable {
-        flag("--allow-write", w.clone().into());
-    }
+    let baked = PolicyArgs {
+        deny: spec.extra_sealed.clone(),
+        allow_write: spec.extra_writable.clone(),
+        ..args.clone()
+    };
+    argv.extend(context::policy_flags(policy, &baked));
     argv.push("--".into());
     Ok(argv)
 }

@@ -631,7 +631,7 @@ fn inner_stage_args(
     backend: &str,
     mode: NetworkMode,
 ) -> Vec<OsString> {
-    let mut out: Vec<OsString> = Vec::new();
+    let mut out = context::policy_flags(policy, policy_args);
     let mut flag = |name: &str, value: OsString| {
         out.push(name.into());
         out.push(value);
@@ -639,22 +639,6 @@ fn inner_stage_args(
     flag("--backend", backend.into());
     if mode == NetworkMode::None {
         flag("--network", "none".into());
-    }
-    flag("--repo", policy.repo().into());
-    flag("--home", policy.home().into());
-    flag("--state-home", policy.state_home().into());
-    if let Some(t) = policy.token_file() {
-        flag("--token-file", t.into());
-    }
-    flag("--mounts", policy_args.mounts.clone());
-    if let Some(c) = &policy_args.config {
-        flag("--config", c.clone().into());
-    }
-    for d in &policy_args.deny {
-        flag("--deny", d.clone().into());
-    }
-    for w in &policy_args.allow_write {
-        flag("--allow-write", w.clone().into());
     }
     for fd in &args.keep_fd {
         flag("--keep-fd", fd.to_string().into());
