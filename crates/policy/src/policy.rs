@@ -1,5 +1,6 @@
 //! A cage resolved against one host: canonical paths and what each one is.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -317,8 +318,9 @@ impl PolicySpec {
         let mut sealed: Vec<SealedRoot> = Vec::new();
         // Declaration first: a path already declared keeps its declared kind and source
         // when an owner deny names it again.
+        let mut seen: HashSet<PathBuf> = HashSet::new();
         let mut push = |path: PathBuf, kind: SealKind, source: SealSource| {
-            if !sealed.iter().any(|s| s.path == path) {
+            if seen.insert(path.clone()) {
                 sealed.push(SealedRoot { path, kind, source });
             }
         };
@@ -372,8 +374,9 @@ impl PolicySpec {
         warnings: &mut Vec<Warning>,
     ) -> Result<Vec<WritableRoot>, PolicyError> {
         let mut writable: Vec<WritableRoot> = Vec::new();
+        let mut seen: HashSet<PathBuf> = HashSet::new();
         let mut push = |path: PathBuf, source: WriteSource| {
-            if !writable.iter().any(|w| w.path == path) {
+            if seen.insert(path.clone()) {
                 writable.push(WritableRoot { path, source });
             }
         };
@@ -409,6 +412,11 @@ impl PolicySpec {
         }
         // Broad writable ancestors of a seal are kept on purpose: the seal is applied after
         // them and wins. Only an extra strictly inside a seal is dropped, loudly.
+        let sealed_by_path: HashMap<&Path, usize> = sealed
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.path.as_path(), i))
+            .collect();
         let extras = self
             .extra_writable
             .iter()
@@ -416,7 +424,13 @@ impl PolicySpec {
             .chain(self.mounts.iter().map(|p| (p, WriteSource::Mount)));
         for (declared, source) in extras {
             let path = canon("write-allow path", declared)?;
-            if let Some(root) = sealed.iter().find(|s| is_within(&path, &s.path)) {
+            // Look each ancestor up rather than comparing against every seal: an owner
+            // with a thousand denies and a thousand allows stays linear.
+            let root = path
+                .ancestors()
+                .find_map(|a| sealed_by_path.get(a))
+                .map(|i| &sealed[*i]);
+            if let Some(root) = root {
                 warnings.push(Warning::WriteAllowInsideSealed {
                     path,
                     sealed: root.path.clone(),
