@@ -340,3 +340,47 @@ fn the_config_file_is_unwritable_from_every_cage() {
         }
     }
 }
+
+/// A pathname unix socket (docker.sock, a D-Bus bus) is not a file to Landlock: before the
+/// kernel's RESOLVE_UNIX right, connect(2) to it is not governed, so a seal does not stop
+/// it natively. The bwrap view covers a sealed socket with /dev/null, which does. Both
+/// halves are pinned, and docs/security.md says so.
+#[test]
+fn a_sealed_unix_socket_is_unreachable_in_bwrap_but_not_natively() {
+    if Command::new("python3").arg("--version").output().is_err() {
+        return skip_or_fail("python3 is not installed");
+    }
+    let (_k, root) = scratch("sock");
+    let h = build_home(&root);
+    let socket = root.join("outside/agent.sock");
+    // Bound and listening: a connect lands in the backlog without an accept.
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let client = format!(
+        "import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect({:?})\n    print('CONNECTED')\nexcept OSError as e:\n    print('REFUSED', e.errno)\n",
+        socket.display().to_string()
+    );
+    let attempt = |backend: &str, deny: bool| {
+        let mut c = jaula_in(&h.home);
+        c.args(["run", "--backend", backend, "--repo"]).arg(&h.repo);
+        if deny {
+            c.arg("--deny").arg(&socket);
+        }
+        let out = c.args(["--", "python3", "-c", &client]).output().unwrap();
+        assert!(out.status.success(), "{backend}: {}", text(&out.stderr));
+        text(&out.stdout).trim().to_string()
+    };
+    assert_eq!(
+        attempt("bwrap", false),
+        "CONNECTED",
+        "control: the socket is reachable uncovered"
+    );
+    assert!(
+        attempt("bwrap", true).starts_with("REFUSED"),
+        "bwrap: a sealed socket must be covered"
+    );
+    assert_eq!(
+        attempt("landlock", true),
+        "CONNECTED",
+        "natively the seal does not govern connect(2): documented limit"
+    );
+}
