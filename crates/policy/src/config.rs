@@ -92,6 +92,12 @@ pub struct CageSection {
     pub state_home: Option<PathBuf>,
     /// Whether bubblewrap works here, skipping the probe, like `CITY_CAGE_BWRAP`.
     pub bwrap: Option<bool>,
+    /// Host unix sockets the cage may connect to, like `--allow-unix-socket`.
+    #[serde(default)]
+    pub allow_unix_socket: Vec<PathBuf>,
+    /// Named host sockets (`ssh-agent`, `gpg-agent`, `docker`), like `--allow-unix-preset`.
+    #[serde(default)]
+    pub allow_unix_preset: Vec<String>,
 }
 
 impl ConfigFile {

@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::defaults;
 use crate::paths::{display_with_tilde, is_within, normalize_lexically};
 use crate::policy::{ProtectedSource, SealKind, SealSource, WriteSource};
+use crate::sockets::SocketSource;
 use crate::{Platform, Policy};
 
 /// What a confined process attempts on a path.
@@ -24,13 +25,16 @@ pub enum Access {
     Write,
     /// Make a new entry at this path (file, directory, link).
     Create,
+    /// `connect(2)` (or `sendto(2)`) to a pathname unix socket at this path.
+    Connect,
 }
 
 impl Access {
+    /// The filesystem accesses; [`Access::Connect`] is asked of sockets on its own.
     pub const ALL: [Access; 3] = [Access::Read, Access::Write, Access::Create];
 
     fn is_write(self) -> bool {
-        !matches!(self, Access::Read)
+        matches!(self, Access::Write | Access::Create)
     }
 }
 
@@ -40,6 +44,7 @@ impl std::fmt::Display for Access {
             Access::Read => "read",
             Access::Write => "write",
             Access::Create => "create",
+            Access::Connect => "connect",
         })
     }
 }
@@ -68,6 +73,11 @@ pub enum Rule {
     Writable { root: PathBuf, source: WriteSource },
     /// `~/.claude.json` (and on macOS its backups).
     WritableClaudeJson { path: PathBuf },
+    /// A host unix socket the owner allowed by path or preset.
+    AllowedSocket { path: PathBuf, source: SocketSource },
+    /// Any other pathname unix socket: reachable only if a process inside this cage
+    /// bound it, which the enforcer knows and a path alone does not say.
+    HostSocket,
     /// Nothing matched a read: the world is readable.
     DefaultReadable,
     /// Nothing matched a write: the world is read-only.
@@ -97,6 +107,12 @@ impl Rule {
             Rule::WritableClaudeJson { path } => {
                 format!("writable: {} (Claude state file)", t(path))
             }
+            Rule::AllowedSocket { path, source } => {
+                format!("allowed socket: {} ({})", t(path), source.label())
+            }
+            Rule::HostSocket => "host socket: refused unless this cage bound it \
+                                 (allow one with --allow-unix-socket)"
+                .to_string(),
             Rule::DefaultReadable => "default: readable".to_string(),
             Rule::DefaultReadOnly => "default: read-only".to_string(),
         }
@@ -150,6 +166,15 @@ impl Policy {
             return deny(Rule::SealedChannelToken {
                 path: path.to_path_buf(),
             });
+        }
+        if access == Access::Connect {
+            return match self.unix_sockets.iter().find(|s| s.path == path) {
+                Some(s) => allow(Rule::AllowedSocket {
+                    path: s.path.clone(),
+                    source: s.source,
+                }),
+                None => deny(Rule::HostSocket),
+            };
         }
         if !access.is_write() {
             return allow(Rule::DefaultReadable);

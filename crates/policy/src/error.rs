@@ -33,6 +33,8 @@ pub enum PolicyError {
     NoHome,
     #[error("{what} must be an absolute path or start with ~, got: {}", .path.display())]
     NotAbsolute { what: &'static str, path: PathBuf },
+    #[error("{origin}: unknown unix-socket preset {name:?} (known: ssh-agent, gpg-agent, docker)")]
+    UnknownSocketPreset { origin: String, name: String },
     #[error(transparent)]
     Config(#[from] ConfigError),
 }

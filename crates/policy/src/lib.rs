@@ -16,6 +16,7 @@ pub mod defaults;
 pub mod error;
 pub mod paths;
 pub mod policy;
+pub mod sockets;
 pub mod sources;
 pub mod spec;
 
@@ -26,6 +27,7 @@ pub use policy::{
     CageProfile, Policy, ProtectedPath, ProtectedSource, SealKind, SealSource, SealedRoot, Warning,
     WritableRoot, WriteSource,
 };
+pub use sockets::{AllowedSocket, SocketSource, UnixPreset};
 pub use sources::{CageFlags, EnvVars, Sources};
 pub use spec::PolicySpec;
 

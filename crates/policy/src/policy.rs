@@ -136,6 +136,10 @@ pub enum Warning {
     /// A write-allow extra resolved inside a sealed root: it would be dead under the seal,
     /// and honouring it silently would only mislead.
     WriteAllowInsideSealed { path: PathBuf, sealed: PathBuf },
+    /// An allowed unix socket inside a sealed root: the seal wins (the bwrap view hides
+    /// the socket, and a sealed directory is the owner's statement that nothing in it is
+    /// the cage's business). Move the socket, or unseal the directory.
+    SocketInsideSealed { path: PathBuf, sealed: PathBuf },
 }
 
 impl std::fmt::Display for Warning {
@@ -144,6 +148,12 @@ impl std::fmt::Display for Warning {
             Warning::WriteAllowInsideSealed { path, sealed } => write!(
                 f,
                 "ignoring write-allow {}: inside the sealed root {}",
+                path.display(),
+                sealed.display()
+            ),
+            Warning::SocketInsideSealed { path, sealed } => write!(
+                f,
+                "ignoring allowed unix socket {}: inside the sealed root {}",
                 path.display(),
                 sealed.display()
             ),
@@ -167,6 +177,7 @@ pub struct Policy {
     pub(crate) claude_json: PathBuf,
     pub(crate) protected: Vec<ProtectedPath>,
     pub(crate) token_file: Option<PathBuf>,
+    pub(crate) unix_sockets: Vec<crate::AllowedSocket>,
     pub(crate) warnings: Vec<Warning>,
 }
 
@@ -219,6 +230,11 @@ impl Policy {
     /// This window's broker token file, readable above every seal.
     pub fn token_file(&self) -> Option<&Path> {
         self.token_file.as_deref()
+    }
+    /// Host unix sockets the cage may connect to, canonical, deduplicated. Every other
+    /// pathname socket is reachable only if the cage bound it itself.
+    pub fn unix_sockets(&self) -> &[crate::AllowedSocket] {
+        &self.unix_sockets
     }
     /// What the resolver dropped, for the caller to print.
     pub fn warnings(&self) -> &[Warning] {
@@ -292,6 +308,8 @@ impl PolicySpec {
             None => None,
         };
 
+        let unix_sockets = self.allowed_sockets(&sealed, &canon, &mut warnings)?;
+
         Ok(Policy {
             platform: self.platform,
             profile: self.profile,
@@ -305,8 +323,38 @@ impl PolicySpec {
             claude_json,
             protected,
             token_file,
+            unix_sockets,
             warnings,
         })
+    }
+
+    fn allowed_sockets(
+        &self,
+        sealed: &[SealedRoot],
+        canon: &dyn Fn(&'static str, &Path) -> Result<PathBuf, PolicyError>,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Vec<crate::AllowedSocket>, PolicyError> {
+        let mut out: Vec<crate::AllowedSocket> = Vec::new();
+        for (declared, source) in &self.allowed_sockets {
+            let path = canon("unix socket", declared)?;
+            if let Some(root) = sealed.iter().find(|s| match s.kind {
+                SealKind::File => s.path == path,
+                SealKind::Directory => is_within(&path, &s.path),
+            }) {
+                warnings.push(Warning::SocketInsideSealed {
+                    path,
+                    sealed: root.path.clone(),
+                });
+                continue;
+            }
+            if !out.iter().any(|s| s.path == path) {
+                out.push(crate::AllowedSocket {
+                    path,
+                    source: *source,
+                });
+            }
+        }
+        Ok(out)
     }
 
     fn sealed_roots(

@@ -8,7 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::defaults;
-use crate::{ConfigError, ConfigFile, Platform, PolicyError, PolicySpec};
+use crate::{ConfigError, ConfigFile, Platform, PolicyError, PolicySpec, SocketSource, UnixPreset};
 
 /// The environment variables jaula honours, with the seed's exact meanings.
 pub const ENV_CAGE: &str = "CITY_CAGE";
@@ -80,6 +80,10 @@ pub struct CageFlags {
     pub platform: Option<Platform>,
     /// The built-in writable set (`jaula contract run` asks for a tenant's).
     pub profile: crate::policy::CageProfile,
+    /// `--allow-unix-socket`: host sockets the cage may connect to.
+    pub allow_unix_socket: Vec<PathBuf>,
+    /// `--allow-unix-preset`, as written (checked here, so a typo is refused by name).
+    pub allow_unix_preset: Vec<String>,
 }
 
 /// What the launcher should believe about bubblewrap without probing.
@@ -196,6 +200,40 @@ impl Sources {
         extra_writable.extend(env.colon_list(ENV_ALLOW_WRITE));
         extra_writable.extend(flags.allow_write.iter().cloned());
 
+        let mut allowed_sockets: Vec<(PathBuf, SocketSource)> = Vec::new();
+        let presets = cage
+            .allow_unix_preset
+            .iter()
+            .map(|n| {
+                (
+                    format!("config {}: allow_unix_preset", config_path.display()),
+                    n,
+                )
+            })
+            .chain(
+                flags
+                    .allow_unix_preset
+                    .iter()
+                    .map(|n| ("--allow-unix-preset".to_owned(), n)),
+            );
+        for (origin, name) in presets {
+            let preset =
+                UnixPreset::parse(name).ok_or_else(|| PolicyError::UnknownSocketPreset {
+                    origin,
+                    name: name.clone(),
+                })?;
+            for path in preset.paths(env, &home) {
+                allowed_sockets.push((path, SocketSource::Preset(preset)));
+            }
+        }
+        for path in cage
+            .allow_unix_socket
+            .iter()
+            .chain(&flags.allow_unix_socket)
+        {
+            allowed_sockets.push((path.clone(), SocketSource::Owner));
+        }
+
         let mounts = flags
             .mounts
             .as_deref()
@@ -215,6 +253,7 @@ impl Sources {
             token_file: flags.token_file.clone(),
             config_dir,
             config_file: Some(config_path.clone()),
+            allowed_sockets,
         };
         Ok(Sources {
             enabled,

@@ -32,6 +32,9 @@ pub struct PolicySpec {
     pub config_dir: PathBuf,
     /// The config file that shaped this spec, if one was read; protected from writes.
     pub config_file: Option<PathBuf>,
+    /// Host unix sockets the cage may connect to (`--allow-unix-socket`, presets already
+    /// expanded to their paths), each with why.
+    pub allowed_sockets: Vec<(PathBuf, crate::SocketSource)>,
 }
 
 impl PolicySpec {
@@ -51,6 +54,7 @@ impl PolicySpec {
             token_file: None,
             config_dir,
             config_file: None,
+            allowed_sockets: Vec::new(),
         }
     }
 }
