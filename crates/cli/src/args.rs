@@ -38,6 +38,15 @@ pub struct PolicyArgs {
     /// The config file (overrides JAULA_CONFIG; default ~/.config/jaula/config.toml).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Let the cage connect to this host unix socket (repeatable). Every other host
+    /// socket is refused; sockets the cage binds itself stay reachable.
+    #[arg(long = "allow-unix-socket", value_name = "PATH")]
+    pub allow_unix_socket: Vec<PathBuf>,
+    /// Let the cage reach a named host socket: ssh-agent ($SSH_AUTH_SOCK, which is then
+    /// kept in the environment), gpg-agent, docker (repeatable). See docs/security.md for
+    /// what each gives away.
+    #[arg(long = "allow-unix-preset", value_name = "NAME")]
+    pub allow_unix_preset: Vec<String>,
 }
 
 /// A kernel to build the cage for, when it is not the host's.
@@ -69,6 +78,8 @@ impl PolicyArgs {
             config: self.config.clone(),
             platform,
             profile: jaula_policy::CageProfile::Window,
+            allow_unix_socket: self.allow_unix_socket.clone(),
+            allow_unix_preset: self.allow_unix_preset.clone(),
         }
     }
 }

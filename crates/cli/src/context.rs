@@ -96,5 +96,11 @@ pub fn policy_flags(policy: &Policy, args: &PolicyArgs) -> Vec<std::ffi::OsStrin
     for w in &args.allow_write {
         flag("--allow-write", w.clone().into());
     }
+    for s in &args.allow_unix_socket {
+        flag("--allow-unix-socket", s.clone().into());
+    }
+    for p in &args.allow_unix_preset {
+        flag("--allow-unix-preset", p.into());
+    }
     out
 }

@@ -16,7 +16,6 @@ use crate::network::netns::{self, NetnsError, SocketRestriction};
 use crate::seccomp::{self, SeccompReport};
 
 /// The layers to apply before `exec`.
-#[derive(Debug)]
 pub struct Confinement<'a> {
     pub hardening: HardeningOptions,
     /// `None` only in bwrap mode on a kernel without Landlock (reported, never silent).
@@ -25,6 +24,39 @@ pub struct Confinement<'a> {
     /// `--network none` where no network namespace could be made: refuse TCP through
     /// Landlock and every non-unix socket family through a second seccomp filter.
     pub restrict_sockets: bool,
+    /// The socket gate: when set, the launch forks, the command runs as a child under the
+    /// gate's filter and this process supervises it (see [`crate::socket_gate`]).
+    pub gate: Option<Gate>,
+}
+
+/// What the socket gate needs from the caller.
+pub struct Gate {
+    /// Decides `Access::Connect` for a pathname socket the cage did not bind.
+    pub policy: jaula_policy::Policy,
+    /// Runs in the supervisor after the command ended, before it leaves with the same
+    /// status (the planting report).
+    pub after_exit: Option<Box<dyn FnOnce(std::process::ExitStatus)>>,
+}
+
+impl std::fmt::Debug for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gate")
+            .field("allowed_sockets", &self.policy.unix_sockets())
+            .field("after_exit", &self.after_exit.is_some())
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for Confinement<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Confinement")
+            .field("hardening", &self.hardening)
+            .field("landlock", &self.landlock.is_some())
+            .field("seccomp", &self.seccomp)
+            .field("restrict_sockets", &self.restrict_sockets)
+            .field("gate", &self.gate)
+            .finish()
+    }
 }
 
 /// What was in force when `exec` was called.
@@ -34,6 +66,8 @@ pub struct LaunchReport {
     pub landlock: Option<Enforcement>,
     pub seccomp: Option<SeccompReport>,
     pub sockets: Option<SocketRestriction>,
+    /// Whether the socket gate supervises the command's connect and bind calls.
+    pub socket_gate: bool,
 }
 
 impl std::fmt::Display for LaunchReport {
@@ -54,6 +88,15 @@ impl std::fmt::Display for LaunchReport {
                 }
             )?;
         }
+        if self.socket_gate {
+            writeln!(
+                f,
+                "socket gate: connect/bind answered by a supervisor (pathname unix sockets: \
+                 the cage's own or allowed ones only); unix datagram sockets refused"
+            )?;
+        } else {
+            writeln!(f, "socket gate: not applied")?;
+        }
         match &self.seccomp {
             Some(s) => write!(f, "{s}"),
             None => write!(f, "seccomp: not applied"),
@@ -73,6 +116,12 @@ pub enum LaunchError {
     Seccomp(#[from] seccomp::SeccompError),
     #[error("network layer: {0}")]
     Network(#[from] NetnsError),
+    #[error("the socket gate could not be set up: {0}")]
+    Gate(#[from] crate::socket_gate::GateError),
+    #[error("the launch must fork from a single-threaded process, found {0} threads")]
+    Threads(usize),
+    #[error("cannot fork the command: {0}")]
+    Fork(std::io::Error),
     #[error("cannot set {name}: {source}")]
     Limit {
         name: &'static str,
@@ -160,9 +209,13 @@ pub fn enter_cgroup(fd: std::os::fd::RawFd) -> std::io::Result<()> {
 /// command: capabilities, no_new_privs, Landlock domains (below ABI 8) and seccomp filters
 /// are per-thread, and `execve` ends every other thread. `on_ready` sees what is in force
 /// just before `exec` (for `--verbose`).
+///
+/// With a socket gate the process forks after the Landlock step: the child finishes the
+/// sequence and execs, this process supervises it and leaves with its status; it never
+/// returns then, except with an error from before the fork.
 pub fn confine_and_exec(
     command: &mut Command,
-    confinement: &Confinement<'_>,
+    confinement: Confinement<'_>,
     on_ready: impl FnOnce(&LaunchReport),
 ) -> LaunchError {
     match confine(confinement) {
@@ -178,26 +231,42 @@ pub fn confine_and_exec(
     }
 }
 
-/// The steps, in the order the kernel needs them.
-fn confine(confinement: &Confinement<'_>) -> Result<LaunchReport, LaunchError> {
+/// The steps, in the order the kernel needs them. Returns in the process that execs.
+fn confine(confinement: Confinement<'_>) -> Result<LaunchReport, LaunchError> {
     // 1. Capabilities, securebits, no_new_privs, core dumps, inherited fds. First: as root a
     //    capable process could undo the layers below (CAP_SYS_ADMIN, CAP_SYS_PTRACE read
     //    /proc/<pid>/environ past Landlock), and no_new_privs is what lets an unprivileged
     //    process install the two filters at all.
     let hardening = hardening::harden(&confinement.hardening)?;
-    // 2. Landlock: filesystem rights and scopes, on this thread and everything it execs.
+    // 2. Landlock: filesystem rights and scopes, on this thread and everything it execs,
+    //    and on the gate's supervisor, which acts for the cage from inside its domain.
     let landlock = match confinement.landlock {
         Some((plan, floor)) => Some(landlock::restrict_self(plan, floor)?),
         None => None,
     };
-    // 3. The `none` fallback: its own Landlock domain (TCP) and seccomp filter (socket
-    //    families), stacked on the ones above and below; the strictest answer wins.
+    // 3. The gate's own descriptors, while this process may still open a netlink socket.
+    let gate = match &confinement.gate {
+        Some(_) => Some(crate::socket_gate::prepare()?),
+        None => None,
+    };
+    // 4. The `none` fallback: its own Landlock domain (TCP) and seccomp filter (socket
+    //    families), stacked on the ones above and below; the strictest answer wins. The
+    //    supervisor takes it too, so a connect it makes for the cage meets the same rules.
     let sockets = if confinement.restrict_sockets {
         Some(netns::restrict_sockets()?)
     } else {
         None
     };
-    // 4. seccomp last: its deny-list refuses syscalls (mount API, keyctl, ...) that no
+    // 5. The socket gate: fork; the child installs the notification filter and goes on,
+    //    this process answers its calls until it ends.
+    let socket_gate = match (gate, confinement.gate) {
+        (Some(launch), Some(settings)) => {
+            fork_supervised(launch, settings)?;
+            true
+        }
+        _ => false,
+    };
+    // 6. seccomp last: its deny-list refuses syscalls (mount API, keyctl, ...) that no
     //    earlier step needs, and it must see the final thread state.
     let seccomp = if confinement.seccomp {
         Some(seccomp::install()?)
@@ -209,7 +278,56 @@ fn confine(confinement: &Confinement<'_>) -> Result<LaunchReport, LaunchError> {
         landlock,
         seccomp,
         sockets,
+        socket_gate,
     })
+}
+
+/// Fork. Returns in the child, with the gate's filter installed; the parent supervises
+/// the child and leaves the process with the child's status.
+fn fork_supervised(
+    launch: crate::socket_gate::GateLaunch,
+    settings: Gate,
+) -> Result<(), LaunchError> {
+    let threads = std::fs::read_dir("/proc/self/task")
+        .map(|d| d.count())
+        .unwrap_or(1);
+    if threads != 1 {
+        return Err(LaunchError::Threads(threads));
+    }
+    // SAFETY: the process has one thread (checked above), so the child is a complete copy
+    // with no lock held by a thread that does not exist in it; it goes on running this
+    // program's own code to exec.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(LaunchError::Fork(std::io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        launch.in_child()?;
+        return Ok(());
+    }
+    let Gate { policy, after_exit } = settings;
+    let supervisor = match launch.in_parent(pid, policy) {
+        Ok(s) => s,
+        Err(e) => {
+            // Nothing of the command has run: the child waits for the hand-off. Stop it.
+            crate::socket_gate::kill_child(pid);
+            eprintln!("jaula: the socket gate could not be set up: {e}");
+            std::process::exit(126);
+        }
+    };
+    match crate::socket_gate::supervise(supervisor, pid) {
+        Ok(status) => {
+            if let Some(hook) = after_exit {
+                hook(status);
+            }
+            exit_like(status)
+        }
+        Err(e) => {
+            crate::socket_gate::kill_child(pid);
+            eprintln!("jaula: the socket gate failed while the command ran: {e}");
+            std::process::exit(126);
+        }
+    }
 }
 
 /// Leave as `status` says the child left: the same exit code, or the same signal (the

@@ -12,3 +12,5 @@ pub mod launch;
 pub mod network;
 pub mod seatbelt;
 pub mod seccomp;
+#[cfg(target_os = "linux")]
+pub mod socket_gate;

@@ -24,7 +24,7 @@
 //! (a bwrap view, unshare) and after no_new_privs, which it sets if it is not already set.
 
 #[cfg(target_os = "linux")]
-mod bpf;
+pub(crate) mod bpf;
 mod rules;
 
 use serde::Serialize;

@@ -24,6 +24,9 @@ pub fn views(
     path: &Path,
     access: Access,
 ) -> Result<Vec<BackendView>, CliError> {
+    if access == Access::Connect {
+        return connect_views(args, path);
+    }
     let mut out = Vec::new();
     let mac = policy_for(args, Platform::MacOs)?;
     let profile = seatbelt::render_profile(&mac)?;
@@ -71,6 +74,53 @@ pub fn views(
     Ok(out)
 }
 
+/// A connect is not a file access: on Linux the socket gate decides it in both backends,
+/// from the same `decide` (plus the cage's own bound sockets, which only exist at run time).
+fn connect_views(args: &ExplainArgs, path: &Path) -> Result<Vec<BackendView>, CliError> {
+    let linux = policy_for(args, Platform::Linux)?;
+    let decision = linux.decide(path, Access::Connect);
+    let gate = if decision.allowed {
+        "the socket gate connects it (allowed socket)".to_owned()
+    } else {
+        "the socket gate refuses it with EACCES unless a process of this cage bound it"
+            .to_owned()
+    };
+    let effect = bwrap::view_effect(
+        &linux,
+        &bwrap::BwrapOptions::default(),
+        &bwrap::RealDisk,
+        path,
+        Access::Connect,
+    )?;
+    Ok(vec![
+        BackendView {
+            backend: "seatbelt",
+            allowed: false,
+            summary: "not modelled: Seatbelt's unix-socket rules are not rendered yet; the \
+                      profile leaves network-outbound open"
+                .to_owned(),
+        },
+        BackendView {
+            backend: "bwrap",
+            allowed: decision.allowed,
+            summary: format!(
+                "{gate}; the view {} ({})",
+                if effect.reaches_host {
+                    "shows the host's file"
+                } else {
+                    "does not show the host's file"
+                },
+                effect.op
+            ),
+        },
+        BackendView {
+            backend: "landlock",
+            allowed: decision.allowed,
+            summary: format!("{gate}; Landlock below ABI 9 has no connect right"),
+        },
+    ])
+}
+
 fn policy_for(args: &ExplainArgs, platform: Platform) -> Result<Policy, CliError> {
     let sources = context::sources(&args.policy, Some(platform))?;
     Ok(sources.spec.resolve()?)
@@ -85,6 +135,7 @@ fn landlock_effect(plan: &landlock::Plan, path: &Path, access: Access) -> (bool,
         Access::Read => (path, landlock::Right::ReadFile),
         Access::Write => (path, landlock::Right::WriteFile),
         Access::Create => (path.parent().unwrap_or(path), landlock::Right::MakeReg),
+        Access::Connect => return (false, "connect is decided by the socket gate".to_owned()),
     };
     let granting: Vec<&landlock::PlanRule> = plan
         .rules

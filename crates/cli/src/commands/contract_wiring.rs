@@ -35,5 +35,7 @@ fn no_policy_flags() -> PolicyArgs {
         allow_write: Vec::new(),
         state_home: None,
         config: None,
+        allow_unix_socket: Vec::new(),
+        allow_unix_preset: Vec::new(),
     }
 }

@@ -20,8 +20,11 @@ pub struct ExplainArgs {
     #[arg(long, conflicts_with = "create")]
     pub write: bool,
     /// Explain creating the path instead of reading it.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "connect")]
     pub create: bool,
+    /// Explain connect(2) to a unix socket at the path instead of reading it.
+    #[arg(long, conflicts_with = "write")]
+    pub connect: bool,
     /// Decide for this kernel's cage (default: this host's).
     #[arg(long, value_enum)]
     pub platform: Option<PlatformArg>,
@@ -37,6 +40,8 @@ pub fn run(args: &ExplainArgs) -> Outcome {
         Access::Write
     } else if args.create {
         Access::Create
+    } else if args.connect {
+        Access::Connect
     } else {
         Access::Read
     };

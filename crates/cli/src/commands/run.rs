@@ -13,7 +13,8 @@ use jaula_sandbox::hardening::env::{scrub_env, EnvPattern, EnvRules};
 use jaula_sandbox::hardening::HardeningOptions;
 use jaula_sandbox::landlock::{self, Floor, PlanMode, RealFs};
 use jaula_sandbox::launch::{
-    confine_and_exec, enter_cgroup, exit_like, set_resource_limits, Confinement, ResourceLimits,
+    confine_and_exec, enter_cgroup, exit_like, set_resource_limits, Confinement, Gate,
+    ResourceLimits,
 };
 use jaula_sandbox::network::{netns, DomainRules, NetworkMode, NetworkSpec};
 
@@ -425,6 +426,14 @@ fn scrubbed_env(args: &RunArgs, sources: &Sources) -> Result<Vec<(OsString, OsSt
             .map_err(|e| CliError::Usage(format!("bad environment pattern {text:?}: {e}")))
     };
     let mut rules = EnvRules::new();
+    // The ssh-agent preset is the owner's statement that the cage may use the agent; the
+    // variable naming its socket is how every ssh client finds it.
+    let keeps_agent = sources.spec.allowed_sockets.iter().any(|(_, source)| {
+        *source == jaula_policy::SocketSource::Preset(jaula_policy::UnixPreset::SshAgent)
+    });
+    if keeps_agent {
+        rules = rules.keep(pattern(&"SSH_AUTH_SOCK".to_owned())?);
+    }
     for p in sources.env.keep.iter().chain(&args.keep_env) {
         rules = rules.keep(pattern(p)?);
     }
@@ -497,6 +506,10 @@ fn confine(
         landlock,
         seccomp: true,
         restrict_sockets,
+        gate: Some(Gate {
+            policy: policy.clone(),
+            after_exit: None,
+        }),
     };
     let verbose = args.verbose;
     let backend = if mode == PlanMode::Native {
@@ -504,7 +517,7 @@ fn confine(
     } else {
         "bwrap (inner stage)"
     };
-    let err = confine_and_exec(&mut command(args, env), &confinement, |report| {
+    let err = confine_and_exec(&mut command(args, env), confinement, |report| {
         if verbose {
             eprintln!("jaula: backend {backend}; layers in force:\n{report}");
         }

@@ -131,7 +131,7 @@ impl MountView {
         let path = normalize_lexically(&Path::new("/").join(path));
         let target = match access {
             Access::Create => path.parent().unwrap_or(Path::new("/")).to_path_buf(),
-            Access::Read | Access::Write => path,
+            Access::Read | Access::Write | Access::Connect => path,
         };
         let Some(mount) = self
             .mounts
@@ -146,7 +146,9 @@ impl MountView {
         };
         let reaches_host = mount.content == Content::Host
             && match access {
-                Access::Read => true,
+                // A read-only mount does not stop connect(2): a host socket bound into
+                // the view is reached whatever the mount's flags.
+                Access::Read | Access::Connect => true,
                 Access::Write | Access::Create => mount.writable,
             };
         ViewEffect {

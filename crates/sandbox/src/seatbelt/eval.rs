@@ -120,6 +120,11 @@ impl From<Access> for FileOperation {
         match access {
             Access::Read => FileOperation::Read,
             Access::Write | Access::Create => FileOperation::Write,
+            // Not a file operation: Seatbelt decides a unix-socket connect with its
+            // `network-outbound` rules, which this evaluator does not model yet. Writing
+            // is the nearest file right (a socket that cannot be written to is never
+            // reached), and nothing asks the evaluator about Connect today.
+            Access::Connect => FileOperation::Write,
         }
     }
 }

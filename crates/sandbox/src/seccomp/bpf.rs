@@ -7,34 +7,39 @@ use super::SeccompError;
 
 // Opcodes (include/uapi/linux/bpf_common.h); BPF_LD, BPF_W and BPF_K are 0.
 /// BPF_LD | BPF_W | BPF_ABS.
-pub(super) const LD_W_ABS: u16 = 0x20;
-pub(super) const ALU_AND_K: u16 = 0x04 | 0x50;
-pub(super) const JMP_JA: u16 = 0x05;
-pub(super) const JMP_JEQ_K: u16 = 0x05 | 0x10;
-pub(super) const JMP_JGT_K: u16 = 0x05 | 0x20;
-pub(super) const JMP_JGE_K: u16 = 0x05 | 0x30;
-pub(super) const JMP_JSET_K: u16 = 0x05 | 0x40;
-pub(super) const RET_K: u16 = 0x06;
+pub(crate) const LD_W_ABS: u16 = 0x20;
+pub(crate) const ALU_AND_K: u16 = 0x04 | 0x50;
+pub(crate) const JMP_JA: u16 = 0x05;
+pub(crate) const JMP_JEQ_K: u16 = 0x05 | 0x10;
+pub(crate) const JMP_JGT_K: u16 = 0x05 | 0x20;
+pub(crate) const JMP_JGE_K: u16 = 0x05 | 0x30;
+pub(crate) const JMP_JSET_K: u16 = 0x05 | 0x40;
+pub(crate) const RET_K: u16 = 0x06;
 
 /// Offsets in `struct seccomp_data` (include/uapi/linux/seccomp.h).
-const DATA_NR: u32 = 0;
-const DATA_ARCH: u32 = 4;
+pub(crate) const DATA_NR: u32 = 0;
+pub(crate) const DATA_ARCH: u32 = 4;
+/// Offset of the low word of argument `i` (little-endian).
+pub(crate) const fn data_arg_low(i: u32) -> u32 {
+    16 + 8 * i
+}
 
-pub(super) const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
-pub(super) const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
-pub(super) const SECCOMP_RET_KILL_PROCESS: u32 = 0x8000_0000;
+pub(crate) const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
+pub(crate) const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
+pub(crate) const SECCOMP_RET_KILL_PROCESS: u32 = 0x8000_0000;
+pub(crate) const SECCOMP_RET_USER_NOTIF: u32 = 0x7fc0_0000;
 const SECCOMP_RET_ACTION_FULL: u32 = 0xffff_0000;
 const SECCOMP_RET_DATA: u32 = 0x0000_ffff;
 
 /// The kernel's BPF_MAXINSNS.
-pub(super) const MAX_INSTRUCTIONS: usize = 4096;
+pub(crate) const MAX_INSTRUCTIONS: usize = 4096;
 
 /// The x32 ABI marks its syscall numbers with this bit while the audit arch stays
 /// AUDIT_ARCH_X86_64 (arch/x86/include/uapi/asm/unistd.h), so an arch check alone lets x32
 /// numbers through and a deny-list keyed on x86_64 numbers never matches them.
-pub(super) const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+pub(crate) const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 
-const fn stmt(code: u16, k: u32) -> sock_filter {
+pub(crate) const fn stmt(code: u16, k: u32) -> sock_filter {
     sock_filter {
         code,
         jt: 0,
@@ -43,11 +48,11 @@ const fn stmt(code: u16, k: u32) -> sock_filter {
     }
 }
 
-const fn jump(code: u16, k: u32, jt: u8, jf: u8) -> sock_filter {
+pub(crate) const fn jump(code: u16, k: u32, jt: u8, jf: u8) -> sock_filter {
     sock_filter { code, jt, jf, k }
 }
 
-pub(super) const fn ret_errno(errno: i32) -> u32 {
+pub(crate) const fn ret_errno(errno: i32) -> u32 {
     SECCOMP_RET_ERRNO | (errno as u32 & SECCOMP_RET_DATA)
 }
 
@@ -63,7 +68,7 @@ pub(super) const fn ret_errno(errno: i32) -> u32 {
 /// Prepending is safe: classic-BPF jumps are relative and forward-only, so every jump in the
 /// program that follows keeps its target, and that program starts by reloading what it
 /// reads (arch, then nr) instead of trusting the accumulator left by the prologue.
-pub(super) fn prologue(audit_arch: u32, refuse: u32) -> Vec<sock_filter> {
+pub(crate) fn prologue(audit_arch: u32, refuse: u32) -> Vec<sock_filter> {
     vec![
         stmt(LD_W_ABS, DATA_ARCH),
         jump(JMP_JEQ_K, audit_arch, 1, 0),
@@ -83,7 +88,7 @@ pub(super) fn prologue(audit_arch: u32, refuse: u32) -> Vec<sock_filter> {
 /// matched: its match action is an errno and its arch check kills) turned into a jump to
 /// the first instruction after it, where the next program starts with its own loads.
 /// BPF_JA takes a 32-bit offset, so the distance is never a problem.
-pub(super) fn chain(programs: Vec<Vec<sock_filter>>) -> Vec<sock_filter> {
+pub(crate) fn chain(programs: Vec<Vec<sock_filter>>) -> Vec<sock_filter> {
     let count = programs.len();
     let mut out = Vec::new();
     for (index, mut program) in programs.into_iter().enumerate() {
@@ -114,16 +119,19 @@ pub enum Action {
     /// The whole process is killed (seccompiler's own arch check; unreachable behind the
     /// prologue).
     KillProcess,
+    /// The call waits for the supervising process (the socket gate), which answers it.
+    UserNotif,
     /// Any other SECCOMP_RET_* value, raw.
     Other(u32),
 }
 
 impl Action {
-    pub(super) fn from_ret(ret: u32) -> Action {
+    pub(crate) fn from_ret(ret: u32) -> Action {
         match ret & SECCOMP_RET_ACTION_FULL {
             SECCOMP_RET_ALLOW => Action::Allow,
             SECCOMP_RET_ERRNO => Action::Errno((ret & SECCOMP_RET_DATA) as i32),
             SECCOMP_RET_KILL_PROCESS => Action::KillProcess,
+            SECCOMP_RET_USER_NOTIF => Action::UserNotif,
             _ => Action::Other(ret),
         }
     }
@@ -133,7 +141,7 @@ impl Action {
 /// interpreter would, for the instructions seccompiler and the prologue emit. The words
 /// are laid out little-endian, as on both supported architectures: each 64-bit argument is
 /// its low word followed by its high word.
-pub(super) fn evaluate(
+pub(crate) fn evaluate(
     program: &[sock_filter],
     arch: u32,
     nr: i32,

@@ -1,0 +1,188 @@
+//! The socket gate: no host service is reached over a pathname unix socket unless the
+//! owner allowed it.
+//!
+//! A caged process can ask an uncaged program to act for it: the tmux server hosting its
+//! own window opens an uncaged window on request, Docker starts containers, the session
+//! bus starts systemd units, ssh-agent signs. Landlock below ABI 9 has no right for
+//! `connect(2)` to a pathname socket, and a read-only mount does not stop it either. The
+//! gate closes that door with a seccomp user-notification filter ([`filter`]) and a
+//! supervisor ([`Supervisor`]) that performs every `connect` and `bind` of the cage itself,
+//! admitting a pathname socket only when the cage bound it or the policy allows it
+//! (`Policy::decide(path, Access::Connect)`).
+//!
+//! The launch forks: the child installs the filter and hands its listener to the parent
+//! before it execs the command; the parent, already inside the cage's Landlock domain and
+//! network namespace, serves the notifications until the child exits, then leaves with its
+//! status. If the gate cannot be set up, the launch fails (the caller refuses to run).
+
+pub mod filter;
+mod supervisor;
+mod sys;
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+
+use jaula_policy::Policy;
+use seccompiler::sock_filter;
+
+pub use supervisor::{unix_address, unix_pathname, GateCounts, Supervisor};
+
+/// Why the gate could not be set up. The command never runs without it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GateError {
+    #[error("the socket gate supports Linux on x86_64 and aarch64 only")]
+    UnsupportedTarget,
+    #[error("cannot open a sock_diag socket: {0}")]
+    SockDiag(io::Error),
+    #[error("cannot make the hand-off pipes: {0}")]
+    Pipe(io::Error),
+    #[error("cannot install the seccomp notification filter: {0}")]
+    Install(io::Error),
+    #[error("the hand-off of the filter's listener failed: {0}")]
+    Handoff(io::Error),
+    #[error(
+        "cannot take the filter's listener from the child (pidfd_getfd, Linux 5.6+, needs \
+         ptrace access to the child): {0}"
+    )]
+    TakeListener(io::Error),
+    #[error("cannot make the supervisor non-dumpable: {0}")]
+    Dumpable(io::Error),
+}
+
+/// Everything made before the fork.
+pub struct GateLaunch {
+    program: Vec<sock_filter>,
+    diag: OwnedFd,
+    /// Child → parent: the listener's descriptor number.
+    number: (OwnedFd, OwnedFd),
+    /// Parent → child: the listener was taken, close yours.
+    taken: (OwnedFd, OwnedFd),
+}
+
+/// Open what the supervisor needs while the process may still make sockets: call it in the
+/// network namespace the cage will use, before any filter that refuses socket families.
+pub fn prepare() -> Result<GateLaunch, GateError> {
+    let calls = filter::GateSyscalls::native().ok_or(GateError::UnsupportedTarget)?;
+    let diag = sys::open_sock_diag().map_err(GateError::SockDiag)?;
+    let pipe = || {
+        rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+            .map_err(|e| GateError::Pipe(e.into()))
+    };
+    Ok(GateLaunch {
+        program: filter::build(&calls),
+        diag,
+        number: pipe()?,
+        taken: pipe()?,
+    })
+}
+
+impl GateLaunch {
+    /// In the child: install the filter, hand its listener out, wait until the parent
+    /// holds it, and close this process's copy (a cage holding its own listener could
+    /// answer its own calls).
+    pub fn in_child(self) -> Result<(), GateError> {
+        let GateLaunch {
+            program,
+            diag,
+            number,
+            taken,
+        } = self;
+        drop(diag);
+        drop(number.0);
+        drop(taken.1);
+        let listener = sys::install_filter_with_listener(&program).map_err(GateError::Install)?;
+        let raw: RawFd = listener.as_raw_fd();
+        rustix::io::write(&number.1, &raw.to_ne_bytes())
+            .map_err(|e| GateError::Handoff(e.into()))?;
+        let mut ack = [0u8; 1];
+        let n = rustix::io::read(&taken.0, &mut ack).map_err(|e| GateError::Handoff(e.into()))?;
+        if n != 1 {
+            return Err(GateError::Handoff(io::Error::other(
+                "the supervisor went away before taking the listener",
+            )));
+        }
+        drop(listener);
+        Ok(())
+    }
+
+    /// In the parent: take the child's listener and become its supervisor.
+    pub fn in_parent(self, child: libc::pid_t, policy: Policy) -> Result<Supervisor, GateError> {
+        let GateLaunch {
+            program: _,
+            diag,
+            number,
+            taken,
+        } = self;
+        drop(number.1);
+        drop(taken.0);
+        let mut raw = [0u8; 4];
+        let mut got = 0;
+        while got < raw.len() {
+            let n = rustix::io::read(&number.0, &mut raw[got..])
+                .map_err(|e| GateError::Handoff(e.into()))?;
+            if n == 0 {
+                return Err(GateError::Handoff(io::Error::other(
+                    "the child stopped before installing the filter",
+                )));
+            }
+            got += n;
+        }
+        let child_fd = RawFd::from_ne_bytes(raw);
+        let pidfd = sys::pidfd_for_task(child as u32).map_err(GateError::TakeListener)?;
+        let listener =
+            sys::pidfd_getfd(pidfd.as_fd(), child_fd).map_err(GateError::TakeListener)?;
+        // Before the child can run anything of the cage's: from here on, a process of
+        // the same uid cannot read or write this one's memory (/proc/<pid>/mem, ptrace).
+        sys::set_not_dumpable().map_err(GateError::Dumpable)?;
+        rustix::io::write(&taken.1, b"1").map_err(|e| GateError::Handoff(e.into()))?;
+        Supervisor::new(listener, diag, policy).map_err(GateError::Handoff)
+    }
+}
+
+/// Serve `child`'s calls until it exits, and return how it ended. SIGTERM and SIGHUP sent
+/// to this process are passed on to the child; SIGINT and SIGQUIT are left to the
+/// terminal, which sends them to the child's process group itself.
+pub fn supervise(mut supervisor: Supervisor, child: libc::pid_t) -> io::Result<std::process::ExitStatus> {
+    let child_fd = sys::pidfd_for_task(child as u32)?;
+    let signals = sys::SignalFd::new(&[libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT])?;
+    let mut listening = true;
+    loop {
+        let mut fds = [
+            libc::pollfd { fd: child_fd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: signals.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+            libc::pollfd {
+                fd: if listening { supervisor.listener().as_raw_fd() } else { -1 },
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        if let Err(e) = sys::poll(&mut fds) {
+            if e.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(e);
+        }
+        if fds[2].revents & libc::POLLIN != 0 {
+            supervisor.serve_one()?;
+        } else if fds[2].revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+            // No process is left under the filter: nothing more will ask.
+            listening = false;
+        }
+        if fds[1].revents & libc::POLLIN != 0 {
+            let signo = signals.read()?;
+            if signo == libc::SIGTERM || signo == libc::SIGHUP {
+                sys::kill(child, signo);
+            }
+        }
+        if fds[0].revents & libc::POLLIN != 0 {
+            return sys::wait_exit(child);
+        }
+    }
+}
+
+/// Kill and reap a child the gate can no longer supervise: it must not run unguarded.
+pub fn kill_child(pid: libc::pid_t) {
+    sys::kill(pid, libc::SIGKILL);
+    let _ = sys::wait_exit(pid);
+}

@@ -1,0 +1,452 @@
+//! The system calls the gate needs and nothing else wraps: the seccomp listener and its
+//! ioctls, pidfds, reading the caller's memory, and one sock_diag query.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use seccompiler::sock_filter;
+
+fn cvt(ret: libc::c_long) -> io::Result<libc::c_long> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+fn owned(ret: libc::c_long) -> io::Result<OwnedFd> {
+    let fd = cvt(ret)?;
+    let fd = RawFd::try_from(fd).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?;
+    // SAFETY: the kernel just returned `fd` as a new descriptor owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Install `program` on the calling thread and get the listener of its notifications.
+/// no_new_privs must already be set.
+pub fn install_filter_with_listener(program: &[sock_filter]) -> io::Result<OwnedFd> {
+    let prog = libc::sock_fprog {
+        len: u16::try_from(program.len()).map_err(|_| io::Error::from_raw_os_error(libc::E2BIG))?,
+        filter: program.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: `prog` points at `program`, which outlives the call; the kernel copies the
+    // instructions before returning. seccompiler's sock_filter has libc's layout.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            &prog as *const libc::sock_fprog,
+        )
+    };
+    owned(ret)
+}
+
+/// A pidfd for the task `tid` (a thread id, as notifications carry). PIDFD_THREAD
+/// (Linux 6.9) takes any thread; before it only a thread-group leader is accepted, so a
+/// non-leader falls back to its group's pidfd, which pins the same process.
+pub fn pidfd_for_task(tid: u32) -> io::Result<OwnedFd> {
+    const PIDFD_THREAD: libc::c_uint = libc::O_EXCL as libc::c_uint;
+    let open = |pid: libc::pid_t, flags: libc::c_uint| {
+        // SAFETY: pidfd_open takes two integers and returns a new descriptor or -1.
+        owned(unsafe { libc::syscall(libc::SYS_pidfd_open, pid, flags) })
+    };
+    let pid = libc::pid_t::try_from(tid).map_err(|_| io::Error::from_raw_os_error(libc::ESRCH))?;
+    match open(pid, PIDFD_THREAD) {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => match open(pid, 0) {
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => open(thread_group_of(tid)?, 0),
+            other => other,
+        },
+        other => other,
+    }
+}
+
+fn thread_group_of(tid: u32) -> io::Result<libc::pid_t> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status"))?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::ESRCH))
+}
+
+/// A duplicate of descriptor `fd` of the process behind `pidfd`: the same open file
+/// description, so a `connect` on it connects the caller's socket.
+pub fn pidfd_getfd(pidfd: BorrowedFd<'_>, fd: RawFd) -> io::Result<OwnedFd> {
+    // SAFETY: pidfd_getfd takes integers only and returns a new descriptor or -1.
+    owned(unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) })
+}
+
+/// The next notification. The kernel requires the buffer to be zeroed.
+pub fn notif_recv(listener: BorrowedFd<'_>) -> io::Result<libc::seccomp_notif> {
+    // SAFETY: seccomp_notif is plain integers; all-zero is a valid value.
+    let mut notif: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+    // SAFETY: the ioctl writes one seccomp_notif into `notif`, which is that size.
+    let ret = unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_RECV,
+            &mut notif as *mut libc::seccomp_notif,
+        )
+    };
+    cvt(ret.into())?;
+    Ok(notif)
+}
+
+/// Whether notification `id` is still pending: its caller has not died (or been
+/// replaced by a process reusing its pid) since it was received.
+pub fn notif_id_valid(listener: BorrowedFd<'_>, id: u64) -> bool {
+    // SAFETY: the ioctl reads one u64 from `id`.
+    let ret = unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_ID_VALID,
+            &id as *const u64,
+        )
+    };
+    ret == 0
+}
+
+/// Answer notification `id`: the call returns `val`, or fails with `errno` when not 0.
+pub fn notif_send(listener: BorrowedFd<'_>, id: u64, val: i64, errno: i32) -> io::Result<()> {
+    let resp = libc::seccomp_notif_resp {
+        id,
+        val,
+        error: -errno,
+        flags: 0,
+    };
+    // SAFETY: the ioctl reads one seccomp_notif_resp from `resp`.
+    let ret = unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_SEND,
+            &resp as *const libc::seccomp_notif_resp,
+        )
+    };
+    cvt(ret.into()).map(|_| ())
+}
+
+/// `len` bytes at `addr` in task `tid`'s memory.
+pub fn read_memory(tid: u32, addr: u64, len: usize) -> io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; len];
+    if len == 0 {
+        return Ok(buf);
+    }
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: len,
+    };
+    let remote = libc::iovec {
+        iov_base: addr as usize as *mut libc::c_void,
+        iov_len: len,
+    };
+    let pid = libc::pid_t::try_from(tid).map_err(|_| io::Error::from_raw_os_error(libc::ESRCH))?;
+    // SAFETY: `local` covers `buf`, which is `len` bytes and outlives the call; the remote
+    // side is only read, in the other process, and faults there come back as EFAULT.
+    let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
+    let n = cvt(n as libc::c_long)? as usize;
+    if n != len {
+        return Err(io::Error::from_raw_os_error(libc::EFAULT));
+    }
+    Ok(buf)
+}
+
+fn int_sockopt(fd: BorrowedFd<'_>, name: libc::c_int) -> io::Result<libc::c_int> {
+    let mut value: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `value`, which is that size.
+    let ret = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            name,
+            (&mut value as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    cvt(ret.into())?;
+    Ok(value)
+}
+
+/// The address family the socket was created with.
+pub fn socket_domain(fd: BorrowedFd<'_>) -> io::Result<libc::c_int> {
+    int_sockopt(fd, libc::SO_DOMAIN)
+}
+
+/// Whether the open file description has O_NONBLOCK (shared with the caller's copy).
+pub fn is_nonblocking(fd: BorrowedFd<'_>) -> io::Result<bool> {
+    // SAFETY: F_GETFL takes no pointer.
+    let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
+    Ok(cvt(flags.into())? as libc::c_int & libc::O_NONBLOCK != 0)
+}
+
+/// `connect(2)` with raw address bytes; the errno on failure.
+pub fn connect_raw(fd: BorrowedFd<'_>, addr: &[u8]) -> Result<(), i32> {
+    sock_call(fd, addr, libc::connect)
+}
+
+/// `bind(2)` with raw address bytes; the errno on failure.
+pub fn bind_raw(fd: BorrowedFd<'_>, addr: &[u8]) -> Result<(), i32> {
+    sock_call(fd, addr, libc::bind)
+}
+
+type SockCall = unsafe extern "C" fn(libc::c_int, *const libc::sockaddr, libc::socklen_t) -> i32;
+
+fn sock_call(fd: BorrowedFd<'_>, addr: &[u8], call: SockCall) -> Result<(), i32> {
+    // The kernel copies the address into a sockaddr_storage: give it an aligned one.
+    // SAFETY: all-zero is a valid sockaddr_storage.
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::sockaddr_storage>();
+    if addr.len() > size {
+        return Err(libc::EINVAL);
+    }
+    // SAFETY: `addr.len()` bytes fit in `storage` (checked above); the regions are distinct.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            addr.as_ptr(),
+            (&mut storage as *mut libc::sockaddr_storage).cast::<u8>(),
+            addr.len(),
+        )
+    };
+    // SAFETY: `storage` holds `addr.len()` initialised bytes and outlives the call.
+    let ret = unsafe {
+        call(
+            fd.as_raw_fd(),
+            (&storage as *const libc::sockaddr_storage).cast(),
+            addr.len() as libc::socklen_t,
+        )
+    };
+    if ret == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO))
+    }
+}
+
+/// `openat(dir, path, flags)`; `dir` is ignored for an absolute path, as by the kernel.
+pub fn open_at(dir: BorrowedFd<'_>, path: &[u8], flags: libc::c_int) -> io::Result<OwnedFd> {
+    let path = CString::new(path).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: `path` is NUL-terminated and outlives the call.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), path.as_ptr(), flags | libc::O_CLOEXEC) };
+    owned(fd.into())
+}
+
+/// `open(path, flags)`.
+pub fn open_path(path: &Path, flags: libc::c_int) -> io::Result<OwnedFd> {
+    let path = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: `path` is NUL-terminated and outlives the call.
+    let fd = unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC) };
+    owned(fd.into())
+}
+
+/// `fstat`.
+pub fn fstat(fd: BorrowedFd<'_>) -> io::Result<libc::stat> {
+    // SAFETY: all-zero is a valid `stat`, which fstat fills.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is a valid out-pointer for the call.
+    let ret = unsafe { libc::fstat(fd.as_raw_fd(), &mut st) };
+    cvt(ret.into())?;
+    Ok(st)
+}
+
+/// `fchdir`: the gate binds by a short relative name from the pinned parent directory,
+/// so the address never grows past the caller's own.
+pub fn fchdir(fd: BorrowedFd<'_>) -> io::Result<()> {
+    // SAFETY: fchdir takes an integer.
+    cvt(unsafe { libc::fchdir(fd.as_raw_fd()) }.into()).map(|_| ())
+}
+
+/// Set the umask, returning the old one.
+pub fn set_umask(mask: libc::mode_t) -> libc::mode_t {
+    // SAFETY: umask takes and returns an integer and cannot fail.
+    unsafe { libc::umask(mask) }
+}
+
+/// Make this process non-dumpable: a same-uid process (the cage) can then neither read
+/// nor write its memory through /proc or ptrace.
+pub fn set_not_dumpable() -> io::Result<()> {
+    // SAFETY: prctl with integer arguments only.
+    cvt(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) }.into()).map(|_| ())
+}
+
+/// A NETLINK_SOCK_DIAG socket, in this process's network namespace.
+pub fn open_sock_diag() -> io::Result<OwnedFd> {
+    const NETLINK_SOCK_DIAG: libc::c_int = 4;
+    // SAFETY: socket takes integers only.
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_NETLINK,
+            libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
+            NETLINK_SOCK_DIAG,
+        )
+    };
+    owned(fd.into())
+}
+
+/// The filesystem object a bound unix socket is bound to, as the kernel's own device
+/// number (`MAJOR << 20 | MINOR`) and inode number, asked by the socket's inode number.
+pub fn unix_socket_file(diag: BorrowedFd<'_>, sock_ino: u32) -> io::Result<Option<(u32, u32)>> {
+    // include/uapi/linux/sock_diag.h, unix_diag.h.
+    const SOCK_DIAG_BY_FAMILY: u16 = 20;
+    const UDIAG_SHOW_VFS: u32 = 0x02;
+    const UNIX_DIAG_VFS: u16 = 1;
+    #[repr(C)]
+    struct Request {
+        header: libc::nlmsghdr,
+        family: u8,
+        protocol: u8,
+        pad: u16,
+        states: u32,
+        ino: u32,
+        show: u32,
+        cookie: [u32; 2],
+    }
+    let request = Request {
+        header: libc::nlmsghdr {
+            nlmsg_len: std::mem::size_of::<Request>() as u32,
+            nlmsg_type: SOCK_DIAG_BY_FAMILY,
+            nlmsg_flags: libc::NLM_F_REQUEST as u16,
+            nlmsg_seq: sock_ino,
+            nlmsg_pid: 0,
+        },
+        family: libc::AF_UNIX as u8,
+        protocol: 0,
+        pad: 0,
+        states: u32::MAX,
+        ino: sock_ino,
+        show: UDIAG_SHOW_VFS,
+        // INET_DIAG_NOCOOKIE: look the socket up by inode alone.
+        cookie: [u32::MAX, u32::MAX],
+    };
+    // SAFETY: `request` is a plain repr(C) value of the size given.
+    let sent = unsafe {
+        libc::send(
+            diag.as_raw_fd(),
+            (&request as *const Request).cast(),
+            std::mem::size_of::<Request>(),
+            0,
+        )
+    };
+    cvt(sent as libc::c_long)?;
+    let mut buf = [0u8; 1024];
+    // SAFETY: recv writes at most `buf.len()` bytes into `buf`.
+    let n = unsafe { libc::recv(diag.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+    let n = cvt(n as libc::c_long)? as usize;
+    parse_unix_diag_vfs(&buf[..n], UNIX_DIAG_VFS)
+}
+
+fn le_u16(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_ne_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+
+fn le_u32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// The VFS attribute of one sock_diag answer; an NLMSG_ERROR answer is that error.
+fn parse_unix_diag_vfs(msg: &[u8], vfs_type: u16) -> io::Result<Option<(u32, u32)>> {
+    const NLMSG_HDR: usize = 16;
+    const UNIX_DIAG_MSG: usize = 16;
+    let bad = || io::Error::from_raw_os_error(libc::EPROTO);
+    let kind = le_u16(msg, 4).ok_or_else(bad)?;
+    if kind == libc::NLMSG_ERROR as u16 {
+        let errno = le_u32(msg, NLMSG_HDR).ok_or_else(bad)? as i32;
+        return match -errno {
+            0 => Ok(None),
+            libc::ENOENT => Ok(None),
+            e => Err(io::Error::from_raw_os_error(e)),
+        };
+    }
+    let total = le_u32(msg, 0).ok_or_else(bad)? as usize;
+    let mut at = NLMSG_HDR + UNIX_DIAG_MSG;
+    while at + 4 <= total.min(msg.len()) {
+        let len = le_u16(msg, at).ok_or_else(bad)? as usize;
+        let kind = le_u16(msg, at + 2).ok_or_else(bad)?;
+        if len < 4 {
+            return Err(bad());
+        }
+        if kind == vfs_type {
+            let ino = le_u32(msg, at + 4).ok_or_else(bad)?;
+            let dev = le_u32(msg, at + 8).ok_or_else(bad)?;
+            return Ok(Some((dev, ino)));
+        }
+        at += (len + 3) & !3;
+    }
+    Ok(None)
+}
+
+/// `poll(2)` without a timeout.
+pub fn poll(fds: &mut [libc::pollfd]) -> io::Result<usize> {
+    // SAFETY: `fds` is a valid array of `fds.len()` pollfd structures for the call.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+    cvt(n.into()).map(|n| n as usize)
+}
+
+/// Send `signo` to `pid`; a child that is already gone is not an error worth reporting.
+pub fn kill(pid: libc::pid_t, signo: libc::c_int) {
+    // SAFETY: kill takes integers only.
+    unsafe { libc::kill(pid, signo) };
+}
+
+/// Reap `pid` and return how it ended.
+pub fn wait_exit(pid: libc::pid_t) -> io::Result<std::process::ExitStatus> {
+    use std::os::unix::process::ExitStatusExt;
+    let mut status: libc::c_int = 0;
+    loop {
+        // SAFETY: `status` is a valid out-pointer; waitpid takes integers otherwise.
+        let ret = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if ret == pid {
+            return Ok(std::process::ExitStatus::from_raw(status));
+        }
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EINTR) {
+            return Err(err);
+        }
+    }
+}
+
+/// Signals delivered as readable events instead of handlers (they are blocked in this
+/// thread, and in the threads it starts later).
+pub struct SignalFd(OwnedFd);
+
+impl SignalFd {
+    pub fn new(signals: &[libc::c_int]) -> io::Result<SignalFd> {
+        // SAFETY: all-zero is a valid sigset_t, which sigemptyset initialises anyway.
+        let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `set` is a valid sigset_t for each call below.
+        unsafe {
+            libc::sigemptyset(&mut set);
+            for s in signals {
+                libc::sigaddset(&mut set, *s);
+            }
+        }
+        // SAFETY: `set` is initialised; the old mask is not asked for.
+        let ret = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+        if ret != 0 {
+            return Err(io::Error::from_raw_os_error(ret));
+        }
+        // SAFETY: `set` is initialised and outlives the call.
+        let fd = unsafe { libc::signalfd(-1, &set, libc::SFD_CLOEXEC) };
+        owned(fd.into()).map(SignalFd)
+    }
+
+    /// The number of the next pending signal.
+    pub fn read(&self) -> io::Result<libc::c_int> {
+        // SAFETY: all-zero is a valid signalfd_siginfo.
+        let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<libc::signalfd_siginfo>();
+        // SAFETY: read writes at most `size` bytes into `info`, which is that size.
+        let n = unsafe { libc::read(self.0.as_raw_fd(), (&mut info as *mut libc::signalfd_siginfo).cast(), size) };
+        cvt(n as libc::c_long)?;
+        Ok(info.ssi_signo as libc::c_int)
+    }
+}
+
+impl AsRawFd for SignalFd {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0.as_raw_fd()
+    }
+}
