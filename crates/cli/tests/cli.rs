@@ -266,11 +266,12 @@ fn run_keeps_the_exit_code_and_pid() {
             text(&out.stderr)
         );
     }
-    // Landlock mode execs in place: the command has jaula's pid.
+    // Landlock mode confines jaula, then forks: the command is the direct child of the
+    // jaula process (its socket gate's supervisor), which leaves with its status.
     let child = jaula_in(&h.home)
         .args(["run", "--backend", "landlock", "--repo"])
         .arg(&h.repo)
-        .args(["--", "sh", "-c", "echo $$"])
+        .args(["--", "sh", "-c", "echo $PPID"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -341,12 +342,11 @@ fn the_config_file_is_unwritable_from_every_cage() {
     }
 }
 
-/// A pathname unix socket (docker.sock, a D-Bus bus) is not a file to Landlock: before the
-/// kernel's RESOLVE_UNIX right, connect(2) to it is not governed, so a seal does not stop
-/// it natively. The bwrap view covers a sealed socket with /dev/null, which does. Both
-/// halves are pinned, and docs/security.md says so.
+/// A pathname unix socket (docker.sock, a D-Bus bus, an ssh-agent) is a door to an uncaged
+/// program. The socket gate refuses it in both backends unless the owner allows it by path,
+/// and a seal wins over the allow (the allow is dropped with a warning).
 #[test]
-fn a_sealed_unix_socket_is_unreachable_in_bwrap_but_not_natively() {
+fn a_host_unix_socket_is_reachable_only_when_allowed_in_both_backends() {
     if Command::new("python3").arg("--version").output().is_err() {
         return skip_or_fail("python3 is not installed");
     }
@@ -359,28 +359,32 @@ fn a_sealed_unix_socket_is_unreachable_in_bwrap_but_not_natively() {
         "import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect({:?})\n    print('CONNECTED')\nexcept OSError as e:\n    print('REFUSED', e.errno)\n",
         socket.display().to_string()
     );
-    let attempt = |backend: &str, deny: bool| {
+    let attempt = |backend: &str, flags: &[&std::ffi::OsStr]| {
         let mut c = jaula_in(&h.home);
         c.args(["run", "--backend", backend, "--repo"]).arg(&h.repo);
-        if deny {
-            c.arg("--deny").arg(&socket);
-        }
+        c.args(flags);
         let out = c.args(["--", "python3", "-c", &client]).output().unwrap();
         assert!(out.status.success(), "{backend}: {}", text(&out.stderr));
-        text(&out.stdout).trim().to_string()
+        (text(&out.stdout).trim().to_string(), text(&out.stderr))
     };
-    assert_eq!(
-        attempt("bwrap", false),
-        "CONNECTED",
-        "control: the socket is reachable uncovered"
-    );
-    assert!(
-        attempt("bwrap", true).starts_with("REFUSED"),
-        "bwrap: a sealed socket must be covered"
-    );
-    assert_eq!(
-        attempt("landlock", true),
-        "CONNECTED",
-        "natively the seal does not govern connect(2): documented limit"
-    );
+    // Control: the same client, uncaged, reaches the socket.
+    let out = Command::new("python3").args(["-c", &client]).output().unwrap();
+    assert_eq!(text(&out.stdout).trim(), "CONNECTED", "control");
+    let allow: [&std::ffi::OsStr; 2] = ["--allow-unix-socket".as_ref(), socket.as_os_str()];
+    let deny: [&std::ffi::OsStr; 2] = ["--deny".as_ref(), socket.as_os_str()];
+    for backend in ["landlock", "bwrap"] {
+        let (stdout, stderr) = attempt(backend, &[]);
+        assert_eq!(stdout, format!("REFUSED {}", libc::EACCES), "{backend}: {stderr}");
+        assert!(
+            stderr.contains("jaula: refused connect to") && stderr.contains("agent.sock"),
+            "{backend}: the refusal names the socket: {stderr}"
+        );
+        assert_eq!(attempt(backend, &allow).0, "CONNECTED", "{backend}: allowed");
+        let (stdout, stderr) = attempt(backend, &[allow[0], allow[1], deny[0], deny[1]]);
+        assert!(stdout.starts_with("REFUSED"), "{backend}: sealed wins: {stdout}");
+        assert!(
+            stderr.contains("ignoring allowed unix socket"),
+            "{backend}: the dropped allow is said: {stderr}"
+        );
+    }
 }

@@ -108,6 +108,15 @@ impl GateLaunch {
 
     /// In the parent: take the child's listener and become its supervisor.
     pub fn in_parent(self, child: libc::pid_t, policy: Policy) -> Result<Supervisor, GateError> {
+        let (listener, diag) = self.take_listener(child, true)?;
+        Supervisor::new(listener, diag, policy).map_err(GateError::Handoff)
+    }
+
+    fn take_listener(
+        self,
+        child: libc::pid_t,
+        guard_memory: bool,
+    ) -> Result<(OwnedFd, OwnedFd), GateError> {
         let GateLaunch {
             program: _,
             diag,
@@ -134,25 +143,42 @@ impl GateLaunch {
             sys::pidfd_getfd(pidfd.as_fd(), child_fd).map_err(GateError::TakeListener)?;
         // Before the child can run anything of the cage's: from here on, a process of
         // the same uid cannot read or write this one's memory (/proc/<pid>/mem, ptrace).
-        sys::set_not_dumpable().map_err(GateError::Dumpable)?;
+        if guard_memory {
+            sys::set_not_dumpable().map_err(GateError::Dumpable)?;
+        }
         rustix::io::write(&taken.1, b"1").map_err(|e| GateError::Handoff(e.into()))?;
-        Supervisor::new(listener, diag, policy).map_err(GateError::Handoff)
+        Ok((listener, diag))
     }
 }
 
 /// Serve `child`'s calls until it exits, and return how it ended. SIGTERM and SIGHUP sent
 /// to this process are passed on to the child; SIGINT and SIGQUIT are left to the
 /// terminal, which sends them to the child's process group itself.
-pub fn supervise(mut supervisor: Supervisor, child: libc::pid_t) -> io::Result<std::process::ExitStatus> {
+pub fn supervise(
+    mut supervisor: Supervisor,
+    child: libc::pid_t,
+) -> io::Result<std::process::ExitStatus> {
     let child_fd = sys::pidfd_for_task(child as u32)?;
     let signals = sys::SignalFd::new(&[libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT])?;
     let mut listening = true;
     loop {
         let mut fds = [
-            libc::pollfd { fd: child_fd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-            libc::pollfd { fd: signals.as_raw_fd(), events: libc::POLLIN, revents: 0 },
             libc::pollfd {
-                fd: if listening { supervisor.listener().as_raw_fd() } else { -1 },
+                fd: child_fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: signals.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: if listening {
+                    supervisor.listener().as_raw_fd()
+                } else {
+                    -1
+                },
                 events: libc::POLLIN,
                 revents: 0,
             },
@@ -185,4 +211,31 @@ pub fn supervise(mut supervisor: Supervisor, child: libc::pid_t) -> io::Result<s
 pub fn kill_child(pid: libc::pid_t) {
     sys::kill(pid, libc::SIGKILL);
     let _ = sys::wait_exit(pid);
+}
+
+/// Whether a gate can be set up here: a child installs the filter and hands its listener
+/// over, exactly as a launch does, then exits. For `jaula check`; never run in a launch.
+pub fn probe() -> Result<(), GateError> {
+    let launch = prepare()?;
+    // SAFETY: the child only sets no_new_privs, runs the hand-off and `_exit`s; the
+    // callers (`jaula check`, tests) hold no lock the child needs.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(GateError::Handoff(io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        let ok = rustix::thread::set_no_new_privs(true).is_ok() && launch.in_child().is_ok();
+        // SAFETY: _exit ends the forked child without running the parent's destructors.
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    let taken = launch.take_listener(pid, false);
+    let status = sys::wait_exit(pid).map_err(GateError::Handoff)?;
+    taken?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(GateError::Install(io::Error::other(
+            "the probe child could not install the filter",
+        )))
+    }
 }

@@ -82,8 +82,7 @@ fn connect_views(args: &ExplainArgs, path: &Path) -> Result<Vec<BackendView>, Cl
     let gate = if decision.allowed {
         "the socket gate connects it (allowed socket)".to_owned()
     } else {
-        "the socket gate refuses it with EACCES unless a process of this cage bound it"
-            .to_owned()
+        "the socket gate refuses it with EACCES unless a process of this cage bound it".to_owned()
     };
     let effect = bwrap::view_effect(
         &linux,

@@ -100,7 +100,8 @@ pub fn build(calls: &GateSyscalls) -> Vec<sock_filter> {
         /* 2 */ stmt(RET_K, refuse_abi),
         /* 3 */ stmt(LD_W_ABS, DATA_NR),
         // -1 is how a ptracer cancels a call; the kernel answers ENOSYS itself.
-        /* 4 */ jump(JMP_JEQ_K, u32::MAX, 14, 0), // -> 19
+        /* 4 */
+        jump(JMP_JEQ_K, u32::MAX, 14, 0), // -> 19
         /* 5 */ jump(JMP_JGE_K, X32_SYSCALL_BIT, 0, 1),
         /* 6 */ stmt(RET_K, refuse_abi),
         /* 7 */ jump(JMP_JEQ_K, calls.connect, 1, 0), // -> 9

@@ -36,7 +36,12 @@ fn the_program_answers_as_the_reference_on_every_case() {
         (1u64 << 32) | libc::SOCK_DGRAM as u64,
     ];
     let mut numbers: Vec<i32> = (0..600).collect();
-    numbers.extend([-1, X32_SYSCALL_BIT as i32, X32_SYSCALL_BIT as i32 + 42, i32::MAX]);
+    numbers.extend([
+        -1,
+        X32_SYSCALL_BIT as i32,
+        X32_SYSCALL_BIT as i32 + 42,
+        i32::MAX,
+    ]);
     let mut checked = 0;
     for arch in [c.audit_arch, 0x4000_0003 /* i386 */] {
         for &nr in &numbers {
@@ -63,7 +68,11 @@ fn the_reference_gates_connect_and_bind_and_refuses_unix_datagrams() {
     assert_eq!(decide(&c, a, c.connect as i32, &none), GateVerdict::Notify);
     assert_eq!(decide(&c, a, c.bind as i32, &none), GateVerdict::Notify);
     for nr in [c.socket, c.socketpair] {
-        for kind in [libc::SOCK_DGRAM, libc::SOCK_RAW, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC] {
+        for kind in [
+            libc::SOCK_DGRAM,
+            libc::SOCK_RAW,
+            libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
+        ] {
             assert_eq!(
                 decide(&c, a, nr as i32, &[unix, kind as u64, 0, 0, 0, 0]),
                 GateVerdict::Errno(libc::EACCES)
@@ -77,7 +86,12 @@ fn the_reference_gates_connect_and_bind_and_refuses_unix_datagrams() {
         }
         let inet = libc::AF_INET as u64;
         assert_eq!(
-            decide(&c, a, nr as i32, &[inet, libc::SOCK_DGRAM as u64, 0, 0, 0, 0]),
+            decide(
+                &c,
+                a,
+                nr as i32,
+                &[inet, libc::SOCK_DGRAM as u64, 0, 0, 0, 0]
+            ),
             GateVerdict::Allow
         );
     }

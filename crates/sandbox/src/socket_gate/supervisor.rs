@@ -83,9 +83,7 @@ impl Supervisor {
         let notif = match sys::notif_recv(self.listener.as_fd()) {
             Ok(n) => n,
             // The caller died between the wake-up and the receive, or a signal came.
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EINTR)) => {
-                return Ok(())
-            }
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EINTR)) => return Ok(()),
             Err(e) => return Err(e),
         };
         let answer = self.answer(&notif);
@@ -188,13 +186,7 @@ impl Supervisor {
         Err(libc::EACCES)
     }
 
-    fn connect(
-        &mut self,
-        id: u64,
-        socket: OwnedFd,
-        addr: Vec<u8>,
-        pin: Option<OwnedFd>,
-    ) -> Answer {
+    fn connect(&mut self, id: u64, socket: OwnedFd, addr: Vec<u8>, pin: Option<OwnedFd>) -> Answer {
         // A blocking connect can wait for a full backlog or a TCP handshake: do it on a
         // thread of its own, so one slow peer cannot stall every other call of the cage.
         if matches!(sys::is_nonblocking(socket.as_fd()), Ok(true)) {
@@ -243,7 +235,8 @@ impl Supervisor {
             if let Ok(Some((dev, ino))) = sys::unix_socket_file(self.diag.as_fd(), st.st_ino as u32)
             {
                 // The kernel's internal dev_t: 12 bits of major above 20 bits of minor.
-                self.bound.insert((dev >> 20, dev & 0xf_ffff, u64::from(ino)));
+                self.bound
+                    .insert((dev >> 20, dev & 0xf_ffff, u64::from(ino)));
             }
         }
         Ok(())

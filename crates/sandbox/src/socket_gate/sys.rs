@@ -221,7 +221,9 @@ fn sock_call(fd: BorrowedFd<'_>, addr: &[u8], call: SockCall) -> Result<(), i32>
     if ret == 0 {
         Ok(())
     } else {
-        Err(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO))
+        Err(io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO))
     }
 }
 
@@ -439,7 +441,13 @@ impl SignalFd {
         let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
         let size = std::mem::size_of::<libc::signalfd_siginfo>();
         // SAFETY: read writes at most `size` bytes into `info`, which is that size.
-        let n = unsafe { libc::read(self.0.as_raw_fd(), (&mut info as *mut libc::signalfd_siginfo).cast(), size) };
+        let n = unsafe {
+            libc::read(
+                self.0.as_raw_fd(),
+                (&mut info as *mut libc::signalfd_siginfo).cast(),
+                size,
+            )
+        };
         cvt(n as libc::c_long)?;
         Ok(info.ssi_signo as libc::c_int)
     }
