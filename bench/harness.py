@@ -22,7 +22,7 @@ import sys
 import time
 import uuid
 
-GROUPS = ["micro", "launch", "work", "home", "roots", "contract"]
+GROUPS = ["micro", "launch", "gate", "work", "home", "roots", "contract"]
 HOME_SIZES = [10, 1_000, 10_000, 100_000]
 ROOT_COUNTS = [10, 100, 1_000]
 CONTRACT_SIZES = [10_000, 100_000]
@@ -281,6 +281,41 @@ class Harness:
             homes[tag] = {"entries": self.count(home), "top_level_entries": self.count(home, True)}
         stats = self.hyperfine("launch", rows, self.runs(100), warmup=10, cwd=full)
         self.results["groups"]["launch"] = {"homes": homes, "rows": stats}
+
+    def group_gate(self):
+        """The socket gate: launch with and without it, and a caged program making 2,000
+        connects to a unix socket it bound itself, with and without it, in one run."""
+        home = os.path.join(self.work, "gate/home")
+        shutil.rmtree(os.path.dirname(home), ignore_errors=True)
+        repo = os.path.join(home, "src/repo")
+        os.makedirs(repo)
+        put(os.path.join(home, TOKEN), "secret\n")
+        client = os.path.join(repo, "connects.py")
+        put(client, CONNECTS)
+        py = shutil.which("python3")
+        rows = [("bare true", self.true, None)]
+        for backend in ("landlock", "bwrap"):
+            for tag, extra in (("gate", ()), ("no gate", ("--no-socket-gate",))):
+                rows.append((f"jaula run {backend}, {tag}: true",
+                             self.jaula_cmd(backend, home, repo, extra), None))
+        rows.append(("python3, 2000 connects, uncaged", shlex.join([py, client, "2000"]), None))
+        for backend in ("landlock", "bwrap"):
+            for tag, extra in (("gate", ()), ("no gate", ("--no-socket-gate",))):
+                rows.append((f"jaula run {backend}, {tag}: 2000 connects",
+                             self.jaula_cmd(backend, home, repo, extra, [py, client, "2000"]), None))
+        stats = self.hyperfine("gate", rows, self.runs(30), warmup=3, cwd=repo)
+        per = {}
+        for backend in ("landlock", "bwrap"):
+            g = stats[f"jaula run {backend}, gate: 2000 connects"]["median_ms"]
+            n = stats[f"jaula run {backend}, no gate: 2000 connects"]["median_ms"]
+            gl = stats[f"jaula run {backend}, gate: true"]["median_ms"]
+            nl = stats[f"jaula run {backend}, no gate: true"]["median_ms"]
+            per[backend] = {
+                "launch_ratio": gl / nl,
+                "connects_ratio": g / n,
+                "per_connect_us": (g - n - (gl - nl)) / 2000 * 1e3,
+            }
+        self.results["groups"]["gate"] = {"rows": stats, "derived": per}
 
     def group_work(self):
         home = os.path.join(self.work, "work/home")
@@ -579,6 +614,28 @@ class Harness:
         self.results["load_average_after"] = list(os.getloadavg())
         self.results["duration_s"] = round(time.time() - start, 1)
 
+
+CONNECTS = """import os, socket, sys, threading
+n = int(sys.argv[1])
+path = "gate-bench.sock"
+if os.path.exists(path):
+    os.unlink(path)
+srv = socket.socket(socket.AF_UNIX)
+srv.bind(path)
+srv.listen(128)
+def accept():
+    for _ in range(n):
+        c, _ = srv.accept()
+        c.close()
+t = threading.Thread(target=accept)
+t.start()
+for _ in range(n):
+    c = socket.socket(socket.AF_UNIX)
+    c.connect(path)
+    c.close()
+t.join()
+os.unlink(path)
+"""
 
 RUTAS = """import os
 def canonicaliza(p):

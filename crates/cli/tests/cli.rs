@@ -368,20 +368,34 @@ fn a_host_unix_socket_is_reachable_only_when_allowed_in_both_backends() {
         (text(&out.stdout).trim().to_string(), text(&out.stderr))
     };
     // Control: the same client, uncaged, reaches the socket.
-    let out = Command::new("python3").args(["-c", &client]).output().unwrap();
+    let out = Command::new("python3")
+        .args(["-c", &client])
+        .output()
+        .unwrap();
     assert_eq!(text(&out.stdout).trim(), "CONNECTED", "control");
     let allow: [&std::ffi::OsStr; 2] = ["--allow-unix-socket".as_ref(), socket.as_os_str()];
     let deny: [&std::ffi::OsStr; 2] = ["--deny".as_ref(), socket.as_os_str()];
     for backend in ["landlock", "bwrap"] {
         let (stdout, stderr) = attempt(backend, &[]);
-        assert_eq!(stdout, format!("REFUSED {}", libc::EACCES), "{backend}: {stderr}");
+        assert_eq!(
+            stdout,
+            format!("REFUSED {}", libc::EACCES),
+            "{backend}: {stderr}"
+        );
         assert!(
             stderr.contains("jaula: refused connect to") && stderr.contains("agent.sock"),
             "{backend}: the refusal names the socket: {stderr}"
         );
-        assert_eq!(attempt(backend, &allow).0, "CONNECTED", "{backend}: allowed");
+        assert_eq!(
+            attempt(backend, &allow).0,
+            "CONNECTED",
+            "{backend}: allowed"
+        );
         let (stdout, stderr) = attempt(backend, &[allow[0], allow[1], deny[0], deny[1]]);
-        assert!(stdout.starts_with("REFUSED"), "{backend}: sealed wins: {stdout}");
+        assert!(
+            stdout.starts_with("REFUSED"),
+            "{backend}: sealed wins: {stdout}"
+        );
         assert!(
             stderr.contains("ignoring allowed unix socket"),
             "{backend}: the dropped allow is said: {stderr}"

@@ -335,10 +335,16 @@ fn fork_supervised(
 pub fn exit_like(status: std::process::ExitStatus) -> ! {
     use std::os::unix::process::ExitStatusExt;
     if let Some(signal) = status.signal() {
-        // SAFETY: restoring SIG_DFL for one signal and raising it touches no memory; if
-        // the signal does not end the process (e.g. SIGCHLD), the exit below does.
+        // SAFETY: restoring SIG_DFL for one signal, unblocking it (the socket gate's
+        // supervisor blocks the signals it reads through a signalfd) and raising it touch
+        // only the local set; if the signal does not end the process (e.g. SIGCHLD), the
+        // exit below does.
         unsafe {
             libc::signal(signal, libc::SIG_DFL);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, signal);
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
             libc::raise(signal);
         }
         std::process::exit(128 + signal);

@@ -57,6 +57,11 @@ pub struct RunArgs {
     /// Run CMD unconfined (with a warning) when no cage can be built, instead of refusing.
     #[arg(long)]
     pub allow_uncaged: bool,
+    /// Turn the socket gate off: every host unix socket the uid can reach (the tmux server,
+    /// Docker, the session bus, key agents) becomes reachable from the cage again, and
+    /// unix datagram sockets work. For a tool the gate breaks; prints a warning.
+    #[arg(long)]
+    pub no_socket_gate: bool,
     /// Print the layers in force (rights, scopes, filters) on stderr before exec.
     #[arg(short, long)]
     pub verbose: bool,
@@ -158,6 +163,12 @@ pub fn run(args: &RunArgs) -> Outcome {
         );
     }
     let policy = context::resolve(&sources, &policy_args)?;
+    if args.no_socket_gate && !args.inner_stage && args.network_handoff_fd.is_none() {
+        eprintln!(
+            "jaula: warning: --no-socket-gate: host unix sockets (tmux, docker, D-Bus, key \
+             agents) are reachable from this cage"
+        );
+    }
     let env = scrubbed_env(args, &sources)?;
     let limits = ResourceLimits {
         max_processes: args.max_procs,
@@ -506,11 +517,12 @@ fn confine(
         landlock,
         seccomp: true,
         restrict_sockets,
-        gate: Some(Gate {
+        gate: (!args.no_socket_gate).then(|| Gate {
             policy: policy.clone(),
             after_exit: None,
         }),
     };
+
     let verbose = args.verbose;
     let backend = if mode == PlanMode::Native {
         "landlock"
@@ -667,6 +679,9 @@ fn inner_stage_args(
     }
     if args.tenant {
         out.push("--tenant".into());
+    }
+    if args.no_socket_gate {
+        out.push("--no-socket-gate".into());
     }
     out
 }
