@@ -1,0 +1,221 @@
+//! The socket gate, live, in both backends: what it must refuse (a host socket, even one
+//! renamed over a socket the cage bound; unix datagram sockets; the supervisor's memory)
+//! and what it must keep working (the cage's own sockets, TCP to the host's loopback,
+//! blocking and non-blocking connects).
+//!
+//! Each case is a small python3 script run in the cage, whose printed verdicts are checked
+//! against what a host-side listener saw.
+
+mod common;
+
+use std::fs;
+use std::os::unix::net::UnixListener;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::{jaula, scratch, skip_or_fail};
+
+const BACKENDS: [&str; 2] = ["landlock", "bwrap"];
+
+fn python_or_skip() -> bool {
+    if Command::new("python3").arg("--version").output().is_err() {
+        skip_or_fail("python3 is not installed");
+        return false;
+    }
+    true
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).to_string()
+}
+
+/// A home with a repo and a writable cache directory, under the target dir.
+fn home(name: &str) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let (keep, root) = scratch(name);
+    let home = root.join("home");
+    let repo = home.join("src/repo");
+    fs::create_dir_all(&repo).unwrap();
+    fs::create_dir_all(home.join(".cache")).unwrap();
+    (keep, home, repo)
+}
+
+fn caged(backend: &str, home: &Path, repo: &Path, script: &str, extra: &[&str]) -> Output {
+    Command::new(jaula())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .current_dir(repo)
+        .args(["run", "--backend", backend, "--repo"])
+        .arg(repo)
+        .args(extra)
+        .args(["--", "python3", "-c", script])
+        .output()
+        .unwrap()
+}
+
+fn lines(out: &Output) -> Vec<String> {
+    assert!(
+        out.status.success(),
+        "{:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout).lines().map(str::to_owned).collect()
+}
+
+/// The cage binds `~/.cache/own.sock` (the gate records that file), moves it aside and
+/// renames a host service's socket from the same writable directory into its place (a
+/// rename across writable roots is refused by Landlock's REFER rule anyway). The name is
+/// the one it bound, the file is the host's: the connect must be refused.
+#[test]
+fn a_host_socket_renamed_over_the_cages_own_is_refused() {
+    if !python_or_skip() {
+        return;
+    }
+    for backend in BACKENDS {
+        let (_k, home, repo) = home("gate-swap");
+        let host = home.join(".cache/svc.sock");
+        let listener = UnixListener::bind(&host).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let script = format!(
+            r#"
+import os, socket
+os.chdir(os.path.dirname({host:?}))
+own = socket.socket(socket.AF_UNIX); own.bind("own.sock"); own.listen(1)
+c = socket.socket(socket.AF_UNIX); c.connect("own.sock"); print("own", "ok"); c.close()
+os.rename("own.sock", "aside.sock")
+os.rename({host:?}, "own.sock")
+c = socket.socket(socket.AF_UNIX)
+try:
+    c.connect("own.sock"); print("swapped", "CONNECTED")
+except OSError as e:
+    print("swapped", e.errno)
+os.rename("own.sock", {host:?})
+"#,
+            host = host.display().to_string()
+        );
+        let out = caged(backend, &home, &repo, &script, &[]);
+        assert_eq!(
+            lines(&out),
+            vec!["own ok".to_owned(), format!("swapped {}", libc::EACCES)],
+            "{backend}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            listener.accept().is_err(),
+            "{backend}: the host service saw a connection"
+        );
+    }
+}
+
+/// Datagram sockets name their destination per message: the gate refuses to make them.
+/// Stream and seqpacket sockets and socketpairs still work.
+#[test]
+fn unix_datagram_sockets_are_refused_and_stream_ones_work() {
+    if !python_or_skip() {
+        return;
+    }
+    let script = r#"
+import socket
+for kind, name in ((socket.SOCK_DGRAM, "dgram"), (socket.SOCK_STREAM, "stream"), (socket.SOCK_SEQPACKET, "seqpacket")):
+    try:
+        socket.socket(socket.AF_UNIX, kind).close(); print(name, "ok")
+    except OSError as e:
+        print(name, e.errno)
+try:
+    socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); print("dgram pair ok")
+except OSError as e:
+    print("dgram pair", e.errno)
+a, b = socket.socketpair(); a.sendall(b"x"); print("stream pair", b.recv(1).decode())
+"#;
+    for backend in BACKENDS {
+        let (_k, home, repo) = home("gate-dgram");
+        let out = caged(backend, &home, &repo, script, &[]);
+        let eacces = libc::EACCES;
+        assert_eq!(
+            lines(&out),
+            vec![
+                format!("dgram {eacces}"),
+                "stream ok".to_owned(),
+                "seqpacket ok".to_owned(),
+                format!("dgram pair {eacces}"),
+                "stream pair x".to_owned(),
+            ],
+            "{backend}"
+        );
+    }
+}
+
+/// The gate performs every connect itself: TCP to the host's loopback keeps working, for
+/// blocking and non-blocking sockets, and so does a socket the cage binds in /tmp.
+#[test]
+fn tcp_and_the_cages_own_sockets_keep_working_through_the_gate() {
+    if !python_or_skip() {
+        return;
+    }
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    let script = format!(
+        r#"
+import os, socket, select, tempfile
+s = socket.create_connection(("127.0.0.1", {port})); print("tcp blocking ok"); s.close()
+s = socket.socket(); s.setblocking(False)
+err = s.connect_ex(("127.0.0.1", {port}))
+select.select([], [s], [], 5)
+print("tcp nonblocking", "ok" if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0 else "failed")
+d = tempfile.mkdtemp(); p = os.path.join(d, "t.sock")
+l = socket.socket(socket.AF_UNIX); l.bind(p); l.listen(1)
+c = socket.socket(socket.AF_UNIX); c.connect(p); print("tmp own ok", c.getpeername() == p)
+"#
+    );
+    for backend in BACKENDS {
+        let (_k, home, repo) = home("gate-tcp");
+        let out = caged(backend, &home, &repo, &script, &[]);
+        assert_eq!(
+            lines(&out),
+            vec!["tcp blocking ok", "tcp nonblocking ok", "tmp own ok True"],
+            "{backend}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+/// The supervisor runs as the same uid, outside the seccomp deny-list: the cage must not be
+/// able to read its memory or environment (it is non-dumpable), which an uncaged process of
+/// the same uid can do to an ordinary process.
+#[test]
+fn the_supervisors_memory_is_out_of_the_cages_reach() {
+    if !python_or_skip() {
+        return;
+    }
+    let script = r#"
+import os
+ppid = os.getppid()
+for what in ("environ", "mem", "maps"):
+    try:
+        with open(f"/proc/{ppid}/{what}", "rb") as f:
+            f.read(16); print(what, "READ")
+    except OSError as e:
+        print(what, e.errno)
+"#;
+    // Control: a plain same-uid parent's environ is readable.
+    let control = Command::new("python3")
+        .args(["-c", script])
+        .output()
+        .unwrap();
+    assert!(
+        text(&control.stdout).contains("environ READ"),
+        "control: {}",
+        text(&control.stdout)
+    );
+    for backend in BACKENDS {
+        let (_k, home, repo) = home("gate-mem");
+        let out = caged(backend, &home, &repo, script, &[]);
+        let got = lines(&out);
+        assert_eq!(got.len(), 3, "{backend}: {got:?}");
+        for line in got {
+            assert!(!line.ends_with("READ"), "{backend}: {line}");
+        }
+    }
+}
