@@ -72,8 +72,15 @@ pub fn availability(sources: &Sources) -> Availability {
 
 pub fn run(args: &CheckArgs) -> Outcome {
     let sources = context::sources(&args.policy, None)?;
-    let availability = availability(&sources);
+    let mut availability = availability(&sources);
     let layers = Layers::probe(&sources);
+    // `jaula run` refuses without its socket gate, so a cage is only available with one.
+    if let (true, Err(reason)) = (availability.available, &layers.socket_gate) {
+        availability = Availability {
+            available: false,
+            reason: format!("socket gate: {reason}"),
+        };
+    }
     if args.json {
         context::print_json(&serde_json::json!({
             "available": availability.available,
@@ -89,6 +96,10 @@ pub fn run(args: &CheckArgs) -> Outcome {
             "landlock": layers.landlock,
             "seccomp": layers.seccomp,
             "bwrap": layers.bwrap,
+            "socket_gate": match &layers.socket_gate {
+                Ok(()) => "available".to_owned(),
+                Err(e) => e.clone(),
+            },
             "network": network_line(&sources),
         }))?;
     } else {
@@ -103,6 +114,13 @@ pub fn run(args: &CheckArgs) -> Outcome {
             print!("{}", layers.landlock);
             println!("seccomp: {}", layers.seccomp);
             println!("bwrap: {}", layers.bwrap);
+            match &layers.socket_gate {
+                Ok(()) => println!(
+                    "socket gate: available (host unix sockets refused unless allowed; \
+                     unix datagram sockets refused)"
+                ),
+                Err(e) => println!("socket gate: unavailable: {e}"),
+            }
         }
         println!("network: {}", network_line(&sources));
     }
@@ -130,6 +148,7 @@ struct Layers {
     landlock: landlock::Support,
     seccomp: String,
     bwrap: String,
+    socket_gate: Result<(), String>,
 }
 
 impl Layers {
@@ -150,6 +169,7 @@ impl Layers {
             landlock: landlock::probe(),
             seccomp,
             bwrap,
+            socket_gate: jaula_sandbox::socket_gate::probe().map_err(|e| e.to_string()),
         }
     }
 }
