@@ -219,3 +219,36 @@ for what in ("environ", "mem", "maps"):
         }
     }
 }
+
+/// The kernel allows one notification listener per filter chain: a cage launched from
+/// inside a cage cannot have its own gate, and must be refused rather than run with the
+/// outer cage's weaker (or different) socket rules.
+#[test]
+fn a_cage_inside_a_cage_is_refused_with_the_reason() {
+    for backend in BACKENDS {
+        let (_k, home, repo) = home("gate-nested");
+        let out = Command::new(jaula())
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .current_dir(&repo)
+            .args(["run", "--backend", backend, "--repo"])
+            .arg(&repo)
+            .arg("--")
+            .arg(jaula())
+            .args(["run", "--backend", "landlock", "--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(126), "{backend}: {out:?}");
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains("already runs under a socket gate"),
+            "{backend}: {stderr}"
+        );
+        assert_eq!(
+            stderr.matches("jaula:").count(),
+            1,
+            "{backend}: one line: {stderr}"
+        );
+    }
+}

@@ -308,6 +308,13 @@ fn fork_supervised(
     let Gate { policy, after_exit } = settings;
     let supervisor = match launch.in_parent(pid, policy) {
         Ok(s) => s,
+        // The child failed its own setup and said why on stderr: leave as it left.
+        Err(crate::socket_gate::GateError::ChildEnded) => {
+            match crate::socket_gate::wait_child(pid) {
+                Ok(status) => exit_like(status),
+                Err(_) => std::process::exit(126),
+            }
+        }
         Err(e) => {
             // Nothing of the command has run: the child waits for the hand-off. Stop it.
             crate::socket_gate::kill_child(pid);

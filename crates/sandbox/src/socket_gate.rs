@@ -39,6 +39,12 @@ pub enum GateError {
     Pipe(io::Error),
     #[error("cannot install the seccomp notification filter: {0}")]
     Install(io::Error),
+    #[error(
+        "this process already runs under a socket gate (a jaula cage inside a jaula cage): \
+         the kernel allows one notification listener per filter chain, so the inner cage \
+         cannot have its own gate; run it from outside the cage"
+    )]
+    Nested,
     #[error("the hand-off of the filter's listener failed: {0}")]
     Handoff(io::Error),
     #[error(
@@ -46,6 +52,8 @@ pub enum GateError {
          ptrace access to the child): {0}"
     )]
     TakeListener(io::Error),
+    #[error("the child ended before it installed the filter (it said why)")]
+    ChildEnded,
     #[error("cannot make the supervisor non-dumpable: {0}")]
     Dumpable(io::Error),
 }
@@ -91,7 +99,15 @@ impl GateLaunch {
         drop(diag);
         drop(number.0);
         drop(taken.1);
-        let listener = sys::install_filter_with_listener(&program).map_err(GateError::Install)?;
+        let listener = sys::install_filter_with_listener(&program).map_err(|e| {
+            // kernel/seccomp.c, has_duplicate_listener: EBUSY when a filter already in
+            // this task's chain has a listener.
+            if e.raw_os_error() == Some(libc::EBUSY) {
+                GateError::Nested
+            } else {
+                GateError::Install(e)
+            }
+        })?;
         let raw: RawFd = listener.as_raw_fd();
         rustix::io::write(&number.1, &raw.to_ne_bytes())
             .map_err(|e| GateError::Handoff(e.into()))?;
@@ -131,9 +147,7 @@ impl GateLaunch {
             let n = rustix::io::read(&number.0, &mut raw[got..])
                 .map_err(|e| GateError::Handoff(e.into()))?;
             if n == 0 {
-                return Err(GateError::Handoff(io::Error::other(
-                    "the child stopped before installing the filter",
-                )));
+                return Err(GateError::ChildEnded);
             }
             got += n;
         }
@@ -238,4 +252,9 @@ pub fn probe() -> Result<(), GateError> {
             "the probe child could not install the filter",
         )))
     }
+}
+
+/// Reap a child that ended on its own.
+pub fn wait_child(pid: libc::pid_t) -> io::Result<std::process::ExitStatus> {
+    sys::wait_exit(pid)
 }
