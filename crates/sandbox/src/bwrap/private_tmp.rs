@@ -47,7 +47,8 @@ pub enum PrivateTmpError {
     BadWindowName(String),
     #[error("cannot open the state home {path}: {source}")]
     StateHome { path: PathBuf, source: Errno },
-    /// ELOOP here means a symlink stood where a directory was expected.
+    /// ELOOP or ENOTDIR here: a symlink or a file stood where a directory was expected
+    /// (`O_NOFOLLOW | O_DIRECTORY` refuses a symlink to a directory with ENOTDIR).
     #[error("cannot create or open {path} without following a symlink: {source}")]
     Open { path: PathBuf, source: Errno },
     #[error("{path} is owned by uid {owner}, not by uid {me} who runs the cage")]
@@ -244,3 +245,7 @@ fn open_private_child(
         .map_err(|source| PrivateTmpError::Inherit { path, source })?;
     Ok(fd)
 }
+
+#[cfg(test)]
+#[path = "private_tmp_tests.rs"]
+mod tests;
