@@ -44,9 +44,9 @@ pub use view::{view_effect, MountView, ViewEffect};
 ///   password to the cage (issue 10, point 6). Turned off (`jaula run --no-pid-ns`) for
 ///   what it breaks: an agent runtime that writes its own pid into shared state for a
 ///   host-side tool to signal (inside the namespace that pid names an unrelated host
-///   process), host-side `ps`/debugging from inside the cage, and helpers started
-///   detached to outlive the window (the namespace's init is bubblewrap; when the command
-///   ends, the kernel kills everything left in the namespace).
+///   process), and host-side `ps`, `kill` or debugging of host processes from inside the
+///   cage. Helpers started detached still outlive the command: bubblewrap's init inside the
+///   namespace stays until its last child exits (observed with bubblewrap 0.8).
 /// - `die_with_parent` (`--die-with-parent`), off: some agents start long-lived helpers
 ///   (the bus hub) detached on purpose so that they outlive the window that started them;
 ///   tying the namespace to its launching pane would tear those down for every window.

@@ -45,7 +45,7 @@ pub struct RunArgs {
     pub pid_ns: bool,
     /// bwrap backend: share the host's PID namespace and /proc, so host command lines are
     /// readable from the cage again (for agents that write their pid for host-side tools,
-    /// or helpers meant to outlive the window; see docs/security.md).
+    /// or tools that inspect host processes; see docs/security.md).
     #[arg(long, overrides_with = "pid_ns")]
     pub no_pid_ns: bool,
     /// Pass this inherited file descriptor through to CMD (repeatable); all others above 2
