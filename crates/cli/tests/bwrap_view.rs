@@ -544,3 +544,108 @@ fn tmux_server_on_the_default_socket_dir_is_unreachable_as_root() {
 fn tmux_server_on_the_default_socket_dir_is_unreachable_as_uid_65534() {
     tmux_case(User::Nobody);
 }
+
+/// `jaula run -v` names the PID namespace each backend gives and the bwrap view's private
+/// directories; `jaula check` states both, including the native limit.
+#[test]
+fn verbose_and_check_show_the_pid_namespace_and_the_private_dirs() {
+    let (_dir, root) = scratch("bwrap-view-verbose-");
+    let (home, repo) = (root.join("home"), root.join("home/repo"));
+    fs::create_dir_all(&repo).unwrap();
+    let run = |backend: &str| {
+        Command::new(jaula())
+            .args([
+                "run",
+                "-v",
+                "--backend",
+                backend,
+                "--window",
+                WINDOW,
+                "--repo",
+            ])
+            .arg(&repo)
+            .arg("--home")
+            .arg(&home)
+            .args(["--", "/bin/true"])
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", &home)
+            .current_dir(&repo)
+            .output()
+            .unwrap()
+    };
+    let bwrap = run("bwrap");
+    let stderr = String::from_utf8_lossy(&bwrap.stderr);
+    if bwrap.status.code() == Some(126) && stderr.contains("refusing to run uncaged") {
+        return skip_or_fail("jaula refused to build a bwrap cage here");
+    }
+    assert!(bwrap.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("jaula: pid namespace: the cage's own"),
+        "{stderr}"
+    );
+    let win = home.join(".agents-city/.runtime/tmp").join(WINDOW);
+    assert!(
+        stderr.contains(&format!("{}/tmp", win.display())),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("jaula: /run/user: the cage's own, empty"),
+        "{stderr}"
+    );
+    let native = run("landlock");
+    let stderr = String::from_utf8_lossy(&native.stderr);
+    if native.status.success() {
+        assert!(
+            stderr.contains("jaula: pid namespace: the host's (LIMIT)"),
+            "{stderr}"
+        );
+    }
+    let check = Command::new(jaula()).arg("check").output().unwrap();
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        stdout.contains("pid namespace: bwrap view: the cage's own")
+            && stdout.contains("landlock (native): the host's, LIMIT"),
+        "{stdout}"
+    );
+}
+
+/// A symlink planted where the window's directory belongs (the state home is writable by
+/// every window) makes `jaula run` refuse with exit 126, and nothing is written through it.
+#[test]
+fn a_planted_symlink_at_the_window_dir_refuses_the_launch() {
+    let (_dir, root) = scratch("bwrap-view-planted-");
+    let (home, repo) = (root.join("home"), root.join("home/repo"));
+    fs::create_dir_all(&repo).unwrap();
+    let victim = root.join("victim");
+    fs::create_dir_all(&victim).unwrap();
+    let tmp_root = home.join(".agents-city/.runtime/tmp");
+    fs::create_dir_all(&tmp_root).unwrap();
+    std::os::unix::fs::symlink(&victim, tmp_root.join(WINDOW)).unwrap();
+    let out = Command::new(jaula())
+        .args(["run", "--backend", "bwrap", "--window", WINDOW, "--repo"])
+        .arg(&repo)
+        .arg("--home")
+        .arg(&home)
+        .args(["--", "/bin/sh", "-c", "echo x > /tmp/through-the-link"])
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", &home)
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("refusing to run uncaged") {
+        return skip_or_fail("jaula refused to build a bwrap cage here");
+    }
+    assert_eq!(out.status.code(), Some(126), "{stderr}");
+    assert!(
+        stderr.contains("private /tmp") && stderr.contains(WINDOW),
+        "{stderr}"
+    );
+    assert_eq!(
+        fs::read_dir(&victim).unwrap().count(),
+        0,
+        "wrote through the link"
+    );
+}
