@@ -75,6 +75,23 @@ fn probe_entry() {
                 }
                 format!("{} read={read}", if found { "found" } else { "absent" })
             }
+            // Open descriptors other than stdio and the one reading the list: a descriptor
+            // of the private /tmp would lead out of the view with openat(fd, "..").
+            "fds" => {
+                let mut fds: Vec<String> = fs::read_dir("/proc/self/fd")
+                    .unwrap()
+                    .flatten()
+                    .filter(|e| {
+                        fs::read_link(e.path())
+                            .map(|t| !t.starts_with("/proc/"))
+                            .unwrap_or(false)
+                    })
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| !["0", "1", "2"].contains(&n.as_str()))
+                    .collect();
+                fds.sort();
+                format!("[{}]", fds.join(","))
+            }
             _ => panic!("unknown probe action {verb}"),
         };
         println!("BV {action} => {result}");
@@ -292,7 +309,7 @@ fn root_or_skip() -> bool {
 
 fn actions(h: &Host) -> String {
     format!(
-        "connect:{};connect:{};stat:{};cmdline:{};env:TMUX;env:TMUX_PANE",
+        "connect:{};connect:{};stat:{};cmdline:{};env:TMUX;env:TMUX_PANE;fds",
         h.tmp_sock.display(),
         h.run_sock.display(),
         h.tmp_marker.display(),
@@ -348,6 +365,7 @@ fn view_case(user: User) {
     );
     assert_eq!(caged["env:TMUX"], "unset");
     assert_eq!(caged["env:TMUX_PANE"], "unset");
+    assert_eq!(caged["fds"], "[]", "a descriptor reached the caged command");
     assert!(matches!(h.victim.id(), pid if pid > 0));
 }
 
