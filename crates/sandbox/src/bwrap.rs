@@ -12,6 +12,8 @@
 //! - [`probe`]: whether bubblewrap can build a namespace here.
 //! - [`MountView`] / [`view_effect`]: a model of the mount view the argv builds, to explain
 //!   which operation governs a path.
+//! - [`PrivateTmp`]: the window's own `/tmp` and `/var/tmp`, created without following a
+//!   symlink and bound by descriptor, so the host's sockets there stay out of the view.
 
 mod disk;
 mod private_tmp;
