@@ -37,7 +37,7 @@ fn creates_the_window_pair_private_and_inheritable() {
     assert_eq!(fd_path(fds.tmp), win.join(TMP_NAME));
     assert_eq!(fd_path(fds.var_tmp), win.join(VAR_TMP_NAME));
     for fd in [fds.tmp, fds.var_tmp] {
-        let flags = rustix::io::fcntl_getfd(unsafe_free_borrow(fd)).unwrap();
+        let flags = rustix::io::fcntl_getfd(borrow_fd(fd)).unwrap();
         assert!(
             !flags.contains(rustix::io::FdFlags::CLOEXEC),
             "bubblewrap inherits it"
@@ -63,7 +63,7 @@ fn creates_the_window_pair_private_and_inheritable() {
     drop(again);
 }
 
-fn unsafe_free_borrow(fd: RawFd) -> std::os::fd::BorrowedFd<'static> {
+fn borrow_fd(fd: RawFd) -> std::os::fd::BorrowedFd<'static> {
     // The descriptor is owned by a PrivateTmp that outlives every use in these tests.
     // SAFETY: the fd is open for the duration of the borrow (see above).
     unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }
