@@ -197,6 +197,20 @@ const LANDLOCK_DEVIATIONS: &[Deviation] = &[
 /// seccomp and hardening inside it.
 const BWRAP_DEVIATIONS: &[Deviation] = &[
     dev(
+        "/tmp/<new>",
+        Access::Create,
+        false,
+        true,
+        "private-tmp: /tmp is writable in the view but is the window's own (<state home>/.runtime/tmp/<window>/tmp), so nothing lands in the host's /tmp, whose sockets stay out of reach (issue 10)",
+    ),
+    dev(
+        "/var/tmp/<new>",
+        Access::Create,
+        false,
+        true,
+        "private-tmp: /var/tmp is the window's own (<state home>/.runtime/tmp/<window>/var-tmp), not the host's (issue 10)",
+    ),
+    dev(
         "~/.pgpass/inner",
         Access::Read,
         false,

@@ -37,6 +37,7 @@ const EACCES: i32 = libc::EACCES;
 const EXDEV: i32 = libc::EXDEV;
 const EROFS: i32 = libc::EROFS;
 const ENOSYS: i32 = libc::ENOSYS;
+const ESRCH: i32 = libc::ESRCH;
 
 /// What a caged attack must end in.
 #[derive(Clone, Copy, Debug)]
@@ -93,6 +94,8 @@ const VIEW_HIDDEN: &str = "bwrap view: sealed path hidden";
 const VIEW_RO: &str = "bwrap view: read-only bind";
 const PTRACE_SCOPE: &str = "Landlock: no ptrace access outside the domain";
 const SECCOMP: &str = "seccomp";
+/// The bwrap view's default PID namespace: host pids do not exist in the cage's /proc.
+const PID_NS: &str = "bwrap view: own PID namespace";
 
 const fn same(o: Outcome) -> (Outcome, Outcome) {
     (o, o)
@@ -185,38 +188,54 @@ static SPECS: &[Spec] = &[
     spec(
         "read_via_proc_pid_root",
         "open /proc/<host pid>/root/<sealed file>",
-        same(refused(EACCES, "open", PTRACE_SCOPE)),
+        (
+            refused(EACCES, "open", PTRACE_SCOPE),
+            refused(ENOENT, "open", PID_NS),
+        ),
         ESCAPES,
         None,
     ),
     spec(
         "read_via_proc_pid_cwd",
         "open /proc/<host pid>/cwd/id_x (victim's cwd is ~/.ssh)",
-        same(refused(EACCES, "open", PTRACE_SCOPE)),
+        (
+            refused(EACCES, "open", PTRACE_SCOPE),
+            refused(ENOENT, "open", PID_NS),
+        ),
         ESCAPES,
         None,
     ),
     spec(
         "read_proc_pid_environ",
         "read /proc/<host pid>/environ",
-        same(refused(EACCES, "open", PTRACE_SCOPE)),
+        (
+            refused(EACCES, "open", PTRACE_SCOPE),
+            refused(ENOENT, "open", PID_NS),
+        ),
         ESCAPES,
         None,
     ),
     spec(
         "read_proc_pid_cmdline",
         "read /proc/<host pid>/cmdline (the victim's argv carries a marker)",
-        same(Outcome::Visible {
-            limit: "LIMIT: host command lines are world-readable in /proc and need no ptrace \
-                    access; `jaula run --backend bwrap --pid-ns` hides them (own /proc)",
-        }),
+        (
+            Outcome::Visible {
+                limit: "LIMIT: host command lines are world-readable in /proc and need no \
+                        ptrace access; the bwrap backend hides them (own PID namespace and \
+                        /proc, its default)",
+            },
+            refused(ENOENT, "open", PID_NS),
+        ),
         ESCAPES,
         None,
     ),
     spec(
         "read_proc_pid_mem",
         "open /proc/<host pid>/mem",
-        same(refused(EACCES, "open", PTRACE_SCOPE)),
+        (
+            refused(EACCES, "open", PTRACE_SCOPE),
+            refused(ENOENT, "open", PID_NS),
+        ),
         ESCAPES,
         None,
     ),
@@ -230,7 +249,10 @@ static SPECS: &[Spec] = &[
     spec(
         "signal_host",
         "SIGKILL a host process",
-        same(refused(EPERM, "kill", "Landlock signal scope")),
+        (
+            refused(EPERM, "kill", "Landlock signal scope"),
+            refused(ESRCH, "kill", PID_NS),
+        ),
         ESCAPES,
         None,
     ),
@@ -446,6 +468,7 @@ fn errno_name(errno: i32) -> &'static str {
         EXDEV => "EXDEV",
         EROFS => "EROFS",
         ENOSYS => "ENOSYS",
+        ESRCH => "ESRCH",
         _ => "?",
     }
 }
@@ -635,10 +658,11 @@ matrix!(
     read_other_window_token,
 );
 
-/// The limit `read_proc_pid_cmdline` pins, closed: with `--pid-ns` the bwrap cage has its
-/// own PID namespace and /proc, where host pids do not exist.
+/// `--pid-ns` (now the default, still accepted) keeps the host's processes hidden, and
+/// `--no-pid-ns`, the documented opt-out, shows them again: the namespace is what hides
+/// them, so the opt-out brings back the native limit (host command lines readable).
 #[test]
-fn bwrap_pid_ns_hides_host_processes() {
+fn bwrap_pid_ns_flags_hide_and_share_host_processes() {
     for user in [User::Root, User::Nobody] {
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
@@ -663,6 +687,15 @@ fn bwrap_pid_ns_hides_host_processes() {
             assert_eq!((r.ok, r.errno), (false, errno), "{probe} {user:?}: {r:?}");
             fx.assert_host_intact(probe);
         }
+        let mut fx = Fixture::new(user, "read_proc_pid_cmdline");
+        let (r, _) = fx
+            .caged_with(Backend::Bwrap, &["--no-pid-ns"], "read_proc_pid_cmdline")
+            .expect("a bwrap cage was built above");
+        assert!(
+            r.ok && r.data.contains("jaula-victim-argv:"),
+            "--no-pid-ns {user:?}: {r:?}"
+        );
+        fx.assert_host_intact("read_proc_pid_cmdline");
     }
 }
 

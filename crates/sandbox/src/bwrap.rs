@@ -12,8 +12,11 @@
 //! - [`probe`]: whether bubblewrap can build a namespace here.
 //! - [`MountView`] / [`view_effect`]: a model of the mount view the argv builds, to explain
 //!   which operation governs a path.
+//! - [`PrivateTmp`]: the window's own `/tmp` and `/var/tmp`, created without following a
+//!   symlink and bound by descriptor, so the host's sockets there stay out of the view.
 
 mod disk;
+mod private_tmp;
 mod probe;
 mod quote;
 mod render;
@@ -23,6 +26,10 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 pub use disk::{Disk, RealDisk};
+pub use private_tmp::{
+    window_dir_name, PrivateTmp, PrivateTmpError, PrivateTmpFds, PRIVATE_TMP_DIR, TMP_NAME,
+    VAR_TMP_NAME,
+};
 pub use probe::{
     find_program, probe, probe_with, Availability, AvailableBasis, Unavailable, PROBE_TIMEOUT,
 };
@@ -32,19 +39,27 @@ pub use view::{view_effect, MountView, ViewEffect};
 
 /// How the cage is launched, beyond the policy.
 ///
-/// Both flags are off by default, as in the seed, for reasons that still hold:
-///
-/// - `proc_fs` (`--unshare-pid --proc /proc`): a fresh `/proc` only means something inside
-///   a new PID namespace, and in one a process sees namespace-local pids. Agent runtimes
-///   write their own pid into shared state files (a gateway's pid file) that a host-side
-///   tool later signals; a namespace-local pid there would make the host kill an
-///   unrelated process. Without it, `/proc` is the host's, read-only through the bind of
-///   `/`.
-/// - `die_with_parent` (`--die-with-parent`): some agents start long-lived helpers (the
-///   bus hub) detached on purpose so that they outlive the window that started them;
+/// - `proc_fs` (`--unshare-pid --proc /proc`), **on by default**: the cage gets its own PID
+///   namespace and a `/proc` that lists only its own processes. Without it `/proc` is the
+///   host's (read-only through the bind of `/`), and `/proc/<pid>/cmdline` is readable for
+///   every host process without any ptrace right: a host `mysql --password=…` hands its
+///   password to the cage (issue 10, point 6). Turned off (`jaula run --no-pid-ns`) for
+///   what it breaks: an agent runtime that writes its own pid into shared state for a
+///   host-side tool to signal (inside the namespace that pid names an unrelated host
+///   process), and host-side `ps`, `kill` or debugging of host processes from inside the
+///   cage. Helpers started detached still outlive the command: bubblewrap's init inside the
+///   namespace stays until its last child exits (observed with bubblewrap 0.8).
+/// - `die_with_parent` (`--die-with-parent`), off: some agents start long-lived helpers
+///   (the bus hub) detached on purpose so that they outlive the window that started them;
 ///   tying the namespace to its launching pane would tear those down for every window.
 ///   macOS's `sandbox-exec` has no such tie either, so leaving it off keeps the two cages'
 ///   lifetimes alike.
+/// - `private_tmp`: bind these open directories on `/tmp` and `/var/tmp` instead of the
+///   host's (see [`PrivateTmp`]); `None` renders the seed's view, the host's own.
+/// - `private_run_user`: an empty tmpfs on `/run/user` holding one empty 0700 directory,
+///   `/run/user/<uid>`, instead of the host's: `XDG_RUNTIME_DIR` stays a writable
+///   directory, but the owner's session bus, docker, podman, pipewire and gpg-agent
+///   sockets are not in it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BwrapOptions {
     /// The bubblewrap program as written into the argv: a name looked up on `PATH` when the
@@ -57,15 +72,21 @@ pub struct BwrapOptions {
     /// `--unshare-net`: a network namespace of the cage's own, with only `lo` (bubblewrap
     /// brings it up). `jaula run --network none|allow`.
     pub unshare_net: bool,
+    /// The cage's own `/tmp` and `/var/tmp`, by descriptor.
+    pub private_tmp: Option<PrivateTmpFds>,
+    /// The uid whose empty `/run/user/<uid>` replaces the host's `/run/user`.
+    pub private_run_user: Option<u32>,
 }
 
 impl Default for BwrapOptions {
     fn default() -> BwrapOptions {
         BwrapOptions {
             program: OsString::from("bwrap"),
-            proc_fs: false,
+            proc_fs: true,
             die_with_parent: false,
             unshare_net: false,
+            private_tmp: None,
+            private_run_user: None,
         }
     }
 }

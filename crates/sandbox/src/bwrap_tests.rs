@@ -169,11 +169,21 @@ fn order_is_writable_claude_json_protected_seals_channels_token_remounts_options
 }
 
 #[test]
-fn options_are_off_by_default_and_only_append_their_flags() {
+fn the_pid_namespace_is_the_only_option_on_by_default_and_options_only_append_flags() {
     let f = fixture();
     let p = policy(&f, |_| {});
     let disk = FakeDisk::default();
-    let plain = render_argv(&p, &BwrapOptions::default(), &disk).unwrap();
+    // Issue 10, point 6: a default cage has its own PID namespace and /proc.
+    let default = render_argv(&p, &BwrapOptions::default(), &disk).unwrap();
+    assert_eq!(
+        &default[default.len() - 3..],
+        &["--unshare-pid", "--proc", "/proc"].map(os)
+    );
+    let no_pid = BwrapOptions {
+        proc_fs: false,
+        ..BwrapOptions::default()
+    };
+    let plain = render_argv(&p, &no_pid, &disk).unwrap();
     assert!(!plain
         .iter()
         .any(|a| a == "--proc" || a == "--die-with-parent"));
@@ -189,6 +199,7 @@ fn options_are_off_by_default_and_only_append_their_flags() {
     );
     let die = BwrapOptions {
         die_with_parent: true,
+        proc_fs: false,
         program: os("/opt/bin/bwrap"),
         ..BwrapOptions::default()
     };
@@ -368,11 +379,11 @@ fn the_view_names_the_governing_operation() {
 
 #[test]
 fn the_view_refuses_what_it_cannot_model() {
-    let argv = ["bwrap", "--ro-bind", "/", "/", "--bind-fd", "3", "/x"].map(os);
+    let argv = ["bwrap", "--ro-bind", "/", "/", "--overlay-src", "/x"].map(os);
     assert_eq!(
         MountView::from_argv(&argv, &FakeDisk::default()).unwrap_err(),
         BwrapError::UnknownArgument {
-            arg: os("--bind-fd"),
+            arg: os("--overlay-src"),
             index: 4
         }
     );
@@ -591,7 +602,10 @@ fn probing_runs_exactly_the_base_flags_plus_true() {
     let (d, program) = fake_bwrap(r#"printf '%s\n' "$@" > "$(dirname "$0")/args""#);
     let a = probe_with(
         BwrapHint::Probe,
-        &BwrapOptions::default(),
+        &BwrapOptions {
+            proc_fs: false,
+            ..BwrapOptions::default()
+        },
         Some(&path_of(&program)),
         Duration::from_secs(30),
     );
@@ -698,4 +712,88 @@ fn a_hanging_probe_is_killed_at_the_deadline() {
     // SAFETY: kill(2) with signal 0 only checks for existence; it sends nothing.
     let alive = unsafe { libc::kill(pid, 0) } == 0;
     assert!(!alive, "probe child {pid} survived the timeout");
+}
+
+/// Issue 10, point 2: with the private view, the host's /tmp, /var/tmp and /run/user are
+/// never bound; the cage's own come first, so a writable root beneath /tmp (a repo there)
+/// is still bound over them, and the model says /tmp no longer reaches the host's.
+#[test]
+fn the_private_view_replaces_the_hosts_temp_and_runtime_dirs_before_other_roots() {
+    let f = fixture();
+    let p = policy(&f, |_| {});
+    let disk = FakeDisk::default();
+    let options = BwrapOptions {
+        private_tmp: Some(PrivateTmpFds { tmp: 7, var_tmp: 8 }),
+        private_run_user: Some(1000),
+        ..BwrapOptions::default()
+    };
+    let argv = render_argv(&p, &options, &disk).unwrap();
+    let text: Vec<String> = argv
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let base = BASE_FLAGS.len() + 1;
+    assert_eq!(
+        &text[base..base + 12],
+        &[
+            "--bind-fd",
+            "7",
+            "/tmp",
+            "--bind-fd",
+            "8",
+            "/var/tmp",
+            "--tmpfs",
+            "/run/user",
+            "--perms",
+            "0700",
+            "--dir",
+            "/run/user/1000"
+        ]
+    );
+    for host in ["/tmp", "/var/tmp", "/run/user"] {
+        let bound_from_host = text
+            .windows(2)
+            .any(|w| w[0].contains("bind") && !w[0].ends_with("-fd") && w[1] == host);
+        assert!(!bound_from_host, "the host's {host} is bound: {text:?}");
+    }
+    let view = MountView::from_argv(&argv, &disk).unwrap();
+    for (path, op) in [
+        ("/tmp/tmux-0/default", "--bind-fd 7 /tmp"),
+        ("/var/tmp/x", "--bind-fd 8 /var/tmp"),
+        ("/run/user/1000/bus", "--tmpfs /run/user"),
+    ] {
+        let e = view.effect(Path::new(path), Access::Read);
+        assert_eq!((e.reaches_host, e.op.as_str()), (false, op), "{path}");
+        let e = view.effect(Path::new(path), Access::Create);
+        assert!(!e.reaches_host, "{path}");
+    }
+    // Without the options the seed's view is rendered: the host's own, bound writable.
+    let seed = render_argv(&p, &BwrapOptions::default(), &disk).unwrap();
+    let seed: Vec<String> = seed
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    assert!(seed.windows(3).any(|w| w == ["--bind-try", "/tmp", "/tmp"]));
+}
+
+#[test]
+fn a_writable_root_beneath_tmp_is_bound_over_the_private_tmp() {
+    let f = fixture();
+    let p = policy(&f, |s| {
+        s.extra_writable.push(PathBuf::from("/tmp/shared-build"))
+    });
+    let options = BwrapOptions {
+        private_tmp: Some(PrivateTmpFds { tmp: 7, var_tmp: 8 }),
+        ..BwrapOptions::default()
+    };
+    let argv = render_argv(&p, &options, &FakeDisk::default()).unwrap();
+    let pos = |needle: &[&str]| {
+        argv.windows(needle.len())
+            .position(|w| w.iter().zip(needle).all(|(a, b)| a == b))
+            .unwrap_or_else(|| panic!("{needle:?} not in {argv:?}"))
+    };
+    assert!(
+        pos(&["--bind-fd", "7", "/tmp"])
+            < pos(&["--bind-try", "/tmp/shared-build", "/tmp/shared-build"])
+    );
 }

@@ -101,6 +101,8 @@ pub fn run(args: &CheckArgs) -> Outcome {
                 Err(e) => e.clone(),
             },
             "network": network_line(&sources),
+            "pid_namespace": PID_NS_LINE,
+            "host_services": HOST_SERVICES_LINE,
         }))?;
     } else {
         // The first line is the seed's, for launchers that read it; the layers follow.
@@ -121,11 +123,25 @@ pub fn run(args: &CheckArgs) -> Outcome {
                 ),
                 Err(e) => println!("socket gate: unavailable: {e}"),
             }
+            println!("pid namespace: {PID_NS_LINE}");
+            println!("host services: {HOST_SERVICES_LINE}");
         }
         println!("network: {}", network_line(&sources));
     }
     Ok(if availability.available { 0 } else { 1 })
 }
+
+/// What `/proc` shows a caged process, per backend: the bwrap view has its own PID
+/// namespace by default; natively nothing hides host processes (issue 10, point 6).
+const PID_NS_LINE: &str = "bwrap view: the cage's own, with its own /proc (host command \
+     lines hidden; `jaula run --no-pid-ns` shares the host's); landlock (native): the \
+     host's, LIMIT: every host process's command line is readable in /proc/<pid>/cmdline";
+
+/// Which host sockets the bwrap view leaves out (issue 10, point 2).
+const HOST_SERVICES_LINE: &str = "bwrap view: /tmp and /var/tmp are the window's own \
+     (<state home>/.runtime/tmp/<window>), /run/user/<uid> an empty tmpfs, TMUX and \
+     TMUX_PANE scrubbed; landlock (native): the host's /tmp and /run/user, with TMUX and \
+     TMUX_PANE scrubbed";
 
 /// The network mode `jaula run` uses without `--network`, and the presets it knows.
 fn network_line(sources: &Sources) -> String {

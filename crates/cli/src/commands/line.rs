@@ -88,6 +88,13 @@ fn run_prefix(
         ..args.clone()
     };
     argv.extend(context::policy_flags(policy, &baked));
+    // The window names the cage's private /tmp in the bwrap view, so each window finds its
+    // own files again. Nothing else is added: no --keep-env (TMUX and TMUX_PANE stay
+    // scrubbed) and no --no-pid-ns, so the prefix never hands the cage the owner's tmux
+    // server, which would run whatever a caged client asks, uncaged.
+    if args.window != "window" {
+        argv.extend(["--window".into(), args.window.clone().into()]);
+    }
     argv.push("--".into());
     Ok(argv)
 }

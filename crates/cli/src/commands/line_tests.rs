@@ -1,4 +1,4 @@
-use super::{sanitize_window, write_profile};
+use super::{run_prefix, sanitize_window, write_profile};
 use std::os::unix::fs::PermissionsExt;
 
 /// The macOS half of `line`, run on any host: the profile lands under the state home's
@@ -43,4 +43,50 @@ fn window_names_are_sanitised_like_the_seed() {
     assert_eq!(sanitize_window("../../etc/x"), "------etc-x");
     assert_eq!(sanitize_window("ñ_ok-1"), "-_ok-1");
     assert_eq!(sanitize_window(""), "window");
+}
+
+/// The Linux prefix is `jaula run` with the policy and the window, and nothing that would
+/// let the tmux server (or any host service) in: no kept TMUX, no shared pid namespace, no
+/// uncaged fallback.
+#[test]
+fn the_linux_prefix_names_the_window_and_hands_nothing_to_the_tmux_server() {
+    let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-scratch");
+    std::fs::create_dir_all(&base).unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("line-prefix-")
+        .tempdir_in(&base)
+        .unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let (home, repo) = (root.join("home"), root.join("repo"));
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let spec = jaula_policy::PolicySpec::with_defaults(jaula_policy::Platform::Linux, home, repo);
+    let policy = spec.resolve().unwrap();
+    let args = crate::args::PolicyArgs {
+        repo: Some(policy.repo().to_path_buf()),
+        window: "w1".into(),
+        home: None,
+        token_file: None,
+        mounts: "".into(),
+        deny: Vec::new(),
+        allow_write: Vec::new(),
+        state_home: None,
+        config: None,
+    };
+    let argv: Vec<String> = run_prefix(&policy, &spec, &args)
+        .unwrap()
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(argv[1], "run");
+    assert_eq!(argv.last().map(String::as_str), Some("--"));
+    let w = argv.iter().position(|a| a == "--window").unwrap();
+    assert_eq!(argv[w + 1], "w1");
+    for forbidden in ["--keep-env", "--no-pid-ns", "--allow-uncaged", "--backend"] {
+        assert!(
+            !argv.iter().any(|a| a == forbidden),
+            "{forbidden} in {argv:?}"
+        );
+    }
+    assert!(!argv.iter().any(|a| a.contains("TMUX")), "{argv:?}");
 }

@@ -3,7 +3,7 @@
 use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use clap::{Args, ValueEnum};
@@ -40,10 +40,15 @@ pub struct RunArgs {
     /// Which enforcement to use (default: the config's `run.backend`, else auto).
     #[arg(long, value_enum)]
     pub backend: Option<Backend>,
-    /// bwrap backend: give the cage its own PID namespace and /proc (breaks host-side pid
-    /// files that agents write; see docs/security.md).
-    #[arg(long)]
+    /// bwrap backend: give the cage its own PID namespace and /proc. The default; kept so
+    /// older command lines still parse.
+    #[arg(long, overrides_with = "no_pid_ns")]
     pub pid_ns: bool,
+    /// bwrap backend: share the host's PID namespace and /proc, so host command lines are
+    /// readable from the cage again (for agents that write their pid for host-side tools,
+    /// or tools that inspect host processes; see docs/security.md).
+    #[arg(long, overrides_with = "pid_ns")]
+    pub no_pid_ns: bool,
     /// Pass this inherited file descriptor through to CMD (repeatable); all others above 2
     /// are closed at exec.
     #[arg(long = "keep-fd", value_name = "FD")]
@@ -241,9 +246,67 @@ fn configured_backend(sources: &Sources) -> Result<Backend, CliError> {
 
 fn bwrap_options(args: &RunArgs, mode: NetworkMode) -> bwrap::BwrapOptions {
     bwrap::BwrapOptions {
-        proc_fs: args.pid_ns,
+        proc_fs: !args.no_pid_ns,
         unshare_net: mode != NetworkMode::Host,
         ..bwrap::BwrapOptions::default()
+    }
+}
+
+/// The cage's own `/tmp`, `/var/tmp` and `/run/user/UID` in the bwrap view, wherever the
+/// policy makes the host's writable (a window; a tenant never gets them): the host's hold
+/// the owner's tmux, X11, D-Bus, docker and agent sockets, which connect(2) reaches
+/// through any bind. Err is the reason to refuse: never fall back to the host's `/tmp`.
+fn private_view(
+    args: &RunArgs,
+    policy: &Policy,
+    policy_args: &PolicyArgs,
+    options: &mut bwrap::BwrapOptions,
+) -> Result<Option<bwrap::PrivateTmp>, String> {
+    if args.verbose {
+        eprintln!("jaula: pid namespace: {}", describe_pid_ns(options.proc_fs));
+    }
+    let writable = |p: &str| policy.writable().iter().any(|w| w.path == Path::new(p));
+    if writable("/run/user") {
+        // The real uid: the one bubblewrap maps into its user namespace, and the one the
+        // owner's XDG_RUNTIME_DIR is named after.
+        let uid = rustix::process::getuid().as_raw();
+        options.private_run_user = Some(uid);
+        if args.verbose {
+            eprintln!(
+                "jaula: /run/user: the cage's own, empty /run/user/{uid} (the host's bus, \
+                 docker, podman and agent sockets are not in the view)"
+            );
+        }
+    }
+    if !writable("/tmp") {
+        return Ok(None);
+    }
+    // `--window` defaults to the literal "window": that default means "not given".
+    let given = (policy_args.window != "window").then_some(policy_args.window.as_str());
+    let name = bwrap::window_dir_name(given, policy.repo());
+    let tmp = bwrap::PrivateTmp::open(policy.state_home(), &name)
+        .map_err(|e| format!("cannot make the cage's private /tmp: {e}"))?;
+    options.private_tmp = Some(tmp.fds());
+    if args.verbose {
+        eprintln!(
+            "jaula: /tmp and /var/tmp: the cage's own, {dir}/{} and {dir}/{} (the host's are \
+             not in the view)",
+            bwrap::TMP_NAME,
+            bwrap::VAR_TMP_NAME,
+            dir = tmp.window_dir().display()
+        );
+    }
+    Ok(Some(tmp))
+}
+
+/// What `/proc` shows the caged process, for `-v` (bwrap) and the native backend.
+pub fn describe_pid_ns(own: bool) -> &'static str {
+    if own {
+        "the cage's own, with its own /proc: host processes and their command lines are \
+         not visible"
+    } else {
+        "the host's (LIMIT): /proc lists every host process, and their command lines \
+         (/proc/<pid>/cmdline) are readable; never pass secrets in argv"
     }
 }
 
@@ -349,12 +412,19 @@ fn run_allow(
             &bwrap_options(args, NetworkMode::Allow),
         )),
     };
+    let mut options = bwrap_options(args, NetworkMode::Allow);
+    let mut _private_tmp = None;
     let mut cmd = match probe {
         Some(a) if a.is_available() => {
+            match private_view(args, policy, policy_args, &mut options) {
+                Ok(p) => _private_tmp = p,
+                Err(reason) => return refuse(&reason),
+            }
             let argv = bwrap_argv(
                 args,
                 policy_args,
                 policy,
+                &options,
                 &a,
                 NetworkMode::Allow,
                 stage_flags,
@@ -529,6 +599,9 @@ fn confine(
     } else {
         "bwrap (inner stage)"
     };
+    if verbose && mode == PlanMode::Native {
+        eprintln!("jaula: pid namespace: {}", describe_pid_ns(false));
+    }
     let err = confine_and_exec(&mut command(args, env), confinement, |report| {
         if verbose {
             eprintln!("jaula: backend {backend}; layers in force:\n{report}");
@@ -604,7 +677,21 @@ fn exec_bwrap(
     availability: &bwrap::Availability,
     mode: NetworkMode,
 ) -> Outcome {
-    let argv = bwrap_argv(args, policy_args, policy, availability, mode, Vec::new())?;
+    let mut options = bwrap_options(args, mode);
+    // Held open until the exec: bubblewrap binds these descriptors.
+    let _private_tmp = match private_view(args, policy, policy_args, &mut options) {
+        Ok(p) => p,
+        Err(reason) => return refuse(&reason),
+    };
+    let argv = bwrap_argv(
+        args,
+        policy_args,
+        policy,
+        &options,
+        availability,
+        mode,
+        Vec::new(),
+    )?;
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]).env_clear().envs(env);
     let err = std::os::unix::process::CommandExt::exec(&mut cmd);
@@ -617,12 +704,13 @@ fn bwrap_argv(
     args: &RunArgs,
     policy_args: &PolicyArgs,
     policy: &Policy,
+    options: &bwrap::BwrapOptions,
     availability: &bwrap::Availability,
     mode: NetworkMode,
     extra: Vec<OsString>,
 ) -> Result<Vec<OsString>, CliError> {
     context::ensure_protected_dirs(policy)?;
-    let mut argv = bwrap::render_argv(policy, &bwrap_options(args, mode), &bwrap::RealDisk)?;
+    let mut argv = bwrap::render_argv(policy, options, &bwrap::RealDisk)?;
     if let Some(program) = availability.program() {
         argv[0] = program.as_os_str().to_os_string();
     }

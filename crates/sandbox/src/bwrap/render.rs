@@ -22,6 +22,11 @@ pub const BASE_FLAGS: [&str; 7] = ["--ro-bind", "/", "/", "--dev", "/dev", "--ca
 /// hand the cage every host device node (disks, ttys) and undo that.
 const DEV: &str = "/dev";
 const DEV_NULL: &str = "/dev/null";
+/// Replaced by the cage's own when [`BwrapOptions::private_tmp`] and
+/// [`BwrapOptions::private_run_user`] say so: they hold the host's service sockets.
+const TMP: &str = "/tmp";
+const VAR_TMP: &str = "/var/tmp";
+const RUN_USER: &str = "/run/user";
 
 /// `program` followed by [`BASE_FLAGS`].
 pub fn base_argv(options: &BwrapOptions) -> Vec<OsString> {
@@ -51,8 +56,12 @@ pub fn option_flags(options: &BwrapOptions) -> Vec<&'static str> {
 /// which a later mount covers an earlier one:
 ///
 /// 1. `--ro-bind / / --dev /dev`: the whole host read-only, with the cage's own `/dev`.
-/// 2. Every writable root as `--bind-try P P`, except `/dev`. `-try` because a build cache
-///    nobody has created yet is not an error.
+/// 2. The cage's own temporary directories, when the options carry them, before every
+///    other writable root so that a repo under `/tmp` is still bound over them:
+///    `--bind-fd N /tmp`, `--bind-fd M /var/tmp`, and `--tmpfs /run/user --perms 0700
+///    --dir /run/user/UID`. Then every writable root as `--bind-try P P`, except `/dev` and
+///    the ones just replaced. `-try` because a build cache nobody has created yet is not an
+///    error.
 /// 3. `~/.claude.json` as `--bind-try`. The seed bound it after the seals; here it comes
 ///    before them, so an owner who seals it with a deny gets the seal, as `decide` says.
 /// 4. Protected cage configuration that exists as `--ro-bind-try P P`: read-only even
@@ -104,8 +113,24 @@ pub fn render_argv(
     let mut argv = Argv(base_argv(options));
     let mut remounts: Vec<&Path> = Vec::new();
 
+    let mut replaced: Vec<&Path> = vec![Path::new(DEV)];
+    if let Some(fds) = options.private_tmp {
+        argv.bind_fd(fds.tmp, TMP);
+        argv.bind_fd(fds.var_tmp, VAR_TMP);
+        replaced.extend([Path::new(TMP), Path::new(VAR_TMP)]);
+    }
+    if let Some(uid) = options.private_run_user {
+        argv.0.extend(["--tmpfs".into(), RUN_USER.into()]);
+        argv.0.extend([
+            "--perms".into(),
+            "0700".into(),
+            "--dir".into(),
+            format!("{RUN_USER}/{uid}").into(),
+        ]);
+        replaced.push(Path::new(RUN_USER));
+    }
     for root in policy.writable() {
-        if root.path == Path::new(DEV) {
+        if replaced.contains(&root.path.as_path()) {
             continue;
         }
         argv.op2("--bind-try", "writable root", &root.path, &root.path)?;
@@ -113,6 +138,21 @@ pub fn render_argv(
 
     let claude_json = policy.claude_json();
     argv.op2("--bind-try", "claude state file", claude_json, claude_json)?;
+
+    // Host sockets the owner allowed: the private /tmp and /run/user above hide where they
+    // usually live (an ssh-agent in /tmp/ssh-*, gpg-agent in /run/user/UID/gnupg), so each
+    // one that exists is bound in at its own path. The socket gate still decides every
+    // connect; a read-only mount does not stop one, and the cage cannot unlink a mount.
+    for socket in policy.unix_sockets() {
+        if disk.exists(&socket.path) {
+            argv.op2(
+                "--ro-bind-try",
+                "allowed unix socket",
+                &socket.path,
+                &socket.path,
+            )?;
+        }
+    }
 
     for protected in policy.protected() {
         if disk.exists(&protected.path) {
@@ -152,6 +192,11 @@ impl Argv {
         self.0.push(op.into());
         self.0.push(path.into());
         Ok(())
+    }
+
+    fn bind_fd(&mut self, fd: std::os::fd::RawFd, dest: &str) {
+        self.0
+            .extend(["--bind-fd".into(), fd.to_string().into(), dest.into()]);
     }
 
     fn op2(

@@ -25,7 +25,8 @@ pub struct ViewEffect {
 enum Content {
     /// The host's file at the same place (a bind of a host path).
     Host,
-    /// Something the cage made: a tmpfs, its `/dev`, its `/proc`, or `/dev/null`.
+    /// Something the cage made: a tmpfs, its `/dev`, its `/proc`, `/dev/null`, or its own
+    /// `/tmp` bound by descriptor.
     Cage,
 }
 
@@ -53,9 +54,10 @@ impl MountView {
         while i < argv.len() {
             let op = argv[i].to_str().unwrap_or("");
             let arity = match op {
-                "--unshare-pid" | "--die-with-parent" => 0,
-                "--dev" | "--tmpfs" | "--proc" | "--remount-ro" | "--cap-drop" => 1,
-                "--bind" | "--bind-try" | "--ro-bind" | "--ro-bind-try" => 2,
+                "--unshare-pid" | "--die-with-parent" | "--unshare-net" => 0,
+                "--dev" | "--tmpfs" | "--proc" | "--remount-ro" | "--cap-drop" | "--perms"
+                | "--dir" => 1,
+                "--bind" | "--bind-try" | "--ro-bind" | "--ro-bind-try" | "--bind-fd" => 2,
                 _ => {
                     return Err(BwrapError::UnknownArgument {
                         arg: argv[i].clone(),
@@ -72,6 +74,14 @@ impl MountView {
             let text: Vec<OsString> = argv[i..i + 1 + arity].to_vec();
             i += 1 + arity;
             match op {
+                // The cage's own directory (`/tmp` from the state home), not the host's
+                // file at that path; writable, like a tmpfs.
+                "--bind-fd" => mounts.push(Mount {
+                    dest: absolute(&args[1]),
+                    content: Content::Cage,
+                    writable: true,
+                    op: text,
+                }),
                 "--dev" | "--tmpfs" | "--proc" => mounts.push(Mount {
                     dest: absolute(&args[0]),
                     content: Content::Cage,

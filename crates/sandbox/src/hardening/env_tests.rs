@@ -90,6 +90,8 @@ fn defaults_scrub_the_documented_credentials() {
         "BW_SESSION",
         "SSH_AUTH_SOCK",
         "GPG_AGENT_INFO",
+        "TMUX",
+        "TMUX_PANE",
         "KUBECONFIG",
         "VSCODE_GIT_IPC_HANDLE",
         "GIT_ASKPASS",
