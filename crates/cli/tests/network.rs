@@ -390,7 +390,8 @@ fn allow_refuses_an_allowed_name_resolving_to_the_hosts_loopback_unless_stated()
     if !tools_or_skip() {
         return;
     }
-    let script = "printf 'http=%s\\n' \"$(curl -sS -m 30 -w ' %{http_code}' http://allowed.test/x)\"; \
+    let script =
+        "printf 'http=%s\\n' \"$(curl -sS -m 30 -w ' %{http_code}' http://allowed.test/x)\"; \
          printf 'connect=%s\\n' \"$(curl -sS -m 30 -p http://allowed.test:443/t 2>&1)\"";
     let upstream = http_upstream();
     for backend in BACKENDS {

@@ -118,9 +118,10 @@ fn classify_v6(ip: Ipv6Addr) -> Option<AddressClass> {
         Some(AddressClass::Multicast)
     } else if s[0] & 0xffc0 == 0xfe80 {
         Some(AddressClass::LinkLocal)
-    } else if s[0] & 0xfe00 == 0xfc00 || s[0] & 0xffc0 == 0xfec0 {
-        Some(AddressClass::Private)
-    } else if s[0] == 0x0064 && s[1] == 0xff9b && s[2] == 0x0001 {
+    } else if s[0] & 0xfe00 == 0xfc00
+        || s[0] & 0xffc0 == 0xfec0
+        || (s[0] == 0x0064 && s[1] == 0xff9b && s[2] == 0x0001)
+    {
         Some(AddressClass::Private)
     } else {
         None
@@ -136,9 +137,7 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let low = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
     if let Some(v4) = ip.to_ipv4_mapped() {
         Some(v4)
-    } else if s[..6] == [0, 0, 0, 0, 0, 0] {
-        Some(low)
-    } else if s[..6] == [0x0064, 0xff9b, 0, 0, 0, 0] {
+    } else if s[..6] == [0, 0, 0, 0, 0, 0] || s[..6] == [0x0064, 0xff9b, 0, 0, 0, 0] {
         Some(low)
     } else if s[0] == 0x2002 {
         Some(Ipv4Addr::new(
