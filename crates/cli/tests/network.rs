@@ -468,6 +468,44 @@ fn allow_refuses_an_allowed_name_resolving_to_the_hosts_loopback_unless_stated()
     }
 }
 
+/// `--allow-domain localhost` is the owner's statement for loopback under that name
+/// only: `localhost` reaches the host's loopback server, while `allowed.test`, mapped to
+/// the same server, stays refused.
+#[test]
+fn allow_localhost_entry_opens_loopback_for_localhost_only() {
+    if !tools_or_skip() {
+        return;
+    }
+    let upstream = http_upstream();
+    let resolve_localhost = format!("localhost={upstream}");
+    let script =
+        "printf 'localhost=%s\\n' \"$(curl -sS -m 30 -w ' %{http_code}' http://localhost/l)\"; \
+         printf 'named=%s\\n' \"$(curl -sS -m 30 -w ' %{http_code}' http://allowed.test/n)\"";
+    for backend in BACKENDS {
+        let r = allow_run_unstated(
+            backend,
+            upstream,
+            script,
+            &[
+                "--allow-domain",
+                "localhost",
+                "--network-resolve",
+                &resolve_localhost,
+            ],
+        );
+        let text = stdout(&r.out);
+        assert!(r.out.status.success(), "{backend}: {:?}", r.out);
+        assert!(
+            text.contains("localhost=upstream saw GET /l HTTP/1.1 200"),
+            "{backend}: {text}"
+        );
+        assert!(
+            text.contains("refused: address 127.0.0.1 is loopback") && text.contains(" 403\n"),
+            "{backend}: {text}"
+        );
+    }
+}
+
 #[test]
 fn allow_gives_a_process_that_ignores_the_proxy_no_network() {
     if !tools_or_skip() {
