@@ -196,13 +196,18 @@ async fn handle(proxy: Proxy, req: Request<Incoming>) -> Result<Response<Body>, 
         Err(Unreached::Refused(refusal)) => {
             recorder.record(&method, &shown, port, Verdict::AddressRefused { refusal });
             let rule = refusal.rule();
+            let remedy = if refusal.class.can_be_allowed() {
+                "only an exact --allow-domain entry naming the address, or one with \
+                 --allow-address, opens it"
+            } else {
+                "this kind of address is never opened"
+            };
             return Ok(refused(
                 StatusCode::FORBIDDEN,
                 &rule,
                 format!(
                     "jaula: network: {method} to {shown}:{port} allowed by rule: {}, but \
-                     refused: {rule} (a non-public address needs an exact --allow-domain \
-                     entry and --allow-address)\n",
+                     refused: {rule} ({remedy})\n",
                     decision.rule
                 ),
             ));
