@@ -1,6 +1,8 @@
 //! `jaula run --network`: live, with servers on the host's loopback outside the cage.
 //! Allowed names resolve through the proxy's own override (`--network-resolve`), never
-//! DNS or the host's files.
+//! DNS or the host's files. The override gets no exemption from the proxy's address
+//! check: the upstreams here are on the host's loopback, so runs that must reach them
+//! carry the owner's explicit statement, `--allow-address 127.0.0.1`.
 
 mod common;
 
@@ -247,7 +249,22 @@ struct AllowRun {
     _dir: tempfile::TempDir,
 }
 
+/// The owner's statement that opens the loopback upstreams to `allowed.test`.
+const LOOPBACK_STATED: [&str; 2] = ["--allow-address", "127.0.0.1"];
+
 fn allow_run(backend: &str, upstream: SocketAddr, script: &str, extra: &[&str]) -> AllowRun {
+    let mut all = LOOPBACK_STATED.to_vec();
+    all.extend_from_slice(extra);
+    allow_run_unstated(backend, upstream, script, &all)
+}
+
+/// As [`allow_run`] without `--allow-address`: the proxy must refuse the loopback.
+fn allow_run_unstated(
+    backend: &str,
+    upstream: SocketAddr,
+    script: &str,
+    extra: &[&str],
+) -> AllowRun {
     let (dir, root) = scratch("net-allow");
     let log = root.join("decisions.jsonl");
     let resolve_a = format!("allowed.test={upstream}");
@@ -364,6 +381,131 @@ fn allow_admits_the_allowed_name_over_http_and_connect_and_403s_the_rest() {
     }
 }
 
+/// The attack of issue 10: a host-side name for an allowed host points at the host's own
+/// loopback. Without the owner's statement the proxy refuses it for plain HTTP and for
+/// CONNECT, logs why, and the loopback server never sees a connection; with
+/// `--allow-address 127.0.0.1` the same name is admitted.
+#[test]
+fn allow_refuses_an_allowed_name_resolving_to_the_hosts_loopback_unless_stated() {
+    if !tools_or_skip() {
+        return;
+    }
+    let script =
+        "printf 'http=%s\\n' \"$(curl -sS -m 30 -w ' %{http_code}' http://allowed.test/x)\"; \
+         printf 'connect=%s\\n' \"$(curl -sS -m 30 -p http://allowed.test:443/t 2>&1)\"";
+    let upstream = http_upstream();
+    for backend in BACKENDS {
+        let servers = HostServers::new();
+        let target = SocketAddr::from(([127, 0, 0, 1], servers.tcp_port()));
+        let r = allow_run_unstated(backend, target, script, &[]);
+        let text = stdout(&r.out);
+        assert!(r.out.status.success(), "{backend}: {:?}", r.out);
+        assert!(
+            text.contains(
+                "http=jaula: network: GET to allowed.test:80 allowed by rule: allow-domain \
+                 allowed.test, but refused: address 127.0.0.1 is loopback"
+            ) && text.contains(" 403\n"),
+            "{backend}: {text}"
+        );
+        assert!(
+            text.contains("connect=") && text.contains("403"),
+            "{backend}: {text}"
+        );
+        assert!(
+            !servers.tcp_reached(),
+            "{backend}: the loopback server saw a connection"
+        );
+        let stderr = String::from_utf8_lossy(&r.out.stderr);
+        assert!(
+            stderr.contains(
+                "jaula: network: refused 2 connection(s) to non-public addresses (see \
+                 --allow-address): allowed.test -> 127.0.0.1 (loopback) (2)"
+            ),
+            "{backend}: {stderr}"
+        );
+        assert!(!stderr.contains("blocked"), "{backend}: {stderr}");
+        let log = std::fs::read_to_string(&r.log).unwrap();
+        let records: Vec<serde_json::Value> = log
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(records.len(), 2, "{backend}: {log}");
+        for (record, (method, port)) in records.iter().zip([("GET", 80), ("CONNECT", 443)]) {
+            assert_eq!(record["method"], method, "{backend}: {log}");
+            assert_eq!(record["host"], "allowed.test", "{backend}: {log}");
+            assert_eq!(record["port"], port, "{backend}: {log}");
+            assert_eq!(record["decision"], "deny", "{backend}: {log}");
+            assert_eq!(record["rule"], "address 127.0.0.1 is loopback");
+            assert_eq!(record["address"], "127.0.0.1", "{backend}: {log}");
+            assert_eq!(record["reason"], "loopback", "{backend}: {log}");
+        }
+
+        // The owner's explicit statement admits the same name to the same loopback.
+        let r = allow_run(backend, upstream, script, &[]);
+        let text = stdout(&r.out);
+        assert!(r.out.status.success(), "{backend}: {:?}", r.out);
+        assert!(
+            text.contains("http=upstream saw GET /x HTTP/1.1 200"),
+            "{backend}: {text}"
+        );
+        assert!(
+            text.contains("connect=upstream saw GET /t HTTP/1.1"),
+            "{backend}: {text}"
+        );
+        let log = std::fs::read_to_string(&r.log).unwrap();
+        assert!(
+            log.lines().all(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["decision"] == "allow" && v["address"] == "127.0.0.1"
+            }),
+            "{backend}: {log}"
+        );
+        assert!(
+            !String::from_utf8_lossy(&r.out.stderr).contains("refused"),
+            "{backend}: {:?}",
+            r.out
+        );
+    }
+}
+
+/// `--allow-domain localhost` is the owner's statement for loopback under that name
+/// only: `localhost` reaches the host's loopback server, while `allowed.test`, mapped to
+/// the same server, stays refused.
+#[test]
+fn allow_localhost_entry_opens_loopback_for_localhost_only() {
+    if !tools_or_skip() {
+        return;
+    }
+    let upstream = http_upstream();
+    let resolve_localhost = format!("localhost={upstream}");
+    let script =
+        "printf 'localhost=%s\\n' \"$(curl -sS -m 30 -w ' %{http_code}' http://localhost/l)\"; \
+         printf 'named=%s\\n' \"$(curl -sS -m 30 -w ' %{http_code}' http://allowed.test/n)\"";
+    for backend in BACKENDS {
+        let r = allow_run_unstated(
+            backend,
+            upstream,
+            script,
+            &[
+                "--allow-domain",
+                "localhost",
+                "--network-resolve",
+                &resolve_localhost,
+            ],
+        );
+        let text = stdout(&r.out);
+        assert!(r.out.status.success(), "{backend}: {:?}", r.out);
+        assert!(
+            text.contains("localhost=upstream saw GET /l HTTP/1.1 200"),
+            "{backend}: {text}"
+        );
+        assert!(
+            text.contains("refused: address 127.0.0.1 is loopback") && text.contains(" 403\n"),
+            "{backend}: {text}"
+        );
+    }
+}
+
 #[test]
 fn allow_gives_a_process_that_ignores_the_proxy_no_network() {
     if !tools_or_skip() {
@@ -476,6 +618,22 @@ fn bad_patterns_and_misplaced_lists_are_usage_errors() {
             "--network allow",
         ),
         (vec!["--allow-preset", "github"], "--network allow"),
+        (
+            vec!["--network", "none", "--allow-address", "127.0.0.1"],
+            "--network allow",
+        ),
+        (
+            vec!["--network", "allow", "--allow-address", "localhost"],
+            "not an IP address",
+        ),
+        (
+            vec!["--network", "allow", "--allow-address", "10.0.0.1/8"],
+            "host bits",
+        ),
+        (
+            vec!["--network", "allow", "--allow-address", "0.0.0.0/0"],
+            "most of the address space",
+        ),
     ] {
         let out = run_jaula(&root, &args, &["true"]);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");

@@ -126,6 +126,8 @@ fn main() {
     .unwrap();
     let mut config = ProxyConfig::new(rules);
     config.resolve.insert("bench.test".into(), up);
+    // The upstream is on loopback: the owner's explicit statement, as for any user.
+    config.allow_addresses = vec!["127.0.0.1".parse().unwrap()];
     let proxy = Proxy::new(config).unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -5,7 +5,10 @@
 //! never decrypted) and absolute-URI requests (`GET http://host/path`) by forwarding them,
 //! each only when [`DomainRules::decide`](jaula_sandbox::network::DomainRules::decide)
 //! allows the host; anything else gets `403` naming the rule. Names are resolved here,
-//! outside the cage, after the decision.
+//! outside the cage, after the decision, and every address is checked by
+//! [`address::check`] just before it is connected to: an allowed name that resolves to
+//! loopback, link-local (cloud metadata), private or unspecified space is refused unless
+//! the owner named that address ([`ProxyConfig::allow_addresses`]).
 //!
 //! Resources are bounded: at most [`ProxyConfig::max_connections`] client connections are
 //! served at once (the rest wait in the kernel's accept queue), a client that does not
@@ -13,10 +16,12 @@
 //! upstream that does not accept within [`ProxyConfig::connect_timeout`] gets `504`.
 #![forbid(unsafe_code)]
 
+pub mod address;
 mod log;
 mod serve;
 mod supervise;
 
+pub use address::{AddressClass, AddressRange, AddressRangeError};
 pub use log::{DecisionRecord, Summary};
 pub use serve::{serve, Proxy};
 pub use supervise::{supervise, SuperviseError, Supervised};
@@ -34,7 +39,11 @@ pub struct ProxyConfig {
     pub rules: DomainRules,
     /// Names answered without DNS (tests; `--network-resolve HOST=ADDR:PORT`): the
     /// normalised host maps to one socket address whatever port was asked for.
+    /// Resolved addresses are checked like DNS answers: an override gives no exemption.
     pub resolve: BTreeMap<String, SocketAddr>,
+    /// The owner's `--allow-address` blocks: non-public addresses that names admitted by
+    /// an exact `--allow-domain` entry may reach. Empty by default.
+    pub allow_addresses: Vec<AddressRange>,
     /// Where every decision is appended as one JSON line.
     pub log: Option<PathBuf>,
     pub max_connections: usize,
@@ -49,6 +58,7 @@ impl ProxyConfig {
         ProxyConfig {
             rules,
             resolve: BTreeMap::new(),
+            allow_addresses: Vec::new(),
             log: None,
             max_connections: Self::DEFAULT_MAX_CONNECTIONS,
             header_timeout: Duration::from_secs(30),

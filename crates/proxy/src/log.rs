@@ -1,9 +1,15 @@
 //! The decision log (JSON lines) and the blocked-host summary printed at exit.
+//!
+//! One line per request. A name the rules refuse is logged at once; an allowed name is
+//! logged after its address check, with the address connected to (`allow`) or the
+//! address refused and the reason (`deny`, rule `address A is CLASS`), so a refusal by
+//! address is told apart from a refusal by name.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::net::IpAddr;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::Mutex;
@@ -11,6 +17,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use crate::address::Refusal;
 use crate::ProxyError;
 
 /// One line of the log.
@@ -24,25 +31,75 @@ pub struct DecisionRecord<'a> {
     /// `allow` or `deny`.
     pub decision: &'static str,
     pub rule: &'a str,
+    /// The resolved address connected to (`allow`) or refused (`deny` by address).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    /// Set only on a refusal by address: the address's class (`loopback`, `link-local`,
+    /// `private`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<&'static str>,
 }
 
-/// Blocked hosts and counts, for the one-line summary at exit.
+/// What happened to one request, as the log records it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Verdict<'a> {
+    /// The rules refused the name.
+    NameDenied { rule: &'a str },
+    /// The name was allowed; `address` is the one connected to, if any was reached.
+    Allowed {
+        rule: &'a str,
+        address: Option<IpAddr>,
+    },
+    /// The name was allowed but every address it resolved to was refused.
+    AddressRefused { refusal: Refusal },
+}
+
+/// Blocked hosts and counts, for the summary at exit.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
     pub allowed: u64,
+    /// Refused by name: host -> count.
     pub blocked: BTreeMap<String, u64>,
+    /// Allowed by name, refused by address: `host -> address (class)` -> count.
+    pub refused_addresses: BTreeMap<String, u64>,
+}
+
+impl Summary {
+    /// Nothing was refused: no summary to print.
+    pub fn is_empty(&self) -> bool {
+        self.blocked.is_empty() && self.refused_addresses.is_empty()
+    }
 }
 
 impl fmt::Display for Summary {
+    /// One line per kind of refusal that happened: by name, then by address.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let total: u64 = self.blocked.values().sum();
-        write!(
-            f,
-            "jaula: network: blocked {total} request(s) to {} host(s):",
-            self.blocked.len()
-        )?;
-        for (host, n) in &self.blocked {
-            write!(f, " {host} ({n})")?;
+        let mut first = true;
+        if !self.blocked.is_empty() {
+            let total: u64 = self.blocked.values().sum();
+            write!(
+                f,
+                "jaula: network: blocked {total} request(s) to {} host(s):",
+                self.blocked.len()
+            )?;
+            for (host, n) in &self.blocked {
+                write!(f, " {host} ({n})")?;
+            }
+            first = false;
+        }
+        if !self.refused_addresses.is_empty() {
+            if !first {
+                writeln!(f)?;
+            }
+            let total: u64 = self.refused_addresses.values().sum();
+            write!(
+                f,
+                "jaula: network: refused {total} connection(s) to non-public addresses \
+                 (see --allow-address):"
+            )?;
+            for (what, n) in &self.refused_addresses {
+                write!(f, " {what} ({n})")?;
+            }
         }
         Ok(())
     }
@@ -75,22 +132,45 @@ impl Recorder {
         })
     }
 
-    pub(crate) fn record(&self, method: &str, host: &str, port: u16, allowed: bool, rule: &str) {
+    pub(crate) fn record(&self, method: &str, host: &str, port: u16, verdict: Verdict<'_>) {
         if let Ok(mut s) = self.summary.lock() {
-            if allowed {
-                s.allowed += 1;
-            } else {
-                *s.blocked.entry(host.to_owned()).or_insert(0) += 1;
+            match verdict {
+                Verdict::Allowed { .. } => s.allowed += 1,
+                Verdict::NameDenied { .. } => {
+                    *s.blocked.entry(host.to_owned()).or_insert(0) += 1;
+                }
+                Verdict::AddressRefused { refusal } => {
+                    let key = format!("{host} -> {} ({})", refusal.address, refusal.class);
+                    *s.refused_addresses.entry(key).or_insert(0) += 1;
+                }
             }
         }
         let Some(file) = &self.file else { return };
+        let refusal_rule;
+        let (decision, rule, address, reason) = match verdict {
+            Verdict::NameDenied { rule } => ("deny", rule, None, None),
+            Verdict::Allowed { rule, address } => {
+                ("allow", rule, address.map(|a| a.to_string()), None)
+            }
+            Verdict::AddressRefused { refusal } => {
+                refusal_rule = refusal.rule();
+                (
+                    "deny",
+                    refusal_rule.as_str(),
+                    Some(refusal.address.to_string()),
+                    Some(refusal.class.name()),
+                )
+            }
+        };
         let record = DecisionRecord {
             time: rfc3339_now(),
             method,
             host,
             port,
-            decision: if allowed { "allow" } else { "deny" },
+            decision,
             rule,
+            address,
+            reason,
         };
         if let (Ok(mut line), Ok(mut file)) = (serde_json::to_vec(&record), file.lock()) {
             line.push(b'\n');

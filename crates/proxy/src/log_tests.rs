@@ -17,3 +17,75 @@ fn summary_names_each_blocked_host_once_with_counts() {
         "jaula: network: blocked 3 request(s) to 2 host(s): a.example (2) b.example (1)"
     );
 }
+
+#[test]
+fn summary_tells_address_refusals_from_name_refusals() {
+    let mut s = Summary::default();
+    assert!(s.is_empty());
+    s.refused_addresses
+        .insert("allowed.test -> 127.0.0.1 (loopback)".into(), 2);
+    assert!(!s.is_empty());
+    assert_eq!(
+        s.to_string(),
+        "jaula: network: refused 2 connection(s) to non-public addresses (see \
+         --allow-address): allowed.test -> 127.0.0.1 (loopback) (2)"
+    );
+    s.blocked.insert("b.example".into(), 1);
+    assert_eq!(
+        s.to_string(),
+        "jaula: network: blocked 1 request(s) to 1 host(s): b.example (1)\n\
+         jaula: network: refused 2 connection(s) to non-public addresses (see \
+         --allow-address): allowed.test -> 127.0.0.1 (loopback) (2)"
+    );
+}
+
+#[test]
+fn an_address_refusal_is_logged_with_address_and_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log.jsonl");
+    let recorder = Recorder::open(Some(&path)).unwrap();
+    let refusal = Refusal {
+        address: "169.254.169.254".parse().unwrap(),
+        class: crate::AddressClass::LinkLocal,
+    };
+    recorder.record("GET", "meta.test", 80, Verdict::AddressRefused { refusal });
+    recorder.record(
+        "CONNECT",
+        "ok.test",
+        443,
+        Verdict::Allowed {
+            rule: "allow-domain ok.test",
+            address: Some("93.184.216.34".parse().unwrap()),
+        },
+    );
+    recorder.record(
+        "GET",
+        "no.test",
+        80,
+        Verdict::NameDenied {
+            rule: "not in the allow list",
+        },
+    );
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["decision"], "deny");
+    assert_eq!(lines[0]["rule"], "address 169.254.169.254 is link-local");
+    assert_eq!(lines[0]["address"], "169.254.169.254");
+    assert_eq!(lines[0]["reason"], "link-local");
+    assert_eq!(lines[1]["decision"], "allow");
+    assert_eq!(lines[1]["address"], "93.184.216.34");
+    assert!(lines[1].get("reason").is_none());
+    assert_eq!(lines[2]["rule"], "not in the allow list");
+    assert!(lines[2].get("address").is_none());
+    assert!(lines[2].get("reason").is_none());
+    let summary = recorder.summary();
+    assert_eq!(summary.allowed, 1);
+    assert_eq!(summary.blocked.len(), 1);
+    assert_eq!(
+        summary.refused_addresses.keys().collect::<Vec<_>>(),
+        ["meta.test -> 169.254.169.254 (link-local)"]
+    );
+}

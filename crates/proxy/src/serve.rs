@@ -14,7 +14,8 @@ use jaula_sandbox::network::normalize_host;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
-use crate::log::Recorder;
+use crate::address::{self, OwnerStatement, Refusal};
+use crate::log::{Recorder, Verdict};
 use crate::{ProxyConfig, ProxyError, Summary};
 
 type Body = BoxBody<Bytes, hyper::Error>;
@@ -152,13 +153,19 @@ async fn handle(proxy: Proxy, req: Request<Incoming>) -> Result<Response<Body>, 
         ));
     };
     let method = req.method().as_str().to_owned();
-    let decision = proxy.inner.config.rules.decide(&host);
+    let config = &proxy.inner.config;
+    let decision = config.rules.decide(&host);
     let shown = normalize_host(&host).unwrap_or_else(|| host.clone());
-    proxy
-        .inner
-        .recorder
-        .record(&method, &shown, port, decision.allowed, &decision.rule);
+    let recorder = &proxy.inner.recorder;
     if !decision.allowed {
+        recorder.record(
+            &method,
+            &shown,
+            port,
+            Verdict::NameDenied {
+                rule: &decision.rule,
+            },
+        );
         return Ok(refused(
             StatusCode::FORBIDDEN,
             &decision.rule,
@@ -168,13 +175,58 @@ async fn handle(proxy: Proxy, req: Request<Incoming>) -> Result<Response<Body>, 
             ),
         ));
     }
-    let upstream = match connect(&proxy.inner.config, &shown, port).await {
-        Ok(s) => s,
-        Err((status, why)) => {
+    let owner = OwnerStatement {
+        host: &shown,
+        exact_entry: config.rules.allowed_by_exact_entry(&shown),
+        allowed: &config.allow_addresses,
+    };
+    let upstream = match connect(config, &owner, port).await {
+        Ok((stream, address)) => {
+            recorder.record(
+                &method,
+                &shown,
+                port,
+                Verdict::Allowed {
+                    rule: &decision.rule,
+                    address: Some(address.ip()),
+                },
+            );
+            stream
+        }
+        Err(Unreached::Refused(refusal)) => {
+            recorder.record(&method, &shown, port, Verdict::AddressRefused { refusal });
+            let rule = refusal.rule();
+            let remedy = if refusal.class.can_be_allowed() {
+                "only an exact --allow-domain entry naming the address, or one with \
+                 --allow-address, opens it"
+            } else {
+                "this kind of address is never opened"
+            };
+            return Ok(refused(
+                StatusCode::FORBIDDEN,
+                &rule,
+                format!(
+                    "jaula: network: {method} to {shown}:{port} allowed by rule: {}, but \
+                     refused: {rule} ({remedy})\n",
+                    decision.rule
+                ),
+            ));
+        }
+        Err(Unreached::Failed(status, why)) => {
+            // The name was allowed; the upstream failed, which is no policy decision.
+            recorder.record(
+                &method,
+                &shown,
+                port,
+                Verdict::Allowed {
+                    rule: &decision.rule,
+                    address: None,
+                },
+            );
             return Ok(text(
                 status,
                 format!("jaula: network: cannot reach {shown}:{port}: {why}\n"),
-            ))
+            ));
         }
     };
     if req.method() == Method::CONNECT {
@@ -247,35 +299,62 @@ fn target(req: &Request<Incoming>) -> Option<(String, u16)> {
     ))
 }
 
+/// Why no upstream connection was made.
+enum Unreached {
+    /// Every address the name resolved to was refused by [`address::check`]; the first
+    /// refusal is reported.
+    Refused(Refusal),
+    /// Resolution failed, or every permitted address failed to connect.
+    Failed(StatusCode, String),
+}
+
+/// Resolve the host and connect to the first address that passes the address check and
+/// accepts. Each address is checked immediately before the connect that uses it, and the
+/// connect uses exactly that address: a second answer from a rebinding DNS server is
+/// never asked for.
 async fn connect(
     config: &ProxyConfig,
-    host: &str,
+    owner: &OwnerStatement<'_>,
     port: u16,
-) -> Result<TcpStream, (StatusCode, String)> {
+) -> Result<(TcpStream, SocketAddr), Unreached> {
+    let host = owner.host;
     let addresses: Vec<SocketAddr> = match config.resolve.get(host) {
         Some(addr) => vec![*addr],
         None => tokio::net::lookup_host((host, port))
             .await
-            .map_err(|e| (StatusCode::BAD_GATEWAY, format!("name resolution: {e}")))?
+            .map_err(|e| {
+                Unreached::Failed(StatusCode::BAD_GATEWAY, format!("name resolution: {e}"))
+            })?
             .collect(),
     };
-    let mut last = String::from("no address");
+    let mut first_refusal = None;
+    let mut last = None;
     for addr in addresses {
+        if let Err(refusal) = address::check(addr.ip(), owner) {
+            first_refusal.get_or_insert(refusal);
+            continue;
+        }
         match tokio::time::timeout(config.connect_timeout, TcpStream::connect(addr)).await {
             Ok(Ok(stream)) => {
                 let _ = stream.set_nodelay(true);
-                return Ok(stream);
+                return Ok((stream, addr));
             }
-            Ok(Err(e)) => last = format!("{addr}: {e}"),
+            Ok(Err(e)) => last = Some(format!("{addr}: {e}")),
             Err(_) => {
-                return Err((
+                return Err(Unreached::Failed(
                     StatusCode::GATEWAY_TIMEOUT,
                     format!("{addr}: connect timed out"),
                 ))
             }
         }
     }
-    Err((StatusCode::BAD_GATEWAY, last))
+    // A refusal is the answer even when another address merely failed: it is the one the
+    // owner can act on, and failing closed must not look like a network fault.
+    Err(match (first_refusal, last) {
+        (Some(refusal), _) => Unreached::Refused(refusal),
+        (None, Some(last)) => Unreached::Failed(StatusCode::BAD_GATEWAY, last),
+        (None, None) => Unreached::Failed(StatusCode::BAD_GATEWAY, "no address".to_owned()),
+    })
 }
 
 /// Send an absolute-URI request on as origin-form over a fresh upstream connection.

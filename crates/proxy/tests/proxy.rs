@@ -1,5 +1,7 @@
 //! The proxy on its own, in-process, against upstream servers on loopback. Names are
-//! resolved through the proxy's override table, never DNS.
+//! resolved through the proxy's override table, never DNS. The override is checked like
+//! a DNS answer, so reaching these loopback servers takes the owner's explicit
+//! `allow_addresses` statement (`--allow-address 127.0.0.1`), as it would for anyone.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener as StdListener, TcpStream};
@@ -17,6 +19,16 @@ struct Harness {
 }
 
 fn harness(allow: &[&str], deny: &[&str], upstream: SocketAddr, max: usize) -> Harness {
+    harness_with(allow, deny, upstream, max, &["127.0.0.1"])
+}
+
+fn harness_with(
+    allow: &[&str],
+    deny: &[&str],
+    upstream: SocketAddr,
+    max: usize,
+    allow_addresses: &[&str],
+) -> Harness {
     let rules = NetworkSpec {
         mode: NetworkMode::Allow,
         allow_domains: allow.iter().map(|s| s.to_string()).collect(),
@@ -28,9 +40,16 @@ fn harness(allow: &[&str], deny: &[&str], upstream: SocketAddr, max: usize) -> H
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let log = dir.path().join("net.jsonl");
     let mut config = ProxyConfig::new(rules);
-    for name in ["allowed.test", "also.allowed.test", "blocked.test"] {
+    for name in [
+        "allowed.test",
+        "also.allowed.test",
+        "blocked.test",
+        "localhost",
+        "127.0.0.1",
+    ] {
         config.resolve.insert(name.to_owned(), upstream);
     }
+    config.allow_addresses = allow_addresses.iter().map(|a| a.parse().unwrap()).collect();
     config.log = Some(log.clone());
     config.max_connections = max;
     config.header_timeout = Duration::from_millis(300);
@@ -275,4 +294,119 @@ fn a_flood_of_1000_connections_is_bounded_and_leaves_the_proxy_serving() {
         h.proxy.peak_connections()
     );
     assert!(get(&h, "allowed.test").starts_with("HTTP/1.1 200"));
+}
+
+/// A loopback listener that is never served: a connection would sit in its accept queue,
+/// so "the server saw no connection" is checked without waiting (a loopback connect
+/// completes before connect(2) returns, and the proxy answers only after it).
+struct Untouched(StdListener);
+
+impl Untouched {
+    fn new() -> Untouched {
+        let l = StdListener::bind("127.0.0.1:0").unwrap();
+        l.set_nonblocking(true).unwrap();
+        Untouched(l)
+    }
+    fn addr(&self) -> SocketAddr {
+        self.0.local_addr().unwrap()
+    }
+    fn reached(&self) -> bool {
+        match self.0.accept() {
+            Ok(_) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => false,
+            Err(e) => panic!("accept: {e}"),
+        }
+    }
+}
+
+fn log_lines(h: &Harness) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(&h.log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn an_allowed_name_resolving_to_loopback_is_refused_over_http_and_connect() {
+    let server = Untouched::new();
+    let h = harness_with(&["allowed.test"], &[], server.addr(), 16, &[]);
+    let response = get(&h, "allowed.test");
+    assert!(response.starts_with("HTTP/1.1 403"), "{response}");
+    assert!(
+        response.contains("x-jaula-rule: address 127.0.0.1 is loopback"),
+        "{response}"
+    );
+    assert!(
+        response.contains("allowed by rule: allow-domain allowed.test, but refused: address 127.0.0.1 is loopback"),
+        "{response}"
+    );
+    let response = exchange(
+        h.addr,
+        "CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n",
+    );
+    assert!(response.starts_with("HTTP/1.1 403"), "{response}");
+    assert!(
+        response.contains("x-jaula-rule: address 127.0.0.1 is loopback"),
+        "{response}"
+    );
+    assert!(!server.reached(), "the loopback server saw a connection");
+    let lines = log_lines(&h);
+    assert_eq!(lines.len(), 2);
+    for (line, (method, port)) in lines.iter().zip([("GET", 80), ("CONNECT", 443)]) {
+        assert_eq!(line["method"], method);
+        assert_eq!(line["host"], "allowed.test");
+        assert_eq!(line["port"], port);
+        assert_eq!(line["decision"], "deny");
+        assert_eq!(line["rule"], "address 127.0.0.1 is loopback");
+        assert_eq!(line["address"], "127.0.0.1");
+        assert_eq!(line["reason"], "loopback");
+    }
+    let summary = h.proxy.summary();
+    assert!(summary.blocked.is_empty(), "{summary:?}");
+    assert_eq!(
+        summary
+            .refused_addresses
+            .get("allowed.test -> 127.0.0.1 (loopback)"),
+        Some(&2)
+    );
+}
+
+#[test]
+fn the_owners_allow_address_admits_an_exactly_allowed_name_and_logs_the_address() {
+    let h = harness_with(&["allowed.test"], &[], http_upstream(), 16, &["127.0.0.1"]);
+    let response = get(&h, "allowed.test");
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    let lines = log_lines(&h);
+    assert_eq!(lines[0]["decision"], "allow");
+    assert_eq!(lines[0]["rule"], "allow-domain allowed.test");
+    assert_eq!(lines[0]["address"], "127.0.0.1");
+    assert!(lines[0].get("reason").is_none());
+    assert!(h.proxy.summary().is_empty());
+}
+
+#[test]
+fn a_name_admitted_by_a_pattern_never_reaches_loopback_even_with_allow_address() {
+    let server = Untouched::new();
+    let h = harness_with(&["*.allowed.test"], &[], server.addr(), 16, &["127.0.0.1"]);
+    let response = get(&h, "also.allowed.test");
+    assert!(response.starts_with("HTTP/1.1 403"), "{response}");
+    assert!(
+        response.contains("x-jaula-rule: address 127.0.0.1 is loopback"),
+        "{response}"
+    );
+    assert!(!server.reached(), "the loopback server saw a connection");
+}
+
+#[test]
+fn an_allow_entry_that_is_the_literal_or_localhost_names_loopback_itself() {
+    for host in ["127.0.0.1", "localhost"] {
+        let h = harness_with(&[host], &[], http_upstream(), 16, &[]);
+        let response = get(&h, host);
+        assert!(response.starts_with("HTTP/1.1 200"), "{host}: {response}");
+        // The same loopback address under another exactly allowed name stays refused.
+        let h = harness_with(&[host, "allowed.test"], &[], http_upstream(), 16, &[]);
+        let response = get(&h, "allowed.test");
+        assert!(response.starts_with("HTTP/1.1 403"), "{host}: {response}");
+    }
 }

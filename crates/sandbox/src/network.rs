@@ -245,6 +245,21 @@ impl DomainRules {
             },
         }
     }
+
+    /// Whether the host is allowed and an `--allow-domain` entry names it exactly (not a
+    /// `*.suffix` pattern, not a preset). The proxy lets only such names reach the
+    /// non-public addresses the owner stated: a pattern or a preset covers names whose
+    /// answers the owner does not control.
+    pub fn allowed_by_exact_entry(&self, host: &str) -> bool {
+        let Some(host) = normalize_host(host) else {
+            return false;
+        };
+        self.decide(&host).allowed
+            && self.allow.iter().any(|r| {
+                r.source == RuleSource::AllowDomain
+                    && matches!(&r.pattern, DomainPattern::Exact(name) if *name == host)
+            })
+    }
 }
 
 #[cfg(test)]

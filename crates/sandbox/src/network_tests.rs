@@ -209,3 +209,31 @@ proptest! {
         let _ = normalize_host(&s);
     }
 }
+
+#[test]
+fn only_an_exact_allow_domain_entry_counts_as_naming_a_host() {
+    let r = rules(
+        &["api.example.com", "*.example.org", "127.0.0.1", "localhost"],
+        &["no.example.org"],
+        &["github"],
+    );
+    assert!(r.allowed_by_exact_entry("api.example.com"));
+    assert!(r.allowed_by_exact_entry("API.Example.com."));
+    assert!(r.allowed_by_exact_entry("127.0.0.1"));
+    assert!(r.allowed_by_exact_entry("localhost"));
+    // Allowed, but by a pattern or a preset.
+    assert!(r.decide("a.example.org").allowed);
+    assert!(!r.allowed_by_exact_entry("a.example.org"));
+    assert!(r.decide("github.com").allowed);
+    assert!(!r.allowed_by_exact_entry("github.com"));
+    // Not allowed at all.
+    assert!(!r.allowed_by_exact_entry("no.example.org"));
+    assert!(!r.allowed_by_exact_entry("other.example.com"));
+    assert!(!r.allowed_by_exact_entry("::1"));
+}
+
+#[test]
+fn a_deny_entry_wins_over_an_exact_allow_entry_for_naming_too() {
+    let r = rules(&["api.example.com"], &["api.example.com"], &[]);
+    assert!(!r.allowed_by_exact_entry("api.example.com"));
+}

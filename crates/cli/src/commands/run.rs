@@ -102,6 +102,11 @@ pub struct RunArgs {
     /// javascript, go (repeatable).
     #[arg(long = "allow-preset", value_name = "NAME")]
     pub allow_preset: Vec<String>,
+    /// With --network allow: a loopback, link-local or private address (or ADDR/PREFIX
+    /// block) that names admitted by an exact --allow-domain entry may reach; refused by
+    /// default (repeatable).
+    #[arg(long = "allow-address", value_name = "ADDR[/PREFIX]")]
+    pub allow_address: Vec<String>,
     /// With --network allow: append every proxy decision to FILE as a JSON line.
     #[arg(long = "network-log", value_name = "FILE")]
     pub network_log: Option<PathBuf>,
@@ -341,7 +346,13 @@ fn network_settings(
             "--network-log given with network mode {mode}; only --network allow has a proxy \
              to log"
         )));
+    } else if !args.allow_address.is_empty() {
+        return Err(CliError::Usage(format!(
+            "--allow-address given with network mode {mode}; only --network allow has a \
+             proxy to open it"
+        )));
     }
+    allow_addresses(args)?;
     let rules = spec
         .resolve()
         .map_err(|e| CliError::Usage(format!("network: {e}")))?;
@@ -373,6 +384,16 @@ fn resolve_overrides(args: &RunArgs) -> Result<Vec<(String, SocketAddr)>, CliErr
         .collect()
 }
 
+fn allow_addresses(args: &RunArgs) -> Result<Vec<jaula_proxy::AddressRange>, CliError> {
+    args.allow_address
+        .iter()
+        .map(|a| {
+            a.parse()
+                .map_err(|e| CliError::Usage(format!("--allow-address: {e}")))
+        })
+        .collect()
+}
+
 /// `--network allow`: the cage runs as a child in its own network namespace and hands
 /// its loopback listener out; this process serves the proxy on it until the child exits,
 /// then mirrors the child's exit status or signal. Where no namespace can be made the
@@ -389,6 +410,7 @@ fn run_allow(
     let proxy_localhost = rules.decide("localhost").allowed;
     let mut config = jaula_proxy::ProxyConfig::new(rules);
     config.resolve = resolve_overrides(args)?.into_iter().collect();
+    config.allow_addresses = allow_addresses(args)?;
     config.log = args.network_log.clone();
     let proxy = jaula_proxy::Proxy::new(config).map_err(|e| CliError::Launch(e.to_string()))?;
     let (channel, stage_end) =
@@ -484,7 +506,7 @@ fn run_allow(
     drop(channel);
     let done = jaula_proxy::supervise(child, listener, proxy)
         .map_err(|e| CliError::Launch(e.to_string()))?;
-    if !done.summary.blocked.is_empty() {
+    if !done.summary.is_empty() {
         eprintln!("{}", done.summary);
     }
     exit_like(done.status)
