@@ -195,6 +195,8 @@ impl World {
             .env("PATH", PATH)
             .env("HOME", &self.h.home)
             .env("LC_ALL", "C")
+            // tmux runs commands with $SHELL, else the passwd shell: nobody's is nologin.
+            .env("SHELL", "/bin/sh")
             .current_dir(&self.h.repo);
         if self.user == User::Nobody {
             cmd.uid(NOBODY).gid(NOBODY);
@@ -519,10 +521,17 @@ fn tmux_server(w: &mut World, which: TmuxSocket) -> Option<Vec<String>> {
             return None;
         }
     }
+    // remain-on-exit: a window whose command has finished stays listed, so the window
+    // list is a record of every window the server opened.
+    let conf = w.root.join("outside/tmux.conf");
+    fs::write(&conf, "set -g remain-on-exit on\n").unwrap();
+    fs::set_permissions(&conf, fs::Permissions::from_mode(0o644)).unwrap();
     w.host(
         w.command("tmux")
             .args(&args)
-            .args(["-f", "/dev/null", "new-session", "-d", "-s", "jaula", "/bin/sh"]),
+            .arg("-f")
+            .arg(&conf)
+            .args(["new-session", "-d", "-s", "jaula", "/bin/sh"]),
     );
     w.tmux.push(args.clone());
     Some(args)
@@ -554,7 +563,12 @@ fn tmux_case(backend: Backend, user: User, which: TmuxSocket, attack: &str) {
         v.extend(args.iter().cloned());
         match attack {
             "new-window" => {
-                v.extend(["new-window".into(), format!("touch {}", proof.display())]);
+                v.extend([
+                    "new-window".into(),
+                    "-t".into(),
+                    "jaula:".into(),
+                    format!("touch {}", proof.display()),
+                ]);
             }
             _ => {
                 v.extend([
@@ -595,6 +609,8 @@ fn tmux_case(backend: Backend, user: User, which: TmuxSocket, attack: &str) {
         let ctl = w.proof("control-nw");
         w.host(w.command("tmux").args(&args).args([
             "new-window",
+            "-t",
+            "jaula:",
             &format!("touch {}; {done}", ctl.display()),
         ]));
         w.host(w.command("tmux").args(&args).args(["wait-for", &name]));
