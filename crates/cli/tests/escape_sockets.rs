@@ -302,6 +302,13 @@ impl Drop for World {
                 .env("PATH", PATH)
                 .uid(self.user.uid())
                 .output();
+            // kill-server leaves the socket file behind.
+            let uid = self.user.uid();
+            let _ = fs::remove_file(match args.as_slice() {
+                [flag, name] if flag == "-L" => PathBuf::from(format!("/tmp/tmux-{uid}/{name}")),
+                [flag, path] if flag == "-S" => PathBuf::from(path),
+                _ => PathBuf::from(format!("/tmp/tmux-{uid}/default")),
+            });
         }
         for child in &mut self.children {
             let _ = child.kill();
