@@ -246,7 +246,13 @@ impl World {
     }
 
     /// `argv` under `jaula run --backend B flags`, as the case's user, in the repo.
-    fn caged(&self, backend: Backend, flags: &[&str], env: &[(&str, &str)], argv: &[&str]) -> Output {
+    fn caged(
+        &self,
+        backend: Backend,
+        flags: &[&str],
+        env: &[(&str, &str)],
+        argv: &[&str],
+    ) -> Output {
         let mut cmd = self.command(jaula());
         cmd.args(["run", "--backend", backend.name()])
             .args(flags)
@@ -288,7 +294,14 @@ impl World {
     }
 
     fn client_argv<'a>(&'a self, kind: &'a str, sock: &'a str, text: &'a str) -> Vec<&'a str> {
-        vec![PYTHON, self.script.to_str().unwrap(), "client", kind, sock, text]
+        vec![
+            PYTHON,
+            self.script.to_str().unwrap(),
+            "client",
+            kind,
+            sock,
+            text,
+        ]
     }
 }
 
@@ -372,7 +385,9 @@ fn sync(kind: &str, sock: &Path, world: &World) {
         s.read_to_string(&mut reply).unwrap();
         assert_eq!(reply, "done\n");
     } else {
-        let me = world.root.join(format!("outside/sync-{}.sock", unique_tag()));
+        let me = world
+            .root
+            .join(format!("outside/sync-{}.sock", unique_tag()));
         let s = UnixDatagram::bind(&me).unwrap();
         // The service may run as uid 65534: it must be able to answer.
         fs::set_permissions(&me, fs::Permissions::from_mode(0o777)).unwrap();
@@ -392,9 +407,9 @@ fn log_len(log: &Path) -> usize {
 /// EACCES (the gate's answer) or ENOENT (a view in which the host socket does not exist).
 fn assert_refused_errno(out: &Output, what: &str) {
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let refused = stdout.lines().any(|l| {
-        l == format!("errno={}", libc::EACCES) || l == format!("errno={}", libc::ENOENT)
-    });
+    let refused = stdout
+        .lines()
+        .any(|l| l == format!("errno={}", libc::EACCES) || l == format!("errno={}", libc::ENOENT));
     assert!(
         refused,
         "{what}: the caged client was not refused with EACCES/ENOENT\n{}",
@@ -460,7 +475,11 @@ fn cmd_server_case(backend: Backend, user: User, place: Place, kind: &str) {
     let proof = w.proof("control");
     let cmd = format!("touch {}", proof.display());
     let out = w.uncaged(&[], &w.client_argv(kind, &sock_s, &cmd));
-    assert!(out.status.success(), "control client failed\n{}", text(&out));
+    assert!(
+        out.status.success(),
+        "control client failed\n{}",
+        text(&out)
+    );
     sync(server_kind, &sock, &w);
     let lines = log_since(&log, 0);
     assert!(
@@ -533,13 +552,13 @@ fn tmux_server(w: &mut World, which: TmuxSocket) -> Option<Vec<String>> {
     let conf = w.root.join("outside/tmux.conf");
     fs::write(&conf, "set -g remain-on-exit on\n").unwrap();
     fs::set_permissions(&conf, fs::Permissions::from_mode(0o644)).unwrap();
-    w.host(
-        w.command("tmux")
-            .args(&args)
-            .arg("-f")
-            .arg(&conf)
-            .args(["new-session", "-d", "-s", "jaula", "/bin/sh"]),
-    );
+    w.host(w.command("tmux").args(&args).arg("-f").arg(&conf).args([
+        "new-session",
+        "-d",
+        "-s",
+        "jaula",
+        "/bin/sh",
+    ]));
     w.tmux.push(args.clone());
     Some(args)
 }
@@ -609,7 +628,11 @@ fn tmux_case(backend: Backend, user: User, which: TmuxSocket, attack: &str) {
     let out = w.uncaged(&[], &argv);
     assert!(out.status.success(), "control tmux failed\n{}", text(&out));
     if attack == "new-window" {
-        assert_eq!(tmux_windows(&w, &args), before + 1, "control: no new window");
+        assert_eq!(
+            tmux_windows(&w, &args),
+            before + 1,
+            "control: no new window"
+        );
         // The new window's command runs by itself: make it report back.
         let name = format!("jaula-nw-{}", w.tag);
         let done = format!("tmux {sock_words} wait-for -S {name}");
@@ -742,7 +765,11 @@ fn ssh_agent_case(backend: Backend, user: User) {
 
     let (msg, script) = sign("control");
     let out = w.uncaged(&env, &["/bin/sh", "-c", &script]);
-    assert!(out.status.success(), "control signing failed\n{}", text(&out));
+    assert!(
+        out.status.success(),
+        "control signing failed\n{}",
+        text(&out)
+    );
     assert!(
         signed_by_owner(&w, &agent, &msg),
         "control: the agent did not sign for an uncaged caller"
