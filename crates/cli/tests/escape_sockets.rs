@@ -217,7 +217,11 @@ impl World {
 
     /// Starts the command server on `sock` and waits for its "ready" line.
     fn serve(&mut self, kind: &str, sock: &Path) -> PathBuf {
-        let log = self.root.join(format!("outside/{kind}-{}.log", self.tag));
+        let log = self.root.join(format!(
+            "outside/{kind}-{}-{}.log",
+            self.tag,
+            sock.file_name().unwrap().to_string_lossy()
+        ));
         fs::write(&log, "").unwrap();
         if self.user == User::Nobody {
             std::os::unix::fs::chown(&log, Some(NOBODY), Some(NOBODY)).unwrap();
@@ -789,30 +793,52 @@ fn ssh_agent_case(backend: Backend, user: User) {
     );
 }
 
-/// With `--allow-unix-socket PATH` the owner's choice holds: the same server is reachable.
+/// With `--allow-unix-socket PATH` the owner's choice holds: that server is reachable,
+/// and only that one: a second server beside it, not named, stays refused in the same run.
 fn allowed_socket_case(backend: Backend, user: User) {
     if !preflight(&[PYTHON]) {
         return;
     }
     let mut w = World::new(user, "allowed");
     let sock = place_socket(&mut w, Place::Tmp, "svc.sock");
+    let other = sock.with_file_name("other.sock");
     let log = w.serve("stream", &sock);
-    let sock_s = sock.to_str().unwrap().to_string();
+    let other_log = w.serve("stream", &other);
     let proof = w.proof("allowed");
-    let cmd = format!("touch {}", proof.display());
+    let other_proof = w.proof("other");
+    let py = PYTHON;
+    let script = w.script.display().to_string();
+    let sh = format!(
+        "{py} {script} client stream {s} 'touch {p}' && \
+         {{ {py} {script} client stream {o} 'touch {op}'; true; }}",
+        s = sock.display(),
+        p = proof.display(),
+        o = other.display(),
+        op = other_proof.display()
+    );
+    let sock_s = sock.to_str().unwrap();
     let out = w.caged(
         backend,
-        &["--allow-unix-socket", &sock_s],
+        &["--allow-unix-socket", sock_s],
         &[],
-        &w.client_argv("stream", &sock_s, &cmd),
+        &["/bin/sh", "-c", &sh],
     );
     sync("stream", &sock, &w);
+    sync("stream", &other, &w);
     assert!(
-        log_since(&log, 0).contains(&format!("ran {cmd}")) && proof.exists(),
+        log_since(&log, 0).contains(&format!("ran touch {}", proof.display())) && proof.exists(),
         "{backend:?} {user:?}: the allowed socket was not reachable\n{}",
         text(&out)
     );
     assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        log_since(&other_log, 0),
+        ["conn", "sync"],
+        "{backend:?} {user:?}: allowing one socket opened its neighbour too\n{}",
+        text(&out)
+    );
+    assert!(!other_proof.exists());
+    assert_refused_errno(&out, "the socket beside the allowed one");
 }
 
 /// A socket the cage binds itself (in the repo, in the cage's /tmp) is reachable from
