@@ -104,13 +104,35 @@ fn host(cmd: &mut Command) -> String {
 /// Run `script` with `/bin/sh -e` under `jaula run --backend <backend>`, in the repo, with
 /// HOME the scratch home and PATH `path` then the system's. The script must succeed.
 fn caged(backend: &str, h: &Home, path: &[&Path], env: &[(&str, OsString)], script: &str) {
+    let out = caged_output(backend, h, &[], path, env, script);
+    assert!(
+        out.status.success(),
+        "{backend}: the caged workload failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// [`caged`] with extra `jaula run` flags, returning the output whatever the status. A flag
+/// this jaula does not know yet fails here, with a message naming it.
+fn caged_output(
+    backend: &str,
+    h: &Home,
+    flags: &[&str],
+    path: &[&Path],
+    env: &[(&str, OsString)],
+    script: &str,
+) -> std::process::Output {
     let mut dirs: Vec<PathBuf> = path.iter().map(|p| p.to_path_buf()).collect();
     dirs.extend(["/usr/local/bin", "/usr/bin", "/bin"].map(PathBuf::from));
     let full = format!(
         "if cat \"$HOME/.ssh/id_x\" 2>/dev/null; then echo 'the cage is not in force' >&2; exit 99; fi\n{script}"
     );
     let out = Command::new(jaula())
-        .args(["run", "--backend", backend, "--repo"])
+        .args(["run", "--backend", backend])
+        .args(flags)
+        .arg("--repo")
         .arg(&h.repo)
         .arg("--home")
         .arg(&h.home)
@@ -123,13 +145,15 @@ fn caged(backend: &str, h: &Home, path: &[&Path], env: &[(&str, OsString)], scri
         .current_dir(&h.repo)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{backend}: the caged workload failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for flag in flags.iter().filter(|f| f.starts_with("--")) {
+        assert!(
+            !(stderr.contains("unexpected argument") && stderr.contains(*flag)),
+            "jaula run does not know {flag} yet: this workload needs the issue 10 socket gate \
+             merged.\n{stderr}"
+        );
+    }
+    out
 }
 
 fn git_commit(backend: &str) {
@@ -416,6 +440,337 @@ fn npm_install(backend: &str) {
     assert!(lock.contains("jaula-localpkg"), "{lock}");
 }
 
+/// The identity git needs for a commit, from the environment: the cage must not need
+/// `git config` (which the planting guard refuses, see below).
+fn git_identity() -> Vec<(&'static str, OsString)> {
+    vec![
+        ("GIT_AUTHOR_NAME", "cage".into()),
+        ("GIT_AUTHOR_EMAIL", "cage@example.invalid".into()),
+        ("GIT_COMMITTER_NAME", "cage".into()),
+        ("GIT_COMMITTER_EMAIL", "cage@example.invalid".into()),
+    ]
+}
+
+fn host_git(dir: &Path, args: &[&str]) -> String {
+    host(
+        Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args([
+                "-c",
+                "user.name=owner",
+                "-c",
+                "user.email=owner@example.invalid",
+            ])
+            .args(args),
+    )
+}
+
+/// The repo cloned (on the host) from a bare remote elsewhere in the scratch home, which
+/// has moved on by one upstream commit since: the cage has something to fetch and pull.
+fn repo_with_local_remote(name: &str) -> Home {
+    let h = home(name);
+    let remote = h.home.join("remotes/origin.git");
+    let seed = h.home.join("remotes/seed");
+    fs::create_dir_all(&seed).unwrap();
+    host(
+        Command::new("git")
+            .args(["init", "-q", "--bare", "-b", "main"])
+            .arg(&remote),
+    );
+    host_git(&seed, &["init", "-q", "-b", "main"]);
+    fs::write(seed.join("README.md"), "seed\n").unwrap();
+    host_git(&seed, &["add", "README.md"]);
+    host_git(&seed, &["commit", "-qm", "seed"]);
+    host_git(
+        &seed,
+        &["remote", "add", "origin", remote.to_str().unwrap()],
+    );
+    host_git(&seed, &["push", "-q", "origin", "main"]);
+    host(
+        Command::new("git")
+            .args(["clone", "-q"])
+            .arg(&remote)
+            .arg(&h.repo),
+    );
+    fs::write(seed.join("upstream.txt"), "upstream\n").unwrap();
+    host_git(&seed, &["add", "upstream.txt"]);
+    host_git(&seed, &["commit", "-qm", "upstream"]);
+    host_git(&seed, &["push", "-q", "origin", "main"]);
+    h
+}
+
+/// The git an agent does all day: commit, branch, checkout, merge, stash, fetch and pull
+/// from a local remote. Judged on the host from the repository the cage left.
+fn git_daily_work(backend: &str) {
+    if !tools_or_skip(&["git"]) || !backend_or_skip(backend) {
+        return;
+    }
+    let h = repo_with_local_remote("workload-gitflow-");
+    caged(
+        backend,
+        &h,
+        &[],
+        &git_identity(),
+        "echo a > a.txt\n\
+         git add a.txt\n\
+         git commit -q -m 'cage: a'\n\
+         git branch feature\n\
+         git checkout -q feature\n\
+         echo f > f.txt\n\
+         git add f.txt\n\
+         git commit -q -m 'cage: f'\n\
+         git checkout -q main\n\
+         git merge -q --no-ff --no-edit -m 'cage: merge feature' feature\n\
+         echo dirty >> a.txt\n\
+         git stash -q\n\
+         test \"$(cat a.txt)\" = a\n\
+         git stash pop -q\n\
+         test \"$(tail -n 1 a.txt)\" = dirty\n\
+         git checkout -q -- a.txt\n\
+         git fetch -q origin\n\
+         git pull -q --no-rebase --no-edit origin main\n",
+    );
+    let log = host_git(&h.repo, &["log", "--format=%s", "main"]);
+    for subject in [
+        "cage: a",
+        "cage: f",
+        "cage: merge feature",
+        "upstream",
+        "seed",
+    ] {
+        assert!(
+            log.lines().any(|l| l == subject),
+            "{backend}: '{subject}' missing from the log:\n{log}"
+        );
+    }
+    assert!(
+        h.repo.join("upstream.txt").is_file(),
+        "the pull did not land"
+    );
+    assert!(h.repo.join("f.txt").is_file(), "the merge did not land");
+    assert_eq!(host_git(&h.repo, &["stash", "list"]), "");
+    assert_eq!(host_git(&h.repo, &["status", "--porcelain"]), "");
+    assert_eq!(
+        host_git(&h.repo, &["rev-parse", "--abbrev-ref", "HEAD"]),
+        "main"
+    );
+}
+
+/// `.git/config` is planted code (core.fsmonitor, core.pager, aliases): the planting guard
+/// protects it, and git says why. Fails until the guard of issue 10 (point 3) lands.
+fn git_config_local_is_refused(backend: &str) {
+    if !tools_or_skip(&["git"]) || !backend_or_skip(backend) {
+        return;
+    }
+    let h = repo_with_local_remote("workload-gitconfig-");
+    let before = fs::read_to_string(h.repo.join(".git/config")).unwrap();
+    let out = caged_output(
+        backend,
+        &h,
+        &[],
+        &[],
+        &[],
+        "git config --local user.name x\n",
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        fs::read_to_string(h.repo.join(".git/config")).unwrap(),
+        before,
+        "{backend}: the cage changed .git/config (planting guard not in force)\n{stderr}"
+    );
+    assert!(
+        !out.status.success() && stderr.contains("protected"),
+        "{backend}: `git config --local` must fail with a message naming the protection \
+         ({}):\n{stderr}",
+        out.status
+    );
+}
+
+/// The interpreter itself, not a version manager's shim.
+fn system_python() -> Option<PathBuf> {
+    if !tools_or_skip(&["python3"]) {
+        return None;
+    }
+    Some(PathBuf::from(host(
+        Command::new("python3").args(["-c", "import sys; print(sys.executable)"]),
+    )))
+}
+
+/// `multiprocessing.Manager()`: a server process on a unix socket of the cage's own, and a
+/// child process that reaches it through a proxy.
+fn python_manager(backend: &str) {
+    let Some(python) = system_python() else {
+        return;
+    };
+    if !backend_or_skip(backend) {
+        return;
+    }
+    let h = home("workload-mpmanager-");
+    fs::write(
+        h.repo.join("manager.py"),
+        "import multiprocessing as mp\n\
+         \n\
+         def work(shared, items):\n\
+         \x20   shared['child'] = 'hello from the child'\n\
+         \x20   items.append(42)\n\
+         \n\
+         if __name__ == '__main__':\n\
+         \x20   with mp.Manager() as manager:\n\
+         \x20       shared, items = manager.dict(), manager.list()\n\
+         \x20       p = mp.Process(target=work, args=(shared, items))\n\
+         \x20       p.start()\n\
+         \x20       p.join()\n\
+         \x20       assert p.exitcode == 0, p.exitcode\n\
+         \x20       with open('manager-result.txt', 'w') as f:\n\
+         \x20           f.write('%s %s' % (shared['child'], list(items)))\n",
+    )
+    .unwrap();
+    caged(
+        backend,
+        &h,
+        &[],
+        &[],
+        &format!("'{}' manager.py\n", python.display()),
+    );
+    assert_eq!(
+        fs::read_to_string(h.repo.join("manager-result.txt")).unwrap(),
+        "hello from the child [42]"
+    );
+}
+
+/// A Node server and a separate Node client process on a unix socket inside the repo.
+fn node_unix_socket(backend: &str) {
+    if !tools_or_skip(&["node"]) || !backend_or_skip(backend) {
+        return;
+    }
+    let h = home("workload-nodesock-");
+    fs::write(
+        h.repo.join("server.js"),
+        r#"const net = require('net');
+const fs = require('fs');
+const { spawn } = require('child_process');
+const path = __dirname + '/app.sock';
+const server = net.createServer((c) => c.on('data', (d) => c.end('pong:' + d)));
+server.listen(path, () => {
+  const client = spawn(process.execPath, [__dirname + '/client.js', path], { stdio: 'inherit' });
+  client.on('exit', (code) => {
+    server.close();
+    process.exit(code);
+  });
+});
+"#,
+    )
+    .unwrap();
+    fs::write(
+        h.repo.join("client.js"),
+        r#"const net = require('net');
+const fs = require('fs');
+const c = net.connect(process.argv[2], () => c.write('ping'));
+c.on('data', (d) => fs.writeFileSync(__dirname + '/node-result.txt', String(d)));
+c.on('error', (e) => { console.error(e); process.exit(1); });
+"#,
+    )
+    .unwrap();
+    caged(backend, &h, &[], &[], "node server.js\n");
+    assert_eq!(
+        fs::read_to_string(h.repo.join("node-result.txt")).unwrap(),
+        "pong:ping"
+    );
+}
+
+/// A host ssh-agent holding one key; killed and its directory removed on drop.
+struct HostAgent {
+    child: std::process::Child,
+    dir: PathBuf,
+    sock: PathBuf,
+    pubkey: String,
+}
+
+impl Drop for HostAgent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn host_agent(h: &Home) -> HostAgent {
+    use std::io::BufRead;
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let dir = PathBuf::from(format!(
+        "/tmp/jaula-wl-agent-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    fs::create_dir_all(&dir).unwrap();
+    let sock = dir.join("agent.sock");
+    // The private key lives in the sealed ~/.ssh: only the agent can use it.
+    let key = h.home.join(".ssh/agent_key");
+    host(
+        Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-C", "jaula-owner", "-f"])
+            .arg(&key),
+    );
+    let mut child = Command::new("ssh-agent")
+        .arg("-D")
+        .arg("-a")
+        .arg(&sock)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // ssh-agent -D prints its environment once the socket listens.
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let agent = HostAgent {
+        child,
+        dir,
+        sock,
+        pubkey: fs::read_to_string(key.with_extension("pub"))
+            .unwrap()
+            .trim()
+            .to_string(),
+    };
+    assert!(line.starts_with("SSH_AUTH_SOCK="), "ssh-agent: {line}");
+    host(
+        Command::new("ssh-add")
+            .arg("-q")
+            .arg(&key)
+            .env("SSH_AUTH_SOCK", &agent.sock),
+    );
+    agent
+}
+
+/// The owner allowed the agent (`--allow-unix-preset ssh-agent`): `ssh-add -L` lists the
+/// owner's key from inside the cage, with SSH_AUTH_SOCK kept by the preset.
+fn ssh_add_through_allowed_agent(backend: &str) {
+    if !tools_or_skip(&["ssh-agent", "ssh-add", "ssh-keygen"]) || !backend_or_skip(backend) {
+        return;
+    }
+    let h = home("workload-sshagent-");
+    let agent = host_agent(&h);
+    let out = caged_output(
+        backend,
+        &h,
+        &["--allow-unix-preset", "ssh-agent"],
+        &[],
+        &[("SSH_AUTH_SOCK", agent.sock.clone().into_os_string())],
+        "ssh-add -L\n",
+    );
+    assert!(
+        out.status.success(),
+        "{backend}: ssh-add -L through the allowed agent failed ({}):\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), agent.pubkey);
+}
+
 #[test]
 fn git_init_and_commit_work_caged_with_landlock() {
     git_commit("landlock");
@@ -464,4 +819,54 @@ fn npm_install_of_a_local_package_works_caged_with_landlock() {
 #[test]
 fn npm_install_of_a_local_package_works_caged_with_bwrap() {
     npm_install("bwrap");
+}
+
+#[test]
+fn git_commit_branch_checkout_merge_stash_fetch_pull_work_caged_with_landlock() {
+    git_daily_work("landlock");
+}
+
+#[test]
+fn git_commit_branch_checkout_merge_stash_fetch_pull_work_caged_with_bwrap() {
+    git_daily_work("bwrap");
+}
+
+#[test]
+fn git_config_local_is_refused_as_protected_with_landlock() {
+    git_config_local_is_refused("landlock");
+}
+
+#[test]
+fn git_config_local_is_refused_as_protected_with_bwrap() {
+    git_config_local_is_refused("bwrap");
+}
+
+#[test]
+fn python_multiprocessing_manager_works_caged_with_landlock() {
+    python_manager("landlock");
+}
+
+#[test]
+fn python_multiprocessing_manager_works_caged_with_bwrap() {
+    python_manager("bwrap");
+}
+
+#[test]
+fn node_server_and_client_on_a_repo_unix_socket_work_caged_with_landlock() {
+    node_unix_socket("landlock");
+}
+
+#[test]
+fn node_server_and_client_on_a_repo_unix_socket_work_caged_with_bwrap() {
+    node_unix_socket("bwrap");
+}
+
+#[test]
+fn ssh_add_lists_keys_through_an_allowed_agent_with_landlock() {
+    ssh_add_through_allowed_agent("landlock");
+}
+
+#[test]
+fn ssh_add_lists_keys_through_an_allowed_agent_with_bwrap() {
+    ssh_add_through_allowed_agent("bwrap");
 }
