@@ -44,6 +44,7 @@ pub struct Supervisor {
     bound: HashSet<FileId>,
     reported: HashSet<PathBuf>,
     counts: GateCounts,
+    workers: Workers,
 }
 
 /// What to do with one notification.
@@ -66,6 +67,7 @@ impl Supervisor {
             bound: HashSet::new(),
             reported: HashSet::new(),
             counts: GateCounts::default(),
+            workers: Workers::default(),
         })
     }
 
@@ -187,26 +189,24 @@ impl Supervisor {
     }
 
     fn connect(&mut self, id: u64, socket: OwnedFd, addr: Vec<u8>, pin: Option<OwnedFd>) -> Answer {
-        // A blocking connect can wait for a full backlog or a TCP handshake: do it on a
-        // thread of its own, so one slow peer cannot stall every other call of the cage.
+        // A blocking connect can wait for a full backlog or a TCP handshake: finish it on a
+        // worker thread, so one slow peer cannot stall every other call of the cage.
         if matches!(sys::is_nonblocking(socket.as_fd()), Ok(true)) {
             return Answer::Now(sys::connect_raw(socket.as_fd(), &addr).map(|()| 0));
         }
         let listener = Arc::clone(&self.listener);
-        let spawned = std::thread::Builder::new()
-            .name("jaula-gate-connect".into())
-            .spawn(move || {
-                let result = sys::connect_raw(socket.as_fd(), &addr);
-                drop(pin);
-                let (val, errno) = match result {
-                    Ok(()) => (0, 0),
-                    Err(e) => (0, e),
-                };
-                let _ = sys::notif_send(listener.as_fd(), id, val, errno);
-            });
-        match spawned {
-            Ok(_) => Answer::Later,
-            Err(_) => Answer::Now(Err(libc::EAGAIN)),
+        let job = Box::new(move || {
+            let result = sys::connect_raw(socket.as_fd(), &addr);
+            drop(pin);
+            let (val, errno) = match result {
+                Ok(()) => (0, 0),
+                Err(e) => (0, e),
+            };
+            let _ = sys::notif_send(listener.as_fd(), id, val, errno);
+        });
+        match self.workers.run(job) {
+            Ok(()) => Answer::Later,
+            Err(()) => Answer::Now(Err(libc::EAGAIN)),
         }
     }
 
@@ -240,6 +240,62 @@ impl Supervisor {
             }
         }
         Ok(())
+    }
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Threads that finish blocking connects. A thread is started only when none is idle, and
+/// stays for the next job: starting one per connect cost more than the connect itself.
+#[derive(Default)]
+struct Workers {
+    shared: Arc<(std::sync::Mutex<WorkQueue>, std::sync::Condvar)>,
+}
+
+#[derive(Default)]
+struct WorkQueue {
+    jobs: std::collections::VecDeque<Job>,
+    idle: usize,
+}
+
+impl Workers {
+    fn run(&self, job: Job) -> Result<(), ()> {
+        let (lock, ready) = &*self.shared;
+        let mut queue = lock.lock().map_err(|_| ())?;
+        queue.jobs.push_back(job);
+        if queue.idle >= queue.jobs.len() {
+            ready.notify_one();
+            return Ok(());
+        }
+        drop(queue);
+        let shared = Arc::clone(&self.shared);
+        std::thread::Builder::new()
+            .name("jaula-gate-connect".into())
+            .spawn(move || worker(&shared))
+            .map(|_| ())
+            .map_err(|_| ())
+    }
+}
+
+fn worker(shared: &(std::sync::Mutex<WorkQueue>, std::sync::Condvar)) {
+    let (lock, ready) = shared;
+    let Ok(mut queue) = lock.lock() else { return };
+    loop {
+        if let Some(job) = queue.jobs.pop_front() {
+            drop(queue);
+            job();
+            queue = match lock.lock() {
+                Ok(q) => q,
+                Err(_) => return,
+            };
+            continue;
+        }
+        queue.idle += 1;
+        queue = match ready.wait(queue) {
+            Ok(q) => q,
+            Err(_) => return,
+        };
+        queue.idle -= 1;
     }
 }
 
