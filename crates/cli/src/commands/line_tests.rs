@@ -72,6 +72,8 @@ fn the_linux_prefix_names_the_window_and_hands_nothing_to_the_tmux_server() {
         allow_write: Vec::new(),
         state_home: None,
         config: None,
+        allow_unix_socket: Vec::new(),
+        allow_unix_preset: Vec::new(),
     };
     let argv: Vec<String> = run_prefix(&policy, &spec, &args)
         .unwrap()
