@@ -38,6 +38,16 @@ pub struct PolicyArgs {
     /// The config file (overrides JAULA_CONFIG; default ~/.config/jaula/config.toml).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Remove a path from the planting guard: every default protected path at or beneath
+    /// it becomes as writable as its root (repeatable; adds to config `cage.unprotect`).
+    /// jaula's own configuration stays protected.
+    #[arg(long = "unprotect", value_name = "PATH")]
+    pub unprotect: Vec<PathBuf>,
+    /// Also protect the PATH directories agents install tools into (~/.local/bin,
+    /// ~/.cargo/bin, ~/go/bin, ~/.bun/bin): stricter, and `cargo install`, `pipx` and
+    /// `go install` then fail in the cage (config `cage.protect_path_dirs`).
+    #[arg(long)]
+    pub protect_path_dirs: bool,
 }
 
 /// A kernel to build the cage for, when it is not the host's.
@@ -69,6 +79,9 @@ impl PolicyArgs {
             config: self.config.clone(),
             platform,
             profile: jaula_policy::CageProfile::Window,
+            unprotect: self.unprotect.clone(),
+            protect_path_dirs: self.protect_path_dirs,
+            launcher_exe: None,
         }
     }
 }

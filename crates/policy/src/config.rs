@@ -92,6 +92,11 @@ pub struct CageSection {
     pub state_home: Option<PathBuf>,
     /// Whether bubblewrap works here, skipping the probe, like `CITY_CAGE_BWRAP`.
     pub bwrap: Option<bool>,
+    /// Paths removed from the planting guard, like `--unprotect`.
+    #[serde(default)]
+    pub unprotect: Vec<PathBuf>,
+    /// Protect the PATH directories agents install tools into, like `--protect-path-dirs`.
+    pub protect_path_dirs: Option<bool>,
 }
 
 impl ConfigFile {

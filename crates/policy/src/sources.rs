@@ -80,6 +80,12 @@ pub struct CageFlags {
     pub platform: Option<Platform>,
     /// The built-in writable set (`jaula contract run` asks for a tenant's).
     pub profile: crate::policy::CageProfile,
+    /// `--unprotect`: paths removed from the planting guard (adds to config `unprotect`).
+    pub unprotect: Vec<PathBuf>,
+    /// `--protect-path-dirs`: `true` wins over the config; absent leaves the config's.
+    pub protect_path_dirs: bool,
+    /// The jaula binary building this cage, protected from writes inside it.
+    pub launcher_exe: Option<PathBuf>,
 }
 
 /// What the launcher should believe about bubblewrap without probing.
@@ -196,6 +202,14 @@ impl Sources {
         extra_writable.extend(env.colon_list(ENV_ALLOW_WRITE));
         extra_writable.extend(flags.allow_write.iter().cloned());
 
+        let mut unprotected = cage.unprotect;
+        unprotected.extend(flags.unprotect.iter().cloned());
+        let protect_path_dirs = flags.protect_path_dirs || cage.protect_path_dirs.unwrap_or(false);
+        let runtime_dir = env
+            .non_empty("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute());
+
         let mounts = flags
             .mounts
             .as_deref()
@@ -215,6 +229,10 @@ impl Sources {
             token_file: flags.token_file.clone(),
             config_dir,
             config_file: Some(config_path.clone()),
+            unprotected,
+            protect_path_dirs,
+            launcher_exe: flags.launcher_exe.clone(),
+            runtime_dir,
         };
         Ok(Sources {
             enabled,

@@ -32,6 +32,16 @@ pub struct PolicySpec {
     pub config_dir: PathBuf,
     /// The config file that shaped this spec, if one was read; protected from writes.
     pub config_file: Option<PathBuf>,
+    /// Paths the owner removed from the planting guard (`--unprotect`, config
+    /// `cage.unprotect`): every default protected entry at or beneath one is dropped.
+    pub unprotected: Vec<PathBuf>,
+    /// Protect the PATH directories agents install tools into (`--protect-path-dirs`).
+    pub protect_path_dirs: bool,
+    /// The jaula binary that launched the cage, protected wherever it is installed. The
+    /// caller passes it in (`std::env::current_exe()`): this crate never asks the process.
+    pub launcher_exe: Option<PathBuf>,
+    /// `XDG_RUNTIME_DIR` (`/run/user/UID`), whose `systemd` directory is protected.
+    pub runtime_dir: Option<PathBuf>,
 }
 
 impl PolicySpec {
@@ -51,6 +61,10 @@ impl PolicySpec {
             token_file: None,
             config_dir,
             config_file: None,
+            unprotected: Vec::new(),
+            protect_path_dirs: false,
+            launcher_exe: None,
+            runtime_dir: None,
         }
     }
 }

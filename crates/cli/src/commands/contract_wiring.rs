@@ -35,5 +35,7 @@ fn no_policy_flags() -> PolicyArgs {
         allow_write: Vec::new(),
         state_home: None,
         config: None,
+        unprotect: Vec::new(),
+        protect_path_dirs: false,
     }
 }

@@ -16,6 +16,7 @@ use jaula_sandbox::launch::{
     confine_and_exec, enter_cgroup, exit_like, set_resource_limits, Confinement, ResourceLimits,
 };
 use jaula_sandbox::network::{netns, DomainRules, NetworkMode, NetworkSpec};
+use jaula_sandbox::planting::{self, Snapshot};
 
 use crate::args::PolicyArgs;
 use crate::error::CliError;
@@ -111,6 +112,10 @@ pub struct RunArgs {
     /// Internal: jaula's own stage inside the bubblewrap view.
     #[arg(long, hide = true)]
     pub inner_stage: bool,
+    /// Internal: the native stage, re-executed by a parent jaula that waits for it and
+    /// then reports changed protected paths.
+    #[arg(long, hide = true)]
+    pub planting_child: bool,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -193,7 +198,7 @@ pub fn run(args: &RunArgs) -> Outcome {
     }
     let bwrap_probe = || bwrap::probe(sources.bwrap, &bwrap_options(args, mode));
     match backend {
-        Backend::Landlock if landlock_ok => confine(args, &policy, env, PlanMode::Native, mode),
+        Backend::Landlock if landlock_ok => native(args, &policy, env, mode),
         Backend::Landlock => uncaged(args, &landlock_missing()),
         Backend::Bwrap | Backend::Auto => match bwrap_probe() {
             a if a.is_available() => exec_bwrap(args, &policy_args, &policy, env, &a, mode),
@@ -201,7 +206,7 @@ pub fn run(args: &RunArgs) -> Outcome {
                 if args.verbose {
                     eprintln!("jaula: bwrap unavailable ({}); using landlock", a.reason());
                 }
-                confine(args, &policy, env, PlanMode::Native, mode)
+                native(args, &policy, env, mode)
             }
             a if backend == Backend::Auto => {
                 uncaged(args, &format!("{}; and {}", a.reason(), landlock_missing()))
@@ -379,6 +384,7 @@ fn run_allow(
         }
     };
     cmd.env_clear().envs(env);
+    let snapshot = Snapshot::take(policy);
     let child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -396,6 +402,7 @@ fn run_allow(
         Ok(None) | Err(_) => {
             let mut child = child;
             let status = child.wait().map_err(|e| CliError::Launch(e.to_string()))?;
+            planting::report_after(&snapshot, policy);
             exit_like(status)
         }
     };
@@ -405,6 +412,7 @@ fn run_allow(
     if !done.summary.blocked.is_empty() {
         eprintln!("{}", done.summary);
     }
+    planting::report_after(&snapshot, policy);
     exit_like(done.status)
 }
 
@@ -570,7 +578,9 @@ fn network_stage(
     Ok(stage)
 }
 
-/// Exec bubblewrap with the rendered view and jaula's own inner stage inside it.
+/// Run bubblewrap with the rendered view and jaula's own inner stage inside it, wait for
+/// it, report the protected paths the view could not cover (absent ones) if they changed,
+/// and leave as it left.
 fn exec_bwrap(
     args: &RunArgs,
     policy_args: &PolicyArgs,
@@ -582,9 +592,46 @@ fn exec_bwrap(
     let argv = bwrap_argv(args, policy_args, policy, availability, mode, Vec::new())?;
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]).env_clear().envs(env);
-    let err = std::os::unix::process::CommandExt::exec(&mut cmd);
-    eprintln!("jaula: cannot execute {}: {err}", argv[0].to_string_lossy());
-    Ok(REFUSED)
+    wait_and_report(&mut cmd, policy)
+}
+
+/// Natively Landlock cannot stop the creation of an absent protected path, nor any write
+/// to one it does not split around: this jaula re-executes itself as the confined stage
+/// (same arguments, plus `--planting-child`), waits, and reports what changed.
+fn native(
+    args: &RunArgs,
+    policy: &Policy,
+    env: Vec<(OsString, OsString)>,
+    mode: NetworkMode,
+) -> Outcome {
+    let mut argv = std::env::args_os();
+    let me = argv.next();
+    let subcommand = argv.next();
+    if args.planting_child || subcommand.as_deref() != Some(std::ffi::OsStr::new("run")) {
+        return confine(args, policy, env, PlanMode::Native, mode);
+    }
+    let mut cmd = Command::new(own_binary()?);
+    if let Some(me) = me {
+        std::os::unix::process::CommandExt::arg0(&mut cmd, me);
+    }
+    cmd.arg("run").arg("--planting-child").args(argv);
+    wait_and_report(&mut cmd, policy)
+}
+
+fn wait_and_report(cmd: &mut Command, policy: &Policy) -> Outcome {
+    let snapshot = Snapshot::take(policy);
+    let status = match jaula_sandbox::child::spawn_and_wait(cmd) {
+        Ok(status) => status,
+        Err(e) => {
+            eprintln!(
+                "jaula: cannot execute {}: {e}",
+                cmd.get_program().to_string_lossy()
+            );
+            return Ok(REFUSED);
+        }
+    };
+    planting::report_after(&snapshot, policy);
+    exit_like(status)
 }
 
 /// bubblewrap's argv with jaula's inner stage (and `extra` flags for it) as the command.
