@@ -198,7 +198,7 @@ fn git_dir_targets(set: &mut ProtectedSet, git_dir: &Path) {
     }
 }
 
-/// One repository found from the repo: its `.git` entry, the git directories whose
+/// The repository at the repo's top: its `.git` entry, the git directories whose
 /// config and hooks git runs, and further pointer files (submodules' `.git` files).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct FoundGit {
@@ -210,15 +210,15 @@ pub(crate) struct FoundGit {
     pub pointers: Vec<PathBuf>,
 }
 
-/// The repository holding `repo`: the nearest `.git` at or above it. Nothing when there is
+/// The repository whose top is `repo`: its `.git` entry, followed. Nothing when there is
 /// none, or when a `.git` file cannot be read (then only the file itself is protected).
+/// A `.git` above the repo is not looked for: it lies outside the cage's writable root,
+/// so it is read-only there already, and protecting it would only tie every cage under a
+/// checkout to that checkout's git directory.
 pub(crate) fn find_git_dirs(repo: &Path) -> Option<FoundGit> {
-    let (top, entry) = repo.ancestors().find_map(|dir| {
-        let entry = dir.join(defaults::GIT_DIR_NAME);
-        std::fs::symlink_metadata(&entry)
-            .ok()
-            .map(|_| (dir.to_path_buf(), entry))
-    })?;
+    let top = repo.to_path_buf();
+    let entry = top.join(defaults::GIT_DIR_NAME);
+    std::fs::symlink_metadata(&entry).ok()?;
     let pointer_file = entry.is_file();
     let mut found = FoundGit {
         entry: entry.clone(),
@@ -260,7 +260,8 @@ pub(crate) fn find_git_dirs(repo: &Path) -> Option<FoundGit> {
             found.pointers.push(pointer);
         }
     }
-    found.git_dirs.dedup();
+    let mut seen = HashSet::new();
+    found.git_dirs.retain(|d| seen.insert(d.clone()));
     Some(found)
 }
 

@@ -320,8 +320,8 @@ struct Planner<'a> {
     write_targets: Vec<PathBuf>,
     /// Protected files and directories (a `.git` entry protection has no Landlock form:
     /// see the `protected-not-split` deviation), with whether they may split their
-    /// writable ancestors.
-    protected: Vec<(PathBuf, SealKind, bool)>,
+    /// writable ancestors natively and, when absent, inside the view.
+    protected: Vec<(PathBuf, SealKind, bool, bool)>,
     /// Writable directory roots that may be granted (not inside a seal or protected path).
     writable: Vec<(PathBuf, WriteSource)>,
     /// `seals`, `protected` and `writable`, indexed for containment.
@@ -359,7 +359,13 @@ impl<'a> Planner<'a> {
                         ProtectKind::Directory => SealKind::Directory,
                         ProtectKind::Entry => return None,
                     };
-                    Some((p.path.clone(), kind, p.split_natively))
+                    // Inside the view only jaula's own configuration splits when absent
+                    // (the launcher creates it first, so normally never): an absent planting
+                    // path is reported after the run instead, so that the view keeps
+                    // ~/.cargo and ~/.config open for new entries (cargo's registry on
+                    // first use), as it did before the guard.
+                    let in_view = p.source.is_cage_configuration();
+                    Some((p.path.clone(), kind, p.split_natively, in_view))
                 })
                 .collect(),
             writable: Vec::new(),
@@ -453,7 +459,7 @@ impl<'a> Planner<'a> {
         for (i, (path, kind)) in self.seals.iter().enumerate() {
             self.seal_index.insert(path, *kind, i);
         }
-        for (i, (path, kind, _)) in self.protected.iter().enumerate() {
+        for (i, (path, kind, ..)) in self.protected.iter().enumerate() {
             self.protected_index.insert(path, *kind, i);
         }
         let seal_paths: Vec<PathBuf> = self.seals.iter().map(|(s, _)| s.clone()).collect();
@@ -480,14 +486,17 @@ impl<'a> Planner<'a> {
         // path whose split would break agent work (anything in the repo, ~/.local/share,
         // ~/.codex, /run/user/UID) is never split: that is the `protected-not-split`
         // deviation, and `jaula run` reports a change there after the command exits.
-        let protected: Vec<PathBuf> = self
+        let protected: Vec<(PathBuf, bool, bool)> = self
             .protected
             .iter()
-            .filter(|(_, _, split)| *split)
-            .map(|(p, _, _)| p.clone())
+            .map(|(p, _, native, view)| (p.clone(), *native, *view))
             .collect();
-        for p in protected {
-            if self.mode == PlanMode::Native || self.kind(&p).is_none() {
+        for (p, native, view) in protected {
+            let split = match self.mode {
+                PlanMode::Native => native,
+                PlanMode::BwrapView => view && self.kind(&p).is_none(),
+            };
+            if split {
                 self.write_targets.push(p);
             }
         }
