@@ -266,11 +266,13 @@ fn run_keeps_the_exit_code_and_pid() {
             text(&out.stderr)
         );
     }
-    // Landlock mode execs in place: the command has jaula's pid.
+    // Landlock mode: jaula re-executes itself as the confined stage, which execs the
+    // command in place, and waits to report changed protected paths: the command is the
+    // direct child of the jaula that was started.
     let child = jaula_in(&h.home)
         .args(["run", "--backend", "landlock", "--repo"])
         .arg(&h.repo)
-        .args(["--", "sh", "-c", "echo $$"])
+        .args(["--", "sh", "-c", "echo $PPID"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
