@@ -171,7 +171,9 @@ pub fn run(args: &RunArgs) -> Outcome {
         eprintln!("jaula: {e}");
         return Ok(REFUSED);
     }
-    if let Some(fd) = args.cgroup_fd {
+    // The planting child inherits the cgroup its parent entered (and the descriptor was
+    // consumed there).
+    if let Some(fd) = args.cgroup_fd.filter(|_| !args.planting_child) {
         if let Err(e) = enter_cgroup(fd) {
             eprintln!("jaula: cannot enter the contract's cgroup: {e}");
             return Ok(REFUSED);
@@ -592,12 +594,19 @@ fn exec_bwrap(
     let argv = bwrap_argv(args, policy_args, policy, availability, mode, Vec::new())?;
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]).env_clear().envs(env);
+    if args.tenant {
+        let err = std::os::unix::process::CommandExt::exec(&mut cmd);
+        eprintln!("jaula: cannot execute {}: {err}", argv[0].to_string_lossy());
+        return Ok(REFUSED);
+    }
     wait_and_report(&mut cmd, policy)
 }
 
 /// Natively Landlock cannot stop the creation of an absent protected path, nor any write
 /// to one it does not split around: this jaula re-executes itself as the confined stage
-/// (same arguments, plus `--planting-child`), waits, and reports what changed.
+/// (same arguments, plus `--planting-child`), waits, and reports what changed. (The lead's
+/// native supervisor replaces this re-exec; it calls `planting::report_after` the same
+/// way.)
 fn native(
     args: &RunArgs,
     policy: &Policy,
@@ -607,7 +616,12 @@ fn native(
     let mut argv = std::env::args_os();
     let me = argv.next();
     let subcommand = argv.next();
-    if args.planting_child || subcommand.as_deref() != Some(std::ffi::OsStr::new("run")) {
+    // A tenant's spawn is not reported on: nobody runs a tenant's tree uncaged later, and
+    // the runner keeps its own evidence (crates/contract).
+    if args.planting_child
+        || args.tenant
+        || subcommand.as_deref() != Some(std::ffi::OsStr::new("run"))
+    {
         return confine(args, policy, env, PlanMode::Native, mode);
     }
     let mut cmd = Command::new(own_binary()?);
