@@ -28,12 +28,10 @@ fn git_dir(path: &Path) {
     fs::write(path.join("config"), "[core]\n").unwrap();
 }
 
-fn protected(
-    spec: &PolicySpec,
-) -> (
-    Vec<(PathBuf, ProtectKind, ProtectedSource, bool)>,
-    Vec<Warning>,
-) {
+/// (path, kind, source, split natively), in the policy's order.
+type Entries = Vec<(PathBuf, ProtectKind, ProtectedSource, bool)>;
+
+fn protected(spec: &PolicySpec) -> (Entries, Vec<Warning>) {
     let p = spec.resolve().unwrap();
     let list = p
         .protected()
@@ -43,10 +41,7 @@ fn protected(
     (list, p.warnings().to_vec())
 }
 
-fn has(
-    list: &[(PathBuf, ProtectKind, ProtectedSource, bool)],
-    path: &Path,
-) -> Option<(ProtectKind, ProtectedSource)> {
+fn has(list: &Entries, path: &Path) -> Option<(ProtectKind, ProtectedSource)> {
     list.iter()
         .find(|(p, ..)| p == path)
         .map(|(_, k, s, _)| (*k, *s))
