@@ -473,3 +473,49 @@ fn control_planted_code_runs_uncaged_as_root() {
 fn control_planted_code_runs_uncaged_as_nobody() {
     control_plants_run(User::Nobody);
 }
+
+/// `jaula explain` names the protection and its reason, for a file, a hook and the entry.
+#[test]
+fn explain_names_the_protection_and_its_reason() {
+    let f = Fixture::new("explain", User::Root);
+    for (path, flag, want) in [
+        (
+            f.repo.join(".git/hooks/pre-commit"),
+            "--create",
+            "(git hooks: run by the owner's next commit, checkout or merge)",
+        ),
+        (
+            f.repo.join(".git"),
+            "--write",
+            "(git directory: cannot be renamed, removed or replaced; its contents stay writable)",
+        ),
+        (
+            f.home.join(".bashrc"),
+            "--write",
+            "protected: ~/.bashrc (shell startup file: run by the owner's next shell)",
+        ),
+    ] {
+        let mut cmd = Command::new(jaula());
+        cmd.args(["explain", flag, "--repo"])
+            .arg(&f.repo)
+            .arg("--home")
+            .arg(&f.home)
+            .arg(&path);
+        f.as_owner(&mut cmd);
+        let out = cmd.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{}", text(&out));
+        assert!(stdout.contains("decision: denied"), "{stdout}");
+        assert!(stdout.contains(want), "{stdout}");
+    }
+    // Beneath the entry, git's own work is allowed.
+    let mut cmd = Command::new(jaula());
+    cmd.args(["explain", "--create", "--repo"])
+        .arg(&f.repo)
+        .arg("--home")
+        .arg(&f.home)
+        .arg(f.repo.join(".git/index.lock"));
+    f.as_owner(&mut cmd);
+    let out = cmd.output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("decision: allowed"));
+}
