@@ -519,3 +519,49 @@ fn explain_names_the_protection_and_its_reason() {
     let out = cmd.output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("decision: allowed"));
 }
+
+/// A dotfiles symlink: its target cannot be written; bwrap cannot mount onto the link
+/// itself, so replacing the link is reported (natively the link's directory is split).
+#[test]
+fn a_symlinked_dotfile_target_is_read_only_and_replacing_the_link_is_reported() {
+    if !backend_or_skip("bwrap", User::Root) {
+        return;
+    }
+    let f = Fixture::new("symlink", User::Root);
+    let dotfiles = f.root.join("dotfiles/nvim");
+    fs::create_dir_all(&dotfiles).unwrap();
+    fs::write(dotfiles.join("init.lua"), "-- owner\n").unwrap();
+    fs::create_dir_all(f.home.join(".config")).unwrap();
+    let link = f.home.join(".config/nvim");
+    std::os::unix::fs::symlink(&dotfiles, &link).unwrap();
+    let out = f.caged("bwrap", &[], "echo evil >> \"$HOME/.config/nvim/init.lua\"");
+    assert!(!out.status.success(), "{}", text(&out));
+    assert_eq!(
+        fs::read_to_string(dotfiles.join("init.lua")).unwrap(),
+        "-- owner\n"
+    );
+    let out = f.caged(
+        "bwrap",
+        &[],
+        "rm \"$HOME/.config/nvim\" && mkdir \"$HOME/.config/nvim\"",
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!(
+            "jaula: protected path changed inside the cage: {} (replaced;",
+            link.display()
+        )),
+        "{}",
+        text(&out)
+    );
+    fs::remove_dir(&link).unwrap();
+    std::os::unix::fs::symlink(&dotfiles, &link).unwrap();
+    if backend_or_skip("landlock", User::Root) {
+        let out = f.caged("landlock", &[], "rm \"$HOME/.config/nvim\"");
+        assert!(!out.status.success(), "{}", text(&out));
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+}

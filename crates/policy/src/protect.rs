@@ -35,10 +35,26 @@ impl ProtectedSet {
         }
     }
 
+    /// Each target at its canonical path (what a dotfiles symlink points to), and, when
+    /// the name itself is a symbolic link, the link as a file too: replacing the link
+    /// (`rm ~/.config/nvim; mkdir ~/.config/nvim`) would plant without touching the target.
     fn targets(&mut self, base: &Path, targets: &[PlantTarget], source: ProtectedSource) {
         for t in targets {
-            let path = canonicalize_lenient(&base.join(t.path), base);
-            self.push(path, t.kind, source, t.split_natively);
+            let lexical = base.join(t.path);
+            let path = canonicalize_lenient(&lexical, base);
+            self.push(path.clone(), t.kind, source, t.split_natively);
+            let is_link = std::fs::symlink_metadata(&lexical)
+                .map(|m| m.file_type().is_symlink())
+                .unwrap_or(false);
+            if is_link && lexical != path {
+                // The link's own parent may itself lie behind a link: name the link by its
+                // canonical parent, as the kernel sees it.
+                let link = match (lexical.parent(), lexical.file_name()) {
+                    (Some(parent), Some(name)) => canonicalize_lenient(parent, base).join(name),
+                    _ => continue,
+                };
+                self.push(link, ProtectKind::File, source, t.split_natively);
+            }
         }
     }
 }
@@ -74,12 +90,17 @@ impl PolicySpec {
         }
 
         if let Some(git) = find_git_dirs(repo) {
-            let (kind, source) = if git.pointer_file {
-                (ProtectKind::File, ProtectedSource::GitPointer)
-            } else {
-                (ProtectKind::Entry, ProtectedSource::GitDirectory)
-            };
-            set.push(git.entry, kind, source, false);
+            // A symlinked `.git` is not protected as an entry: a mount backend binds what
+            // the link points to, which would make the whole git directory read-only. Its
+            // target's config and hooks are protected below like any git directory's.
+            if !git.symlink {
+                let (kind, source) = if git.pointer_file {
+                    (ProtectKind::File, ProtectedSource::GitPointer)
+                } else {
+                    (ProtectKind::Entry, ProtectedSource::GitDirectory)
+                };
+                set.push(git.entry, kind, source, false);
+            }
             for dir in git.git_dirs {
                 git_dir_targets(&mut set, &dir);
             }
@@ -205,6 +226,8 @@ pub(crate) struct FoundGit {
     /// `<top>/.git`, a directory or a pointer file.
     pub entry: PathBuf,
     pub pointer_file: bool,
+    /// `.git` is a symbolic link (to a directory or a pointer file).
+    pub symlink: bool,
     /// The git directory, its common directory, the worktrees' and submodules' ones.
     pub git_dirs: Vec<PathBuf>,
     pub pointers: Vec<PathBuf>,
@@ -218,11 +241,15 @@ pub(crate) struct FoundGit {
 pub(crate) fn find_git_dirs(repo: &Path) -> Option<FoundGit> {
     let top = repo.to_path_buf();
     let entry = top.join(defaults::GIT_DIR_NAME);
-    std::fs::symlink_metadata(&entry).ok()?;
+    let symlink = std::fs::symlink_metadata(&entry)
+        .ok()?
+        .file_type()
+        .is_symlink();
     let pointer_file = entry.is_file();
     let mut found = FoundGit {
         entry: entry.clone(),
         pointer_file,
+        symlink,
         git_dirs: Vec::new(),
         pointers: Vec::new(),
     };

@@ -257,3 +257,45 @@ fn path_dirs_runtime_systemd_and_the_executable_follow_the_spec() {
     assert_eq!(exe.2, ProtectedSource::JaulaExecutable);
     assert!(!exe.3);
 }
+
+#[test]
+fn a_symlinked_git_directory_protects_its_target_not_the_link() {
+    let s = scratch();
+    let real = s.root.join("elsewhere/real.git");
+    git_dir(&real);
+    let repo = s.root.join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    std::os::unix::fs::symlink(&real, repo.join(".git")).unwrap();
+    let spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo.clone());
+    let (list, _) = protected(&spec);
+    assert!(has(&list, &repo.join(".git")).is_none());
+    assert_eq!(
+        has(&list, &real.join("config")),
+        Some((ProtectKind::File, ProtectedSource::GitConfig))
+    );
+    assert_eq!(
+        has(&list, &real.join("hooks")),
+        Some((ProtectKind::Directory, ProtectedSource::GitHooks))
+    );
+}
+
+#[test]
+fn a_dotfile_symlink_protects_both_the_target_and_the_link() {
+    let s = scratch();
+    let repo = s.root.join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    let dotfiles = s.root.join("dotfiles/nvim");
+    fs::create_dir_all(&dotfiles).unwrap();
+    fs::create_dir_all(s.home.join(".config")).unwrap();
+    std::os::unix::fs::symlink(&dotfiles, s.home.join(".config/nvim")).unwrap();
+    let spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo);
+    let (list, _) = protected(&spec);
+    assert_eq!(
+        has(&list, &dotfiles),
+        Some((ProtectKind::Directory, ProtectedSource::EditorInit))
+    );
+    assert_eq!(
+        has(&list, &s.home.join(".config/nvim")),
+        Some((ProtectKind::File, ProtectedSource::EditorInit))
+    );
+}

@@ -123,7 +123,10 @@ pub fn render_argv(
     // Entries first: a protected path beneath a `.git` entry (its config, its hooks) must
     // be bound read-only on top of the entry's self-bind, not hidden under it.
     for protected in policy.protected() {
-        if protected.kind == ProtectKind::Entry && disk.is_dir(&protected.path) {
+        if protected.kind == ProtectKind::Entry
+            && disk.is_dir(&protected.path)
+            && !disk.is_symlink(&protected.path)
+        {
             argv.op2(
                 "--bind",
                 "protected entry",
@@ -133,7 +136,10 @@ pub fn render_argv(
         }
     }
     for protected in policy.protected() {
-        if protected.kind != ProtectKind::Entry && disk.exists(&protected.path) {
+        if protected.kind != ProtectKind::Entry
+            && disk.exists(&protected.path)
+            && !disk.is_symlink(&protected.path)
+        {
             argv.op2(
                 "--ro-bind-try",
                 "protected path",
