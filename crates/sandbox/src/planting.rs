@@ -165,6 +165,15 @@ impl Snapshot {
         Snapshot { entries }
     }
 
+    /// How many protected paths were observed.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
     /// Observe the same paths again and list what differs, in the snapshot's order.
     pub fn changes(&self) -> Vec<Change> {
         let mut out = Vec::new();

@@ -599,7 +599,7 @@ fn exec_bwrap(
         eprintln!("jaula: cannot execute {}: {err}", argv[0].to_string_lossy());
         return Ok(REFUSED);
     }
-    wait_and_report(&mut cmd, policy)
+    wait_and_report(&mut cmd, policy, args.verbose)
 }
 
 /// Natively Landlock cannot stop the creation of an absent protected path, nor any write
@@ -629,11 +629,19 @@ fn native(
         std::os::unix::process::CommandExt::arg0(&mut cmd, me);
     }
     cmd.arg("run").arg("--planting-child").args(argv);
-    wait_and_report(&mut cmd, policy)
+    wait_and_report(&mut cmd, policy, args.verbose)
 }
 
-fn wait_and_report(cmd: &mut Command, policy: &Policy) -> Outcome {
+fn wait_and_report(cmd: &mut Command, policy: &Policy, verbose: bool) -> Outcome {
     let snapshot = Snapshot::take(policy);
+    if verbose {
+        eprintln!(
+            "jaula: planting guard: {} protected paths snapshotted; changes are reported \
+             after the command exits (evidence: {})",
+            snapshot.len(),
+            planting::evidence_path(policy).display()
+        );
+    }
     let status = match jaula_sandbox::child::spawn_and_wait(cmd) {
         Ok(status) => status,
         Err(e) => {
