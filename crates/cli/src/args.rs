@@ -47,6 +47,16 @@ pub struct PolicyArgs {
     /// what each gives away.
     #[arg(long = "allow-unix-preset", value_name = "NAME")]
     pub allow_unix_preset: Vec<String>,
+    /// Remove a path from the planting guard: every default protected path at or beneath
+    /// it becomes as writable as its root (repeatable; adds to config `cage.unprotect`).
+    /// jaula's own configuration stays protected.
+    #[arg(long = "unprotect", value_name = "PATH")]
+    pub unprotect: Vec<PathBuf>,
+    /// Also protect the PATH directories agents install tools into (~/.local/bin,
+    /// ~/.cargo/bin, ~/go/bin, ~/.bun/bin): stricter, and `cargo install`, `pipx` and
+    /// `go install` then fail in the cage (config `cage.protect_path_dirs`).
+    #[arg(long)]
+    pub protect_path_dirs: bool,
 }
 
 /// A kernel to build the cage for, when it is not the host's.
@@ -80,6 +90,9 @@ impl PolicyArgs {
             profile: jaula_policy::CageProfile::Window,
             allow_unix_socket: self.allow_unix_socket.clone(),
             allow_unix_preset: self.allow_unix_preset.clone(),
+            unprotect: self.unprotect.clone(),
+            protect_path_dirs: self.protect_path_dirs,
+            launcher_exe: None,
         }
     }
 }

@@ -10,10 +10,15 @@ pub fn sources(args: &PolicyArgs, platform: Option<Platform>) -> Result<Sources,
     sources_from(&args.flags(platform))
 }
 
-/// Gather the sources for already-built flags.
+/// Gather the sources for already-built flags. The running jaula binary is protected in
+/// the cage it builds: replaced from inside, it would be the next cage.
 pub fn sources_from(flags: &jaula_policy::CageFlags) -> Result<Sources, CliError> {
     let cwd = std::env::current_dir().map_err(CliError::Cwd)?;
-    Ok(Sources::gather(flags, &EnvVars::from_process(), &cwd)?)
+    let mut flags = flags.clone();
+    if flags.launcher_exe.is_none() {
+        flags.launcher_exe = std::env::current_exe().ok();
+    }
+    Ok(Sources::gather(&flags, &EnvVars::from_process(), &cwd)?)
 }
 
 /// Resolve the spec, requiring `--repo` (exit 2 without it, as in the seed), and print the
@@ -29,13 +34,18 @@ pub fn resolve(sources: &Sources, args: &PolicyArgs) -> Result<Policy, CliError>
     Ok(policy)
 }
 
-/// Create the protected directories that do not exist yet (mode 0700), so that a mount
-/// backend can cover them: a cage cannot protect what is not there, and an empty
-/// directory is harmless, unlike an empty placeholder for a secret.
+/// Create jaula's own protected directories that do not exist yet (mode 0700), so that a
+/// mount backend can cover them: a cage cannot protect what is not there, and an empty
+/// directory of jaula's own is harmless. The planting guard's paths are never created:
+/// an empty `~/.config/systemd` or `.vscode` left on the owner's disk would be a
+/// placeholder of exactly the kind that shows up in `git status`.
 pub fn ensure_protected_dirs(policy: &Policy) -> Result<(), CliError> {
     use std::os::unix::fs::DirBuilderExt;
     for protected in policy.protected() {
-        if protected.kind != jaula_policy::SealKind::Directory || protected.path.exists() {
+        if protected.kind != jaula_policy::ProtectKind::Directory
+            || !protected.source.is_cage_configuration()
+            || protected.path.exists()
+        {
             continue;
         }
         std::fs::DirBuilder::new()
@@ -101,6 +111,12 @@ pub fn policy_flags(policy: &Policy, args: &PolicyArgs) -> Vec<std::ffi::OsStrin
     }
     for p in &args.allow_unix_preset {
         flag("--allow-unix-preset", p.into());
+    }
+    for u in &args.unprotect {
+        flag("--unprotect", u.clone().into());
+    }
+    if args.protect_path_dirs {
+        out.push("--protect-path-dirs".into());
     }
     out
 }

@@ -89,6 +89,16 @@ const STRICTER: &[(&str, Op, &str)] = &[
         Op::Create,
         "the profile directory is protected",
     ),
+    (
+        "home/.claude/settings.json",
+        Op::Write,
+        "planting guard: Claude Code's settings run hooks for the owner later",
+    ),
+    (
+        "home/.cargo/config.toml",
+        Op::Write,
+        "planting guard: cargo's config names a rustc-wrapper the owner's next build runs",
+    ),
 ];
 
 fn compare(scenario: &str, extra_env: &[(&str, String)]) {
@@ -349,8 +359,10 @@ fn macos_profile_matches_the_seed() {
                     seed_profile.evaluate(op, path).allowed,
                     ours.evaluate(op, path).allowed,
                 );
+                // The cage profiles, and the planting guard's paths (decide names them).
+                let guarded = ours_policy_protects(&h.home, &h.repo, path);
                 let stricter = op == FileOperation::Write
-                    && path.starts_with(h.home.join(".agents-city/.runtime/cage"))
+                    && (path.starts_with(h.home.join(".agents-city/.runtime/cage")) || guarded)
                     && s
                     && !o;
                 assert!(
@@ -369,4 +381,24 @@ fn macos_profile_matches_the_seed() {
         );
         assert!(ours.evaluate(FileOperation::Read, &h.token).allowed);
     }
+}
+
+/// Whether jaula's own macOS policy protects `path` from writes (the planting guard).
+fn ours_policy_protects(
+    home: &std::path::Path,
+    repo: &std::path::Path,
+    path: &std::path::Path,
+) -> bool {
+    let spec = jaula_policy::PolicySpec::with_defaults(
+        jaula_policy::Platform::MacOs,
+        home.to_path_buf(),
+        repo.to_path_buf(),
+    );
+    let Ok(policy) = spec.resolve() else {
+        return false;
+    };
+    matches!(
+        policy.decide(path, jaula_policy::Access::Write).rule,
+        jaula_policy::Rule::Protected { .. }
+    )
 }

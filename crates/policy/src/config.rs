@@ -98,6 +98,11 @@ pub struct CageSection {
     /// Named host sockets (`ssh-agent`, `gpg-agent`, `docker`), like `--allow-unix-preset`.
     #[serde(default)]
     pub allow_unix_preset: Vec<String>,
+    /// Paths removed from the planting guard, like `--unprotect`.
+    #[serde(default)]
+    pub unprotect: Vec<PathBuf>,
+    /// Protect the PATH directories agents install tools into, like `--protect-path-dirs`.
+    pub protect_path_dirs: Option<bool>,
 }
 
 impl ConfigFile {

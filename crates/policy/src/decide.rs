@@ -179,11 +179,7 @@ impl Policy {
         if !access.is_write() {
             return allow(Rule::DefaultReadable);
         }
-        if let Some(p) = self
-            .protected
-            .iter()
-            .find(|p| seal_covers(p.kind, &p.path, path))
-        {
+        if let Some(p) = self.protected.iter().find(|p| p.kind.covers(&p.path, path)) {
             return deny(Rule::Protected {
                 root: p.path.clone(),
                 source: p.source,

@@ -25,7 +25,8 @@ fn allowed(p: &Policy, path: &Path, access: Access) -> bool {
 fn reads_are_allowed_by_default_and_writes_are_not() {
     for platform in [Platform::Linux, Platform::MacOs] {
         let (_d, root, p) = policy(platform);
-        let bashrc = root.join("home/.bashrc");
+        // A home file no list names: the home itself is read-only.
+        let bashrc = root.join("home/notes.txt");
         assert_eq!(p.decide(&bashrc, Access::Read).rule, Rule::DefaultReadable);
         assert!(allowed(&p, &bashrc, Access::Read));
         for access in [Access::Write, Access::Create] {
@@ -242,5 +243,123 @@ fn rules_describe_themselves_with_tilde() {
             .rule
             .describe(p.home()),
         "default: read-only"
+    );
+}
+
+fn git_policy() -> (tempfile::TempDir, PathBuf, Policy) {
+    let dir = crate::test_scratch();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let home = root.join("home");
+    let repo = root.join("repo");
+    fs::create_dir_all(home.join(".config")).unwrap();
+    fs::create_dir_all(repo.join(".git/hooks")).unwrap();
+    fs::write(repo.join(".git/config"), "[core]\n").unwrap();
+    let mut spec = PolicySpec::with_defaults(Platform::Linux, home, repo);
+    spec.launcher_exe = Some(root.join("bin/jaula"));
+    (dir, root, spec.resolve().unwrap())
+}
+
+#[test]
+fn the_git_entry_is_protected_but_what_lies_beneath_stays_writable() {
+    let (_d, root, p) = git_policy();
+    let git = root.join("repo/.git");
+    for access in [Access::Write, Access::Create] {
+        let d = p.decide(&git, access);
+        assert!(!d.allowed, "{access} .git");
+        assert!(matches!(
+            d.rule,
+            Rule::Protected {
+                source: crate::ProtectedSource::GitDirectory,
+                ..
+            }
+        ));
+    }
+    assert!(allowed(&p, &git, Access::Read));
+    for inner in ["index.lock", "objects/ab/cdef", "refs/heads/main", "HEAD"] {
+        for access in [Access::Write, Access::Create] {
+            assert!(allowed(&p, &git.join(inner), access), "{access} {inner}");
+        }
+    }
+}
+
+#[test]
+fn planted_code_paths_are_denied_with_their_reason() {
+    use crate::ProtectedSource as S;
+    let (_d, root, p) = git_policy();
+    let home = root.join("home");
+    let repo = root.join("repo");
+    let cases = [
+        (repo.join(".git/config"), S::GitConfig),
+        (repo.join(".git/hooks/pre-commit"), S::GitHooks),
+        (repo.join(".vscode/tasks.json"), S::RepoToolSettings),
+        (repo.join(".claude/settings.json"), S::RepoToolSettings),
+        (repo.join(".claude/hooks/x.sh"), S::RepoToolSettings),
+        (repo.join(".mcp.json"), S::RepoToolSettings),
+        (repo.join(".envrc"), S::RepoToolSettings),
+        (home.join(".gitconfig"), S::HomeGitConfig),
+        (home.join(".config/git/config"), S::HomeGitConfig),
+        (home.join(".bashrc"), S::ShellStartup),
+        (
+            home.join(".config/systemd/user/x.service"),
+            S::SessionStartup,
+        ),
+        (home.join(".config/autostart/x.desktop"), S::SessionStartup),
+        (
+            home.join(".local/share/applications/firefox.desktop"),
+            S::SessionStartup,
+        ),
+        (
+            home.join(".local/share/dbus-1/services/x.service"),
+            S::SessionStartup,
+        ),
+        (home.join(".config/tmux/tmux.conf"), S::MultiplexerConfig),
+        (home.join(".config/nvim/init.lua"), S::EditorInit),
+        (home.join(".cargo/config.toml"), S::CargoConfig),
+        (home.join(".claude/settings.json"), S::AgentSettings),
+        (home.join(".claude/hooks/h.sh"), S::AgentSettings),
+        (home.join(".codex/config.toml"), S::AgentSettings),
+        (root.join("bin/jaula"), S::JaulaExecutable),
+    ];
+    for (path, source) in cases {
+        for access in [Access::Write, Access::Create] {
+            let d = p.decide(&path, access);
+            assert!(!d.allowed, "{access} {}", path.display());
+            match d.rule {
+                Rule::Protected { source: s, .. } => assert_eq!(s, source, "{}", path.display()),
+                other => panic!("{}: {other:?}", path.display()),
+            }
+        }
+        assert!(allowed(&p, &path, Access::Read), "{}", path.display());
+    }
+    // The agents' runtime state beside their settings stays writable.
+    for path in [
+        home.join(".claude/projects/x.jsonl"),
+        home.join(".codex/sessions/s.jsonl"),
+        home.join(".cargo/registry/index"),
+        home.join(".local/share/uv/tools"),
+        home.join(".local/bin/tool"),
+        repo.join(".claude/notes.md"),
+        repo.join("src/main.rs"),
+    ] {
+        assert!(allowed(&p, &path, Access::Create), "{}", path.display());
+    }
+}
+
+#[test]
+fn protected_rules_describe_their_reason() {
+    let (_d, root, p) = git_policy();
+    let home = root.join("home");
+    let d = p.decide(&root.join("repo/.git/hooks/pre-commit"), Access::Create);
+    assert_eq!(
+        d.rule.describe(&home),
+        format!(
+            "protected: {} (git hooks: run by the owner's next commit, checkout or merge)",
+            root.join("repo/.git/hooks").display()
+        )
+    );
+    let d = p.decide(&home.join(".bashrc"), Access::Write);
+    assert_eq!(
+        d.rule.describe(&home),
+        "protected: ~/.bashrc (shell startup file: run by the owner's next shell)"
     );
 }

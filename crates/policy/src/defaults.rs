@@ -1,6 +1,7 @@
 //! The built-in lists, equal to the seed cage's. Each list says why it exists; the
 //! resolver in `policy.rs` turns them into canonical paths for one host.
 
+use crate::policy::ProtectKind;
 use crate::Platform;
 
 /// Home-relative directories that exist to hold credentials: sealed for read and write.
@@ -110,3 +111,166 @@ pub fn system_writable_for(platform: Platform) -> &'static [&'static str] {
         Platform::MacOs => SYSTEM_WRITABLE_MACOS,
     }
 }
+
+/// One default protected name, relative to the repo, the home or a git directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlantTarget {
+    pub path: &'static str,
+    pub kind: ProtectKind,
+    /// Whether native Landlock may stop this path's creation by splitting its writable
+    /// ancestors (no new entry can then be made in them). `false` where that split would
+    /// break agent work (the repo root, `.git`, `~/.local/share`, `~/.codex`,
+    /// `/run/user/UID`): there the path is reported after the run instead (see
+    /// docs/security.md, "Planting guard").
+    pub split_natively: bool,
+}
+
+const fn file(path: &'static str, split_natively: bool) -> PlantTarget {
+    PlantTarget {
+        path,
+        kind: ProtectKind::File,
+        split_natively,
+    }
+}
+
+const fn dir(path: &'static str, split_natively: bool) -> PlantTarget {
+    PlantTarget {
+        path,
+        kind: ProtectKind::Directory,
+        split_natively,
+    }
+}
+
+/// The repo's git directory, as an entry: a cage that could rename `.git` away and put its
+/// own in place would hand the owner's next `git status` a config of its choosing.
+pub const GIT_DIR_NAME: &str = ".git";
+
+/// Inside every git directory (the repo's, its common dir, each worktree's and each
+/// submodule's): what git executes or follows. `config` holds `core.fsmonitor`,
+/// `core.hooksPath`, `core.pager`, aliases and credential helpers, every one a command git
+/// runs; `config.worktree` the same per worktree; `hooks` is run by commit, checkout,
+/// merge and push; `commondir` would point git at another directory's config. Never split
+/// natively: a split git directory could not get `index.lock`, and git could not commit.
+pub const GIT_DIR_PROTECTED: &[PlantTarget] = &[
+    file("config", false),
+    file("config.worktree", false),
+    dir("hooks", false),
+    file("commondir", false),
+];
+
+/// In the repo: editor and agent settings that tools execute when the owner opens the
+/// repo (tasks, hooks, MCP servers, direnv). Never split natively: a split repo root
+/// could get no new file at all.
+pub const REPO_PROTECTED: &[PlantTarget] = &[
+    dir(".vscode", false),
+    dir(".idea", false),
+    file(".claude/settings.json", false),
+    file(".claude/settings.local.json", false),
+    dir(".claude/hooks", false),
+    dir(".claude/commands", false),
+    dir(".claude/agents", false),
+    file(".mcp.json", false),
+    dir(".codex", false),
+    dir(".cursor", false),
+    file(".gemini/settings.json", false),
+    file(".envrc", false),
+];
+
+/// Git's configuration in the home: read by every git the owner runs, uncaged.
+pub const HOME_GIT_CONFIG: &[PlantTarget] = &[file(".gitconfig", true), dir(".config/git", true)];
+
+/// Shell startup files, run by the owner's next shell. The home root is read-only in the
+/// cage already; listing them gives `explain` the reason and the report a witness.
+pub const SHELL_STARTUP: &[PlantTarget] = &[
+    file(".profile", true),
+    file(".bashrc", true),
+    file(".bash_profile", true),
+    file(".bash_login", true),
+    file(".bash_logout", true),
+    file(".bash_aliases", true),
+    file(".zshenv", true),
+    file(".zprofile", true),
+    file(".zshrc", true),
+    file(".zlogin", true),
+    file(".zlogout", true),
+    dir(".config/fish", true),
+];
+
+/// What the owner's session starts on its own: systemd user units (both user unit
+/// directories), XDG autostart, environment.d, D-Bus activated services, desktop entries
+/// (one named like the browser's shadows it), X session scripts. `~/.local/share` is not
+/// split natively: tools make new data directories there on first use.
+pub const SESSION_STARTUP: &[PlantTarget] = &[
+    dir(".config/systemd", true),
+    dir(".config/autostart", true),
+    dir(".config/environment.d", true),
+    dir(".local/share/systemd", false),
+    dir(".local/share/dbus-1", false),
+    dir(".local/share/applications", false),
+    file(".xprofile", true),
+    file(".xsessionrc", true),
+    file(".xinitrc", true),
+];
+
+/// systemd's runtime unit directory, relative to `XDG_RUNTIME_DIR` (`/run/user/UID`): a
+/// unit there starts with the owner's next `systemctl --user daemon-reload`. Not split
+/// natively: `/run/user/UID` is where tools make their sockets.
+pub const RUNTIME_SYSTEMD: PlantTarget = dir("systemd", false);
+
+/// tmux and screen configuration: `run-shell` at the owner's next tmux start.
+pub const MULTIPLEXER_CONFIG: &[PlantTarget] = &[
+    dir(".config/tmux", true),
+    file(".tmux.conf", true),
+    file(".screenrc", true),
+];
+
+/// Editor init files and plugin directories, run by the owner's next editor.
+pub const EDITOR_INIT: &[PlantTarget] = &[
+    dir(".config/nvim", true),
+    file(".vimrc", true),
+    dir(".vim", true),
+    file(".emacs", true),
+    dir(".emacs.d", true),
+    dir(".config/emacs", true),
+    dir(".config/Code/User", true),
+];
+
+/// Cargo's user config: `build.rustc-wrapper` and `target.*.runner` run on the owner's
+/// next build. `~/.cargo` is split natively already (its credentials are sealed).
+pub const CARGO_CONFIG: &[PlantTarget] = &[
+    file(".cargo/config.toml", true),
+    file(".cargo/config", true),
+];
+
+/// The agents' own user settings that execute commands: Claude Code's settings (hooks,
+/// `apiKeyHelper`, status line), hook scripts, slash commands (`!` lines) and subagents;
+/// Codex's `config.toml` (`notify`, MCP servers); Cursor's and Gemini's MCP servers. The
+/// rest of each agent's directory (sessions, history, caches) stays writable. `~/.claude`
+/// is split natively already (its credentials file is sealed); `~/.codex` is not, since
+/// Codex makes new state files there as it runs.
+pub const AGENT_SETTINGS: &[PlantTarget] = &[
+    file(".claude/settings.json", true),
+    file(".claude/settings.local.json", true),
+    dir(".claude/hooks", true),
+    dir(".claude/commands", true),
+    dir(".claude/agents", true),
+    file(".codex/config.toml", false),
+    file(".cursor/mcp.json", true),
+    file(".gemini/settings.json", true),
+];
+
+/// PATH directories agents install tools into. Writable by default (`cargo install`,
+/// `pipx`, `uv tool`, `go install` put tools there); `--protect-path-dirs` (config
+/// `cage.protect_path_dirs`) makes them read-only, since a tool planted there can shadow
+/// one the owner runs uncaged.
+pub const PATH_DIRS: &[PlantTarget] = &[
+    dir(".local/bin", true),
+    dir(".cargo/bin", true),
+    dir("go/bin", true),
+    dir(".bun/bin", true),
+];
+
+/// How deep submodule git directories are looked for beneath `<git>/modules`, and how
+/// many at most: a bound, so a hostile repo cannot make resolution walk forever.
+pub const SUBMODULE_DEPTH: usize = 4;
+pub const SUBMODULE_LIMIT: usize = 256;

@@ -7,7 +7,8 @@
 //! backend is tested against.
 //!
 //! This crate never spawns a process and holds no `unsafe`; it reads the filesystem only to
-//! resolve symlinks and to ask whether an undeclared path is a file.
+//! resolve symlinks, to ask whether an undeclared path is a file, and to follow a repo's
+//! `.git` file, `commondir` and `.gitmodules` to its git directories.
 #![forbid(unsafe_code)]
 
 pub mod config;
@@ -17,6 +18,7 @@ pub mod error;
 pub mod paths;
 pub mod policy;
 pub mod sockets;
+mod protect;
 pub mod sources;
 pub mod spec;
 
@@ -24,8 +26,8 @@ pub use config::ConfigFile;
 pub use decide::{Access, Decision, Rule};
 pub use error::{ConfigError, PolicyError};
 pub use policy::{
-    CageProfile, Policy, ProtectedPath, ProtectedSource, SealKind, SealSource, SealedRoot, Warning,
-    WritableRoot, WriteSource,
+    CageProfile, Policy, ProtectKind, ProtectedPath, ProtectedSource, SealKind, SealSource,
+    SealedRoot, Warning, WritableRoot, WriteSource,
 };
 pub use sockets::{AllowedSocket, SocketSource, UnixPreset};
 pub use sources::{CageFlags, EnvVars, Sources};

@@ -94,6 +94,27 @@ pub enum ProtectedSource {
     ConfigDirectory,
     ConfigFile,
     CageProfiles,
+    /// The repo's git directory as an entry (and a worktree's common git directory).
+    GitDirectory,
+    /// `config`/`config.worktree` of a git directory: commands git runs.
+    GitConfig,
+    /// `hooks` of a git directory.
+    GitHooks,
+    /// A `.git` file or `commondir`: where git looks for its config and hooks.
+    GitPointer,
+    /// Editor and agent settings in the repo that tools execute.
+    RepoToolSettings,
+    HomeGitConfig,
+    ShellStartup,
+    SessionStartup,
+    MultiplexerConfig,
+    EditorInit,
+    CargoConfig,
+    AgentSettings,
+    /// The jaula binary that launched this cage.
+    JaulaExecutable,
+    /// A PATH directory, under `--protect-path-dirs`.
+    PathDirectory,
 }
 
 impl ProtectedSource {
@@ -102,17 +123,91 @@ impl ProtectedSource {
             ProtectedSource::ConfigDirectory => "jaula config directory",
             ProtectedSource::ConfigFile => "jaula config file",
             ProtectedSource::CageProfiles => "cage profiles",
+            ProtectedSource::GitDirectory => {
+                "git directory: cannot be renamed, removed or replaced; its contents stay writable"
+            }
+            ProtectedSource::GitConfig => {
+                "git config: fsmonitor, hooksPath, pager, aliases run as commands"
+            }
+            ProtectedSource::GitHooks => {
+                "git hooks: run by the owner's next commit, checkout or merge"
+            }
+            ProtectedSource::GitPointer => {
+                "git directory pointer: names the config and hooks git uses"
+            }
+            ProtectedSource::RepoToolSettings => {
+                "editor or agent settings in the repo that tools execute"
+            }
+            ProtectedSource::HomeGitConfig => {
+                "git config in the home: run by every git the owner runs"
+            }
+            ProtectedSource::ShellStartup => "shell startup file: run by the owner's next shell",
+            ProtectedSource::SessionStartup => {
+                "session startup: units, autostart and services the owner's session starts"
+            }
+            ProtectedSource::MultiplexerConfig => {
+                "tmux or screen config: run at the owner's next start"
+            }
+            ProtectedSource::EditorInit => "editor init: run by the owner's next editor",
+            ProtectedSource::CargoConfig => {
+                "cargo config: rustc-wrapper and runners run by the next build"
+            }
+            ProtectedSource::AgentSettings => {
+                "agent settings that execute commands (hooks, MCP servers)"
+            }
+            ProtectedSource::JaulaExecutable => "the jaula executable that launched this cage",
+            ProtectedSource::PathDirectory => "PATH directory (--protect-path-dirs)",
+        }
+    }
+
+    /// jaula's own configuration, which shapes every later cage: never unprotectable.
+    pub fn is_cage_configuration(self) -> bool {
+        matches!(
+            self,
+            ProtectedSource::ConfigDirectory
+                | ProtectedSource::ConfigFile
+                | ProtectedSource::CageProfiles
+        )
+    }
+}
+
+/// What a protection covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProtectKind {
+    /// Exactly this file.
+    File,
+    /// This directory and everything beneath it.
+    Directory,
+    /// Only this directory's own entry: it cannot be renamed, removed or replaced, while
+    /// everything beneath it stays as writable as its root makes it (`.git`: git must
+    /// still write objects, refs and `index.lock`).
+    Entry,
+}
+
+impl ProtectKind {
+    /// Whether a protection of this kind at `root` covers a write to `path`.
+    pub fn covers(self, root: &Path, path: &Path) -> bool {
+        match self {
+            ProtectKind::File | ProtectKind::Entry => path == root,
+            ProtectKind::Directory => is_within(path, root),
         }
     }
 }
 
-/// A path that shapes a cage: readable, but never writable from inside any cage, even
-/// beneath a writable root such as `~/.config`.
+/// A path that shapes a cage or runs later outside it: readable, but never writable from
+/// inside any cage, even beneath a writable root such as `~/.config` or the repo.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ProtectedPath {
     pub path: PathBuf,
-    pub kind: SealKind,
+    pub kind: ProtectKind,
     pub source: ProtectedSource,
+    /// Whether native Landlock stops this path's creation and change by splitting the
+    /// writable directories above it. `false` where that split would break agent work
+    /// (anything in the repo, `~/.local/share`, `~/.codex`, `/run/user/UID`): native
+    /// Landlock then leaves the path writable, a named deviation, and `jaula run` reports
+    /// any change after the command exits.
+    pub split_natively: bool,
 }
 
 /// Which built-in writable set a cage starts from.
@@ -140,6 +235,10 @@ pub enum Warning {
     /// the socket, and a sealed directory is the owner's statement that nothing in it is
     /// the cage's business). Move the socket, or unseal the directory.
     SocketInsideSealed { path: PathBuf, sealed: PathBuf },
+    /// An unprotect that names no protected path: probably a typo, said so.
+    UnprotectMatchedNothing { path: PathBuf },
+    /// An unprotect that names jaula's own configuration, which every later cage reads.
+    UnprotectRefused { path: PathBuf, protected: PathBuf },
 }
 
 impl std::fmt::Display for Warning {
@@ -156,6 +255,17 @@ impl std::fmt::Display for Warning {
                 "ignoring allowed unix socket {}: inside the sealed root {}",
                 path.display(),
                 sealed.display()
+            ),
+            Warning::UnprotectMatchedNothing { path } => write!(
+                f,
+                "unprotect {}: no protected path is there or beneath it",
+                path.display()
+            ),
+            Warning::UnprotectRefused { path, protected } => write!(
+                f,
+                "ignoring unprotect {}: {} is jaula's own configuration and stays protected",
+                path.display(),
+                protected.display()
             ),
         }
     }
@@ -280,28 +390,7 @@ impl PolicySpec {
             Platform::Linux => canonicalize_lenient(&home.join(defaults::CLAUDE_JSON), cwd),
         };
 
-        let mut protected = vec![
-            ProtectedPath {
-                path: canon("config directory", &self.config_dir)?,
-                kind: SealKind::Directory,
-                source: ProtectedSource::ConfigDirectory,
-            },
-            ProtectedPath {
-                path: canonicalize_lenient(&state_home.join(defaults::CAGE_PROFILE_DIR), cwd),
-                kind: SealKind::Directory,
-                source: ProtectedSource::CageProfiles,
-            },
-        ];
-        if let Some(file) = &self.config_file {
-            let path = canon("config file", file)?;
-            if !protected.iter().any(|p| is_within(&path, &p.path)) {
-                protected.push(ProtectedPath {
-                    path,
-                    kind: SealKind::File,
-                    source: ProtectedSource::ConfigFile,
-                });
-            }
-        }
+        let protected = self.protected_paths(&home, &state_home, &repo, &canon, &mut warnings)?;
 
         let token_file = match &self.token_file {
             Some(p) => Some(canon("token file", p)?),

@@ -84,6 +84,12 @@ pub struct CageFlags {
     pub allow_unix_socket: Vec<PathBuf>,
     /// `--allow-unix-preset`, as written (checked here, so a typo is refused by name).
     pub allow_unix_preset: Vec<String>,
+    /// `--unprotect`: paths removed from the planting guard (adds to config `unprotect`).
+    pub unprotect: Vec<PathBuf>,
+    /// `--protect-path-dirs`: `true` wins over the config; absent leaves the config's.
+    pub protect_path_dirs: bool,
+    /// The jaula binary building this cage, protected from writes inside it.
+    pub launcher_exe: Option<PathBuf>,
 }
 
 /// What the launcher should believe about bubblewrap without probing.
@@ -233,6 +239,13 @@ impl Sources {
         {
             allowed_sockets.push((path.clone(), SocketSource::Owner));
         }
+        let mut unprotected = cage.unprotect;
+        unprotected.extend(flags.unprotect.iter().cloned());
+        let protect_path_dirs = flags.protect_path_dirs || cage.protect_path_dirs.unwrap_or(false);
+        let runtime_dir = env
+            .non_empty("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute());
 
         let mounts = flags
             .mounts
@@ -254,6 +267,10 @@ impl Sources {
             config_dir,
             config_file: Some(config_path.clone()),
             allowed_sockets,
+            unprotected,
+            protect_path_dirs,
+            launcher_exe: flags.launcher_exe.clone(),
+            runtime_dir,
         };
         Ok(Sources {
             enabled,

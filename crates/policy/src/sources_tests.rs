@@ -210,3 +210,41 @@ fn network_section_is_read_and_unknown_network_keys_are_refused() {
     std::fs::write(&path, "[network]\nallow_domains = [\"a.example\"]\n").unwrap();
     assert!(crate::ConfigFile::load(&path).is_err());
 }
+
+#[test]
+fn unprotect_and_path_dirs_merge_config_and_flags_and_the_runtime_dir_comes_from_xdg() {
+    let (_d, h) = home();
+    fs::create_dir_all(h.join(".config/jaula")).unwrap();
+    fs::write(
+        h.join(".config/jaula/config.toml"),
+        "[cage]\nunprotect = [\"~/.config/nvim\"]\nprotect_path_dirs = true\n",
+    )
+    .unwrap();
+    let flags = CageFlags {
+        home: Some(h.clone()),
+        unprotect: vec![PathBuf::from("~/.vimrc")],
+        launcher_exe: Some(PathBuf::from("/opt/jaula/bin/jaula")),
+        ..Default::default()
+    };
+    let s = Sources::gather(&flags, &env(&[("XDG_RUNTIME_DIR", "/run/user/1000")]), &h).unwrap();
+    assert_eq!(
+        s.spec.unprotected,
+        vec![PathBuf::from("~/.config/nvim"), PathBuf::from("~/.vimrc")]
+    );
+    assert!(s.spec.protect_path_dirs);
+    assert_eq!(s.spec.runtime_dir, Some(PathBuf::from("/run/user/1000")));
+    assert_eq!(
+        s.spec.launcher_exe,
+        Some(PathBuf::from("/opt/jaula/bin/jaula"))
+    );
+    // A relative XDG_RUNTIME_DIR names nothing: ignored.
+    let s = Sources::gather(&flags, &env(&[("XDG_RUNTIME_DIR", "run")]), &h).unwrap();
+    assert_eq!(s.spec.runtime_dir, None);
+    // A typo in the new keys is refused like any other.
+    fs::write(
+        h.join(".config/jaula/config.toml"),
+        "[cage]\nunprotected = [\"x\"]\n",
+    )
+    .unwrap();
+    assert!(Sources::gather(&flags, &env(&[]), &h).is_err());
+}

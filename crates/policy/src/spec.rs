@@ -35,6 +35,16 @@ pub struct PolicySpec {
     /// Host unix sockets the cage may connect to (`--allow-unix-socket`, presets already
     /// expanded to their paths), each with why.
     pub allowed_sockets: Vec<(PathBuf, crate::SocketSource)>,
+    /// Paths the owner removed from the planting guard (`--unprotect`, config
+    /// `cage.unprotect`): every default protected entry at or beneath one is dropped.
+    pub unprotected: Vec<PathBuf>,
+    /// Protect the PATH directories agents install tools into (`--protect-path-dirs`).
+    pub protect_path_dirs: bool,
+    /// The jaula binary that launched the cage, protected wherever it is installed. The
+    /// caller passes it in (`std::env::current_exe()`): this crate never asks the process.
+    pub launcher_exe: Option<PathBuf>,
+    /// `XDG_RUNTIME_DIR` (`/run/user/UID`), whose `systemd` directory is protected.
+    pub runtime_dir: Option<PathBuf>,
 }
 
 impl PolicySpec {
@@ -55,6 +65,10 @@ impl PolicySpec {
             config_dir,
             config_file: None,
             allowed_sockets: Vec::new(),
+            unprotected: Vec::new(),
+            protect_path_dirs: false,
+            launcher_exe: None,
+            runtime_dir: None,
         }
     }
 }

@@ -795,5 +795,43 @@ fn a_writable_root_beneath_tmp_is_bound_over_the_private_tmp() {
     assert!(
         pos(&["--bind-fd", "7", "/tmp"])
             < pos(&["--bind-try", "/tmp/shared-build", "/tmp/shared-build"])
+#[test]
+fn the_git_entry_is_bound_onto_itself_before_its_config_and_hooks_go_read_only() {
+    let f = fixture();
+    std::fs::create_dir_all(f.repo.join(".git/hooks")).unwrap();
+    std::fs::write(f.repo.join(".git/config"), "[core]\n").unwrap();
+    let p = policy(&f, |_| {});
+    let git = f.repo.join(".git");
+    let disk = FakeDisk::default()
+        .dir(&f.repo)
+        .dir(&git)
+        .file(git.join("config"))
+        .dir(git.join("hooks"));
+    let argv = render_argv(&p, &BwrapOptions::default(), &disk).unwrap();
+    let repo_bind = position(&argv, "--bind-try", &f.repo).expect("repo bind");
+    let entry = position(&argv, "--bind", &git).expect(".git self-bind");
+    let config = position(&argv, "--ro-bind-try", &git.join("config")).expect("config ro");
+    let hooks = position(&argv, "--ro-bind-try", &git.join("hooks")).expect("hooks ro");
+    assert!(repo_bind < entry && entry < config && entry < hooks);
+    // Absent planting paths get no mount point: nothing would be left on the host.
+    assert_eq!(
+        position(&argv, "--ro-bind-try", &f.repo.join(".vscode")),
+        None
+    );
+    assert_eq!(
+        position(&argv, "--ro-bind-try", &git.join("config.worktree")),
+        None
+    );
+    // The model of the view agrees: the config does not reach the host, the index does.
+    let view = MountView::from_argv(&argv, &disk).unwrap();
+    assert!(!view.effect(&git.join("config"), Access::Write).reaches_host);
+    assert!(
+        !view
+            .effect(&git.join("hooks/pre-commit"), Access::Create)
+            .reaches_host
+    );
+    assert!(
+        view.effect(&git.join("index.lock"), Access::Create)
+            .reaches_host
     );
 }

@@ -102,6 +102,16 @@ pub const DEVIATIONS: &[Deviation] = &[
               granted (a readable block device would expose every sealed file)",
     },
     Deviation {
+        name: "protected-not-split",
+        native: true,
+        bwrap_view: false,
+        looser: true,
+        why: "a protected path whose split would break agent work (anything in the repo, \
+              .git's config and hooks, ~/.local/share, ~/.codex, /run/user/UID) stays as \
+              writable as its root; the .git entry has no Landlock form at all; jaula run \
+              reports every change there after the command exits",
+    },
+    Deviation {
         name: "metadata-writes",
         native: true,
         bwrap_view: true,

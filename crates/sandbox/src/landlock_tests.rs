@@ -243,9 +243,10 @@ fn a_sealed_file_inside_a_writable_root_splits_that_root() {
     assert_eq!(rights(&plan, h(".claude")), Some(READ_DIR));
     assert_eq!(rights(&plan, h(".claude/.credentials.json")), None);
     assert!(plan.holes.contains(&h(".claude/.credentials.json")));
+    // Claude's settings run hooks for the owner later: readable, never writable.
     assert_eq!(
         rights(&plan, h(".claude/settings.json")),
-        Some(file(Rights::READ | Rights::WRITE))
+        Some(file(Rights::READ))
     );
     assert_eq!(
         rights(&plan, h(".claude/projects")),
@@ -525,7 +526,7 @@ fn plan_prints_and_serializes() {
         "{text}"
     );
     assert!(
-        text.contains("read+write   /home/u/.claude/settings.json"),
+        text.contains("read+write   /home/u/.claude/projects"),
         "{text}"
     );
     let json = serde_json::to_value(&plan).unwrap_or_default();
@@ -554,4 +555,50 @@ fn deviations_are_named_once() {
     names.sort();
     names.dedup();
     assert_eq!(names.len(), DEVIATIONS.len());
+}
+
+#[test]
+fn planting_paths_split_natively_only_where_it_costs_no_agent_work() {
+    let mut spec = spec();
+    spec.runtime_dir = Some(PathBuf::from("/run/user/1000"));
+    let policy = policy(spec);
+    let mut fs = tree();
+    fs.dir(h(".local/share/uv"))
+        .file(h(".codex/history.jsonl"))
+        .dir("/run/user/1000");
+    let plan = plan_of(&policy, PlanMode::Native, &fs);
+    // The repo is never split: every new file there is the agent's work.
+    assert_eq!(rights(&plan, repo()), Some(Rights::READ | Rights::WRITE));
+    // Nor ~/.local/share, ~/.codex and /run/user/UID (the protected-not-split deviation).
+    assert_eq!(
+        rights(&plan, h(".local/share")),
+        Some(Rights::READ | Rights::WRITE)
+    );
+    assert_eq!(
+        rights(&plan, h(".codex")),
+        Some(Rights::READ | Rights::WRITE)
+    );
+    assert_eq!(
+        rights(&plan, "/run/user"),
+        Some(Rights::READ | Rights::WRITE)
+    );
+    // ~/.config and ~/.claude were split already (jaula's config, Claude's credentials):
+    // the planting paths there cost nothing more and are enforced.
+    assert_eq!(rights(&plan, h(".config")), Some(READ_DIR));
+    assert!(plan.split.iter().any(|s| s.path == h(".config") && s.write));
+    assert_eq!(
+        rights(&plan, h(".claude/settings.json")),
+        Some(file(Rights::READ))
+    );
+}
+
+#[test]
+fn inside_the_view_absent_planting_paths_split_nothing() {
+    let policy = policy(spec());
+    let fs = tree();
+    let plan = plan_of(&policy, PlanMode::BwrapView, &fs);
+    // ~/.config/git, ~/.config/systemd and ~/.cargo/config.toml are absent from the tree:
+    // the view keeps ~/.config and ~/.cargo open for new entries, and reports instead.
+    assert!(rights(&plan, h(".config")).is_some_and(|r| r.contains(Rights::WRITE)));
+    assert!(rights(&plan, h(".cargo")).is_some_and(|r| r.contains(Rights::WRITE)));
 }

@@ -5,11 +5,13 @@
 //! the only crate allowed `unsafe`, each block with a `// SAFETY:` comment.
 
 pub mod bwrap;
+pub mod child;
 pub mod doc_tables;
 pub mod hardening;
 pub mod landlock;
 pub mod launch;
 pub mod network;
+pub mod planting;
 pub mod seatbelt;
 pub mod seccomp;
 #[cfg(target_os = "linux")]

@@ -10,8 +10,9 @@
 //!    pattern over a path that does not exist yet is exactly what keeps a credential the
 //!    owner creates later sealed) and the channel token pattern; emitted after the allows
 //!    so a broad writable ancestor such as `~/.config` cannot re-open `~/.config/gh`;
-//! 4. `(deny file-write* ...)`: the protected cage configuration, readable but never
-//!    writable, even beneath a writable root;
+//! 4. `(deny file-write* ...)`: the protected paths (cage configuration and the planting
+//!    guard), readable but never writable, even beneath a writable root; a `.git` entry
+//!    as a `literal`, so only the entry itself is denied and git still writes beneath it;
 //! 5. `(allow file-read* (literal <token file>))`: this window's own broker token, the one
 //!    file readable inside the sealed broker directory.
 //!
@@ -21,7 +22,7 @@
 
 use std::path::{Path, PathBuf};
 
-use jaula_policy::{Platform, Policy, SealKind};
+use jaula_policy::{Platform, Policy, ProtectKind, SealKind};
 
 pub mod ere;
 pub mod eval;
@@ -78,10 +79,7 @@ pub fn render_profile(policy: &Policy) -> Result<String, SeatbeltError> {
     if !policy.protected().is_empty() {
         lines.push("(deny file-write*".to_string());
         for p in policy.protected() {
-            lines.push(format!(
-                "  {}",
-                kind_filter(p.kind, &p.path, "protected path")?
-            ));
+            lines.push(format!("  {}", protect_filter(p.kind, &p.path)?));
         }
         lines.push(")".to_string());
     }
@@ -124,6 +122,17 @@ fn kind_filter(kind: SealKind, path: &Path, what: &'static str) -> Result<String
     Ok(match kind {
         SealKind::File => format!("(literal {quoted})"),
         SealKind::Directory => format!("(subpath {quoted})"),
+    })
+}
+
+/// A protected file and a protected `.git` entry are matched exactly (the entry's own
+/// rename, removal or replacement is a write to that literal path, while writes beneath it
+/// name other paths and stay allowed); a protected directory with everything beneath it.
+fn protect_filter(kind: ProtectKind, path: &Path) -> Result<String, SeatbeltError> {
+    let quoted = sbpl_string(path, "protected path")?;
+    Ok(match kind {
+        ProtectKind::File | ProtectKind::Entry => format!("(literal {quoted})"),
+        ProtectKind::Directory => format!("(subpath {quoted})"),
     })
 }
 

@@ -260,7 +260,7 @@ fn protected_block_denies_writes_to_cage_configuration() {
     let policy = resolve(&f.spec);
     let text = render(&policy);
     let block = format!(
-        "(deny file-write*\n  (subpath {})\n  (subpath {})\n  (literal {})\n)\n",
+        "(deny file-write*\n  (subpath {})\n  (subpath {})\n  (literal {})\n",
         quoted(&f.home.join(".config/jaula")),
         quoted(&f.home.join(".agents-city/.runtime/cage")),
         quoted(&f.home.join("cage.toml")),
@@ -301,4 +301,58 @@ fn both_platforms_render_on_this_host() {
         quoted(&linux.home.join(".config"))
     )));
     assert!(!linux_text.contains("/private/tmp"));
+}
+
+#[test]
+fn the_git_entry_is_denied_as_a_literal_and_its_hooks_as_a_subpath() {
+    let f = fixture(Platform::MacOs, "home");
+    let repo = f.spec.repo.clone();
+    fs::create_dir_all(repo.join(".git/hooks")).unwrap();
+    let policy = resolve(&f.spec);
+    let text = render(&policy);
+    assert!(
+        text.contains(&format!("  (literal {})\n", quoted(&repo.join(".git")))),
+        "{text}"
+    );
+    assert!(text.contains(&format!(
+        "  (subpath {})\n",
+        quoted(&repo.join(".git/hooks"))
+    )));
+    assert!(text.contains(&format!(
+        "  (literal {})\n",
+        quoted(&repo.join(".git/config"))
+    )));
+    let profile = Profile::parse(&text).unwrap();
+    for (path, access, allowed) in [
+        (repo.join(".git"), jaula_policy::Access::Write, false),
+        (repo.join(".git/config"), jaula_policy::Access::Write, false),
+        (
+            repo.join(".git/hooks/pre-commit"),
+            jaula_policy::Access::Create,
+            false,
+        ),
+        (
+            repo.join(".git/index.lock"),
+            jaula_policy::Access::Create,
+            true,
+        ),
+        (
+            repo.join(".vscode/tasks.json"),
+            jaula_policy::Access::Create,
+            false,
+        ),
+    ] {
+        assert_eq!(
+            profile.evaluate_access(access, &path).allowed,
+            allowed,
+            "{}",
+            path.display()
+        );
+        assert_eq!(
+            policy.decide(&path, access).allowed,
+            allowed,
+            "{}",
+            path.display()
+        );
+    }
 }

@@ -474,6 +474,7 @@ fn expected_deviation(w: &World, path: &Path, access: Access) -> Option<&'static
             Access::Create,
         ) => Some("split-dir-no-new-entries"),
         (None, _) if path == Path::new("/dev/kmsg") => Some("native-dev-subset"),
+        (Some("code/repo/.git/config"), Access::Write) => Some("protected-not-split"),
         _ => None,
     }
 }

@@ -83,6 +83,18 @@ fn build(home_name: &OsStr, repo_name: &OsStr, opts: Options) -> Cage {
     touch(&home.join("secret.txt"));
     mkdir(&root.join("shared"));
     mkdir(&root.join("mount-target"));
+    // The planting guard: a worktree whose `.git` file names a git directory outside the
+    // repo, and whose commondir holds the config and hooks (every name lands in the
+    // anchors below, with children, twins and siblings).
+    let common = root.join("main-checkout/.git");
+    mkdir(&common.join("hooks"));
+    touch(&common.join("config"));
+    let wt_git = common.join("worktrees/w1");
+    mkdir(&wt_git);
+    fs::write(wt_git.join("commondir"), "../..\n").expect("commondir");
+    fs::write(repo.join(".git"), format!("gitdir: {}\n", wt_git.display())).expect("gitdir file");
+    touch(&repo.join(".vscode/tasks.json"));
+    touch(&home.join(".gitconfig"));
 
     let state_home = if opts.relocated_state {
         root.join("state")
@@ -115,8 +127,23 @@ fn build(home_name: &OsStr, repo_name: &OsStr, opts: Options) -> Cage {
     spec.mounts = vec![root.join("mount-target")];
     spec.token_file = Some(broker.join("w1.token"));
     spec.config_file = Some(home.join(".config/jaula/config.toml"));
+    spec.launcher_exe = Some(root.join("bin/jaula"));
+    spec.runtime_dir = Some(root.join("run/user/1000"));
+    spec.protect_path_dirs = true;
 
     let policy = spec.resolve().expect("policy resolves");
+    // The fixture is what it claims: the worktree's git directories were followed.
+    for p in [
+        wt_git.join("config.worktree"),
+        common.join("config"),
+        common.join("hooks"),
+    ] {
+        assert!(
+            policy.protected().iter().any(|x| x.path == p),
+            "{} not protected",
+            p.display()
+        );
+    }
     // The fixture is what it claims: the allow inside ~/.ssh was dropped, loudly.
     assert!(
         policy

@@ -37,5 +37,7 @@ fn no_policy_flags() -> PolicyArgs {
         config: None,
         allow_unix_socket: Vec::new(),
         allow_unix_preset: Vec::new(),
+        unprotect: Vec::new(),
+        protect_path_dirs: false,
     }
 }

@@ -17,6 +17,7 @@ use jaula_sandbox::launch::{
     ResourceLimits,
 };
 use jaula_sandbox::network::{netns, DomainRules, NetworkMode, NetworkSpec};
+use jaula_sandbox::planting::{self, Snapshot};
 
 use crate::args::PolicyArgs;
 use crate::error::CliError;
@@ -127,6 +128,10 @@ pub struct RunArgs {
     /// Internal: jaula's own stage inside the bubblewrap view.
     #[arg(long, hide = true)]
     pub inner_stage: bool,
+    /// Internal: the native stage, re-executed by a parent jaula that waits for it and
+    /// then reports changed protected paths.
+    #[arg(long, hide = true)]
+    pub planting_child: bool,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -188,7 +193,9 @@ pub fn run(args: &RunArgs) -> Outcome {
         eprintln!("jaula: {e}");
         return Ok(REFUSED);
     }
-    if let Some(fd) = args.cgroup_fd {
+    // The planting child inherits the cgroup its parent entered (and the descriptor was
+    // consumed there).
+    if let Some(fd) = args.cgroup_fd.filter(|_| !args.planting_child) {
         if let Err(e) = enter_cgroup(fd) {
             eprintln!("jaula: cannot enter the contract's cgroup: {e}");
             return Ok(REFUSED);
@@ -215,7 +222,7 @@ pub fn run(args: &RunArgs) -> Outcome {
     }
     let bwrap_probe = || bwrap::probe(sources.bwrap, &bwrap_options(args, mode));
     match backend {
-        Backend::Landlock if landlock_ok => confine(args, &policy, env, PlanMode::Native, mode),
+        Backend::Landlock if landlock_ok => native(args, &policy, env, mode),
         Backend::Landlock => uncaged(args, &landlock_missing()),
         Backend::Bwrap | Backend::Auto => match bwrap_probe() {
             a if a.is_available() => exec_bwrap(args, &policy_args, &policy, env, &a, mode),
@@ -223,7 +230,7 @@ pub fn run(args: &RunArgs) -> Outcome {
                 if args.verbose {
                     eprintln!("jaula: bwrap unavailable ({}); using landlock", a.reason());
                 }
-                confine(args, &policy, env, PlanMode::Native, mode)
+                native(args, &policy, env, mode)
             }
             a if backend == Backend::Auto => {
                 uncaged(args, &format!("{}; and {}", a.reason(), landlock_missing()))
@@ -483,6 +490,7 @@ fn run_allow(
         }
     };
     cmd.env_clear().envs(env);
+    let snapshot = Snapshot::take(policy);
     let child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -500,6 +508,7 @@ fn run_allow(
         Ok(None) | Err(_) => {
             let mut child = child;
             let status = child.wait().map_err(|e| CliError::Launch(e.to_string()))?;
+            planting::report_after(&snapshot, policy);
             exit_like(status)
         }
     };
@@ -509,6 +518,7 @@ fn run_allow(
     if !done.summary.is_empty() {
         eprintln!("{}", done.summary);
     }
+    planting::report_after(&snapshot, policy);
     exit_like(done.status)
 }
 
@@ -611,7 +621,7 @@ fn confine(
         restrict_sockets,
         gate: (!args.no_socket_gate).then(|| Gate {
             policy: policy.clone(),
-            after_exit: None,
+            after_exit: planting_hook(args, policy, mode),
         }),
     };
 
@@ -690,7 +700,9 @@ fn network_stage(
     Ok(stage)
 }
 
-/// Exec bubblewrap with the rendered view and jaula's own inner stage inside it.
+/// Run bubblewrap with the rendered view and jaula's own inner stage inside it, wait for
+/// it, report the protected paths the view could not cover (absent ones) if they changed,
+/// and leave as it left.
 fn exec_bwrap(
     args: &RunArgs,
     policy_args: &PolicyArgs,
@@ -716,9 +728,97 @@ fn exec_bwrap(
     )?;
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]).env_clear().envs(env);
-    let err = std::os::unix::process::CommandExt::exec(&mut cmd);
-    eprintln!("jaula: cannot execute {}: {err}", argv[0].to_string_lossy());
-    Ok(REFUSED)
+    if args.tenant {
+        let err = std::os::unix::process::CommandExt::exec(&mut cmd);
+        eprintln!("jaula: cannot execute {}: {err}", argv[0].to_string_lossy());
+        return Ok(REFUSED);
+    }
+    wait_and_report(&mut cmd, policy, args.verbose)
+}
+
+/// Natively Landlock cannot stop the creation of an absent protected path, nor any write
+/// to one it does not split around, so the protected paths are snapshotted before the
+/// command runs and reported on after it ends. The socket gate's supervisor already waits
+/// for the command and does the reporting; with `--no-socket-gate` there is no supervisor,
+/// so this jaula re-executes itself as the confined stage (`--planting-child`) and waits.
+fn native(
+    args: &RunArgs,
+    policy: &Policy,
+    env: Vec<(OsString, OsString)>,
+    mode: NetworkMode,
+) -> Outcome {
+    let mut argv = std::env::args_os();
+    let me = argv.next();
+    let subcommand = argv.next();
+    // A tenant's spawn is not reported on: nobody runs a tenant's tree uncaged later, and
+    // the runner keeps its own evidence (crates/contract).
+    if !args.no_socket_gate
+        || args.planting_child
+        || args.tenant
+        || subcommand.as_deref() != Some(std::ffi::OsStr::new("run"))
+    {
+        return confine(args, policy, env, PlanMode::Native, mode);
+    }
+    let mut cmd = Command::new(own_binary()?);
+    if let Some(me) = me {
+        std::os::unix::process::CommandExt::arg0(&mut cmd, me);
+    }
+    cmd.arg("run").arg("--planting-child").args(argv);
+    wait_and_report(&mut cmd, policy, args.verbose)
+}
+
+/// The planting report the socket gate's supervisor makes after the command: the snapshot
+/// and the evidence log are taken now, before this process confines itself.
+fn planting_hook(
+    args: &RunArgs,
+    policy: &Policy,
+    mode: PlanMode,
+) -> Option<Box<dyn FnOnce(std::process::ExitStatus)>> {
+    let reports = mode == PlanMode::Native
+        && !args.tenant
+        && !args.planting_child
+        && args.network_handoff_fd.is_none();
+    if !reports {
+        return None;
+    }
+    let snapshot = Snapshot::take(policy);
+    if args.verbose {
+        eprintln!(
+            "jaula: planting guard: {} protected paths snapshotted; changes are reported \
+             after the command exits (evidence: {})",
+            snapshot.len(),
+            planting::evidence_path(policy).display()
+        );
+    }
+    let log = planting::EvidenceLog::open(policy);
+    let policy = policy.clone();
+    Some(Box::new(move |_status| {
+        planting::report_after_into(&snapshot, &policy, log);
+    }))
+}
+
+fn wait_and_report(cmd: &mut Command, policy: &Policy, verbose: bool) -> Outcome {
+    let snapshot = Snapshot::take(policy);
+    if verbose {
+        eprintln!(
+            "jaula: planting guard: {} protected paths snapshotted; changes are reported \
+             after the command exits (evidence: {})",
+            snapshot.len(),
+            planting::evidence_path(policy).display()
+        );
+    }
+    let status = match jaula_sandbox::child::spawn_and_wait(cmd) {
+        Ok(status) => status,
+        Err(e) => {
+            eprintln!(
+                "jaula: cannot execute {}: {e}",
+                cmd.get_program().to_string_lossy()
+            );
+            return Ok(REFUSED);
+        }
+    };
+    planting::report_after(&snapshot, policy);
+    exit_like(status)
 }
 
 /// bubblewrap's argv with jaula's inner stage (and `extra` flags for it) as the command.

@@ -13,6 +13,12 @@ pub trait Disk {
     fn exists(&self, path: &Path) -> bool;
     /// Whether `path` resolves to a directory.
     fn is_dir(&self, path: &Path) -> bool;
+    /// Whether `path` itself is a symbolic link (not followed). bubblewrap cannot mount
+    /// onto one whose absolute target lies outside the new root's view of it, so a
+    /// protected link (a dotfiles `~/.config/nvim`) is left to the planting report.
+    fn is_symlink(&self, _path: &Path) -> bool {
+        false
+    }
 }
 
 /// The real filesystem.
@@ -33,6 +39,12 @@ impl Disk for RealDisk {
 
     fn is_dir(&self, path: &Path) -> bool {
         std::fs::metadata(path).map(|m| m.is_dir()).unwrap_or(false)
+    }
+
+    fn is_symlink(&self, path: &Path) -> bool {
+        std::fs::symlink_metadata(path)
+            .map(|m| m.file_type().is_symlink())
+            .unwrap_or(false)
     }
 }
 

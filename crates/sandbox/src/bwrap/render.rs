@@ -4,7 +4,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use jaula_policy::Policy;
+use jaula_policy::{Policy, ProtectKind};
 
 use super::{BwrapError, BwrapOptions, Disk};
 
@@ -64,8 +64,14 @@ pub fn option_flags(options: &BwrapOptions) -> Vec<&'static str> {
 ///    error.
 /// 3. `~/.claude.json` as `--bind-try`. The seed bound it after the seals; here it comes
 ///    before them, so an owner who seals it with a deny gets the seal, as `decide` says.
-/// 4. Protected cage configuration that exists as `--ro-bind-try P P`: read-only even
-///    beneath a writable root, and still covered by any seal beneath or above it.
+/// 4. Protected entries (`.git`) that exist as `--bind P P`: a directory bound onto itself
+///    is a mount point, which rename(2) and rmdir(2) refuse with EBUSY, so the cage cannot
+///    move `.git` away or put another in its place, while git still writes beneath it.
+///    Then every other protected path that exists (cage configuration and the planting
+///    guard) as `--ro-bind-try P P`: read-only even beneath a writable root or the entry's
+///    self-bind, and still covered by any seal beneath or above it. An absent protected
+///    path gets nothing (a mount point would be left on the host as an empty placeholder);
+///    `jaula run` reports it if the cage creates it.
 /// 5. Seals that exist (see below): a directory as `--tmpfs P`, a file as
 ///    `--ro-bind-try /dev/null P`.
 /// 6. Channel token files that exist, as `--ro-bind-try /dev/null P`.
@@ -154,8 +160,26 @@ pub fn render_argv(
         }
     }
 
+    // Entries first: a protected path beneath a `.git` entry (its config, its hooks) must
+    // be bound read-only on top of the entry's self-bind, not hidden under it.
     for protected in policy.protected() {
-        if disk.exists(&protected.path) {
+        if protected.kind == ProtectKind::Entry
+            && disk.is_dir(&protected.path)
+            && !disk.is_symlink(&protected.path)
+        {
+            argv.op2(
+                "--bind",
+                "protected entry",
+                &protected.path,
+                &protected.path,
+            )?;
+        }
+    }
+    for protected in policy.protected() {
+        if protected.kind != ProtectKind::Entry
+            && disk.exists(&protected.path)
+            && !disk.is_symlink(&protected.path)
+        {
             argv.op2(
                 "--ro-bind-try",
                 "protected path",

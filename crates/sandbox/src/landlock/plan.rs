@@ -18,7 +18,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use jaula_policy::paths::is_within;
-use jaula_policy::{Access, Platform, Policy, SealKind, WriteSource};
+use jaula_policy::{Access, Platform, Policy, ProtectKind, SealKind, WriteSource};
 use serde::Serialize;
 
 use super::rights::{Right, Rights};
@@ -318,7 +318,10 @@ struct Planner<'a> {
     /// What reads must not reach, and what writes must not reach.
     read_targets: Vec<PathBuf>,
     write_targets: Vec<PathBuf>,
-    protected: Vec<(PathBuf, SealKind)>,
+    /// Protected files and directories (a `.git` entry protection has no Landlock form:
+    /// see the `protected-not-split` deviation), with whether they may split their
+    /// writable ancestors natively and, when absent, inside the view.
+    protected: Vec<(PathBuf, SealKind, bool, bool)>,
     /// Writable directory roots that may be granted (not inside a seal or protected path).
     writable: Vec<(PathBuf, WriteSource)>,
     /// `seals`, `protected` and `writable`, indexed for containment.
@@ -350,7 +353,20 @@ impl<'a> Planner<'a> {
             protected: policy
                 .protected()
                 .iter()
-                .map(|p| (p.path.clone(), p.kind))
+                .filter_map(|p| {
+                    let kind = match p.kind {
+                        ProtectKind::File => SealKind::File,
+                        ProtectKind::Directory => SealKind::Directory,
+                        ProtectKind::Entry => return None,
+                    };
+                    // Inside the view only jaula's own configuration splits when absent
+                    // (the launcher creates it first, so normally never): an absent planting
+                    // path is reported after the run instead, so that the view keeps
+                    // ~/.cargo and ~/.config open for new entries (cargo's registry on
+                    // first use), as it did before the guard.
+                    let in_view = p.source.is_cage_configuration();
+                    Some((p.path.clone(), kind, p.split_natively, in_view))
+                })
                 .collect(),
             writable: Vec::new(),
             seal_index: RootIndex::default(),
@@ -443,7 +459,7 @@ impl<'a> Planner<'a> {
         for (i, (path, kind)) in self.seals.iter().enumerate() {
             self.seal_index.insert(path, *kind, i);
         }
-        for (i, (path, kind)) in self.protected.iter().enumerate() {
+        for (i, (path, kind, ..)) in self.protected.iter().enumerate() {
             self.protected_index.insert(path, *kind, i);
         }
         let seal_paths: Vec<PathBuf> = self.seals.iter().map(|(s, _)| s.clone()).collect();
@@ -465,11 +481,22 @@ impl<'a> Planner<'a> {
             }
         }
         // Natively protected paths are split around. In the view they are bound read-only
-        // when they exist (the launcher creates the protected directories first); only one
-        // that is still absent needs Landlock to keep it from being created.
-        let protected: Vec<PathBuf> = self.protected.iter().map(|(p, _)| p.clone()).collect();
-        for p in protected {
-            if self.mode == PlanMode::Native || self.kind(&p).is_none() {
+        // when they exist (the launcher creates jaula's own protected directories first);
+        // only one that is still absent needs Landlock to keep it from being created. A
+        // path whose split would break agent work (anything in the repo, ~/.local/share,
+        // ~/.codex, /run/user/UID) is never split: that is the `protected-not-split`
+        // deviation, and `jaula run` reports a change there after the command exits.
+        let protected: Vec<(PathBuf, bool, bool)> = self
+            .protected
+            .iter()
+            .map(|(p, _, native, view)| (p.clone(), *native, *view))
+            .collect();
+        for (p, native, view) in protected {
+            let split = match self.mode {
+                PlanMode::Native => native,
+                PlanMode::BwrapView => view && self.kind(&p).is_none(),
+            };
+            if split {
                 self.write_targets.push(p);
             }
         }

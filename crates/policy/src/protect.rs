@@ -1,0 +1,353 @@
+//! The protected set: jaula's own configuration, and the default planting guard (paths an
+//! uncaged program runs later: git hooks and config, shell startup, session autostart,
+//! editor and agent settings, jaula's own executable), less what the owner unprotects.
+//!
+//! Git directories are found as git finds them: a `.git` directory, or a `.git` file whose
+//! `gitdir:` line names the real one (a worktree, a submodule), and that directory's
+//! `commondir`, which may lie outside the repo. Every one gets the same names protected.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use crate::defaults::{self, PlantTarget};
+use crate::paths::{canonicalize_lenient, is_within};
+use crate::policy::{ProtectKind, ProtectedPath, ProtectedSource, Warning};
+use crate::{PolicyError, PolicySpec};
+
+type Canon<'a> = &'a dyn Fn(&'static str, &Path) -> Result<PathBuf, PolicyError>;
+
+/// The protected paths in order, deduplicated by path (the first declaration wins).
+#[derive(Default)]
+struct ProtectedSet {
+    paths: Vec<ProtectedPath>,
+    seen: HashSet<PathBuf>,
+}
+
+impl ProtectedSet {
+    fn push(&mut self, path: PathBuf, kind: ProtectKind, source: ProtectedSource, split: bool) {
+        if self.seen.insert(path.clone()) {
+            self.paths.push(ProtectedPath {
+                path,
+                kind,
+                source,
+                split_natively: split,
+            });
+        }
+    }
+
+    /// Each target at its canonical path (what a dotfiles symlink points to), and, when
+    /// the name itself is a symbolic link, the link as a file too: replacing the link
+    /// (`rm ~/.config/nvim; mkdir ~/.config/nvim`) would plant without touching the target.
+    fn targets(&mut self, base: &Path, targets: &[PlantTarget], source: ProtectedSource) {
+        for t in targets {
+            let lexical = base.join(t.path);
+            let path = canonicalize_lenient(&lexical, base);
+            self.push(path.clone(), t.kind, source, t.split_natively);
+            let is_link = std::fs::symlink_metadata(&lexical)
+                .map(|m| m.file_type().is_symlink())
+                .unwrap_or(false);
+            if is_link && lexical != path {
+                // The link's own parent may itself lie behind a link: name the link by its
+                // canonical parent, as the kernel sees it.
+                let link = match (lexical.parent(), lexical.file_name()) {
+                    (Some(parent), Some(name)) => canonicalize_lenient(parent, base).join(name),
+                    _ => continue,
+                };
+                self.push(link, ProtectKind::File, source, t.split_natively);
+            }
+        }
+    }
+}
+
+impl PolicySpec {
+    pub(crate) fn protected_paths(
+        &self,
+        home: &Path,
+        state_home: &Path,
+        repo: &Path,
+        canon: Canon<'_>,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Vec<ProtectedPath>, PolicyError> {
+        let mut set = ProtectedSet::default();
+        let config_dir = canon("config directory", &self.config_dir)?;
+        set.push(
+            config_dir,
+            ProtectKind::Directory,
+            ProtectedSource::ConfigDirectory,
+            true,
+        );
+        set.push(
+            canonicalize_lenient(&state_home.join(defaults::CAGE_PROFILE_DIR), state_home),
+            ProtectKind::Directory,
+            ProtectedSource::CageProfiles,
+            true,
+        );
+        if let Some(file) = &self.config_file {
+            let path = canon("config file", file)?;
+            if !set.paths.iter().any(|p| is_within(&path, &p.path)) {
+                set.push(path, ProtectKind::File, ProtectedSource::ConfigFile, true);
+            }
+        }
+
+        if let Some(git) = find_git_dirs(repo) {
+            // A symlinked `.git` is not protected as an entry: a mount backend binds what
+            // the link points to, which would make the whole git directory read-only. Its
+            // target's config and hooks are protected below like any git directory's.
+            if !git.symlink {
+                let (kind, source) = if git.pointer_file {
+                    (ProtectKind::File, ProtectedSource::GitPointer)
+                } else {
+                    (ProtectKind::Entry, ProtectedSource::GitDirectory)
+                };
+                set.push(git.entry, kind, source, false);
+            }
+            for dir in git.git_dirs {
+                git_dir_targets(&mut set, &dir);
+            }
+            for pointer in git.pointers {
+                set.push(
+                    pointer,
+                    ProtectKind::File,
+                    ProtectedSource::GitPointer,
+                    false,
+                );
+            }
+        }
+        set.targets(
+            repo,
+            defaults::REPO_PROTECTED,
+            ProtectedSource::RepoToolSettings,
+        );
+
+        let home_groups: [(&[PlantTarget], ProtectedSource); 8] = [
+            (defaults::HOME_GIT_CONFIG, ProtectedSource::HomeGitConfig),
+            (defaults::SHELL_STARTUP, ProtectedSource::ShellStartup),
+            (defaults::SESSION_STARTUP, ProtectedSource::SessionStartup),
+            (
+                defaults::MULTIPLEXER_CONFIG,
+                ProtectedSource::MultiplexerConfig,
+            ),
+            (defaults::EDITOR_INIT, ProtectedSource::EditorInit),
+            (defaults::CARGO_CONFIG, ProtectedSource::CargoConfig),
+            (defaults::AGENT_SETTINGS, ProtectedSource::AgentSettings),
+            (
+                if self.protect_path_dirs {
+                    defaults::PATH_DIRS
+                } else {
+                    &[]
+                },
+                ProtectedSource::PathDirectory,
+            ),
+        ];
+        for (targets, source) in home_groups {
+            set.targets(home, targets, source);
+        }
+        if let Some(runtime) = &self.runtime_dir {
+            if runtime.is_absolute() {
+                set.targets(
+                    runtime,
+                    &[defaults::RUNTIME_SYSTEMD],
+                    ProtectedSource::SessionStartup,
+                );
+            }
+        }
+        if let Some(exe) = &self.launcher_exe {
+            let path = canon("jaula executable", exe)?;
+            set.push(
+                path,
+                ProtectKind::File,
+                ProtectedSource::JaulaExecutable,
+                true,
+            );
+        }
+
+        let mut paths = set.paths;
+        // Nothing in the repo is ever split natively, whatever its list says: a split
+        // directory there gets no new entry, and the agent's work is new entries.
+        for p in &mut paths {
+            if is_within(&p.path, repo) {
+                p.split_natively = false;
+            }
+        }
+        self.apply_unprotect(&mut paths, canon, warnings)?;
+        Ok(paths)
+    }
+
+    /// Drop every planting entry at or beneath an unprotected path. jaula's own
+    /// configuration stays: a cage that could rewrite it would shape the next one.
+    fn apply_unprotect(
+        &self,
+        paths: &mut Vec<ProtectedPath>,
+        canon: Canon<'_>,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<(), PolicyError> {
+        for declared in &self.unprotected {
+            let target = canon("unprotect path", declared)?;
+            let before = paths.len();
+            let mut refused = None;
+            paths.retain(|p| {
+                if !is_within(&p.path, &target) {
+                    return true;
+                }
+                if p.source.is_cage_configuration() {
+                    refused.get_or_insert_with(|| p.path.clone());
+                    return true;
+                }
+                false
+            });
+            if let Some(protected) = refused {
+                warnings.push(Warning::UnprotectRefused {
+                    path: target,
+                    protected,
+                });
+            } else if paths.len() == before {
+                warnings.push(Warning::UnprotectMatchedNothing { path: target });
+            }
+        }
+        Ok(())
+    }
+}
+
+fn git_dir_targets(set: &mut ProtectedSet, git_dir: &Path) {
+    for t in defaults::GIT_DIR_PROTECTED {
+        let source = match t.path {
+            "hooks" => ProtectedSource::GitHooks,
+            "commondir" => ProtectedSource::GitPointer,
+            _ => ProtectedSource::GitConfig,
+        };
+        set.push(git_dir.join(t.path), t.kind, source, false);
+    }
+}
+
+/// The repository at the repo's top: its `.git` entry, the git directories whose
+/// config and hooks git runs, and further pointer files (submodules' `.git` files).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct FoundGit {
+    /// `<top>/.git`, a directory or a pointer file.
+    pub entry: PathBuf,
+    pub pointer_file: bool,
+    /// `.git` is a symbolic link (to a directory or a pointer file).
+    pub symlink: bool,
+    /// The git directory, its common directory, the worktrees' and submodules' ones.
+    pub git_dirs: Vec<PathBuf>,
+    pub pointers: Vec<PathBuf>,
+}
+
+/// The repository whose top is `repo`: its `.git` entry, followed. Nothing when there is
+/// none, or when a `.git` file cannot be read (then only the file itself is protected).
+/// A `.git` above the repo is not looked for: it lies outside the cage's writable root,
+/// so it is read-only there already, and protecting it would only tie every cage under a
+/// checkout to that checkout's git directory.
+pub(crate) fn find_git_dirs(repo: &Path) -> Option<FoundGit> {
+    let top = repo.to_path_buf();
+    let entry = top.join(defaults::GIT_DIR_NAME);
+    let symlink = std::fs::symlink_metadata(&entry)
+        .ok()?
+        .file_type()
+        .is_symlink();
+    let pointer_file = entry.is_file();
+    let mut found = FoundGit {
+        entry: entry.clone(),
+        pointer_file,
+        symlink,
+        git_dirs: Vec::new(),
+        pointers: Vec::new(),
+    };
+    let git_dir = if pointer_file {
+        match read_pointer(&entry, "gitdir:") {
+            Some(dir) => dir,
+            None => return Some(found),
+        }
+    } else {
+        canonicalize_lenient(&entry, &top)
+    };
+    let common = read_pointer(&git_dir.join("commondir"), "").unwrap_or_else(|| git_dir.clone());
+    found.git_dirs.push(git_dir.clone());
+    if common != git_dir {
+        found.git_dirs.push(common.clone());
+    }
+    // Other worktrees of the same repository: each has its own config.worktree and a
+    // commondir that git follows.
+    if let Ok(entries) = std::fs::read_dir(common.join("worktrees")) {
+        let mut worktrees: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .take(defaults::SUBMODULE_LIMIT)
+            .collect();
+        worktrees.sort();
+        found.git_dirs.extend(worktrees);
+    }
+    let mut modules = Vec::new();
+    collect_submodules(&common.join("modules"), 0, &mut modules);
+    found.git_dirs.extend(modules);
+    for path in submodule_paths(&top) {
+        let pointer = canonicalize_lenient(&top.join(path).join(defaults::GIT_DIR_NAME), &top);
+        if pointer.is_file() {
+            found.pointers.push(pointer);
+        }
+    }
+    let mut seen = HashSet::new();
+    found.git_dirs.retain(|d| seen.insert(d.clone()));
+    Some(found)
+}
+
+/// The path a pointer file names (`gitdir: ../x` in a `.git` file, a bare path in
+/// `commondir`), relative to the file's directory, canonical.
+fn read_pointer(file: &Path, prefix: &str) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let line = text.lines().next()?.strip_prefix(prefix)?.trim();
+    if line.is_empty() {
+        return None;
+    }
+    let base = file.parent()?;
+    Some(canonicalize_lenient(Path::new(line), base))
+}
+
+/// Submodule git directories beneath `<common>/modules`: any directory holding `HEAD`,
+/// and its own `modules` for nested submodules. Bounded in depth and count.
+fn collect_submodules(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if depth >= defaults::SUBMODULE_DEPTH || out.len() >= defaults::SUBMODULE_LIMIT {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut children: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    children.sort();
+    for child in children {
+        if out.len() >= defaults::SUBMODULE_LIMIT {
+            return;
+        }
+        if child.join("HEAD").is_file() {
+            out.push(child.clone());
+            collect_submodules(&child.join("modules"), depth + 1, out);
+        } else {
+            // A submodule named `a/b` lives at `modules/a/b`.
+            collect_submodules(&child, depth + 1, out);
+        }
+    }
+}
+
+/// `path = ...` lines of `<top>/.gitmodules`, relative paths only.
+fn submodule_paths(top: &Path) -> Vec<PathBuf> {
+    let Ok(text) = std::fs::read_to_string(top.join(".gitmodules")) else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|line| {
+            let (key, value) = line.split_once('=')?;
+            (key.trim() == "path").then(|| PathBuf::from(value.trim()))
+        })
+        .filter(|p| p.is_relative() && !p.as_os_str().is_empty())
+        .take(defaults::SUBMODULE_LIMIT)
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "protect_tests.rs"]
+mod tests;

@@ -1,0 +1,301 @@
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::find_git_dirs;
+use crate::{Platform, PolicySpec, ProtectKind, ProtectedSource, Warning};
+
+struct Scratch {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+}
+
+fn scratch() -> Scratch {
+    let dir = crate::test_scratch();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let home = root.join("home");
+    fs::create_dir_all(&home).unwrap();
+    Scratch {
+        _dir: dir,
+        root,
+        home,
+    }
+}
+
+fn git_dir(path: &Path) {
+    fs::create_dir_all(path.join("hooks")).unwrap();
+    fs::write(path.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    fs::write(path.join("config"), "[core]\n").unwrap();
+}
+
+/// (path, kind, source, split natively), in the policy's order.
+type Entries = Vec<(PathBuf, ProtectKind, ProtectedSource, bool)>;
+
+fn protected(spec: &PolicySpec) -> (Entries, Vec<Warning>) {
+    let p = spec.resolve().unwrap();
+    let list = p
+        .protected()
+        .iter()
+        .map(|x| (x.path.clone(), x.kind, x.source, x.split_natively))
+        .collect();
+    (list, p.warnings().to_vec())
+}
+
+fn has(list: &Entries, path: &Path) -> Option<(ProtectKind, ProtectedSource)> {
+    list.iter()
+        .find(|(p, ..)| p == path)
+        .map(|(_, k, s, _)| (*k, *s))
+}
+
+#[test]
+fn a_plain_repo_protects_the_git_entry_its_config_and_hooks_never_split() {
+    let s = scratch();
+    let repo = s.root.join("repo");
+    git_dir(&repo.join(".git"));
+    let spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo.clone());
+    let (list, warnings) = protected(&spec);
+    assert!(warnings.is_empty());
+    assert_eq!(
+        has(&list, &repo.join(".git")),
+        Some((ProtectKind::Entry, ProtectedSource::GitDirectory))
+    );
+    assert_eq!(
+        has(&list, &repo.join(".git/config")),
+        Some((ProtectKind::File, ProtectedSource::GitConfig))
+    );
+    assert_eq!(
+        has(&list, &repo.join(".git/hooks")),
+        Some((ProtectKind::Directory, ProtectedSource::GitHooks))
+    );
+    // Absent names are protected too (their creation is what a cage would plant).
+    assert_eq!(
+        has(&list, &repo.join(".git/config.worktree")),
+        Some((ProtectKind::File, ProtectedSource::GitConfig))
+    );
+    assert_eq!(
+        has(&list, &repo.join(".vscode")),
+        Some((ProtectKind::Directory, ProtectedSource::RepoToolSettings))
+    );
+    for (path, .., split) in &list {
+        if crate::paths::is_within(path, &repo) {
+            assert!(
+                !split,
+                "{} is in the repo and must not split",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_worktree_git_file_resolves_gitdir_and_commondir_outside_the_repo() {
+    let s = scratch();
+    let main = s.root.join("main");
+    git_dir(&main.join(".git"));
+    let wt_git = main.join(".git/worktrees/feature");
+    fs::create_dir_all(&wt_git).unwrap();
+    fs::write(wt_git.join("commondir"), "../..\n").unwrap();
+    fs::write(wt_git.join("HEAD"), "ref: refs/heads/feature\n").unwrap();
+    let repo = s.root.join("feature");
+    fs::create_dir_all(&repo).unwrap();
+    fs::write(repo.join(".git"), format!("gitdir: {}\n", wt_git.display())).unwrap();
+
+    let found = find_git_dirs(&repo).unwrap();
+    assert!(found.pointer_file);
+    assert_eq!(found.git_dirs[0], wt_git);
+    assert!(found.git_dirs.contains(&main.join(".git")));
+
+    let spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo.clone());
+    let (list, _) = protected(&spec);
+    assert_eq!(
+        has(&list, &repo.join(".git")),
+        Some((ProtectKind::File, ProtectedSource::GitPointer))
+    );
+    assert_eq!(
+        has(&list, &wt_git.join("commondir")),
+        Some((ProtectKind::File, ProtectedSource::GitPointer))
+    );
+    assert_eq!(
+        has(&list, &wt_git.join("config.worktree")),
+        Some((ProtectKind::File, ProtectedSource::GitConfig))
+    );
+    assert_eq!(
+        has(&list, &main.join(".git/config")),
+        Some((ProtectKind::File, ProtectedSource::GitConfig))
+    );
+    assert_eq!(
+        has(&list, &main.join(".git/hooks")),
+        Some((ProtectKind::Directory, ProtectedSource::GitHooks))
+    );
+}
+
+#[test]
+fn a_relative_gitdir_and_submodules_resolve() {
+    let s = scratch();
+    let repo = s.root.join("repo");
+    git_dir(&repo.join(".git"));
+    // A submodule `libs/a` whose git dir lives in .git/modules/libs/a, with a nested one.
+    let module = repo.join(".git/modules/libs/a");
+    git_dir(&module);
+    git_dir(&module.join("modules/inner"));
+    fs::create_dir_all(repo.join("libs/a")).unwrap();
+    fs::write(
+        repo.join("libs/a/.git"),
+        "gitdir: ../../.git/modules/libs/a\n",
+    )
+    .unwrap();
+    fs::write(
+        repo.join(".gitmodules"),
+        "[submodule \"a\"]\n\tpath = libs/a\n\turl = ../a\n",
+    )
+    .unwrap();
+    let spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo.clone());
+    let (list, _) = protected(&spec);
+    assert_eq!(
+        has(&list, &module.join("config")),
+        Some((ProtectKind::File, ProtectedSource::GitConfig))
+    );
+    assert_eq!(
+        has(&list, &module.join("modules/inner/hooks")),
+        Some((ProtectKind::Directory, ProtectedSource::GitHooks))
+    );
+    assert_eq!(
+        has(&list, &repo.join("libs/a/.git")),
+        Some((ProtectKind::File, ProtectedSource::GitPointer))
+    );
+
+    // The submodule as the cage's repo: its `.git` file names the real git directory.
+    let spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo.join("libs/a"));
+    let found = find_git_dirs(&repo.join("libs/a")).unwrap();
+    assert_eq!(found.git_dirs[0], module);
+    let (list, _) = protected(&spec);
+    assert_eq!(
+        has(&list, &module.join("hooks")),
+        Some((ProtectKind::Directory, ProtectedSource::GitHooks))
+    );
+}
+
+#[test]
+fn no_git_and_an_unreadable_pointer_are_not_errors() {
+    let s = scratch();
+    let repo = s.root.join("plain");
+    fs::create_dir_all(&repo).unwrap();
+    // Only the repo's own `.git` counts, not a checkout the scratch lies in.
+    assert_eq!(find_git_dirs(&repo), None);
+    let spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo.clone());
+    let (list, _) = protected(&spec);
+    assert!(has(&list, &repo.join(".git")).is_none());
+    assert!(has(&list, &repo.join(".envrc")).is_some());
+
+    fs::write(repo.join(".git"), "not a pointer\n").unwrap();
+    let found = find_git_dirs(&repo).unwrap();
+    assert!(found.pointer_file && found.git_dirs.is_empty());
+    let (list, _) = protected(&spec);
+    assert_eq!(
+        has(&list, &repo.join(".git")),
+        Some((ProtectKind::File, ProtectedSource::GitPointer))
+    );
+}
+
+#[test]
+fn unprotect_drops_entries_at_or_beneath_it_but_never_jaulas_own_configuration() {
+    let s = scratch();
+    let repo = s.root.join("repo");
+    git_dir(&repo.join(".git"));
+    let mut spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo.clone());
+    spec.unprotected = vec![
+        repo.join(".git/hooks"),
+        PathBuf::from("~/.config"),
+        PathBuf::from("~/nothing-here"),
+    ];
+    let (list, warnings) = protected(&spec);
+    assert!(has(&list, &repo.join(".git/hooks")).is_none());
+    assert!(has(&list, &repo.join(".git/config")).is_some());
+    assert!(has(&list, &s.home.join(".config/git")).is_none());
+    assert!(has(&list, &s.home.join(".config/systemd")).is_none());
+    assert_eq!(
+        has(&list, &s.home.join(".config/jaula")),
+        Some((ProtectKind::Directory, ProtectedSource::ConfigDirectory))
+    );
+    assert!(warnings.contains(&Warning::UnprotectRefused {
+        path: s.home.join(".config"),
+        protected: s.home.join(".config/jaula"),
+    }));
+    assert!(warnings.contains(&Warning::UnprotectMatchedNothing {
+        path: s.home.join("nothing-here"),
+    }));
+}
+
+#[test]
+fn path_dirs_runtime_systemd_and_the_executable_follow_the_spec() {
+    let s = scratch();
+    let repo = s.root.join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    let mut spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo.clone());
+    let (list, _) = protected(&spec);
+    assert!(has(&list, &s.home.join(".local/bin")).is_none());
+    spec.protect_path_dirs = true;
+    spec.runtime_dir = Some(s.root.join("run/user/1000"));
+    spec.launcher_exe = Some(repo.join("target/debug/jaula"));
+    let (list, _) = protected(&spec);
+    for dir in [".local/bin", ".cargo/bin"] {
+        assert_eq!(
+            has(&list, &s.home.join(dir)),
+            Some((ProtectKind::Directory, ProtectedSource::PathDirectory))
+        );
+    }
+    assert_eq!(
+        has(&list, &s.root.join("run/user/1000/systemd")),
+        Some((ProtectKind::Directory, ProtectedSource::SessionStartup))
+    );
+    // An executable inside the repo (a jaula developer's build) is protected, and never
+    // split natively: cargo must still create files beside it.
+    let exe = list
+        .iter()
+        .find(|(p, ..)| *p == repo.join("target/debug/jaula"))
+        .unwrap();
+    assert_eq!(exe.2, ProtectedSource::JaulaExecutable);
+    assert!(!exe.3);
+}
+
+#[test]
+fn a_symlinked_git_directory_protects_its_target_not_the_link() {
+    let s = scratch();
+    let real = s.root.join("elsewhere/real.git");
+    git_dir(&real);
+    let repo = s.root.join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    std::os::unix::fs::symlink(&real, repo.join(".git")).unwrap();
+    let spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo.clone());
+    let (list, _) = protected(&spec);
+    assert!(has(&list, &repo.join(".git")).is_none());
+    assert_eq!(
+        has(&list, &real.join("config")),
+        Some((ProtectKind::File, ProtectedSource::GitConfig))
+    );
+    assert_eq!(
+        has(&list, &real.join("hooks")),
+        Some((ProtectKind::Directory, ProtectedSource::GitHooks))
+    );
+}
+
+#[test]
+fn a_dotfile_symlink_protects_both_the_target_and_the_link() {
+    let s = scratch();
+    let repo = s.root.join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    let dotfiles = s.root.join("dotfiles/nvim");
+    fs::create_dir_all(&dotfiles).unwrap();
+    fs::create_dir_all(s.home.join(".config")).unwrap();
+    std::os::unix::fs::symlink(&dotfiles, s.home.join(".config/nvim")).unwrap();
+    let spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo);
+    let (list, _) = protected(&spec);
+    assert_eq!(
+        has(&list, &dotfiles),
+        Some((ProtectKind::Directory, ProtectedSource::EditorInit))
+    );
+    assert_eq!(
+        has(&list, &s.home.join(".config/nvim")),
+        Some((ProtectKind::File, ProtectedSource::EditorInit))
+    );
+}

@@ -1,0 +1,197 @@
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use jaula_policy::{Platform, Policy, PolicySpec, ProtectedSource};
+
+use super::{evidence_path, report_after, ChangeKind, Snapshot, DIR_ENTRY_LIMIT};
+
+/// Never under `/tmp`, like every scratch of this crate's tests.
+fn scratch() -> (tempfile::TempDir, PathBuf) {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-scratch");
+    fs::create_dir_all(&base).unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("planting-")
+        .tempdir_in(base)
+        .unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    (dir, root)
+}
+
+fn policy(root: &Path) -> Policy {
+    let home = root.join("home");
+    let repo = root.join("repo");
+    fs::create_dir_all(&home).unwrap();
+    fs::create_dir_all(repo.join(".git/hooks")).unwrap();
+    fs::write(repo.join(".git/config"), "[core]\n").unwrap();
+    fs::write(repo.join(".git/hooks/pre-commit.sample"), "#!/bin/sh\n").unwrap();
+    PolicySpec::with_defaults(Platform::Linux, home, repo)
+        .resolve()
+        .unwrap()
+}
+
+fn kinds(snapshot: &Snapshot) -> Vec<(PathBuf, ChangeKind, ProtectedSource)> {
+    snapshot
+        .changes()
+        .into_iter()
+        .map(|c| (c.path, c.change, c.source))
+        .collect()
+}
+
+#[test]
+fn nothing_changed_reports_nothing() {
+    let (_d, root) = scratch();
+    let p = policy(&root);
+    let snap = Snapshot::take(&p);
+    // Work git does beneath the entry is not a change of the entry.
+    fs::write(root.join("repo/.git/index.lock"), "x").unwrap();
+    fs::create_dir_all(root.join("repo/.git/objects/ab")).unwrap();
+    assert_eq!(kinds(&snap), vec![]);
+}
+
+#[test]
+fn creation_removal_and_modification_are_each_reported() {
+    let (_d, root) = scratch();
+    let p = policy(&root);
+    let repo = root.join("repo");
+    let snap = Snapshot::take(&p);
+    fs::create_dir_all(repo.join(".vscode")).unwrap();
+    fs::write(repo.join(".vscode/tasks.json"), "{}").unwrap();
+    fs::write(repo.join(".git/hooks/pre-commit"), "#!/bin/sh\nevil\n").unwrap();
+    fs::remove_file(repo.join(".git/hooks/pre-commit.sample")).unwrap();
+    fs::write(repo.join(".git/config"), "[core]\n\tfsmonitor = evil\n").unwrap();
+    let got = kinds(&snap);
+    assert!(got.contains(&(
+        repo.join(".git/config"),
+        ChangeKind::Modified,
+        ProtectedSource::GitConfig
+    )));
+    assert!(got.contains(&(
+        repo.join(".git/hooks/pre-commit"),
+        ChangeKind::Created,
+        ProtectedSource::GitHooks
+    )));
+    assert!(got.contains(&(
+        repo.join(".git/hooks/pre-commit.sample"),
+        ChangeKind::Removed,
+        ProtectedSource::GitHooks
+    )));
+    // A directory created whole is one line, not one per file inside it.
+    assert!(got.contains(&(
+        repo.join(".vscode"),
+        ChangeKind::Created,
+        ProtectedSource::RepoToolSettings
+    )));
+    assert!(!got
+        .iter()
+        .any(|(p, ..)| *p == repo.join(".vscode/tasks.json")));
+}
+
+#[test]
+fn same_size_same_mtime_rewrites_and_replacements_still_show() {
+    use std::os::unix::fs::MetadataExt;
+    let (_d, root) = scratch();
+    let p = policy(&root);
+    let repo = root.join("repo");
+    let config = repo.join(".git/config");
+    let before = fs::metadata(&config).unwrap();
+    let snap = Snapshot::take(&p);
+    // Same length, mtime put back: the content (and ctime) still differ.
+    fs::write(&config, "[evil]\n").unwrap();
+    let mtime = std::time::UNIX_EPOCH
+        + std::time::Duration::new(before.mtime() as u64, before.mtime_nsec() as u32);
+    fs::File::options()
+        .write(true)
+        .open(&config)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    assert_eq!(
+        kinds(&snap),
+        vec![(
+            config.clone(),
+            ChangeKind::Modified,
+            ProtectedSource::GitConfig
+        )]
+    );
+
+    // `.git` moved away and another put in its place: a replaced entry.
+    let snap = Snapshot::take(&p);
+    fs::rename(repo.join(".git"), repo.join(".git-old")).unwrap();
+    fs::create_dir_all(repo.join(".git/hooks")).unwrap();
+    fs::write(&config, "[core]\n").unwrap();
+    let got = kinds(&snap);
+    assert!(got.contains(&(
+        repo.join(".git"),
+        ChangeKind::Replaced,
+        ProtectedSource::GitDirectory
+    )));
+    assert!(got.contains(&(
+        repo.join(".git/hooks"),
+        ChangeKind::Replaced,
+        ProtectedSource::GitHooks
+    )));
+}
+
+#[test]
+fn a_huge_directory_is_walked_only_to_its_bound() {
+    let (_d, root) = scratch();
+    let p = policy(&root);
+    let hooks = root.join("repo/.git/hooks");
+    for i in 0..DIR_ENTRY_LIMIT + 10 {
+        fs::write(hooks.join(format!("h{i:05}")), "x").unwrap();
+    }
+    let snap = Snapshot::take(&p);
+    // A change within the bound is seen; past the bound nothing is invented.
+    fs::write(hooks.join("h00000"), "changed").unwrap();
+    fs::write(hooks.join("zzz-new"), "x").unwrap();
+    let got = kinds(&snap);
+    assert!(got.contains(&(
+        hooks.join("h00000"),
+        ChangeKind::Modified,
+        ProtectedSource::GitHooks
+    )));
+    assert!(!got.iter().any(|(p, ..)| *p == hooks.join("zzz-new")));
+}
+
+#[test]
+fn the_report_appends_one_evidence_line_per_change() {
+    let (_d, root) = scratch();
+    let p = policy(&root);
+    let snap = Snapshot::take(&p);
+    fs::write(root.join("repo/.envrc"), "evil\n").unwrap();
+    fs::write(root.join("repo/.mcp.json"), "{}\n").unwrap();
+    let changes = report_after(&snap, &p);
+    assert_eq!(changes.len(), 2);
+    let log = evidence_path(&p);
+    assert!(log.starts_with(p.state_home()));
+    let text = fs::read_to_string(&log).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["event"], "protected-path-changed");
+    assert_eq!(lines[0]["change"], "created");
+    assert_eq!(lines[0]["source"], "repo-tool-settings");
+    assert_eq!(
+        lines[0]["path"],
+        root.join("repo/.mcp.json").to_str().unwrap()
+    );
+    // The log sits in the protected cage profile directory: no cage may write it.
+    assert!(!p.decide(&log, jaula_policy::Access::Write).allowed);
+    assert!(!p.decide(&log, jaula_policy::Access::Create).allowed);
+}
+
+#[test]
+fn a_symlink_planted_as_the_evidence_log_is_not_followed() {
+    let (_d, root) = scratch();
+    let p = policy(&root);
+    let log = evidence_path(&p);
+    fs::create_dir_all(log.parent().unwrap()).unwrap();
+    let target = root.join("elsewhere");
+    std::os::unix::fs::symlink(&target, &log).unwrap();
+    let snap = Snapshot::take(&p);
+    fs::write(root.join("repo/.envrc"), "evil\n").unwrap();
+    assert_eq!(report_after(&snap, &p).len(), 1);
+    assert!(!target.exists());
+}
