@@ -17,8 +17,8 @@ pub mod defaults;
 pub mod error;
 pub mod paths;
 pub mod policy;
-pub mod sockets;
 mod protect;
+pub mod sockets;
 pub mod sources;
 pub mod spec;
 

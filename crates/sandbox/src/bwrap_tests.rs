@@ -795,6 +795,9 @@ fn a_writable_root_beneath_tmp_is_bound_over_the_private_tmp() {
     assert!(
         pos(&["--bind-fd", "7", "/tmp"])
             < pos(&["--bind-try", "/tmp/shared-build", "/tmp/shared-build"])
+    );
+}
+
 #[test]
 fn the_git_entry_is_bound_onto_itself_before_its_config_and_hooks_go_read_only() {
     let f = fixture();

@@ -781,6 +781,8 @@ fn planting_hook(
     if !reports {
         return None;
     }
+    // The log first: opening it may create it, which must not show as a change.
+    let log = planting::EvidenceLog::open(policy);
     let snapshot = Snapshot::take(policy);
     if args.verbose {
         eprintln!(
@@ -790,7 +792,6 @@ fn planting_hook(
             planting::evidence_path(policy).display()
         );
     }
-    let log = planting::EvidenceLog::open(policy);
     let policy = policy.clone();
     Some(Box::new(move |_status| {
         planting::report_after_into(&snapshot, &policy, log);

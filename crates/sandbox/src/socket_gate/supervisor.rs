@@ -16,6 +16,7 @@
 use std::collections::HashSet;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -31,6 +32,7 @@ type FileId = (u32, u32, u64);
 pub struct GateCounts {
     pub connects: u64,
     pub binds: u64,
+    pub renames: u64,
     pub refused: u64,
 }
 
@@ -112,6 +114,10 @@ impl Supervisor {
             return Answer::Nobody;
         }
         let nr = i64::from(notif.data.nr);
+        if let Some(call) = RenameCall::of(nr, &args) {
+            self.counts.renames += 1;
+            return Answer::Now(self.rename(tid, &pidfd, call).map(|()| 0));
+        }
         let fd = args[0] as i32;
         let socket = match sys::pidfd_getfd(pidfd.as_fd(), fd) {
             Ok(s) => s,
@@ -210,6 +216,69 @@ impl Supervisor {
         }
     }
 
+    /// Rename from pinned parent directories, unless a side is a protected path. The
+    /// names are read once; each parent is resolved once, as the kernel would (following
+    /// symlinks), and the rename is made relative to those descriptors, so a swap after the
+    /// check moves nothing that was not checked. Landlock's own rules (REFER, MAKE_*,
+    /// REMOVE_*) apply to this process as to the cage.
+    fn rename(&mut self, tid: u32, pidfd: &OwnedFd, call: RenameCall) -> Result<(), i32> {
+        let errno = |e: io::Error| e.raw_os_error().unwrap_or(libc::EACCES);
+        let mut sides = Vec::with_capacity(2);
+        for (dirfd, name_ptr) in [(call.old_dir, call.old), (call.new_dir, call.new)] {
+            let path = sys::read_cstring(tid, name_ptr).map_err(errno)?;
+            let dir = self.caller_dir(tid, pidfd, dirfd)?;
+            let (parent, last) = split_last(&path).ok_or(libc::ENOENT)?;
+            let parent_fd = sys::open_at(dir.as_fd(), parent, libc::O_PATH | libc::O_DIRECTORY)
+                .map_err(errno)?;
+            sides.push((parent_fd, last.to_vec()));
+        }
+        let exchange = call.flags & libc::RENAME_EXCHANGE != 0;
+        for (i, (parent_fd, last)) in sides.iter().enumerate() {
+            let name = trim_slashes(last);
+            if name.is_empty() || name == b"." || name == b".." {
+                continue;
+            }
+            let dir = std::fs::read_link(format!("/proc/self/fd/{}", parent_fd.as_raw_fd()))
+                .map_err(|_| libc::EACCES)?;
+            let path = dir.join(std::ffi::OsStr::from_bytes(name));
+            let decision = self.policy.decide(&path, Access::Write);
+            if !decision.allowed && matches!(decision.rule, jaula_policy::Rule::Protected { .. }) {
+                self.counts.refused += 1;
+                let what = if i == 0 || exchange { "of" } else { "onto" };
+                eprintln!(
+                    "jaula: refused rename {what} {}: {}",
+                    path.display(),
+                    decision.rule.describe(self.policy.home())
+                );
+                return Err(libc::EACCES);
+            }
+        }
+        let (old_parent, old_name) = &sides[0];
+        let (new_parent, new_name) = &sides[1];
+        sys::renameat2(
+            old_parent.as_fd(),
+            old_name,
+            new_parent.as_fd(),
+            new_name,
+            call.flags,
+        )
+    }
+
+    /// The directory a caller's `*at` path is relative to: its working directory for
+    /// `AT_FDCWD`, else its descriptor.
+    fn caller_dir(&self, tid: u32, pidfd: &OwnedFd, dirfd: i32) -> Result<OwnedFd, i32> {
+        let errno = |e: io::Error| e.raw_os_error().unwrap_or(libc::EBADF);
+        if dirfd == libc::AT_FDCWD {
+            sys::open_path(
+                Path::new(&format!("/proc/{tid}/cwd")),
+                libc::O_PATH | libc::O_DIRECTORY,
+            )
+            .map_err(errno)
+        } else {
+            sys::pidfd_getfd(pidfd.as_fd(), dirfd).map_err(errno)
+        }
+    }
+
     /// Bind the caller's socket to its own address from the caller's working directory,
     /// with its umask, then learn which file the kernel created. The address is passed
     /// unchanged, so `getsockname` later returns what the caller asked for (Python's
@@ -241,6 +310,69 @@ impl Supervisor {
         }
         Ok(())
     }
+}
+
+/// One of the rename calls, as `renameat2` arguments.
+#[derive(Clone, Copy, Debug)]
+struct RenameCall {
+    old_dir: i32,
+    old: u64,
+    new_dir: i32,
+    new: u64,
+    flags: libc::c_uint,
+}
+
+impl RenameCall {
+    fn of(nr: i64, args: &[u64; 6]) -> Option<RenameCall> {
+        #[cfg(target_arch = "x86_64")]
+        if nr == libc::SYS_rename {
+            return Some(RenameCall {
+                old_dir: libc::AT_FDCWD,
+                old: args[0],
+                new_dir: libc::AT_FDCWD,
+                new: args[1],
+                flags: 0,
+            });
+        }
+        let flags = if nr == libc::SYS_renameat2 {
+            args[4] as libc::c_uint
+        } else if nr == libc::SYS_renameat {
+            0
+        } else {
+            return None;
+        };
+        Some(RenameCall {
+            old_dir: args[0] as i32,
+            old: args[1],
+            new_dir: args[2] as i32,
+            new: args[3],
+            flags,
+        })
+    }
+}
+
+/// `a/b/c` → (`a/b`, `c`); `c` → (`.`, `c`); `/c` → (`/`, `c`); `a/b/` → (`a`, `b/`): the
+/// trailing slash stays on the last name, where the kernel reads it (the entry must be a
+/// directory). `None` for an empty path.
+fn split_last(path: &[u8]) -> Option<(&[u8], &[u8])> {
+    let trimmed = trim_slashes(path);
+    if trimmed.is_empty() {
+        return if path.is_empty() {
+            None
+        } else {
+            Some((b"/", b"."))
+        };
+    }
+    Some(match trimmed.iter().rposition(|b| *b == b'/') {
+        Some(0) => (b"/", &path[1..]),
+        Some(i) => (&path[..i], &path[i + 1..]),
+        None => (b".", path),
+    })
+}
+
+fn trim_slashes(name: &[u8]) -> &[u8] {
+    let end = name.iter().rposition(|b| *b != b'/').map_or(0, |i| i + 1);
+    &name[..end]
 }
 
 type Job = Box<dyn FnOnce() + Send>;

@@ -458,3 +458,52 @@ impl AsRawFd for SignalFd {
         self.0.as_raw_fd()
     }
 }
+
+/// A NUL-terminated string at `addr` in task `tid`, read a page at most at a time so a
+/// string that ends just before an unmapped page is still read; at most PATH_MAX bytes.
+pub fn read_cstring(tid: u32, addr: u64) -> io::Result<Vec<u8>> {
+    const PATH_MAX: usize = 4096;
+    let mut out = Vec::new();
+    let mut at = addr;
+    while out.len() < PATH_MAX {
+        let to_page_end = 4096 - (at as usize % 4096);
+        let chunk = read_memory(tid, at, to_page_end.min(PATH_MAX - out.len()))?;
+        if let Some(end) = chunk.iter().position(|b| *b == 0) {
+            out.extend_from_slice(&chunk[..end]);
+            return Ok(out);
+        }
+        out.extend_from_slice(&chunk);
+        at += chunk.len() as u64;
+    }
+    Err(io::Error::from_raw_os_error(libc::ENAMETOOLONG))
+}
+
+/// `renameat2(2)`; the errno on failure.
+pub fn renameat2(
+    old_dir: BorrowedFd<'_>,
+    old: &[u8],
+    new_dir: BorrowedFd<'_>,
+    new: &[u8],
+    flags: libc::c_uint,
+) -> Result<(), i32> {
+    let old = CString::new(old).map_err(|_| libc::EINVAL)?;
+    let new = CString::new(new).map_err(|_| libc::EINVAL)?;
+    // SAFETY: both names are NUL-terminated and outlive the call; the rest are integers.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            old_dir.as_raw_fd(),
+            old.as_ptr(),
+            new_dir.as_raw_fd(),
+            new.as_ptr(),
+            flags,
+        )
+    };
+    if ret == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO))
+    }
+}
