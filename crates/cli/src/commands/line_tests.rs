@@ -74,6 +74,8 @@ fn the_linux_prefix_names_the_window_and_hands_nothing_to_the_tmux_server() {
         config: None,
         allow_unix_socket: Vec::new(),
         allow_unix_preset: Vec::new(),
+        unprotect: Vec::new(),
+        protect_path_dirs: false,
     };
     let argv: Vec<String> = run_prefix(&policy, &spec, &args)
         .unwrap()
