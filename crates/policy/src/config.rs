@@ -38,6 +38,10 @@ pub struct NetworkSection {
     /// Preset names, like `--allow-preset`.
     #[serde(default)]
     pub allow_preset: Vec<String>,
+    /// Non-public addresses or blocks (`ADDR[/PREFIX]`) an exactly allowed name may
+    /// resolve to, like `--allow-address`.
+    #[serde(default)]
+    pub allow_address: Vec<String>,
 }
 
 /// `[contract]`: defaults for `jaula contract` (flags and `JAULA_CONTRACT_*` win).

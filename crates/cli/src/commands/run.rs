@@ -359,7 +359,7 @@ fn network_settings(
              proxy to open it"
         )));
     }
-    allow_addresses(args)?;
+    allow_addresses(args, sources)?;
     let rules = spec
         .resolve()
         .map_err(|e| CliError::Usage(format!("network: {e}")))?;
@@ -391,12 +391,28 @@ fn resolve_overrides(args: &RunArgs) -> Result<Vec<(String, SocketAddr)>, CliErr
         .collect()
 }
 
-fn allow_addresses(args: &RunArgs) -> Result<Vec<jaula_proxy::AddressRange>, CliError> {
-    args.allow_address
+/// `--allow-address` and the config's `network.allow_address`, each checked where it was
+/// written. The config's list counts only in `allow` mode, like its other lists.
+fn allow_addresses(
+    args: &RunArgs,
+    sources: &Sources,
+) -> Result<Vec<jaula_proxy::AddressRange>, CliError> {
+    let from_config = sources.network.allow_address.iter().map(|a| {
+        let origin = format!(
+            "config {}: network.allow_address",
+            sources.config_path.display()
+        );
+        (origin, a)
+    });
+    let from_flags = args
+        .allow_address
         .iter()
-        .map(|a| {
+        .map(|a| ("--allow-address".to_owned(), a));
+    from_config
+        .chain(from_flags)
+        .map(|(origin, a)| {
             a.parse()
-                .map_err(|e| CliError::Usage(format!("--allow-address: {e}")))
+                .map_err(|e| CliError::Usage(format!("{origin}: {e}")))
         })
         .collect()
 }
@@ -417,7 +433,7 @@ fn run_allow(
     let proxy_localhost = rules.decide("localhost").allowed;
     let mut config = jaula_proxy::ProxyConfig::new(rules);
     config.resolve = resolve_overrides(args)?.into_iter().collect();
-    config.allow_addresses = allow_addresses(args)?;
+    config.allow_addresses = allow_addresses(args, sources)?;
     config.log = args.network_log.clone();
     let proxy = jaula_proxy::Proxy::new(config).map_err(|e| CliError::Launch(e.to_string()))?;
     let (channel, stage_end) =
