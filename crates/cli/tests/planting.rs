@@ -324,35 +324,60 @@ fn landlock_reports_an_absent_protected_path_created_as_nobody() {
     absent_path_is_reported("landlock", User::Nobody);
 }
 
-/// Natively the repo and `.git` are never split (git could not commit): a rewritten
-/// `.git/config` and a renamed `.git` get through (deviation `protected-not-split`) and
-/// are reported; home paths under a split directory are refused outright.
+/// Natively the repo and `.git` are never split (git could not commit). The socket gate's
+/// rename check still refuses git's own way of writing its config (`config.lock` renamed
+/// over `config`) and any rename of `.git`, naming the protection; an in-place write to
+/// `.git/config` gets through (deviation `protected-not-split`) and is reported; home paths
+/// under a split directory are refused outright.
 fn landlock_deviation_is_reported(user: User) {
     if !backend_or_skip("landlock", user) {
         return;
     }
     let f = Fixture::new("landlock-dev", user);
+    let config = f.repo.join(".git/config");
+    let before = fs::read(&config).unwrap();
     let out = f.caged(
         "landlock",
         &[],
-        "git config --local core.fsmonitor 'touch $HOME/../fsmonitor-ran' && mv .git .git-away",
+        "git config --local core.fsmonitor 'touch $HOME/../fsmonitor-ran'; r1=$?; \
+         mv .git .git-away; r2=$?; [ $r1 -ne 0 ] && [ $r2 -ne 0 ]",
     );
     assert!(out.status.success(), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    for (path, change) in [
-        (f.repo.join(".git"), "removed"),
-        (f.repo.join(".git/config"), "removed"),
+    for line in [
+        format!(
+            "jaula: refused rename onto {}: protected:",
+            config.display()
+        ),
+        format!(
+            "jaula: refused rename of {}: protected:",
+            f.repo.join(".git").display()
+        ),
     ] {
-        assert!(
-            stderr.contains(&format!(
-                "jaula: protected path changed inside the cage: {} ({change};",
-                path.display()
-            )),
-            "{stderr}"
-        );
+        assert!(stderr.contains(&line), "{line}\n{stderr}");
     }
-    assert!(f.evidence().len() >= 2);
-    fs::rename(f.repo.join(".git-away"), f.repo.join(".git")).unwrap();
+    assert_eq!(
+        fs::read(&config).unwrap(),
+        before,
+        "{user:?}: config changed"
+    );
+    assert!(f.repo.join(".git").is_dir() && !f.repo.join(".git-away").exists());
+
+    let out = f.caged(
+        "landlock",
+        &[],
+        "printf '[core]\\n\\tfsmonitor = true\\n' >> .git/config",
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "jaula: protected path changed inside the cage: {} (modified;",
+            config.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!f.evidence().is_empty());
 
     for attack in [
         "echo evil >> \"$HOME/.claude/settings.json\"",

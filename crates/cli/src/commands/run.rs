@@ -605,6 +605,13 @@ fn confine(
         }
         Err(reason) => return refuse(&reason),
     };
+    // Before the plan: the evidence log (and its directory) must exist when the Landlock
+    // rules are listed, or the supervisor could not read back what it snapshots there.
+    let after_exit = if args.no_socket_gate {
+        None
+    } else {
+        planting_hook(args, policy, mode)
+    };
     let plan = match landlock::plan(policy, mode, &RealFs) {
         Ok(plan) => plan,
         Err(e) => {
@@ -637,7 +644,7 @@ fn confine(
         restrict_sockets,
         gate: (!args.no_socket_gate).then(|| Gate {
             policy: policy.clone(),
-            after_exit: planting_hook(args, policy, mode),
+            after_exit,
         }),
     };
 
