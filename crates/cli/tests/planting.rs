@@ -590,3 +590,37 @@ fn a_symlinked_dotfile_target_is_read_only_and_replacing_the_link_is_reported() 
             .is_symlink());
     }
 }
+
+/// jaula now waits for the cage instead of becoming it: SIGTERM sent to jaula still stops
+/// the caged command (forwarded), and jaula leaves as the command did.
+#[test]
+fn sigterm_to_jaula_reaches_the_caged_command() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    for backend in ["landlock", "bwrap"] {
+        if !backend_or_skip(backend, User::Root) {
+            continue;
+        }
+        let f = Fixture::new("sigterm", User::Root);
+        let mut cmd = Command::new(jaula());
+        cmd.args(["run", "--backend", backend, "--repo"])
+            .arg(&f.repo)
+            .arg("--home")
+            .arg(&f.home)
+            .args(["--", "/bin/sh", "-c", "echo ready; exec sleep 600"])
+            .current_dir(&f.repo)
+            .stdout(Stdio::piped());
+        f.as_owner(&mut cmd);
+        let mut child = cmd.spawn().unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line, "ready\n");
+        // SAFETY: kill(2) on our own unreaped child.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+        let status = child.wait().unwrap();
+        assert_eq!(status.signal(), Some(libc::SIGTERM), "{backend}: {status}");
+    }
+}

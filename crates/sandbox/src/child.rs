@@ -7,6 +7,7 @@
 //! foreground process group, so the child already has its own copy.
 
 use std::io;
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus};
 
 const HANDLED: [libc::c_int; 5] = [
@@ -24,15 +25,30 @@ pub fn spawn_and_wait(cmd: &mut Command) -> io::Result<ExitStatus> {
     let set = signal_set();
     let mut old = empty_set();
     // SAFETY: `set` and `old` are valid, initialised sigset_t values owned by this frame.
-    // The standard library empties the signal mask in the child before exec, so the
-    // child starts with none of these blocked.
     let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old) };
     if rc != 0 {
         return Err(io::Error::from_raw_os_error(rc));
     }
+    // A child inherits the signal mask across fork and exec, and the standard library
+    // does not reset it: without this the caged command would start with SIGTERM
+    // blocked and every forwarded signal would stay pending (pinned by a live test).
+    let restore = old;
+    // SAFETY: the closure runs in the child between fork and exec and only calls
+    // pthread_sigmask, which is async-signal-safe, on a sigset_t copied in by value.
+    unsafe {
+        cmd.pre_exec(move || {
+            match libc::pthread_sigmask(libc::SIG_SETMASK, &restore, std::ptr::null_mut()) {
+                0 => Ok(()),
+                rc => Err(io::Error::from_raw_os_error(rc)),
+            }
+        });
+    }
     let result = cmd
         .spawn()
         .and_then(|mut child| wait_forwarding(&mut child, &set));
+    // A Ctrl-C that arrived with the child's exit must not kill this process when the
+    // mask is restored: the caller still has to report and mirror the child's status.
+    drain_interrupts();
     // SAFETY: restores the mask saved above; `old` is a valid sigset_t.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
     result
@@ -55,6 +71,26 @@ fn wait_forwarding(child: &mut Child, set: &libc::sigset_t) -> io::Result<ExitSt
             // SAFETY: kill(2) on our own, not yet reaped child: the pid cannot have been
             // reused, since only this function reaps it.
             unsafe { libc::kill(pid, sig) };
+        }
+    }
+}
+
+/// Take any pending SIGINT, SIGQUIT and SIGCHLD while they are still blocked.
+fn drain_interrupts() {
+    for sig in [libc::SIGINT, libc::SIGQUIT, libc::SIGCHLD] {
+        let mut pending = empty_set();
+        // SAFETY: `pending` is an initialised sigset_t owned by this frame.
+        let is_pending =
+            unsafe { libc::sigpending(&mut pending) == 0 && libc::sigismember(&pending, sig) == 1 };
+        if is_pending {
+            let mut only = empty_set();
+            let mut taken: libc::c_int = 0;
+            // SAFETY: `only` is initialised; the signal is pending and blocked, so
+            // sigwait returns at once.
+            unsafe {
+                libc::sigaddset(&mut only, sig);
+                libc::sigwait(&only, &mut taken);
+            }
         }
     }
 }
