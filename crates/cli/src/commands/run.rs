@@ -845,6 +845,22 @@ fn wait_and_report(cmd: &mut Command, policy: &Policy, verbose: bool) -> Outcome
     exit_like(status)
 }
 
+fn command_beneath_private_dirs(program: &OsString, cwd: &std::path::Path) -> Option<PathBuf> {
+    let path = std::path::Path::new(program);
+    if path.components().count() < 2 {
+        return None; // a bare name is found on PATH, outside /tmp
+    }
+    let real = std::fs::canonicalize(cwd.join(path)).ok()?;
+    let replaced = [
+        std::path::Path::new("/tmp"),
+        std::path::Path::new("/var/tmp"),
+    ];
+    replaced
+        .iter()
+        .any(|dir| real.starts_with(dir))
+        .then_some(real)
+}
+
 /// bubblewrap's argv with jaula's inner stage (and `extra` flags for it) as the command.
 fn bwrap_argv(
     args: &RunArgs,
@@ -861,6 +877,16 @@ fn bwrap_argv(
         argv[0] = program.as_os_str().to_os_string();
     }
     let cwd = std::env::current_dir().map_err(CliError::Cwd)?;
+    // The command itself, named by a path beneath a directory the view replaces with the
+    // window's own (/tmp, /var/tmp): bound read-only at its own path, or it could not even
+    // be started. Only the file: what it reads from there stays the window's.
+    if let Some(program) = command_beneath_private_dirs(&args.command[0], &cwd) {
+        argv.extend([
+            "--ro-bind-try".into(),
+            program.clone().into_os_string(),
+            program.into_os_string(),
+        ]);
+    }
     argv.extend(["--chdir".into(), cwd.into_os_string()]);
     argv.extend([
         "--".into(),
