@@ -850,14 +850,20 @@ fn command_beneath_private_dirs(program: &OsString, cwd: &std::path::Path) -> Op
     if path.components().count() < 2 {
         return None; // a bare name is found on PATH, outside /tmp
     }
-    let real = std::fs::canonicalize(cwd.join(path)).ok()?;
+    beneath_private_dirs(&cwd.join(path))
+}
+
+/// `path`, canonical, when it lies beneath a directory the bwrap view replaces with the
+/// window's own (/tmp, /var/tmp).
+fn beneath_private_dirs(path: &std::path::Path) -> Option<PathBuf> {
+    let real = std::fs::canonicalize(path).ok()?;
     let replaced = [
         std::path::Path::new("/tmp"),
         std::path::Path::new("/var/tmp"),
     ];
     replaced
         .iter()
-        .any(|dir| real.starts_with(dir))
+        .any(|dir| real.starts_with(dir) && real != *dir)
         .then_some(real)
 }
 
@@ -886,6 +892,22 @@ fn bwrap_argv(
             program.clone().into_os_string(),
             program.into_os_string(),
         ]);
+    }
+    // The working directory, when it lies beneath /tmp or /var/tmp and outside every
+    // writable root: bound read-only at its own path, so the command starts where the
+    // caller stood (the private /tmp has no such directory).
+    let in_writable = policy
+        .writable()
+        .iter()
+        .any(|w| !matches!(w.path.to_str(), Some("/tmp" | "/var/tmp")) && cwd.starts_with(&w.path));
+    if !in_writable {
+        if let Some(dir) = beneath_private_dirs(&cwd) {
+            argv.extend([
+                "--ro-bind-try".into(),
+                dir.clone().into_os_string(),
+                dir.into_os_string(),
+            ]);
+        }
     }
     argv.extend(["--chdir".into(), cwd.into_os_string()]);
     argv.extend([
