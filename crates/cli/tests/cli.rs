@@ -377,15 +377,25 @@ fn a_host_unix_socket_is_reachable_only_when_allowed_in_both_backends() {
     let deny: [&std::ffi::OsStr; 2] = ["--deny".as_ref(), socket.as_os_str()];
     for backend in ["landlock", "bwrap"] {
         let (stdout, stderr) = attempt(backend, &[]);
-        assert_eq!(
-            stdout,
-            format!("REFUSED {}", libc::EACCES),
-            "{backend}: {stderr}"
-        );
-        assert!(
-            stderr.contains("jaula: refused connect to") && stderr.contains("agent.sock"),
-            "{backend}: the refusal names the socket: {stderr}"
-        );
+        // A scratch tree beneath the host's /tmp is not in the bwrap view at all (its /tmp
+        // is the window's own): the socket is then absent rather than refused.
+        if backend == "bwrap" && root.starts_with("/tmp") {
+            assert_eq!(
+                stdout,
+                format!("REFUSED {}", libc::ENOENT),
+                "{backend}: {stderr}"
+            );
+        } else {
+            assert_eq!(
+                stdout,
+                format!("REFUSED {}", libc::EACCES),
+                "{backend}: {stderr}"
+            );
+            assert!(
+                stderr.contains("jaula: refused connect to") && stderr.contains("agent.sock"),
+                "{backend}: the refusal names the socket: {stderr}"
+            );
+        }
         assert_eq!(
             attempt(backend, &allow).0,
             "CONNECTED",
