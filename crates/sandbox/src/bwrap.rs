@@ -27,8 +27,8 @@ use std::path::PathBuf;
 
 pub use disk::{Disk, RealDisk};
 pub use private_tmp::{
-    window_dir_name, PrivateTmp, PrivateTmpError, PrivateTmpFds, PRIVATE_TMP_DIR, TMP_NAME,
-    VAR_TMP_NAME,
+    sanitize_window, window_dir_name, PrivateTmp, PrivateTmpError, PrivateTmpFds, PRIVATE_TMP_DIR,
+    TMP_NAME, VAR_TMP_NAME,
 };
 pub use probe::{
     find_program, probe, probe_with, Availability, AvailableBasis, Unavailable, PROBE_TIMEOUT,

@@ -99,24 +99,7 @@ fn run_prefix(
     Ok(argv)
 }
 
-/// `[^A-Za-z0-9_-]` → `-`, one per character; empty → `window`.
-pub fn sanitize_window(name: &str) -> String {
-    let cleaned: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    if cleaned.is_empty() {
-        "window".to_string()
-    } else {
-        cleaned
-    }
-}
+pub use jaula_sandbox::bwrap::sanitize_window;
 
 /// Write the window's profile under the state home's cage directory, mode 0600, atomically:
 /// a temp file renamed over the old one, so a planted symlink is replaced, never followed,

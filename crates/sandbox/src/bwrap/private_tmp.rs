@@ -133,7 +133,7 @@ pub struct PrivateTmpFds {
 /// the owner finds the same directory again; distinct for two repos with one basename.
 pub fn window_dir_name(window: Option<&str>, repo: &Path) -> String {
     match window {
-        Some(w) => sanitize(w),
+        Some(w) => sanitize_window(w),
         None => {
             let base = repo
                 .file_name()
@@ -141,15 +141,16 @@ pub fn window_dir_name(window: Option<&str>, repo: &Path) -> String {
                 .unwrap_or_default();
             format!(
                 "repo-{}-{:016x}",
-                sanitize(&base),
+                sanitize_window(&base),
                 fnv1a(repo.as_os_str().as_bytes())
             )
         }
     }
 }
 
-/// `[^A-Za-z0-9_-]` → `-`, empty → `window`: the same rule as the macOS profile names.
-fn sanitize(name: &str) -> String {
+/// `[^A-Za-z0-9_-]` → `-`, one per character; empty → `window`. The one rule for a window
+/// name on disk: the private /tmp here and the macOS profile file `jaula line` writes.
+pub fn sanitize_window(name: &str) -> String {
     let cleaned: String = name
         .chars()
         .map(|c| {
