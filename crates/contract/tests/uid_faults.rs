@@ -61,6 +61,20 @@ fn marker<'a>(line: &'a str, tag: &str) -> Option<&'a str> {
     line.split_once(tag).map(|(_, rest)| rest)
 }
 
+/// Applies one `ALLOC`/`RETIRED` report line to `held`; false for any other line.
+fn apply_report(line: &str, held: &mut BTreeMap<String, u32>) -> bool {
+    if let Some(rest) = marker(line, "ALLOC ") {
+        let (c, u) = rest.split_once(' ').unwrap();
+        held.insert(c.to_string(), u.parse().unwrap());
+        true
+    } else if let Some(c) = marker(line, "RETIRED ") {
+        held.remove(c);
+        true
+    } else {
+        false
+    }
+}
+
 fn alloc_lines(child: Child) -> Vec<(String, u32)> {
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "child failed");
@@ -154,33 +168,43 @@ fn sigkill_at_random_points_never_leaves_an_unreadable_map() {
         let mut done = 0;
         while done < kill_after {
             let line = lines.next().unwrap().unwrap();
-            if let Some(rest) = marker(&line, "ALLOC ") {
-                let (c, u) = rest.split_once(' ').unwrap();
-                held.insert(c.to_string(), u.parse().unwrap());
-                done += 1;
-            } else if let Some(c) = marker(&line, "RETIRED ") {
-                held.remove(c);
+            if apply_report(&line, &mut held) {
                 done += 1;
             }
         }
-        // The child is now somewhere in its next lock/read/write/rename cycle.
+        // The child is now somewhere in a later lock/read/write/rename cycle: it ran on
+        // while this side read, so the kill lands at an unknown point.
         child.kill().unwrap();
         child.wait().unwrap();
+        // Every operation the child completed and reported is still in the pipe.
+        for line in lines {
+            apply_report(&line.unwrap(), &mut held);
+        }
         let on_disk = map
             .read()
             .unwrap_or_else(|e| panic!("round {round}: map unreadable after SIGKILL: {e}"));
-        // Every reported allocation survived; anything else on disk is the one the kill
-        // interrupted after its rename but before its report.
-        for (c, uid) in &held {
-            assert_eq!(
-                on_disk.get(c),
-                Some(uid),
-                "round {round}: {c} lost or changed"
-            );
+        // Every reported allocation survived unchanged. At most one entry differs: the
+        // operation the kill interrupted after its rename but before its report (an
+        // allocation present but unreported, or a retirement done but unreported).
+        for (c, uid) in &on_disk {
+            if let Some(reported) = held.get(c) {
+                assert_eq!(reported, uid, "round {round}: {c} changed");
+            }
         }
+        let differing: Vec<&String> = on_disk
+            .keys()
+            .filter(|c| !held.contains_key(*c))
+            .chain(held.keys().filter(|c| !on_disk.contains_key(*c)))
+            .collect();
         assert!(
-            on_disk.len() <= held.len() + 1,
-            "round {round}: unexplained entries"
+            differing.len() <= 1,
+            "round {round}: entries unexplained by the reports: {differing:?}"
+        );
+        assert!(
+            differing
+                .iter()
+                .all(|c| c.starts_with(&format!("round{round}-"))),
+            "round {round}: an earlier round's entry changed: {differing:?}"
         );
         held = on_disk;
     }
