@@ -18,6 +18,8 @@
 pub mod filter;
 mod supervisor;
 mod sys;
+mod caller_path;
+mod file_calls;
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};

@@ -12,12 +12,16 @@
 //!   (`net/unix/af_unix.c`), so without datagram sockets a send reaches only the peer
 //!   that `connect` already admitted.
 //!
-//! - `rename`, `renameat` and `renameat2`: the supervisor performs them itself from pinned
-//!   parent directories, and refuses one that would move, replace or create a protected
-//!   path (the planting guard). That is how git writes its config (`config.lock` renamed
-//!   over `config`), which native Landlock cannot stop inside a writable repo, and it
-//!   turns the bwrap view's bare `EBUSY` on a protected mount into a refusal that names
-//!   the protection.
+//! - `rename`, `renameat` and `renameat2`, and every call that makes, removes or writes a
+//!   named file: `open`/`openat` when their flags ask for write access, creation or
+//!   truncation, `creat`, `mkdir*`, `mknod*`, `symlink*`, `link*`, `unlink*`, `rmdir`,
+//!   `truncate`. The supervisor performs them itself from pinned directories and refuses
+//!   one whose target is a protected path (the planting guard): native Landlock cannot deny
+//!   one name inside a writable directory (git's config, a new `.git/hooks/pre-commit`, a
+//!   repo's `.envrc`), and the bwrap view cannot stop the creation of an absent one.
+//!   Opens for reading never wait.
+//! - `openat2` is refused with `ENOSYS`: its flags sit in the caller's memory, where the
+//!   filter cannot read them, and callers fall back to `openat` (it is new in Linux 5.6).
 //!
 //! Everything else runs untouched. A call through a foreign ABI or with an x32 number is
 //! refused here too, as by the deny-list filter.
@@ -26,53 +30,99 @@ use seccompiler::sock_filter;
 
 use crate::seccomp::bpf::{
     data_arg_low, jump, ret_errno, stmt, ALU_AND_K, DATA_ARCH, DATA_NR, JMP_JEQ_K, JMP_JGE_K,
-    LD_W_ABS, RET_K, SECCOMP_RET_ALLOW, SECCOMP_RET_USER_NOTIF, X32_SYSCALL_BIT,
+    JMP_JSET_K, LD_W_ABS, RET_K, SECCOMP_RET_ALLOW, SECCOMP_RET_USER_NOTIF, X32_SYSCALL_BIT,
 };
 
 /// The syscall numbers the filter looks at, for one architecture.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GateSyscalls {
     pub audit_arch: u32,
     pub connect: u32,
     pub bind: u32,
     pub socket: u32,
     pub socketpair: u32,
-    /// `rename`, `renameat`, `renameat2` (aarch64 has only the last two).
-    pub renames: [Option<u32>; 3],
+    /// Always notified besides `connect` and `bind`: the renames, the calls that make or
+    /// remove a name, `creat` and `truncate`.
+    pub paths: Vec<u32>,
+    /// Notified when their flags argument (at the given index) asks for write access,
+    /// creation or truncation: `open` (legacy ABIs) and `openat`.
+    pub opens: Vec<(u32, u32)>,
+    /// Refused with ENOSYS: `openat2`.
+    pub unsupported: Vec<u32>,
 }
+
+/// `O_WRONLY | O_RDWR | O_CREAT | O_TRUNC`: an open with none of these neither writes,
+/// creates nor truncates. (`O_TMPFILE` carries `O_WRONLY` or `O_RDWR` by definition.)
+pub const WRITE_INTENT: u32 =
+    (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) as u32;
 
 impl GateSyscalls {
     /// This binary's architecture.
     pub fn native() -> Option<GateSyscalls> {
         let audit_arch = crate::seccomp::Arch::native()?.audit_arch();
+        let nr = |n: libc::c_long| n as u32;
+        let mut paths = vec![
+            nr(libc::SYS_renameat),
+            nr(libc::SYS_renameat2),
+            nr(libc::SYS_mkdirat),
+            nr(libc::SYS_mknodat),
+            nr(libc::SYS_symlinkat),
+            nr(libc::SYS_linkat),
+            nr(libc::SYS_unlinkat),
+            nr(libc::SYS_truncate),
+        ];
+        paths.extend(legacy_path_calls());
+        let mut opens = vec![(nr(libc::SYS_openat), 2)];
+        opens.extend(legacy_open());
         Some(GateSyscalls {
             audit_arch,
-            connect: libc::SYS_connect as u32,
-            bind: libc::SYS_bind as u32,
-            socket: libc::SYS_socket as u32,
-            socketpair: libc::SYS_socketpair as u32,
-            renames: [
-                legacy_rename(),
-                Some(libc::SYS_renameat as u32),
-                Some(libc::SYS_renameat2 as u32),
-            ],
+            connect: nr(libc::SYS_connect),
+            bind: nr(libc::SYS_bind),
+            socket: nr(libc::SYS_socket),
+            socketpair: nr(libc::SYS_socketpair),
+            paths,
+            opens,
+            unsupported: vec![nr(libc::SYS_openat2)],
         })
     }
 
     fn notified(&self) -> Vec<u32> {
         let mut out = vec![self.connect, self.bind];
-        out.extend(self.renames.iter().flatten());
+        out.extend(&self.paths);
         out
     }
 }
 
+/// The calls only x86_64 still has (aarch64 has only the `*at` forms).
 #[cfg(target_arch = "x86_64")]
-fn legacy_rename() -> Option<u32> {
-    Some(libc::SYS_rename as u32)
+fn legacy_path_calls() -> Vec<u32> {
+    [
+        libc::SYS_rename,
+        libc::SYS_mkdir,
+        libc::SYS_mknod,
+        libc::SYS_symlink,
+        libc::SYS_link,
+        libc::SYS_unlink,
+        libc::SYS_rmdir,
+        libc::SYS_creat,
+    ]
+    .iter()
+    .map(|n| *n as u32)
+    .collect()
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn legacy_rename() -> Option<u32> {
+fn legacy_path_calls() -> Vec<u32> {
+    Vec::new()
+}
+
+#[cfg(target_arch = "x86_64")]
+fn legacy_open() -> Option<(u32, u32)> {
+    Some((libc::SYS_open as u32, 1))
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn legacy_open() -> Option<(u32, u32)> {
     None
 }
 
@@ -104,6 +154,17 @@ pub fn decide(calls: &GateSyscalls, audit_arch: u32, nr: i32, args: &[u64; 6]) -
     if calls.notified().contains(&nr) {
         return GateVerdict::Notify;
     }
+    if calls.unsupported.contains(&nr) {
+        return GateVerdict::Errno(libc::ENOSYS);
+    }
+    if let Some((_, arg)) = calls.opens.iter().find(|(n, _)| *n == nr) {
+        // The kernel reads `int` flags: only the low word counts.
+        return if args[*arg as usize] as u32 & WRITE_INTENT != 0 {
+            GateVerdict::Notify
+        } else {
+            GateVerdict::Allow
+        };
+    }
     if nr == calls.socket || nr == calls.socketpair {
         // The kernel reads `int` arguments: only the low words count.
         let family = args[0] as u32;
@@ -117,52 +178,112 @@ pub fn decide(calls: &GateSyscalls, audit_arch: u32, nr: i32, args: &[u64; 6]) -
     GateVerdict::Allow
 }
 
-/// The classic-BPF program for `calls`. Every jump is forward and counted from the next
-/// instruction; the tail (the socket-family check) has a fixed shape, so the offsets into
-/// it are computed from its length.
+/// Where a jump of the program goes, resolved to an offset once the layout is known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum To {
+    Next,
+    Allow,
+    Notify,
+    RefuseAbi,
+    Unsupported,
+    Refuse,
+    /// The flags check of `opens[i]`.
+    OpenCheck(usize),
+    SocketCheck,
+}
+
+/// One instruction before layout: a statement, or a conditional jump with symbolic targets.
+enum Op {
+    Stmt(u16, u32),
+    Jump(u16, u32, To, To),
+}
+
+/// The classic-BPF program for `calls`. Every jump is forward: a dispatch on the syscall
+/// number, then the argument checks, then the returns, each target placed after every
+/// jump to it.
 pub fn build(calls: &GateSyscalls) -> Vec<sock_filter> {
-    let refuse_abi = ret_errno(libc::EPERM);
-    let notified = calls.notified();
-    let mut p = vec![
-        stmt(LD_W_ABS, DATA_ARCH),
-        jump(JMP_JEQ_K, calls.audit_arch, 1, 0),
-        stmt(RET_K, refuse_abi),
-        stmt(LD_W_ABS, DATA_NR),
+    use To::*;
+    let mut dispatch = vec![
+        Op::Stmt(LD_W_ABS, DATA_ARCH),
+        Op::Jump(JMP_JEQ_K, calls.audit_arch, Next, RefuseAbi),
+        Op::Stmt(LD_W_ABS, DATA_NR),
+        // -1: the way a ptracer cancels a call; the kernel answers ENOSYS itself.
+        Op::Jump(JMP_JEQ_K, u32::MAX, Allow, Next),
+        Op::Jump(JMP_JGE_K, X32_SYSCALL_BIT, RefuseAbi, Next),
     ];
-    // The tail, after the notified numbers and the NOTIF return (t = its first index):
-    //   t0 jeq socket     -> t2           t4 ld arg1 (type)
-    //   t1 jeq socketpair -> t2 / t9      t5 and SOCK_TYPE_MASK
-    //   t2 ld arg0 (family)               t6 jeq DGRAM -> t8
-    //   t3 jeq AF_UNIX    -> t4 / t9      t7 jeq RAW   -> t8 / t9
-    //   t8 ret EACCES                     t9 ret ALLOW
-    let tail = [
-        jump(JMP_JEQ_K, calls.socket, 1, 0),
-        jump(JMP_JEQ_K, calls.socketpair, 0, 7),
-        stmt(LD_W_ABS, data_arg_low(0)),
-        jump(JMP_JEQ_K, libc::AF_UNIX as u32, 0, 5),
-        stmt(LD_W_ABS, data_arg_low(1)),
-        stmt(ALU_AND_K, SOCK_TYPE_MASK),
-        jump(JMP_JEQ_K, libc::SOCK_DGRAM as u32, 1, 0),
-        jump(JMP_JEQ_K, libc::SOCK_RAW as u32, 0, 1),
-        stmt(RET_K, ret_errno(libc::EACCES)),
-        stmt(RET_K, SECCOMP_RET_ALLOW),
-    ];
-    let n = notified.len();
-    // Indices: 4 the -1 check, 5-6 the x32 check, 7..7+n the notified numbers, 7+n a jump
-    // over the NOTIF return at 8+n, the tail from 9+n; its ALLOW is the last instruction.
-    let allow = 9 + n + tail.len() - 1;
-    let offset = |from: usize, to: usize| u8::try_from(to - from - 1).unwrap_or(u8::MAX);
-    // -1: the way a ptracer cancels a call; the kernel answers ENOSYS itself.
-    p.push(jump(JMP_JEQ_K, u32::MAX, offset(4, allow), 0));
-    p.push(jump(JMP_JGE_K, X32_SYSCALL_BIT, 0, 1));
-    p.push(stmt(RET_K, refuse_abi));
-    for (i, nr) in notified.iter().enumerate() {
-        p.push(jump(JMP_JEQ_K, *nr, offset(7 + i, 8 + n), 0));
+    for nr in calls.notified() {
+        dispatch.push(Op::Jump(JMP_JEQ_K, nr, Notify, Next));
     }
-    p.push(stmt(crate::seccomp::bpf::JMP_JA, 1));
-    p.push(stmt(RET_K, SECCOMP_RET_USER_NOTIF));
-    p.extend(tail);
-    p
+    for nr in &calls.unsupported {
+        dispatch.push(Op::Jump(JMP_JEQ_K, *nr, Unsupported, Next));
+    }
+    for (i, (nr, _)) in calls.opens.iter().enumerate() {
+        dispatch.push(Op::Jump(JMP_JEQ_K, *nr, OpenCheck(i), Next));
+    }
+    dispatch.push(Op::Jump(JMP_JEQ_K, calls.socket, SocketCheck, Next));
+    dispatch.push(Op::Jump(JMP_JEQ_K, calls.socketpair, SocketCheck, Allow));
+    let mut blocks: Vec<(To, Vec<Op>)> = Vec::new();
+    for (i, (_, arg)) in calls.opens.iter().enumerate() {
+        blocks.push((
+            OpenCheck(i),
+            vec![
+                Op::Stmt(LD_W_ABS, data_arg_low(*arg)),
+                Op::Jump(JMP_JSET_K, WRITE_INTENT, Notify, Allow),
+            ],
+        ));
+    }
+    blocks.push((
+        SocketCheck,
+        vec![
+            Op::Stmt(LD_W_ABS, data_arg_low(0)),
+            Op::Jump(JMP_JEQ_K, libc::AF_UNIX as u32, Next, Allow),
+            Op::Stmt(LD_W_ABS, data_arg_low(1)),
+            Op::Stmt(ALU_AND_K, SOCK_TYPE_MASK),
+            Op::Jump(JMP_JEQ_K, libc::SOCK_DGRAM as u32, Refuse, Next),
+            // af_unix.c: unix_create maps SOCK_RAW to SOCK_DGRAM.
+            Op::Jump(JMP_JEQ_K, libc::SOCK_RAW as u32, Refuse, Allow),
+        ],
+    ));
+    let returns = [
+        (Allow, SECCOMP_RET_ALLOW),
+        (Notify, SECCOMP_RET_USER_NOTIF),
+        (RefuseAbi, ret_errno(libc::EPERM)),
+        (Unsupported, ret_errno(libc::ENOSYS)),
+        (Refuse, ret_errno(libc::EACCES)),
+    ];
+    // Layout: where each labelled target starts.
+    let mut at = std::collections::HashMap::new();
+    let mut len = dispatch.len();
+    for (label, ops) in &blocks {
+        at.insert(*label, len);
+        len += ops.len();
+    }
+    for (label, _) in &returns {
+        at.insert(*label, len);
+        len += 1;
+    }
+    let mut program = Vec::with_capacity(len);
+    let ops = dispatch
+        .into_iter()
+        .chain(blocks.into_iter().flat_map(|(_, ops)| ops));
+    for op in ops {
+        let here = program.len();
+        let offset = |to: To| match to {
+            Next => 0,
+            // A target is always after its jumps; an offset that did not fit in the
+            // instruction would be a layout bug, which the tests against `decide` catch.
+            label => at
+                .get(&label)
+                .and_then(|t| u8::try_from(t - here - 1).ok())
+                .unwrap_or(u8::MAX),
+        };
+        program.push(match op {
+            Op::Stmt(code, k) => stmt(code, k),
+            Op::Jump(code, k, t, f) => jump(code, k, offset(t), offset(f)),
+        });
+    }
+    program.extend(returns.iter().map(|(_, ret)| stmt(RET_K, *ret)));
+    program
 }
 
 #[cfg(test)]

@@ -16,13 +16,14 @@
 use std::collections::HashSet;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use jaula_policy::{Access, Policy};
 
+use super::caller_path::{Caller, Target};
 use super::sys;
+use super::file_calls::{self, FileAnswer, FileCall, FileCalls, Guard};
 
 /// The kernel's own identity of a bound socket's file: (major, minor, inode).
 type FileId = (u32, u32, u64);
@@ -32,7 +33,8 @@ type FileId = (u32, u32, u64);
 pub struct GateCounts {
     pub connects: u64,
     pub binds: u64,
-    pub renames: u64,
+    /// Calls on named files: opens for writing, renames, links, removals, new names.
+    pub files: u64,
     pub refused: u64,
 }
 
@@ -52,8 +54,10 @@ pub struct Supervisor {
 /// What to do with one notification.
 enum Answer {
     Now(Result<i64, i32>),
-    /// A blocking connect, finished by a worker thread.
+    /// A blocking connect or open, finished by a worker thread.
     Later,
+    /// A file opened for the caller: installed in it as the call's result.
+    File(OwnedFd, bool),
     /// The caller is gone.
     Nobody,
 }
@@ -90,14 +94,10 @@ impl Supervisor {
             Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EINTR)) => return Ok(()),
             Err(e) => return Err(e),
         };
-        let answer = self.answer(&notif);
-        if let Answer::Now(result) = answer {
-            let (val, errno) = match result {
-                Ok(v) => (v, 0),
-                Err(e) => (0, e),
-            };
-            // ENOENT: the caller died while we worked; nothing to answer.
-            let _ = sys::notif_send(self.listener.as_fd(), notif.id, val, errno);
+        match self.answer(&notif) {
+            Answer::Now(result) => send(self.listener.as_fd(), notif.id, result),
+            Answer::File(fd, cloexec) => send_file(self.listener.as_fd(), notif.id, &fd, cloexec),
+            Answer::Later | Answer::Nobody => {}
         }
         Ok(())
     }
@@ -114,9 +114,23 @@ impl Supervisor {
             return Answer::Nobody;
         }
         let nr = i64::from(notif.data.nr);
-        if let Some(call) = RenameCall::of(nr, &args) {
-            self.counts.renames += 1;
-            return Answer::Now(self.rename(tid, &pidfd, call).map(|()| 0));
+        if let Some(call) = FileCall::of(nr, &args) {
+            self.counts.files += 1;
+            let caller = Caller::new(tid);
+            let mut calls = FileCalls {
+                caller: &caller,
+                pidfd: pidfd.as_fd(),
+                guard: Guard {
+                    policy: &self.policy,
+                    reported: &mut self.reported,
+                    refused: &mut self.counts.refused,
+                },
+            };
+            return match calls.answer(call) {
+                FileAnswer::Done(result) => Answer::Now(result),
+                FileAnswer::Opened(fd, cloexec) => Answer::File(fd, cloexec),
+                FileAnswer::OpenLater { file, flags } => self.open_later(notif.id, file, flags),
+            };
         }
         let fd = args[0] as i32;
         let socket = match sys::pidfd_getfd(pidfd.as_fd(), fd) {
@@ -158,16 +172,34 @@ impl Supervisor {
         }
     }
 
+    /// Open a FIFO for writing on a worker: it waits for a reader.
+    fn open_later(&mut self, id: u64, file: OwnedFd, flags: i32) -> Answer {
+        let listener = Arc::clone(&self.listener);
+        let job = Box::new(move || match file_calls::reopen(file.as_fd(), flags) {
+            Ok(fd) => send_file(listener.as_fd(), id, &fd, flags & libc::O_CLOEXEC != 0),
+            Err(e) => send(listener.as_fd(), id, Err(e)),
+        });
+        match self.workers.run(job) {
+            Ok(()) => Answer::Later,
+            Err(()) => Answer::Now(Err(libc::EAGAIN)),
+        }
+    }
+
     /// Resolve `path` as the caller's connect would (from its working directory,
     /// following symlinks), pin it, and decide. `Ok` holds the pinned socket file.
     fn admit(&mut self, tid: u32, path: &[u8]) -> Result<OwnedFd, i32> {
         let errno = |e: io::Error| e.raw_os_error().unwrap_or(libc::EACCES);
-        let cwd = sys::open_path(
-            Path::new(&format!("/proc/{tid}/cwd")),
-            libc::O_PATH | libc::O_DIRECTORY,
-        )
-        .map_err(errno)?;
-        let pin = sys::open_at(cwd.as_fd(), path, libc::O_PATH).map_err(errno)?;
+        let start = if path.first() == Some(&b'/') {
+            Path::new("/").to_owned()
+        } else {
+            PathBuf::from(format!("/proc/{tid}/cwd"))
+        };
+        let start = sys::open_path(&start, libc::O_PATH | libc::O_DIRECTORY).map_err(errno)?;
+        let caller = Caller::new(tid);
+        let pin = match caller.lookup(caller.locate(start, path)?, true)? {
+            Target::Found { file } => file,
+            Target::Missing(_) => return Err(libc::ENOENT),
+        };
         let st = sys::fstat(pin.as_fd()).map_err(errno)?;
         if st.st_mode & libc::S_IFMT != libc::S_IFSOCK {
             return Err(libc::ECONNREFUSED);
@@ -216,69 +248,6 @@ impl Supervisor {
         }
     }
 
-    /// Rename from pinned parent directories, unless a side is a protected path. The
-    /// names are read once; each parent is resolved once, as the kernel would (following
-    /// symlinks), and the rename is made relative to those descriptors, so a swap after the
-    /// check moves nothing that was not checked. Landlock's own rules (REFER, MAKE_*,
-    /// REMOVE_*) apply to this process as to the cage.
-    fn rename(&mut self, tid: u32, pidfd: &OwnedFd, call: RenameCall) -> Result<(), i32> {
-        let errno = |e: io::Error| e.raw_os_error().unwrap_or(libc::EACCES);
-        let mut sides = Vec::with_capacity(2);
-        for (dirfd, name_ptr) in [(call.old_dir, call.old), (call.new_dir, call.new)] {
-            let path = sys::read_cstring(tid, name_ptr).map_err(errno)?;
-            let dir = self.caller_dir(tid, pidfd, dirfd)?;
-            let (parent, last) = split_last(&path).ok_or(libc::ENOENT)?;
-            let parent_fd = sys::open_at(dir.as_fd(), parent, libc::O_PATH | libc::O_DIRECTORY)
-                .map_err(errno)?;
-            sides.push((parent_fd, last.to_vec()));
-        }
-        let exchange = call.flags & libc::RENAME_EXCHANGE != 0;
-        for (i, (parent_fd, last)) in sides.iter().enumerate() {
-            let name = trim_slashes(last);
-            if name.is_empty() || name == b"." || name == b".." {
-                continue;
-            }
-            let dir = std::fs::read_link(format!("/proc/self/fd/{}", parent_fd.as_raw_fd()))
-                .map_err(|_| libc::EACCES)?;
-            let path = dir.join(std::ffi::OsStr::from_bytes(name));
-            let decision = self.policy.decide(&path, Access::Write);
-            if !decision.allowed && matches!(decision.rule, jaula_policy::Rule::Protected { .. }) {
-                self.counts.refused += 1;
-                let what = if i == 0 || exchange { "of" } else { "onto" };
-                eprintln!(
-                    "jaula: refused rename {what} {}: {}",
-                    path.display(),
-                    decision.rule.describe(self.policy.home())
-                );
-                return Err(libc::EACCES);
-            }
-        }
-        let (old_parent, old_name) = &sides[0];
-        let (new_parent, new_name) = &sides[1];
-        sys::renameat2(
-            old_parent.as_fd(),
-            old_name,
-            new_parent.as_fd(),
-            new_name,
-            call.flags,
-        )
-    }
-
-    /// The directory a caller's `*at` path is relative to: its working directory for
-    /// `AT_FDCWD`, else its descriptor.
-    fn caller_dir(&self, tid: u32, pidfd: &OwnedFd, dirfd: i32) -> Result<OwnedFd, i32> {
-        let errno = |e: io::Error| e.raw_os_error().unwrap_or(libc::EBADF);
-        if dirfd == libc::AT_FDCWD {
-            sys::open_path(
-                Path::new(&format!("/proc/{tid}/cwd")),
-                libc::O_PATH | libc::O_DIRECTORY,
-            )
-            .map_err(errno)
-        } else {
-            sys::pidfd_getfd(pidfd.as_fd(), dirfd).map_err(errno)
-        }
-    }
-
     /// Bind the caller's socket to its own address from the caller's working directory,
     /// with its umask, then learn which file the kernel created. The address is passed
     /// unchanged, so `getsockname` later returns what the caller asked for (Python's
@@ -293,7 +262,7 @@ impl Supervisor {
             libc::O_PATH | libc::O_DIRECTORY,
         )
         .map_err(errno)?;
-        let mask = caller_umask(tid).unwrap_or(0o022);
+        let mask = file_calls::caller_umask(tid).unwrap_or(0o022);
         sys::fchdir(cwd.as_fd()).map_err(errno)?;
         let old = sys::set_umask(mask);
         let result = sys::bind_raw(socket.as_fd(), addr);
@@ -312,67 +281,25 @@ impl Supervisor {
     }
 }
 
-/// One of the rename calls, as `renameat2` arguments.
-#[derive(Clone, Copy, Debug)]
-struct RenameCall {
-    old_dir: i32,
-    old: u64,
-    new_dir: i32,
-    new: u64,
-    flags: libc::c_uint,
+/// Answer notification `id` with `result`. An error is the caller's death (ENOENT):
+/// nothing to answer.
+fn send(listener: BorrowedFd<'_>, id: u64, result: Result<i64, i32>) {
+    let (val, errno) = match result {
+        Ok(v) => (v, 0),
+        Err(e) => (0, e),
+    };
+    let _ = sys::notif_send(listener, id, val, errno);
 }
 
-impl RenameCall {
-    fn of(nr: i64, args: &[u64; 6]) -> Option<RenameCall> {
-        #[cfg(target_arch = "x86_64")]
-        if nr == libc::SYS_rename {
-            return Some(RenameCall {
-                old_dir: libc::AT_FDCWD,
-                old: args[0],
-                new_dir: libc::AT_FDCWD,
-                new: args[1],
-                flags: 0,
-            });
+/// Install `fd` in the caller as its call's result; if it cannot be installed (its
+/// descriptor table is full, say), the call fails with that errno.
+fn send_file(listener: BorrowedFd<'_>, id: u64, fd: &OwnedFd, cloexec: bool) {
+    if let Err(e) = sys::notif_addfd_send(listener, id, fd.as_fd(), cloexec) {
+        match e.raw_os_error() {
+            Some(libc::ENOENT) | None => {}
+            Some(errno) => send(listener, id, Err(errno)),
         }
-        let flags = if nr == libc::SYS_renameat2 {
-            args[4] as libc::c_uint
-        } else if nr == libc::SYS_renameat {
-            0
-        } else {
-            return None;
-        };
-        Some(RenameCall {
-            old_dir: args[0] as i32,
-            old: args[1],
-            new_dir: args[2] as i32,
-            new: args[3],
-            flags,
-        })
     }
-}
-
-/// `a/b/c` → (`a/b`, `c`); `c` → (`.`, `c`); `/c` → (`/`, `c`); `a/b/` → (`a`, `b/`): the
-/// trailing slash stays on the last name, where the kernel reads it (the entry must be a
-/// directory). `None` for an empty path.
-fn split_last(path: &[u8]) -> Option<(&[u8], &[u8])> {
-    let trimmed = trim_slashes(path);
-    if trimmed.is_empty() {
-        return if path.is_empty() {
-            None
-        } else {
-            Some((b"/", b"."))
-        };
-    }
-    Some(match trimmed.iter().rposition(|b| *b == b'/') {
-        Some(0) => (b"/", &path[1..]),
-        Some(i) => (&path[..i], &path[i + 1..]),
-        None => (b".", path),
-    })
-}
-
-fn trim_slashes(name: &[u8]) -> &[u8] {
-    let end = name.iter().rposition(|b| *b != b'/').map_or(0, |i| i + 1);
-    &name[..end]
 }
 
 type Job = Box<dyn FnOnce() + Send>;
@@ -455,11 +382,6 @@ fn proc_fd_address(fd: i32) -> Vec<u8> {
     unix_address(format!("/proc/self/fd/{fd}").as_bytes())
 }
 
-fn caller_umask(tid: u32) -> Option<libc::mode_t> {
-    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    let value = status.lines().find_map(|l| l.strip_prefix("Umask:"))?;
-    libc::mode_t::from_str_radix(value.trim(), 8).ok()
-}
 
 #[cfg(test)]
 #[path = "supervisor_tests.rs"]

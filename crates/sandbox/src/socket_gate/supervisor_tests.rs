@@ -19,13 +19,3 @@ fn addresses_round_trip() {
     assert_eq!(&addr[..2], &(libc::AF_UNIX as u16).to_ne_bytes());
 }
 
-#[test]
-fn a_rename_path_splits_into_its_parent_and_last_name() {
-    assert_eq!(split_last(b"a/b/c"), Some((&b"a/b"[..], &b"c"[..])));
-    assert_eq!(split_last(b"c"), Some((&b"."[..], &b"c"[..])));
-    assert_eq!(split_last(b"/c"), Some((&b"/"[..], &b"c"[..])));
-    assert_eq!(split_last(b"a/b/"), Some((&b"a"[..], &b"b/"[..])));
-    assert_eq!(split_last(b"/"), Some((&b"/"[..], &b"."[..])));
-    assert_eq!(split_last(b""), None);
-    assert_eq!(trim_slashes(b"b//"), b"b");
-}

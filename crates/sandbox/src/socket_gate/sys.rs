@@ -227,14 +227,6 @@ fn sock_call(fd: BorrowedFd<'_>, addr: &[u8], call: SockCall) -> Result<(), i32>
     }
 }
 
-/// `openat(dir, path, flags)`; `dir` is ignored for an absolute path, as by the kernel.
-pub fn open_at(dir: BorrowedFd<'_>, path: &[u8], flags: libc::c_int) -> io::Result<OwnedFd> {
-    let path = CString::new(path).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-    // SAFETY: `path` is NUL-terminated and outlives the call.
-    let fd = unsafe { libc::openat(dir.as_raw_fd(), path.as_ptr(), flags | libc::O_CLOEXEC) };
-    owned(fd.into())
-}
-
 /// `open(path, flags)`.
 pub fn open_path(path: &Path, flags: libc::c_int) -> io::Result<OwnedFd> {
     let path = CString::new(path.as_os_str().as_bytes())
@@ -506,4 +498,31 @@ pub fn renameat2(
             .raw_os_error()
             .unwrap_or(libc::EIO))
     }
+}
+
+/// Install `fd` in the caller of notification `id` and answer the call with its number
+/// there, in one step (`SECCOMP_ADDFD_FLAG_SEND`, Linux 5.14): the caller's `open`
+/// returns the file the supervisor opened. `cloexec` sets `FD_CLOEXEC` on the new number.
+pub fn notif_addfd_send(
+    listener: BorrowedFd<'_>,
+    id: u64,
+    fd: BorrowedFd<'_>,
+    cloexec: bool,
+) -> io::Result<i32> {
+    let addfd = libc::seccomp_notif_addfd {
+        id,
+        flags: libc::SECCOMP_ADDFD_FLAG_SEND as u32,
+        srcfd: fd.as_raw_fd() as u32,
+        newfd: 0,
+        newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
+    };
+    // SAFETY: the ioctl reads one seccomp_notif_addfd from `addfd`.
+    let ret = unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_ADDFD,
+            &addfd as *const libc::seccomp_notif_addfd,
+        )
+    };
+    cvt(ret.into()).map(|n| n as i32)
 }

@@ -1,0 +1,556 @@
+//! The planting guard's half of the gate: the calls that write, make or remove a named
+//! file, performed by the supervisor on the caller's behalf.
+//!
+//! Native Landlock grants by directory: inside a writable repository it cannot deny
+//! `.git/config`, a new `.git/hooks/pre-commit` or a new `.envrc`, and the bwrap view
+//! cannot keep an absent protected path from being created. The supervisor can. It
+//! resolves the caller's path one component at a time ([`Caller`]), asks
+//! `Policy::decide` about the file that was actually found (or the name that would be
+//! made), and refuses with `EACCES` when the answer is `Rule::Protected`; otherwise it
+//! makes the call itself from the pinned directory, so nothing the caller changes after
+//! the check is what gets written. An opened file is handed to the caller with
+//! `SECCOMP_IOCTL_NOTIF_ADDFD`. Landlock's own rules still apply: the supervisor is in the
+//! cage's domain.
+
+use std::ffi::OsStr;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+
+use jaula_policy::{Access, Policy, Rule};
+use rustix::fs::{AtFlags, Mode, OFlags};
+
+use super::caller_path::{file_type, Caller, Entry, Target};
+use super::sys;
+
+/// A notified call on a path, decoded from its registers. Pointers are the caller's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum FileCall {
+    Open {
+        dir: i32,
+        path: u64,
+        flags: i32,
+        mode: u32,
+    },
+    MakeDir {
+        dir: i32,
+        path: u64,
+        mode: u32,
+    },
+    MakeNode {
+        dir: i32,
+        path: u64,
+        mode: u32,
+        dev: u64,
+    },
+    Symlink {
+        target: u64,
+        dir: i32,
+        path: u64,
+    },
+    Link {
+        old_dir: i32,
+        old: u64,
+        new_dir: i32,
+        new: u64,
+        flags: i32,
+    },
+    Unlink {
+        dir: i32,
+        path: u64,
+        flags: i32,
+    },
+    Truncate {
+        path: u64,
+        len: i64,
+    },
+    Rename {
+        old_dir: i32,
+        old: u64,
+        new_dir: i32,
+        new: u64,
+        flags: u32,
+    },
+}
+
+impl FileCall {
+    /// The call `nr` with `args`, or `None` for a call this module does not answer.
+    pub fn of(nr: i64, args: &[u64; 6]) -> Option<FileCall> {
+        let int = |i: usize| args[i] as i32;
+        #[cfg(target_arch = "x86_64")]
+        if let Some(call) = FileCall::legacy(nr, args) {
+            return Some(call);
+        }
+        Some(match nr {
+            libc::SYS_openat => FileCall::Open {
+                dir: int(0),
+                path: args[1],
+                flags: int(2),
+                mode: args[3] as u32,
+            },
+            libc::SYS_mkdirat => FileCall::MakeDir {
+                dir: int(0),
+                path: args[1],
+                mode: args[2] as u32,
+            },
+            libc::SYS_mknodat => FileCall::MakeNode {
+                dir: int(0),
+                path: args[1],
+                mode: args[2] as u32,
+                dev: args[3],
+            },
+            libc::SYS_symlinkat => FileCall::Symlink {
+                target: args[0],
+                dir: int(1),
+                path: args[2],
+            },
+            libc::SYS_linkat => FileCall::Link {
+                old_dir: int(0),
+                old: args[1],
+                new_dir: int(2),
+                new: args[3],
+                flags: int(4),
+            },
+            libc::SYS_unlinkat => FileCall::Unlink {
+                dir: int(0),
+                path: args[1],
+                flags: int(2),
+            },
+            libc::SYS_truncate => FileCall::Truncate {
+                path: args[0],
+                len: args[1] as i64,
+            },
+            libc::SYS_renameat => FileCall::Rename {
+                old_dir: int(0),
+                old: args[1],
+                new_dir: int(2),
+                new: args[3],
+                flags: 0,
+            },
+            libc::SYS_renameat2 => FileCall::Rename {
+                old_dir: int(0),
+                old: args[1],
+                new_dir: int(2),
+                new: args[3],
+                flags: args[4] as u32,
+            },
+            _ => return None,
+        })
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn legacy(nr: i64, args: &[u64; 6]) -> Option<FileCall> {
+        let cwd = libc::AT_FDCWD;
+        Some(match nr {
+            libc::SYS_open => FileCall::Open {
+                dir: cwd,
+                path: args[0],
+                flags: args[1] as i32,
+                mode: args[2] as u32,
+            },
+            libc::SYS_creat => FileCall::Open {
+                dir: cwd,
+                path: args[0],
+                flags: libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
+                mode: args[1] as u32,
+            },
+            libc::SYS_mkdir => FileCall::MakeDir {
+                dir: cwd,
+                path: args[0],
+                mode: args[1] as u32,
+            },
+            libc::SYS_mknod => FileCall::MakeNode {
+                dir: cwd,
+                path: args[0],
+                mode: args[1] as u32,
+                dev: args[2],
+            },
+            libc::SYS_symlink => FileCall::Symlink {
+                target: args[0],
+                dir: cwd,
+                path: args[1],
+            },
+            libc::SYS_link => FileCall::Link {
+                old_dir: cwd,
+                old: args[0],
+                new_dir: cwd,
+                new: args[1],
+                flags: 0,
+            },
+            libc::SYS_unlink => FileCall::Unlink {
+                dir: cwd,
+                path: args[0],
+                flags: 0,
+            },
+            libc::SYS_rmdir => FileCall::Unlink {
+                dir: cwd,
+                path: args[0],
+                flags: libc::AT_REMOVEDIR,
+            },
+            libc::SYS_rename => FileCall::Rename {
+                old_dir: cwd,
+                old: args[0],
+                new_dir: cwd,
+                new: args[1],
+                flags: 0,
+            },
+            _ => return None,
+        })
+    }
+}
+
+/// How a file call ends.
+pub(super) enum FileAnswer {
+    /// The call's return value, or its errno.
+    Done(Result<i64, i32>),
+    /// An opened file for the caller, and whether its new number is close-on-exec.
+    Opened(OwnedFd, bool),
+    /// A FIFO opened for writing blocks until a reader comes: opened on a worker, so one
+    /// waiting writer does not stall every other call of the cage. Reopen `file` with
+    /// `flags` (via `/proc/self/fd`).
+    OpenLater { file: OwnedFd, flags: i32 },
+}
+
+/// What the guard decided and printed, shared with the connect side.
+pub(super) struct Guard<'a> {
+    pub policy: &'a Policy,
+    pub reported: &'a mut std::collections::HashSet<PathBuf>,
+    pub refused: &'a mut u64,
+}
+
+impl Guard<'_> {
+    /// `EACCES` and one stderr line (once per path) when `path` is protected for `access`.
+    fn check(&mut self, path: &std::path::Path, access: Access, verb: &str) -> Result<(), i32> {
+        let decision = self.policy.decide(path, access);
+        if decision.allowed || !matches!(decision.rule, Rule::Protected { .. }) {
+            return Ok(());
+        }
+        *self.refused += 1;
+        if self.reported.insert(path.to_path_buf()) {
+            eprintln!(
+                "jaula: refused {verb} {}: {}",
+                path.display(),
+                decision.rule.describe(self.policy.home())
+            );
+        }
+        Err(libc::EACCES)
+    }
+}
+
+fn errno(e: rustix::io::Errno) -> i32 {
+    e.raw_os_error()
+}
+
+/// The path the kernel reports for a descriptor of the supervisor's.
+fn path_of(fd: BorrowedFd<'_>) -> Result<PathBuf, i32> {
+    std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|_| libc::EACCES)
+}
+
+fn entry_path(entry: &Entry) -> Result<PathBuf, i32> {
+    let dir = path_of(entry.parent.as_fd())?;
+    Ok(if entry.name == b"." {
+        dir
+    } else {
+        dir.join(OsStr::from_bytes(&entry.name))
+    })
+}
+
+/// The entry's name as the kernel should see it: with its trailing slash, which asks
+/// that the entry be a directory.
+fn name_of(entry: &Entry) -> Vec<u8> {
+    let mut name = entry.name.clone();
+    if entry.dir_only && name != b"." && name != b".." {
+        name.push(b'/');
+    }
+    name
+}
+
+/// `/proc/self/fd/N` for a descriptor of the supervisor's: reopening through it opens the
+/// pinned file itself, whatever its name is by now.
+fn reopen_path(fd: BorrowedFd<'_>) -> String {
+    format!("/proc/self/fd/{}", fd.as_raw_fd())
+}
+
+/// Reopen the pinned `file` with the caller's `flags` (creation flags already handled).
+pub(super) fn reopen(file: BorrowedFd<'_>, flags: i32) -> Result<OwnedFd, i32> {
+    let keep = flags & !(libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC);
+    // O_NOCTTY: the supervisor must never take the caller's terminal as its own.
+    let flags = OFlags::from_bits_retain(keep as u32) | OFlags::CLOEXEC | OFlags::NOCTTY;
+    rustix::fs::open(reopen_path(file), flags, Mode::empty()).map_err(errno)
+}
+
+/// Answers one file call for `caller` (`pidfd` is its process, for `*at` descriptors).
+pub(super) struct FileCalls<'a, 'g> {
+    pub caller: &'a Caller,
+    pub pidfd: BorrowedFd<'a>,
+    pub guard: Guard<'g>,
+}
+
+/// Attempts at an open whose last name changes under it (made or replaced by the caller
+/// between the lookup and the open) before the caller gets `EAGAIN`.
+const OPEN_ATTEMPTS: usize = 8;
+
+impl FileCalls<'_, '_> {
+    pub fn answer(&mut self, call: FileCall) -> FileAnswer {
+        let done = |r: Result<(), i32>| FileAnswer::Done(r.map(|()| 0));
+        match call {
+            FileCall::Open {
+                dir,
+                path,
+                flags,
+                mode,
+            } => match self.open(dir, path, flags, mode) {
+                Ok(answer) => answer,
+                Err(e) => FileAnswer::Done(Err(e)),
+            },
+            FileCall::MakeDir { dir, path, mode } => done(self.make(dir, path, |parent, name| {
+                rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(mode)).map_err(errno)
+            })),
+            FileCall::MakeNode {
+                dir,
+                path,
+                mode,
+                dev,
+            } => done(self.make(dir, path, |parent, name| {
+                let kind = rustix::fs::FileType::from_raw_mode(mode);
+                rustix::fs::mknodat(parent, name, kind, Mode::from_raw_mode(mode), dev)
+                    .map_err(errno)
+            })),
+            FileCall::Symlink { target, dir, path } => {
+                let target = match self.read_path(target) {
+                    Ok(t) => t,
+                    Err(e) => return FileAnswer::Done(Err(e)),
+                };
+                done(self.make(dir, path, |parent, name| {
+                    rustix::fs::symlinkat(target.as_slice(), parent, name).map_err(errno)
+                }))
+            }
+            FileCall::Link {
+                old_dir,
+                old,
+                new_dir,
+                new,
+                flags,
+            } => done(self.link(old_dir, old, new_dir, new, flags)),
+            FileCall::Unlink { dir, path, flags } => done(self.unlink(dir, path, flags)),
+            FileCall::Truncate { path, len } => done(self.truncate(path, len)),
+            FileCall::Rename {
+                old_dir,
+                old,
+                new_dir,
+                new,
+                flags,
+            } => done(self.rename(old_dir, old, new_dir, new, flags)),
+        }
+    }
+
+    fn read_path(&self, ptr: u64) -> Result<Vec<u8>, i32> {
+        sys::read_cstring(self.caller.tid(), ptr).map_err(|e| e.raw_os_error().unwrap_or(libc::EFAULT))
+    }
+
+    /// The directory a caller's `*at` path starts from: its working directory for
+    /// `AT_FDCWD`, else its descriptor. Not opened for an absolute path.
+    fn start(&self, dir: i32, path: &[u8]) -> Result<OwnedFd, i32> {
+        let errno = |e: std::io::Error| e.raw_os_error().unwrap_or(libc::EBADF);
+        if path.first() == Some(&b'/') {
+            return sys::open_path(std::path::Path::new("/"), libc::O_PATH | libc::O_DIRECTORY)
+                .map_err(errno);
+        }
+        if dir == libc::AT_FDCWD {
+            sys::open_path(
+                std::path::Path::new(&format!("/proc/{}/cwd", self.caller.tid())),
+                libc::O_PATH | libc::O_DIRECTORY,
+            )
+            .map_err(errno)
+        } else {
+            sys::pidfd_getfd(self.pidfd, dir).map_err(errno)
+        }
+    }
+
+    fn locate(&self, dir: i32, ptr: u64) -> Result<Entry, i32> {
+        let path = self.read_path(ptr)?;
+        let start = self.start(dir, &path)?;
+        self.caller.locate(start, &path)
+    }
+
+    fn open(&mut self, dir: i32, ptr: u64, flags: i32, mode: u32) -> Result<FileAnswer, i32> {
+        let cloexec = flags & libc::O_CLOEXEC != 0;
+        let path = self.read_path(ptr)?;
+        let create = flags & libc::O_CREAT != 0;
+        let exclusive = create && flags & libc::O_EXCL != 0;
+        let tmpfile = flags & libc::O_TMPFILE == libc::O_TMPFILE;
+        // The kernel does not follow a last symlink under O_NOFOLLOW or O_CREAT|O_EXCL.
+        let follow = flags & libc::O_NOFOLLOW == 0 && !exclusive;
+        for _ in 0..OPEN_ATTEMPTS {
+            let start = self.start(dir, &path)?;
+            let entry = self.caller.locate(start, &path)?;
+            match self.caller.lookup(entry, follow || tmpfile)? {
+                Target::Missing(entry) => {
+                    if !create || tmpfile {
+                        return Err(libc::ENOENT);
+                    }
+                    if entry.dir_only {
+                        return Err(libc::EISDIR);
+                    }
+                    self.guard.check(&entry_path(&entry)?, Access::Create, "create of")?;
+                    let made = with_caller_umask(self.caller.tid(), || {
+                        rustix::fs::openat(
+                            entry.parent.as_fd(),
+                            entry.name.as_slice(),
+                            OFlags::from_bits_retain(flags as u32)
+                                | OFlags::NOFOLLOW
+                                | OFlags::NOCTTY
+                                | OFlags::CLOEXEC,
+                            Mode::from_raw_mode(mode),
+                        )
+                        .map_err(errno)
+                    });
+                    match made {
+                        // The name became a symlink or a file after the lookup: again.
+                        // The name became a symlink after the lookup (O_NOFOLLOW is ours):
+                        // look again.
+                        Err(libc::ELOOP) if follow => continue,
+                        Err(e) => return Err(e),
+                        Ok(fd) => return Ok(FileAnswer::Opened(fd, cloexec)),
+                    }
+                }
+                Target::Found { file } => {
+                    if exclusive {
+                        return Err(libc::EEXIST);
+                    }
+                    let kind = file_type(file.as_fd())?;
+                    if kind == libc::S_IFLNK {
+                        return Err(libc::ELOOP);
+                    }
+                    if !tmpfile {
+                        self.guard
+                            .check(&path_of(file.as_fd())?, Access::Write, "write to")?;
+                    }
+                    if kind == libc::S_IFIFO && flags & libc::O_NONBLOCK == 0 {
+                        return Ok(FileAnswer::OpenLater { file, flags });
+                    }
+                    return reopen(file.as_fd(), flags).map(|fd| FileAnswer::Opened(fd, cloexec));
+                }
+            }
+        }
+        Err(libc::EAGAIN)
+    }
+
+    /// Make a new name (directory, node, symlink) unless it is protected.
+    fn make(
+        &mut self,
+        dir: i32,
+        ptr: u64,
+        make: impl FnOnce(BorrowedFd<'_>, &[u8]) -> Result<(), i32>,
+    ) -> Result<(), i32> {
+        let entry = self.locate(dir, ptr)?;
+        self.guard.check(&entry_path(&entry)?, Access::Create, "create of")?;
+        let name = name_of(&entry);
+        with_caller_umask(self.caller.tid(), || make(entry.parent.as_fd(), &name))
+    }
+
+    fn link(&mut self, old_dir: i32, old: u64, new_dir: i32, new: u64, flags: i32) -> Result<(), i32> {
+        let old_path = self.read_path(old)?;
+        let source = if old_path.is_empty() && flags & libc::AT_EMPTY_PATH != 0 {
+            sys::pidfd_getfd(self.pidfd, old_dir)
+                .map_err(|e| e.raw_os_error().unwrap_or(libc::EBADF))?
+        } else {
+            let start = self.start(old_dir, &old_path)?;
+            let entry = self.caller.locate(start, &old_path)?;
+            match self.caller.lookup(entry, flags & libc::AT_SYMLINK_FOLLOW != 0)? {
+                Target::Missing(_) => return Err(libc::ENOENT),
+                Target::Found { file } => file,
+            }
+        };
+        if file_type(source.as_fd())? == libc::S_IFDIR {
+            return Err(libc::EPERM);
+        }
+        // A second name for a protected file would be a door to write it.
+        self.guard
+            .check(&path_of(source.as_fd())?, Access::Write, "link of")?;
+        let entry = self.locate(new_dir, new)?;
+        self.guard.check(&entry_path(&entry)?, Access::Create, "create of")?;
+        rustix::fs::linkat(
+            rustix::fs::CWD,
+            reopen_path(source.as_fd()),
+            entry.parent.as_fd(),
+            name_of(&entry),
+            AtFlags::SYMLINK_FOLLOW,
+        )
+        .map_err(errno)
+    }
+
+    fn unlink(&mut self, dir: i32, ptr: u64, flags: i32) -> Result<(), i32> {
+        let entry = self.locate(dir, ptr)?;
+        self.guard.check(&entry_path(&entry)?, Access::Write, "removal of")?;
+        rustix::fs::unlinkat(
+            entry.parent.as_fd(),
+            name_of(&entry),
+            AtFlags::from_bits_retain(flags as u32),
+        )
+        .map_err(errno)
+    }
+
+    fn truncate(&mut self, ptr: u64, len: i64) -> Result<(), i32> {
+        let entry = self.locate(libc::AT_FDCWD, ptr)?;
+        let file = match self.caller.lookup(entry, true)? {
+            Target::Missing(_) => return Err(libc::ENOENT),
+            Target::Found { file } => file,
+        };
+        match file_type(file.as_fd())? {
+            libc::S_IFDIR => return Err(libc::EISDIR),
+            libc::S_IFREG => {}
+            _ => return Err(libc::EINVAL),
+        }
+        let len = u64::try_from(len).map_err(|_| libc::EINVAL)?;
+        self.guard
+            .check(&path_of(file.as_fd())?, Access::Write, "truncation of")?;
+        let writable = reopen(file.as_fd(), libc::O_WRONLY)?;
+        rustix::fs::ftruncate(&writable, len).map_err(errno)
+    }
+
+    /// Rename between pinned parents unless a side is protected: the move of a protected
+    /// path, its replacement, or a rename that makes one.
+    fn rename(&mut self, old_dir: i32, old: u64, new_dir: i32, new: u64, flags: u32) -> Result<(), i32> {
+        let from = self.locate(old_dir, old)?;
+        let to = self.locate(new_dir, new)?;
+        let exchange = flags & libc::RENAME_EXCHANGE != 0;
+        for (entry, verb) in [
+            (&from, "rename of"),
+            (&to, if exchange { "rename of" } else { "rename onto" }),
+        ] {
+            if entry.name == b"." || entry.name == b".." {
+                continue;
+            }
+            self.guard.check(&entry_path(entry)?, Access::Write, verb)?;
+        }
+        sys::renameat2(
+            from.parent.as_fd(),
+            &name_of(&from),
+            to.parent.as_fd(),
+            &name_of(&to),
+            flags,
+        )
+    }
+}
+
+/// Run `make` with the caller's umask, as the kernel would apply it to the caller's own
+/// call. Only the supervisor's main thread makes files, so the process-wide umask is
+/// safe to switch.
+fn with_caller_umask<T>(tid: u32, make: impl FnOnce() -> T) -> T {
+    let mask = caller_umask(tid).unwrap_or(0o022);
+    let old = sys::set_umask(mask);
+    let out = make();
+    sys::set_umask(old);
+    out
+}
+
+pub(super) fn caller_umask(tid: u32) -> Option<libc::mode_t> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    let value = status.lines().find_map(|l| l.strip_prefix("Umask:"))?;
+    libc::mode_t::from_str_radix(value.trim(), 8).ok()
+}
+
+#[cfg(test)]
+#[path = "file_calls_tests.rs"]
+mod tests;
