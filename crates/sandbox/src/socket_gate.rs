@@ -15,11 +15,11 @@
 //! network namespace, serves the notifications until the child exits, then leaves with its
 //! status. If the gate cannot be set up, the launch fails (the caller refuses to run).
 
+mod caller_path;
+mod file_calls;
 pub mod filter;
 mod supervisor;
 mod sys;
-mod caller_path;
-mod file_calls;
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};

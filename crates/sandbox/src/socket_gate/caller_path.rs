@@ -184,7 +184,11 @@ impl Caller {
                     return open_path(dir.as_fd(), name, OFlags::DIRECTORY);
                 }
                 let text = read_link(link.as_fd())?;
-                let dir = if text.first() == Some(&b'/') { root()? } else { dir };
+                let dir = if text.first() == Some(&b'/') {
+                    root()?
+                } else {
+                    dir
+                };
                 for (i, part) in components(&text).enumerate() {
                     queue.insert(i, part.to_vec());
                 }
@@ -213,7 +217,12 @@ impl Caller {
     /// The supervisor's own `/proc/<pid>` (by any of its thread ids) is refused: the
     /// kernel lets a process reach all of its own files there, and the caller must not
     /// reach them through it.
-    fn refuse_own_process(&self, entered: BorrowedFd<'_>, from: BorrowedFd<'_>, name: &[u8]) -> Result<(), i32> {
+    fn refuse_own_process(
+        &self,
+        entered: BorrowedFd<'_>,
+        from: BorrowedFd<'_>,
+        name: &[u8],
+    ) -> Result<(), i32> {
         if !name.iter().all(u8::is_ascii_digit) || !is_proc_root(from) {
             return Ok(());
         }

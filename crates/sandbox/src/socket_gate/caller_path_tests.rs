@@ -98,10 +98,19 @@ fn lookup_follows_or_keeps_the_last_symlink() {
         Target::Found { file } => (path_of(file.as_fd()), file_type(file.as_fd()).unwrap()),
         Target::Missing(e) => panic!("missing: {e:?}"),
     };
-    assert_eq!(found(b"to-file", true), (root.join("a/b/file"), libc::S_IFREG));
-    assert_eq!(found(b"to-file", false), (root.join("to-file"), libc::S_IFLNK));
+    assert_eq!(
+        found(b"to-file", true),
+        (root.join("a/b/file"), libc::S_IFREG)
+    );
+    assert_eq!(
+        found(b"to-file", false),
+        (root.join("to-file"), libc::S_IFLNK)
+    );
     // A dangling link is followed to where its target would be made.
-    match c.lookup(c.locate(cwd_of(&c), b"dangling").unwrap(), true).unwrap() {
+    match c
+        .lookup(c.locate(cwd_of(&c), b"dangling").unwrap(), true)
+        .unwrap()
+    {
         Target::Missing(e) => {
             assert_eq!(path_of(e.parent.as_fd()), root.join("a/b"));
             assert_eq!(e.name, b"absent");
@@ -109,11 +118,13 @@ fn lookup_follows_or_keeps_the_last_symlink() {
         Target::Found { .. } => panic!("found a dangling link's target"),
     }
     assert_eq!(
-        c.lookup(c.locate(cwd_of(&c), b"loop1").unwrap(), true).unwrap_err(),
+        c.lookup(c.locate(cwd_of(&c), b"loop1").unwrap(), true)
+            .unwrap_err(),
         libc::ELOOP
     );
     assert_eq!(
-        c.lookup(c.locate(cwd_of(&c), b"to-file/").unwrap(), true).unwrap_err(),
+        c.lookup(c.locate(cwd_of(&c), b"to-file/").unwrap(), true)
+            .unwrap_err(),
         libc::ENOTDIR
     );
 }
@@ -138,7 +149,10 @@ fn procfs_self_names_the_caller() {
             Target::Missing(_) => panic!("{path:?} missing"),
         }
     }
-    match c.lookup(c.locate(start(), b"/proc/self").unwrap(), true).unwrap() {
+    match c
+        .lookup(c.locate(start(), b"/proc/self").unwrap(), true)
+        .unwrap()
+    {
         Target::Found { file } => assert_eq!(
             path_of(file.as_fd()),
             PathBuf::from(format!("/proc/{}", other.0.id()))

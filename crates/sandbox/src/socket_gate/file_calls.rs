@@ -345,7 +345,8 @@ impl FileCalls<'_, '_> {
     }
 
     fn read_path(&self, ptr: u64) -> Result<Vec<u8>, i32> {
-        sys::read_cstring(self.caller.tid(), ptr).map_err(|e| e.raw_os_error().unwrap_or(libc::EFAULT))
+        sys::read_cstring(self.caller.tid(), ptr)
+            .map_err(|e| e.raw_os_error().unwrap_or(libc::EFAULT))
     }
 
     /// The directory a caller's `*at` path starts from: its working directory for
@@ -392,7 +393,8 @@ impl FileCalls<'_, '_> {
                     if entry.dir_only {
                         return Err(libc::EISDIR);
                     }
-                    self.guard.check(&entry_path(&entry)?, Access::Create, "create of")?;
+                    self.guard
+                        .check(&entry_path(&entry)?, Access::Create, "create of")?;
                     let made = with_caller_umask(self.caller.tid(), || {
                         rustix::fs::openat(
                             entry.parent.as_fd(),
@@ -444,12 +446,20 @@ impl FileCalls<'_, '_> {
         make: impl FnOnce(BorrowedFd<'_>, &[u8]) -> Result<(), i32>,
     ) -> Result<(), i32> {
         let entry = self.locate(dir, ptr)?;
-        self.guard.check(&entry_path(&entry)?, Access::Create, "create of")?;
+        self.guard
+            .check(&entry_path(&entry)?, Access::Create, "create of")?;
         let name = name_of(&entry);
         with_caller_umask(self.caller.tid(), || make(entry.parent.as_fd(), &name))
     }
 
-    fn link(&mut self, old_dir: i32, old: u64, new_dir: i32, new: u64, flags: i32) -> Result<(), i32> {
+    fn link(
+        &mut self,
+        old_dir: i32,
+        old: u64,
+        new_dir: i32,
+        new: u64,
+        flags: i32,
+    ) -> Result<(), i32> {
         let old_path = self.read_path(old)?;
         let source = if old_path.is_empty() && flags & libc::AT_EMPTY_PATH != 0 {
             sys::pidfd_getfd(self.pidfd, old_dir)
@@ -457,7 +467,10 @@ impl FileCalls<'_, '_> {
         } else {
             let start = self.start(old_dir, &old_path)?;
             let entry = self.caller.locate(start, &old_path)?;
-            match self.caller.lookup(entry, flags & libc::AT_SYMLINK_FOLLOW != 0)? {
+            match self
+                .caller
+                .lookup(entry, flags & libc::AT_SYMLINK_FOLLOW != 0)?
+            {
                 Target::Missing(_) => return Err(libc::ENOENT),
                 Target::Found { file } => file,
             }
@@ -469,7 +482,8 @@ impl FileCalls<'_, '_> {
         self.guard
             .check(&path_of(source.as_fd())?, Access::Write, "link of")?;
         let entry = self.locate(new_dir, new)?;
-        self.guard.check(&entry_path(&entry)?, Access::Create, "create of")?;
+        self.guard
+            .check(&entry_path(&entry)?, Access::Create, "create of")?;
         rustix::fs::linkat(
             rustix::fs::CWD,
             reopen_path(source.as_fd()),
@@ -482,7 +496,8 @@ impl FileCalls<'_, '_> {
 
     fn unlink(&mut self, dir: i32, ptr: u64, flags: i32) -> Result<(), i32> {
         let entry = self.locate(dir, ptr)?;
-        self.guard.check(&entry_path(&entry)?, Access::Write, "removal of")?;
+        self.guard
+            .check(&entry_path(&entry)?, Access::Write, "removal of")?;
         rustix::fs::unlinkat(
             entry.parent.as_fd(),
             name_of(&entry),
@@ -511,7 +526,14 @@ impl FileCalls<'_, '_> {
 
     /// Rename between pinned parents unless a side is protected: the move of a protected
     /// path, its replacement, or a rename that makes one.
-    fn rename(&mut self, old_dir: i32, old: u64, new_dir: i32, new: u64, flags: u32) -> Result<(), i32> {
+    fn rename(
+        &mut self,
+        old_dir: i32,
+        old: u64,
+        new_dir: i32,
+        new: u64,
+        flags: u32,
+    ) -> Result<(), i32> {
         let from = self.locate(old_dir, old)?;
         let to = self.locate(new_dir, new)?;
         let exchange = flags & libc::RENAME_EXCHANGE != 0;

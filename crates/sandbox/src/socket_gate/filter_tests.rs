@@ -187,7 +187,14 @@ fn the_reference_gates_every_call_that_makes_removes_or_writes_a_name() {
     ] {
         assert_eq!(decide(&c, a, nr as i32, &none), GateVerdict::Notify, "{nr}");
     }
-    let openat = |flags: i32| decide(&c, a, libc::SYS_openat as i32, &[0, 0, flags as u64, 0, 0, 0]);
+    let openat = |flags: i32| {
+        decide(
+            &c,
+            a,
+            libc::SYS_openat as i32,
+            &[0, 0, flags as u64, 0, 0, 0],
+        )
+    };
     for flags in [
         libc::O_RDONLY,
         libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW | libc::O_DIRECTORY,

@@ -22,8 +22,8 @@ use std::sync::Arc;
 use jaula_policy::{Access, Policy};
 
 use super::caller_path::{Caller, Target};
-use super::sys;
 use super::file_calls::{self, FileAnswer, FileCall, FileCalls, Guard};
+use super::sys;
 
 /// The kernel's own identity of a bound socket's file: (major, minor, inode).
 type FileId = (u32, u32, u64);
@@ -381,7 +381,6 @@ pub fn unix_address(path: &[u8]) -> Vec<u8> {
 fn proc_fd_address(fd: i32) -> Vec<u8> {
     unix_address(format!("/proc/self/fd/{fd}").as_bytes())
 }
-
 
 #[cfg(test)]
 #[path = "supervisor_tests.rs"]

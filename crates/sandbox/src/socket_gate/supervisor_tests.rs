@@ -18,4 +18,3 @@ fn addresses_round_trip() {
     assert_eq!(unix_pathname(&addr), Some(&b"/proc/self/fd/7"[..]));
     assert_eq!(&addr[..2], &(libc::AF_UNIX as u16).to_ne_bytes());
 }
-
