@@ -292,6 +292,8 @@ class Harness:
         put(os.path.join(home, TOKEN), "secret\n")
         client = os.path.join(repo, "connects.py")
         put(client, CONNECTS)
+        writer = os.path.join(repo, "files.py")
+        put(writer, FILES)
         py = shutil.which("python3")
         rows = [("bare true", self.true, None)]
         for backend in ("landlock", "bwrap"):
@@ -299,10 +301,13 @@ class Harness:
                 rows.append((f"jaula run {backend}, {tag}: true",
                              self.jaula_cmd(backend, home, repo, extra), None))
         rows.append(("python3, 2000 connects, uncaged", shlex.join([py, client, "2000"]), None))
+        rows.append(("python3, 2000 files, uncaged", shlex.join([py, writer, "2000"]), None))
         for backend in ("landlock", "bwrap"):
             for tag, extra in (("gate", ()), ("no gate", ("--no-socket-gate",))):
                 rows.append((f"jaula run {backend}, {tag}: 2000 connects",
                              self.jaula_cmd(backend, home, repo, extra, [py, client, "2000"]), None))
+                rows.append((f"jaula run {backend}, {tag}: 2000 files",
+                             self.jaula_cmd(backend, home, repo, extra, [py, writer, "2000"]), None))
         stats = self.hyperfine("gate", rows, self.runs(30), warmup=3, cwd=repo)
         per = {}
         for backend in ("landlock", "bwrap"):
@@ -310,10 +315,15 @@ class Harness:
             n = stats[f"jaula run {backend}, no gate: 2000 connects"]["median_ms"]
             gl = stats[f"jaula run {backend}, gate: true"]["median_ms"]
             nl = stats[f"jaula run {backend}, no gate: true"]["median_ms"]
+            fg = stats[f"jaula run {backend}, gate: 2000 files"]["median_ms"]
+            fn = stats[f"jaula run {backend}, no gate: 2000 files"]["median_ms"]
             per[backend] = {
                 "launch_ratio": gl / nl,
                 "connects_ratio": g / n,
                 "per_connect_us": (g - n - (gl - nl)) / 2000 * 1e3,
+                "files_ratio": fg / fn,
+                # Each file is two gated calls: its creating open and its unlink.
+                "per_file_call_us": (fg - fn - (gl - nl)) / 4000 * 1e3,
             }
         self.results["groups"]["gate"] = {"rows": stats, "derived": per}
 
@@ -635,6 +645,16 @@ for _ in range(n):
     c.close()
 t.join()
 os.unlink(path)
+"""
+
+FILES = """import os, sys
+n = int(sys.argv[1])
+os.makedirs("gate-files", exist_ok=True)
+for i in range(n):
+    with open(f"gate-files/f{i}", "w") as f:
+        f.write("x")
+for i in range(n):
+    os.unlink(f"gate-files/f{i}")
 """
 
 RUTAS = """import os

@@ -52,20 +52,6 @@ const fn dev(
 /// `jaula run --backend landlock`: Landlock (native plan) + seccomp + hardening.
 const LANDLOCK_DEVIATIONS: &[Deviation] = &[
     dev(
-        "~/src/repo/.git/config",
-        Access::Write,
-        true,
-        false,
-        "protected-not-split: natively the repo and .git are never split (a split .git gets no index.lock, and git could not commit), so a protected path in the repo stays writable; jaula run reports the change after the command exits",
-    ),
-    dev(
-        "~/src/repo/.git/hooks",
-        Access::Create,
-        true,
-        false,
-        "protected-not-split: the same for an absent protected path in the repo; reported after the run",
-    ),
-    dev(
         "~/.ssh",
         Access::Read,
         true,
@@ -223,13 +209,6 @@ const BWRAP_DEVIATIONS: &[Deviation] = &[
         false,
         true,
         "private-tmp: /var/tmp is the window's own (<state home>/.runtime/tmp/<window>/var-tmp), not the host's (issue 10)",
-    ),
-    dev(
-        "~/src/repo/.git/hooks",
-        Access::Create,
-        true,
-        false,
-        "absent-protected-creatable: a mount needs an existing target, so a protected path absent at launch is not covered (a placeholder would be left on the host); jaula run reports its creation after the command exits",
     ),
     dev(
         "~/.pgpass/inner",

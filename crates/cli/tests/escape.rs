@@ -300,8 +300,8 @@ static SPECS: &[Spec] = &[
         "write_cage_config",
         "append to ~/.config/jaula/config.toml",
         (
-            refused(EACCES, "open", "Landlock: protected path"),
-            refused(EROFS, "open", VIEW_RO),
+            refused(EACCES, "open", "the gate: protected path; Landlock besides"),
+            refused(EACCES, "open", "the gate: protected path; a read-only bind besides"),
         ),
         ESCAPES,
         None,

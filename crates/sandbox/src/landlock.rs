@@ -108,8 +108,10 @@ pub const DEVIATIONS: &[Deviation] = &[
         looser: true,
         why: "a protected path whose split would break agent work (anything in the repo, \
               .git's config and hooks, ~/.local/share, ~/.codex, /run/user/UID) stays as \
-              writable as its root; the .git entry has no Landlock form at all; jaula run \
-              reports every change there after the command exits",
+              writable as its root; the .git entry has no Landlock form at all. Under \
+              jaula run the gate's supervisor refuses every write, creation, removal and \
+              rename of a protected name there; without the gate (--no-socket-gate) the \
+              change is reported after the command exits",
     },
     Deviation {
         name: "metadata-writes",

@@ -65,14 +65,15 @@ pub fn views(
     });
     let plan = landlock::plan(&linux, landlock::PlanMode::Native, &landlock::RealFs)
         .map_err(|e| CliError::Launch(e.to_string()))?;
-    let (allowed, mut why) = landlock_effect(&plan, path, access);
-    // A protected path Landlock leaves writable is the named deviation, and what makes
-    // up for it is the report after the run: say both, so the line is not read as a bug.
+    let (mut allowed, mut why) = landlock_effect(&plan, path, access);
+    // A protected path Landlock leaves writable is the named deviation; what closes it is
+    // the gate's supervisor, which refuses the write itself: say both.
     if allowed {
         if let jaula_policy::Rule::Protected { .. } = linux.decide(path, access).rule {
+            allowed = false;
             why.push_str(
-                "; deviation protected-not-split: `jaula run` reports a change here after \
-                 the command exits",
+                "; deviation protected-not-split, closed by the gate: its supervisor \
+                 refuses this write (EACCES)",
             );
         }
     }
