@@ -301,7 +301,11 @@ static SPECS: &[Spec] = &[
         "append to ~/.config/jaula/config.toml",
         (
             refused(EACCES, "open", "the gate: protected path; Landlock besides"),
-            refused(EACCES, "open", "the gate: protected path; a read-only bind besides"),
+            refused(
+                EACCES,
+                "open",
+                "the gate: protected path; a read-only bind besides",
+            ),
         ),
         ESCAPES,
         None,

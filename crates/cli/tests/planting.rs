@@ -316,6 +316,52 @@ fn absent_path_is_refused(backend: &str, user: User) {
     );
 }
 
+/// A tree prepared elsewhere cannot be renamed into a place where it would hold a
+/// protected path, nor can a tree holding one be moved away: the rename names neither.
+fn prepared_tree_cannot_be_renamed_into_place(backend: &str, user: User) {
+    if !backend_or_skip(backend, user) {
+        return;
+    }
+    let f = Fixture::new(&format!("holder-{backend}"), user);
+    let claude = f.repo.join(".claude");
+    for (attack, verb) in [
+        ("mv .claude .claude-away", "rename of"),
+        (
+            "mkdir -p prep/hooks && echo 'touch $HOME/../hook-ran' > prep/hooks/h && \
+             mv -T prep .claude",
+            "rename onto",
+        ),
+    ] {
+        let out = f.caged(backend, &[], attack);
+        assert!(
+            !out.status.success(),
+            "{user:?} {backend}: `{attack}` succeeded"
+        );
+        let want = format!(
+            "jaula: refused {verb} {}: it would hold the protected path",
+            claude.display()
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(&want),
+            "{user:?} {backend}: `{attack}`: {want}\n{}",
+            text(&out)
+        );
+    }
+    assert!(claude.join("settings.json").is_file());
+    assert!(!claude.join("hooks/h").exists());
+    assert!(!f.repo.join(".claude-away").exists());
+}
+
+#[test]
+fn landlock_refuses_renaming_a_prepared_tree_into_place() {
+    prepared_tree_cannot_be_renamed_into_place("landlock", User::Nobody);
+}
+
+#[test]
+fn bwrap_refuses_renaming_a_prepared_tree_into_place() {
+    prepared_tree_cannot_be_renamed_into_place("bwrap", User::Root);
+}
+
 /// Without the gate (`--no-socket-gate`, the owner's explicit choice) the creation gets
 /// through, and `jaula run` reports it after the command exits, with an evidence record.
 fn absent_path_is_reported_without_the_gate(backend: &str, user: User) {

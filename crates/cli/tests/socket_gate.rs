@@ -249,7 +249,9 @@ fn a_cage_inside_a_cage_is_refused_with_the_reason() {
         // the inner launch tried to write (its own protected profile directory).
         let lines: Vec<&str> = stderr.lines().collect();
         assert!(
-            lines.last().is_some_and(|l| l.contains("already runs under a socket gate")),
+            lines
+                .last()
+                .is_some_and(|l| l.contains("already runs under a socket gate")),
             "{backend}: {stderr}"
         );
         assert!(

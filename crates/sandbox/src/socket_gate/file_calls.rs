@@ -237,6 +237,31 @@ impl Guard<'_> {
     }
 }
 
+impl Guard<'_> {
+    /// `EACCES` when a rename would move a tree that holds a protected path, or put one
+    /// where it would hold one: `mv prepared ~/.local/share` with a planted
+    /// `applications/` inside creates the protected path without ever naming it.
+    fn check_holder(&mut self, path: &std::path::Path, verb: &str) -> Result<(), i32> {
+        let Some(held) = self
+            .policy
+            .protected()
+            .iter()
+            .find(|p| p.path != path && p.path.starts_with(path))
+        else {
+            return Ok(());
+        };
+        *self.refused += 1;
+        if self.reported.insert(path.to_path_buf()) {
+            eprintln!(
+                "jaula: refused {verb} {}: it would hold the protected path {}",
+                path.display(),
+                held.path.display()
+            );
+        }
+        Err(libc::EACCES)
+    }
+}
+
 fn errno(e: rustix::io::Errno) -> i32 {
     e.raw_os_error()
 }
@@ -544,7 +569,9 @@ impl FileCalls<'_, '_> {
             if entry.name == b"." || entry.name == b".." {
                 continue;
             }
-            self.guard.check(&entry_path(entry)?, Access::Write, verb)?;
+            let path = entry_path(entry)?;
+            self.guard.check(&path, Access::Write, verb)?;
+            self.guard.check_holder(&path, verb)?;
         }
         sys::renameat2(
             from.parent.as_fd(),
