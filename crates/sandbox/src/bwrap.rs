@@ -18,6 +18,7 @@
 mod disk;
 mod private_tmp;
 mod probe;
+mod probe_cache;
 mod quote;
 mod render;
 mod view;
@@ -33,6 +34,7 @@ pub use private_tmp::{
 pub use probe::{
     find_program, probe, probe_with, Availability, AvailableBasis, Unavailable, PROBE_TIMEOUT,
 };
+pub use probe_cache::{cache_key, probe_cached};
 pub use quote::{shell_join, shell_quote};
 pub use render::{base_argv, option_flags, render_argv, BASE_FLAGS};
 pub use view::{view_effect, MountView, ViewEffect};

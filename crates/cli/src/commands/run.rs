@@ -220,7 +220,13 @@ pub fn run(args: &RunArgs) -> Outcome {
     if mode == NetworkMode::Allow {
         return run_allow(args, &policy_args, &policy, env, backend, &sources, rules);
     }
-    let bwrap_probe = || bwrap::probe(sources.bwrap, &bwrap_options(args, mode));
+    let bwrap_probe = || {
+        bwrap::probe_cached(
+            sources.bwrap,
+            &bwrap_options(args, mode),
+            &bwrap_probe_cache(&policy),
+        )
+    };
     match backend {
         Backend::Landlock if landlock_ok => native(args, &policy, env, mode),
         Backend::Landlock => uncaged(args, &landlock_missing()),
@@ -238,6 +244,15 @@ pub fn run(args: &RunArgs) -> Outcome {
             a => uncaged(args, &format!("bwrap backend: {}", a.reason())),
         },
     }
+}
+
+/// Where the bubblewrap probe's "yes" is kept between launches: the state home's cage
+/// profile directory, read-only to every cage (see `bwrap::probe_cached`).
+fn bwrap_probe_cache(policy: &Policy) -> std::path::PathBuf {
+    policy
+        .state_home()
+        .join(jaula_policy::defaults::CAGE_PROFILE_DIR)
+        .join("bwrap-probe")
 }
 
 fn landlock_missing() -> String {
@@ -452,9 +467,10 @@ fn run_allow(
     let landlock_ok = landlock::probe().floor_met;
     let probe = match backend {
         Backend::Landlock => None,
-        _ => Some(bwrap::probe(
+        _ => Some(bwrap::probe_cached(
             sources.bwrap,
             &bwrap_options(args, NetworkMode::Allow),
+            &bwrap_probe_cache(policy),
         )),
     };
     let mut options = bwrap_options(args, NetworkMode::Allow);

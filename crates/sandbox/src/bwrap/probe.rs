@@ -30,6 +30,9 @@ pub enum AvailableBasis {
     Declared,
     /// A namespace was built just now.
     Probed,
+    /// A namespace was built by an earlier launch with the same binary, kernel, user and
+    /// user-namespace switches (see [`super::probe_cached`]).
+    Cached,
 }
 
 /// Why bubblewrap cannot be used.
@@ -101,6 +104,15 @@ impl fmt::Display for Availability {
                 program,
                 basis: AvailableBasis::Probed,
             } => write!(f, "{} built a namespace", program.display()),
+            Availability::Available {
+                program,
+                basis: AvailableBasis::Cached,
+            } => write!(
+                f,
+                "{} built a namespace at an earlier launch (same binary, kernel, user and \
+                 user-namespace switches; kept in the state home's cage directory)",
+                program.display()
+            ),
             Availability::Unavailable(why) => fmt::Display::fmt(why, f),
         }
     }

@@ -1,0 +1,111 @@
+use super::*;
+
+fn options(program: &Path) -> BwrapOptions {
+    BwrapOptions {
+        program: program.as_os_str().to_owned(),
+        ..BwrapOptions::default()
+    }
+}
+
+/// A stand-in bubblewrap that counts its runs in `count` and exits with `code`.
+fn fake_bwrap(dir: &Path, code: i32) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let program = dir.join("bwrap");
+    let count = dir.join("count");
+    std::fs::write(
+        &program,
+        format!(
+            "#!/bin/sh\necho run >> '{}'\nexit {code}\n",
+            count.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    program
+}
+
+fn runs(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("count"))
+        .map(|s| s.lines().count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_yes_is_kept_and_reused_until_the_binary_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = fake_bwrap(dir.path(), 0);
+    let cache = dir.path().join("probe");
+    let opts = options(&program);
+    let first = probe_cached(BwrapHint::Probe, &opts, &cache);
+    assert!(matches!(
+        first,
+        Availability::Available {
+            basis: AvailableBasis::Probed,
+            ..
+        }
+    ));
+    assert_eq!(runs(dir.path()), 1);
+    let text = std::fs::read_to_string(&cache).unwrap();
+    assert!(
+        text.starts_with(HEADER) && text.ends_with("available\n"),
+        "{text}"
+    );
+    for _ in 0..3 {
+        let again = probe_cached(BwrapHint::Probe, &opts, &cache);
+        assert!(matches!(
+            again,
+            Availability::Available {
+                basis: AvailableBasis::Cached,
+                ..
+            }
+        ));
+    }
+    assert_eq!(runs(dir.path()), 1, "answered from the cache");
+    // Another binary at the same path (new inode, size, times): probed again.
+    std::fs::remove_file(&program).unwrap();
+    let program = fake_bwrap(dir.path(), 0);
+    std::fs::write(&program, std::fs::read(&program).unwrap().repeat(2)).unwrap();
+    let third = probe_cached(BwrapHint::Probe, &options(&program), &cache);
+    assert!(matches!(
+        third,
+        Availability::Available {
+            basis: AvailableBasis::Probed,
+            ..
+        }
+    ));
+    assert_eq!(runs(dir.path()), 2);
+}
+
+#[test]
+fn a_no_is_never_kept_and_a_forged_file_is_not_a_yes() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = fake_bwrap(dir.path(), 1);
+    let cache = dir.path().join("probe");
+    let opts = options(&program);
+    for n in 1..=2 {
+        assert!(!probe_cached(BwrapHint::Probe, &opts, &cache).is_available());
+        assert_eq!(runs(dir.path()), n, "probed every time");
+        assert!(!cache.exists(), "a failure is not written");
+    }
+    // A file that says "available" with another key is not taken.
+    std::fs::write(&cache, format!("{HEADER}\navailable\n")).unwrap();
+    assert!(!probe_cached(BwrapHint::Probe, &opts, &cache).is_available());
+    assert_eq!(runs(dir.path()), 3);
+}
+
+#[test]
+fn the_key_names_the_options_the_probe_tests() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = fake_bwrap(dir.path(), 0);
+    let plain = cache_key(&program, &options(&program)).unwrap();
+    let with_pid = cache_key(
+        &program,
+        &BwrapOptions {
+            proc_fs: !options(&program).proc_fs,
+            ..options(&program)
+        },
+    )
+    .unwrap();
+    assert_ne!(plain, with_pid);
+    assert!(plain.contains(&format!("euid {}", rustix::process::geteuid().as_raw())));
+}
