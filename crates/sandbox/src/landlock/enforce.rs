@@ -156,9 +156,11 @@ impl fmt::Display for Support {
     }
 }
 
-/// Ask the kernel for its Landlock ABI version. Nothing is created or restricted.
+/// Ask the kernel for its Landlock ABI version. Nothing is created or restricted. The
+/// kernel is asked once per process: the answer cannot change while it runs.
 pub fn probe() -> Support {
-    Support::for_kernel(kernel_status())
+    static STATUS: std::sync::OnceLock<KernelStatus> = std::sync::OnceLock::new();
+    Support::for_kernel(*STATUS.get_or_init(kernel_status))
 }
 
 fn kernel_status() -> KernelStatus {
