@@ -262,3 +262,116 @@ fn a_cage_inside_a_cage_is_refused_with_the_reason() {
         );
     }
 }
+
+/// What a battery of file calls answers, as a program sees it: each line is a step and its
+/// result (the errno's name on failure). The gate performs these calls itself, so a caged
+/// run must print exactly what an uncaged run prints in the same kind of directory.
+const FILE_CALLS: &str = r#"
+import errno, os, stat, sys, threading
+def name(e): return errno.errorcode.get(e.errno, str(e.errno))
+def step(label, fn):
+    try:
+        r = fn()
+        print(label, "ok" if r is None else r)
+    except OSError as e:
+        print(label, name(e))
+os.makedirs("calls/sub", exist_ok=True)
+os.chdir("calls")
+def write(path, flags, data=b"", mode=0o666):
+    fd = os.open(path, flags, mode)
+    try:
+        os.write(fd, data)
+        return oct(os.fstat(fd).st_mode & 0o777) + " cloexec=" + str(bool(os.get_inheritable(fd) is False))
+    finally:
+        os.close(fd)
+def read(path):
+    with open(path, "rb") as f: return f.read().decode()
+W, C, X, T, A = os.O_WRONLY, os.O_CREAT, os.O_EXCL, os.O_TRUNC, os.O_APPEND
+os.umask(0o027)
+step("create-excl", lambda: write("f", W|C|X, b"one"))
+step("create-excl-again", lambda: write("f", W|C|X))
+step("append", lambda: write("f", W|A, b"+two"))
+step("content", lambda: read("f"))
+step("trunc", lambda: write("f", W|T, b"3"))
+step("content2", lambda: read("f"))
+step("inheritable", lambda: os.get_inheritable(os.open("f", W)))
+os.symlink("f", "link")
+step("through-link", lambda: write("link", W|A, b"L"))
+step("content3", lambda: read("f"))
+step("nofollow-link", lambda: write("link", W|os.O_NOFOLLOW))
+step("excl-on-link", lambda: write("link", W|C|X))
+os.symlink("made-by-link", "dangling")
+step("create-through-dangling", lambda: write("dangling", W|C, b"d"))
+step("dangling-target", lambda: read("made-by-link"))
+step("mkdir-existing", lambda: os.mkdir("sub"))
+step("mkdir-no-parent", lambda: os.mkdir("none/x"))
+step("mkdir-mode", lambda: (os.mkdir("m", 0o777), oct(os.stat("m").st_mode & 0o777))[1])
+step("open-dir-for-write", lambda: write("sub", W))
+step("create-trailing-slash", lambda: write("new/", W|C))
+step("file-as-dir", lambda: write("f/", W))
+step("rmdir-nonempty", lambda: (write("sub/x", W|C), os.rmdir("sub"))[1])
+step("unlink-dir", lambda: os.unlink("sub"))
+step("rmdir-file", lambda: os.rmdir("f"))
+step("link", lambda: os.link("f", "hard"))
+step("link-count", lambda: os.stat("f").st_nlink)
+step("link-dir", lambda: os.link("sub", "subhard"))
+step("rename", lambda: os.rename("hard", "moved"))
+step("rename-missing", lambda: os.rename("hard", "x"))
+step("replace", lambda: os.replace("moved", "f"))
+step("truncate", lambda: (os.truncate("f", 1), os.stat("f").st_size)[1])
+step("truncate-missing", lambda: os.truncate("nope", 0))
+step("unlink-missing", lambda: os.unlink("nope"))
+dirfd = os.open("sub", os.O_RDONLY | os.O_DIRECTORY)
+step("openat-dirfd", lambda: (os.close(os.open("y", W|C, 0o600, dir_fd=dirfd)), sorted(os.listdir("sub")))[1])
+step("mkdirat-dirfd", lambda: (os.mkdir("d", dir_fd=dirfd), os.path.isdir("sub/d"))[1])
+step("unlinkat-dirfd", lambda: (os.unlink("y", dir_fd=dirfd), sorted(os.listdir("sub")))[1])
+os.mkfifo("fifo")
+got = []
+t = threading.Thread(target=lambda: got.append(read("fifo")))
+t.start()
+step("fifo-blocking-write", lambda: write("fifo", W, b"through the fifo"))
+t.join()
+step("fifo-read", lambda: got[0])
+step("dev-null", lambda: write("/dev/null", W, b"x"))
+def tmpfile():
+    fd = os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o600)
+    os.write(fd, b"tmp")
+    os.link(f"/proc/self/fd/{fd}", "from-tmpfile", follow_symlinks=True)
+    os.close(fd)
+    return read("from-tmpfile")
+step("tmpfile-link", tmpfile)
+os.chdir("sub")
+step("relative-up", lambda: write("../up", W|C, b"u"))
+os.chdir("..")
+step("listing", lambda: sorted(os.listdir(".")))
+"#;
+
+/// The gate makes these calls itself; a program must not be able to tell.
+#[test]
+fn file_calls_answer_as_they_do_uncaged() {
+    if !python_or_skip() {
+        return;
+    }
+    let (_k, home, repo) = home("gate-files");
+    let uncaged = Command::new("python3")
+        .args(["-c", FILE_CALLS])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    let want = lines(&uncaged);
+    assert!(
+        want.iter().any(|l| l == "fifo-read through the fifo"),
+        "{want:?}"
+    );
+    fs::remove_dir_all(repo.join("calls")).unwrap();
+    for backend in BACKENDS {
+        let out = caged(backend, &home, &repo, FILE_CALLS, &[]);
+        assert_eq!(lines(&out), want, "{backend}: {}", text(&out.stderr));
+        assert!(
+            !text(&out.stderr).contains("jaula:"),
+            "{backend}: {}",
+            text(&out.stderr)
+        );
+        fs::remove_dir_all(repo.join("calls")).unwrap();
+    }
+}
