@@ -375,3 +375,66 @@ fn file_calls_answer_as_they_do_uncaged() {
         fs::remove_dir_all(repo.join("calls")).unwrap();
     }
 }
+
+/// The supervisor opens files for the cage, but never its own: a path through its
+/// `/proc/<pid>` (the command's parent) is refused, for writing and for making names.
+/// Uncaged, a child may open its parent's descriptors this way.
+#[test]
+fn the_supervisors_own_proc_directory_is_out_of_reach() {
+    if !python_or_skip() {
+        return;
+    }
+    let script = r#"
+import errno, os
+p = os.getppid()
+for label, fn in [
+    ("write-parent-fd", lambda: os.close(os.open(f"/proc/{p}/fd/2", os.O_WRONLY))),
+    ("create-via-parent-cwd", lambda: os.close(os.open(f"/proc/{p}/cwd/planted", os.O_WRONLY | os.O_CREAT))),
+    ("mkdir-via-parent-cwd", lambda: os.mkdir(f"/proc/{p}/cwd/planted-dir")),
+]:
+    try:
+        fn()
+        print(label, "ok")
+    except OSError as e:
+        print(label, errno.errorcode[e.errno])
+"#;
+    let (_k, home, repo) = home("gate-own-proc");
+    // The control: uncaged, python's parent is a shell whose working directory is a
+    // scratch directory (the shell waits, so it stays the parent), where the names appear.
+    let control_dir = repo.join("control");
+    fs::create_dir_all(&control_dir).unwrap();
+    let control = Command::new("sh")
+        .args([
+            "-c",
+            "cd \"$1\" || exit 1; python3 -c \"$2\"; status=$?; exit $status",
+            "sh",
+        ])
+        .arg(&control_dir)
+        .arg(script)
+        .current_dir(&control_dir)
+        .output()
+        .unwrap();
+    assert_eq!(
+        lines(&control),
+        [
+            "write-parent-fd ok",
+            "create-via-parent-cwd ok",
+            "mkdir-via-parent-cwd ok"
+        ]
+    );
+    assert!(control_dir.join("planted").is_file() && control_dir.join("planted-dir").is_dir());
+    for backend in BACKENDS {
+        let out = caged(backend, &home, &repo, script, &[]);
+        assert_eq!(
+            lines(&out),
+            [
+                "write-parent-fd EACCES",
+                "create-via-parent-cwd EACCES",
+                "mkdir-via-parent-cwd EACCES"
+            ],
+            "{backend}: {}",
+            text(&out.stderr)
+        );
+        assert!(!repo.join("planted").exists() && !repo.join("planted-dir").exists());
+    }
+}
