@@ -23,15 +23,29 @@ fn the_profile_file_is_private_atomic_and_never_follows_a_planted_link() {
     let policy = jaula_policy::PolicySpec::with_defaults(jaula_policy::Platform::MacOs, home, repo)
         .resolve()
         .unwrap();
-    let path = write_profile(&policy, "my win:1").unwrap();
+    let mut args = policy_args(&policy);
+    args.window = "my win:1".into();
+    let path = write_profile(&policy, &args).unwrap();
     assert_eq!(path, target);
     let meta = std::fs::symlink_metadata(&path).unwrap();
     assert!(meta.file_type().is_file(), "the planted link was replaced");
     assert_eq!(meta.permissions().mode() & 0o777, 0o600);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    // The profile `jaula profile` prints for the same flags: the window's private
+    // temporary directory is the cage's own place for sockets.
+    let options = jaula_sandbox::seatbelt::ProfileOptions::for_window(
+        &policy,
+        Some("my win:1"),
+        jaula_sandbox::seatbelt::ProfileNetwork::Host,
+    );
+    assert!(options
+        .cage_tmp
+        .as_ref()
+        .unwrap()
+        .ends_with(".runtime/tmp/my-win-1/tmp"));
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),
-        jaula_sandbox::seatbelt::render_profile(&policy).unwrap()
+        jaula_sandbox::seatbelt::render_profile_with(&policy, &options).unwrap()
     );
     let leftovers = std::fs::read_dir(path.parent().unwrap()).unwrap().count();
     assert_eq!(leftovers, 1, "no temp file is left behind");
@@ -62,21 +76,7 @@ fn the_linux_prefix_names_the_window_and_hands_nothing_to_the_tmux_server() {
     std::fs::create_dir_all(&home).unwrap();
     let spec = jaula_policy::PolicySpec::with_defaults(jaula_policy::Platform::Linux, home, repo);
     let policy = spec.resolve().unwrap();
-    let args = crate::args::PolicyArgs {
-        repo: Some(policy.repo().to_path_buf()),
-        window: "w1".into(),
-        home: None,
-        token_file: None,
-        mounts: "".into(),
-        deny: Vec::new(),
-        allow_write: Vec::new(),
-        state_home: None,
-        config: None,
-        allow_unix_socket: Vec::new(),
-        allow_unix_preset: Vec::new(),
-        unprotect: Vec::new(),
-        protect_path_dirs: false,
-    };
+    let args = policy_args(&policy);
     let argv: Vec<String> = run_prefix(&policy, &spec, &args)
         .unwrap()
         .iter()
@@ -93,4 +93,22 @@ fn the_linux_prefix_names_the_window_and_hands_nothing_to_the_tmux_server() {
         );
     }
     assert!(!argv.iter().any(|a| a.contains("TMUX")), "{argv:?}");
+}
+
+fn policy_args(policy: &jaula_policy::Policy) -> crate::args::PolicyArgs {
+    crate::args::PolicyArgs {
+        repo: Some(policy.repo().to_path_buf()),
+        window: "w1".into(),
+        home: None,
+        token_file: None,
+        mounts: "".into(),
+        deny: Vec::new(),
+        allow_write: Vec::new(),
+        state_home: None,
+        config: None,
+        allow_unix_socket: Vec::new(),
+        allow_unix_preset: Vec::new(),
+        unprotect: Vec::new(),
+        protect_path_dirs: false,
+    }
 }
