@@ -45,6 +45,7 @@ use jaula_policy::{Access, Platform, Policy, ProtectKind, Rule, SealKind};
 
 pub mod ere;
 pub mod eval;
+pub mod process;
 
 /// The comment every generated profile carries on its second line.
 pub const GENERATED_COMMENT: &str = "; jaula cage, generated for one window. Do not edit.";

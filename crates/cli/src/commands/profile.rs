@@ -62,12 +62,19 @@ pub fn options(policy: &Policy, args: &PolicyArgs, network: ProfileNetwork) -> P
     ProfileOptions::for_window(policy, given, network)
 }
 
-/// Resolve the macOS cage for these flags and print its profile (also `render seatbelt`).
-pub fn print(policy_args: &PolicyArgs, network: ProfileNetwork, json: bool) -> Outcome {
+/// Resolve the macOS cage for these flags and render its profile.
+pub fn render(policy_args: &PolicyArgs, network: ProfileNetwork) -> Result<String, CliError> {
     let sources = context::sources(policy_args, Some(Platform::MacOs))?;
     let policy = context::resolve(&sources, policy_args)?;
     let options = options(&policy, policy_args, network);
-    let profile = jaula_sandbox::seatbelt::render_profile_with(&policy, &options)?;
+    Ok(jaula_sandbox::seatbelt::render_profile_with(
+        &policy, &options,
+    )?)
+}
+
+/// Resolve the macOS cage for these flags and print its profile (also `render seatbelt`).
+pub fn print(policy_args: &PolicyArgs, network: ProfileNetwork, json: bool) -> Outcome {
+    let profile = render(policy_args, network)?;
     if json {
         context::print_json(&serde_json::json!({ "profile": profile }))?;
     } else {
