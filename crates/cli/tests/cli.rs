@@ -142,7 +142,7 @@ fn explain_names_the_rule_and_the_backends() {
 }
 
 /// `explain --connect`: the seatbelt row is the rendered profile's own answer, with the
-/// deviation named where the profile judges a socket by its place.
+/// deviation named where it differs from decide.
 #[test]
 fn explain_connect_gives_the_profiles_answer_for_seatbelt() {
     let (_k, root) = scratch("explain-connect");
@@ -176,12 +176,22 @@ fn explain_connect_gives_the_profiles_answer_for_seatbelt() {
     );
     let (decided, row) = seatbelt(&h.repo.join("server.sock"));
     assert!(!decided, "decide cannot know who bound it");
+    assert_eq!(row["allowed"], false, "{row}");
+    assert!(
+        row["summary"]
+            .as_str()
+            .unwrap()
+            .contains("deviation cage-socket-refused"),
+        "{row}"
+    );
+    let (decided, row) = seatbelt(Path::new("/private/var/run/mDNSResponder"));
+    assert!(!decided);
     assert_eq!(row["allowed"], true, "{row}");
     assert!(
         row["summary"]
             .as_str()
             .unwrap()
-            .contains("deviation socket-by-place"),
+            .contains("deviation system-name-resolution"),
         "{row}"
     );
 }

@@ -14,10 +14,9 @@
 //!    guard), readable but never writable, even beneath a writable root; a `.git` entry
 //!    as a `literal`, so only the entry itself is denied and git still writes beneath it;
 //! 5. `network-outbound` for pathname unix sockets, in `decide`'s order read from the
-//!    bottom up: `(deny ... (remote unix-socket))`, every socket; then the cage's own
-//!    places allowed (see below); then the protected paths denied; then the allowed host
-//!    sockets (and, in `host` network mode, the system's name resolver) allowed; then the
-//!    sealed roots and channel tokens denied, above everything;
+//!    bottom up: `(deny ... (remote unix-socket))`, every socket; then the allowed host
+//!    sockets (and, in `host` network mode, the system's name resolver); then the sealed
+//!    roots and channel tokens denied, above everything;
 //! 6. the network mode: nothing in `host`; `none` denies every IP destination; `allow`
 //!    denies every one but the proxy's loopback port;
 //! 7. `(allow file-read* (literal <token file>))`: this window's own broker token, the one
@@ -27,13 +26,13 @@
 //! connect, an address filter no file), so blocks 5 and 6 sit between the file blocks
 //! without changing them.
 //!
-//! Sockets: `decide` admits a socket a process of this cage bound, which is a fact of the
-//! running cage, not of a path, and Seatbelt has no rule for it. The profile judges by
-//! place instead: a socket beneath the repo or the window's private temporary directory
-//! (`<state home>/.runtime/tmp/<window>/tmp`, the `TMPDIR` `jaula run` gives the command)
-//! is taken to be the cage's own. The host's temporary directories and the writable
-//! caches are not such places: the owner's tmux server, ssh-agent and X11 listen there.
-//! Both differences from `decide` are in [`DEVIATIONS`].
+//! Sockets: `decide` also admits a socket a process of this cage bound, a fact of the
+//! running cage that no Seatbelt rule can state. Admitting sockets by place instead (the
+//! repo, the window's temporary directory) would not be sound: every place the cage can
+//! write, it can also rename or hard-link a host socket into (tmux's
+//! `/private/tmp/tmux-UID/default` is in a writable root), and connect to it there. So the
+//! profile refuses the cage's own sockets too, unless allowed by path: the stricter
+//! deviation in [`DEVIATIONS`].
 //!
 //! The profile cannot be executed on the Linux machines that build and test jaula, so
 //! [`eval`] parses the rendered text back and evaluates it with Seatbelt's semantics; the
@@ -81,25 +80,10 @@ pub enum ProfileNetwork {
     Proxy { port: u16 },
 }
 
-/// What a profile needs beyond the policy: the network mode and the window's private
-/// temporary directory.
+/// What a profile needs beyond the policy: the network mode.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ProfileOptions {
     pub network: ProfileNetwork,
-    /// The window's private temporary directory (see [`cage_tmp_dir`]): sockets beneath it
-    /// are taken to be the cage's own. `None`: only the repo is such a place.
-    pub cage_tmp: Option<PathBuf>,
-}
-
-impl ProfileOptions {
-    /// The options of window `window` (`None`: named after the repo, as `jaula run` names
-    /// it) in `network` mode.
-    pub fn for_window(policy: &Policy, window: Option<&str>, network: ProfileNetwork) -> Self {
-        ProfileOptions {
-            network,
-            cage_tmp: Some(cage_tmp_dir(policy, window)),
-        }
-    }
 }
 
 /// `<state home>/.runtime/tmp/<window>/tmp`: the window's private temporary directory, the
@@ -127,16 +111,11 @@ pub struct Deviation {
 /// conformance suite (`crates/sandbox/tests/seatbelt_conformance.rs`).
 pub const DEVIATIONS: &[Deviation] = &[
     Deviation {
-        name: "socket-by-place",
-        looser: true,
-        why: "Seatbelt cannot tell who bound a socket: one beneath the repo or the window's \
-              private temporary directory is reachable even if a host program bound it",
-    },
-    Deviation {
-        name: "cage-socket-elsewhere",
+        name: "cage-socket-refused",
         looser: false,
-        why: "a socket the cage binds anywhere else (the host's /private/tmp, a cache \
-              directory) is refused, though decide admits a socket this cage bound",
+        why: "a socket the cage binds itself is refused too, unless allowed by path: \
+              Seatbelt judges a socket by its path, and into any place the cage can write \
+              it could rename or link a host socket",
     },
     Deviation {
         name: "system-name-resolution",
@@ -147,7 +126,7 @@ pub const DEVIATIONS: &[Deviation] = &[
 ];
 
 /// The deviation that makes the profile's answer for `access` on `path` differ from
-/// `decide`'s, if any. `cage-socket-elsewhere` is never returned: a path alone never says
+/// `decide`'s, if any. `cage-socket-refused` is never returned: a path alone never says
 /// that the cage bound it, so `decide` refuses it too.
 pub fn deviation(
     policy: &Policy,
@@ -155,28 +134,16 @@ pub fn deviation(
     path: &Path,
     access: Access,
 ) -> Option<&'static Deviation> {
-    if access != Access::Connect {
+    if access != Access::Connect || options.network != ProfileNetwork::Host {
         return None;
     }
     let path = jaula_policy::paths::normalize_lexically(&Path::new("/").join(path));
-    if policy.decide(&path, access).rule != Rule::HostSocket {
+    if path != Path::new(MDNS_RESPONDER) || policy.decide(&path, access).rule != Rule::HostSocket {
         return None;
     }
-    let named = |name: &str| DEVIATIONS.iter().find(|d| d.name == name);
-    if options.network == ProfileNetwork::Host && path == Path::new(MDNS_RESPONDER) {
-        return named("system-name-resolution");
-    }
-    let protected = policy
-        .protected()
+    DEVIATIONS
         .iter()
-        .any(|p| p.kind.covers(&p.path, &path));
-    let own_place = std::iter::once(policy.repo())
-        .chain(options.cage_tmp.as_deref())
-        .any(|place| path.starts_with(place) && path != place);
-    if own_place && !protected {
-        return named("socket-by-place");
-    }
-    None
+        .find(|d| d.name == "system-name-resolution")
 }
 
 /// Render the Seatbelt profile of `policy` with the default options (`host` network, no
@@ -252,30 +219,9 @@ fn socket_blocks(
     options: &ProfileOptions,
     lines: &mut Vec<String>,
 ) -> Result<(), SeatbeltError> {
-    // Every pathname socket first: the default is a host socket, refused.
+    // Every pathname socket first: the default is a host socket, refused (the cage's own
+    // included, see the module documentation).
     lines.push("(deny network-outbound (remote unix-socket))".to_string());
-
-    lines.push("(allow network-outbound".to_string());
-    lines.push(format!("  {}", socket_beneath(policy.repo(), "repo")?));
-    if let Some(tmp) = &options.cage_tmp {
-        lines.push(format!(
-            "  {}",
-            socket_beneath(tmp, "private temporary directory")?
-        ));
-    }
-    lines.push(")".to_string());
-
-    if !policy.protected().is_empty() {
-        lines.push("(deny network-outbound".to_string());
-        for p in policy.protected() {
-            let literal = socket_literal(&p.path, "protected path")?;
-            lines.push(format!("  {literal}"));
-            if p.kind == ProtectKind::Directory {
-                lines.push(format!("  {}", socket_beneath(&p.path, "protected path")?));
-            }
-        }
-        lines.push(")".to_string());
-    }
 
     let mut allowed: Vec<String> = Vec::new();
     for s in policy.unix_sockets() {
@@ -330,7 +276,8 @@ fn socket_literal(path: &Path, what: &'static str) -> Result<String, SeatbeltErr
     ))
 }
 
-/// Every socket strictly beneath `dir`, by component: the pattern ends in `/`.
+/// Every socket strictly beneath `dir`, by component: the pattern ends in `/` (the `dir`
+/// itself is a separate literal).
 fn socket_beneath(dir: &Path, what: &'static str) -> Result<String, SeatbeltError> {
     let prefix = sbpl_regex_literal(dir, what)?;
     Ok(format!(

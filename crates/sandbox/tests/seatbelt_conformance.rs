@@ -4,10 +4,10 @@
 //! evaluated with Seatbelt's last-match-wins rule (`jaula_sandbox::seatbelt::eval`).
 //!
 //! Unix-socket connects (`Access::Connect`) are checked on the same probes, against
-//! `decide` and the profile's named deviations (`seatbelt::DEVIATIONS`): `socket-by-place`
-//! (a socket beneath the repo or the window's private temporary directory is taken to be
-//! the cage's own) and `system-name-resolution` (mDNSResponder in `host` mode). Each must
-//! be observed; every other disagreement fails. The network modes are checked for IP
+//! `decide` and the profile's named deviations (`seatbelt::DEVIATIONS`):
+//! `system-name-resolution` (mDNSResponder in `host` mode), which must be observed, and
+//! `cage-socket-refused` (the cage's own sockets are refused too), which a path alone
+//! cannot show since `decide` refuses them as well; every other disagreement fails. The network modes are checked for IP
 //! destinations in `network_modes_reach_only_what_they_name`.
 //!
 //! File accesses: no deviation in the verdicts. One in explanations, pinned by
@@ -27,6 +27,12 @@ use jaula_sandbox::seatbelt::{
     self, cage_tmp_dir, render_profile, render_profile_with, ProfileNetwork, ProfileOptions,
     MDNS_RESPONDER,
 };
+
+/// The window's private temporary directory (`jaula run`'s `TMPDIR` on macOS): probed as a
+/// place a naive profile would trust.
+fn window_tmp(cage: &Cage) -> PathBuf {
+    cage_tmp_dir(&cage.policy, Some("w1"))
+}
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
@@ -171,7 +177,7 @@ fn build(home_name: &OsStr, repo_name: &OsStr, opts: Options) -> Cage {
         "{:?}",
         policy.warnings()
     );
-    let options = ProfileOptions::for_window(&policy, Some("w1"), ProfileNetwork::Host);
+    let options = ProfileOptions::default();
     let text = render_profile_with(&policy, &options).expect("profile renders");
     let profile = Profile::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     Cage {
@@ -215,7 +221,7 @@ fn anchors(cage: &Cage) -> Vec<PathBuf> {
     out.extend(p.channel_token_files().iter().cloned());
     out.extend(p.token_file().map(Path::to_path_buf));
     out.extend(p.unix_sockets().iter().map(|s| s.path.clone()));
-    out.extend(cage.options.cage_tmp.clone());
+    out.push(window_tmp(cage));
     out.push(PathBuf::from(MDNS_RESPONDER));
     out
 }
@@ -349,10 +355,9 @@ fn hand_picked(cage: &Cage) -> Vec<PathBuf> {
     ] {
         probes.insert(repo.join(r));
     }
-    if let Some(tmp) = &cage.options.cage_tmp {
-        probes.insert(tmp.join("pymp-abc/listener-xyz"));
-        probes.insert(tmp.join("../var-tmp/s"));
-    }
+    let tmp = window_tmp(cage);
+    probes.insert(tmp.join("pymp-abc/listener-xyz"));
+    probes.insert(tmp.join("../var-tmp/s"));
     for r in [
         "w1.token",
         "w1.token.bak",
@@ -451,22 +456,15 @@ fn expected_connect_block(rule: &Rule, deviation: Option<&str>) -> (Action, Vec<
 /// it differ from `decide`, worked out here from the deviations' own words (not from
 /// `seatbelt::deviation`, which is checked against this).
 fn expected_connect(cage: &Cage, path: &Path) -> (bool, Option<&'static str>) {
-    let p = &cage.policy;
     let path = jaula_policy::paths::normalize_lexically(&Path::new("/").join(path));
-    let d = p.decide(&path, Access::Connect);
-    if d.rule != Rule::HostSocket {
-        return (d.allowed, None);
-    }
-    if cage.options.network == ProfileNetwork::Host && path == Path::new(MDNS_RESPONDER) {
+    let d = cage.policy.decide(&path, Access::Connect);
+    if d.rule == Rule::HostSocket
+        && cage.options.network == ProfileNetwork::Host
+        && path == Path::new(MDNS_RESPONDER)
+    {
         return (true, Some("system-name-resolution"));
     }
-    let beneath = |place: &Path| path.starts_with(place) && path != place;
-    let own = beneath(p.repo()) || cage.options.cage_tmp.as_deref().is_some_and(beneath);
-    let protected = p.protected().iter().any(|x| x.kind.covers(&x.path, &path));
-    if own && !protected {
-        return (true, Some("socket-by-place"));
-    }
-    (false, None)
+    (d.allowed, None)
 }
 
 /// Compare verdicts (and, with `explain`, the deciding block) for every access on every
@@ -599,7 +597,7 @@ fn hand_picked_paths_agree_with_decide() {
         disagreements_counting(&cage, &probes, true, &mut seen);
         assert_eq!(
             seen,
-            ["socket-by-place", "system-name-resolution"]
+            ["system-name-resolution"]
                 .into_iter()
                 .collect::<BTreeSet<_>>()
         );
@@ -612,22 +610,23 @@ fn hand_picked_paths_agree_with_decide() {
     assert_eq!(
         names,
         vec![
-            ("socket-by-place", true),
-            ("cage-socket-elsewhere", false),
+            ("cage-socket-refused", false),
             ("system-name-resolution", true),
         ]
     );
 }
 
 /// The routes of the escape-by-proxy issue as macOS has them, by name: each host service's
-/// socket is refused by the profile (and by decide), the cage's own and the allowed ones
-/// are reachable, and a seal wins over an allow.
+/// socket is refused by the profile (and by decide), wherever it sits: in the host's
+/// temporary directories, in a cache, and in the places a host socket can be renamed or
+/// linked into (the repo, the window's temporary directory; `cage-socket-refused`). Only
+/// the allowed ones are reachable, and a seal wins over an allow.
 #[test]
-fn host_sockets_are_refused_and_the_cages_own_reachable() {
+fn host_sockets_are_refused_wherever_they_sit_and_allowed_ones_reachable() {
     let cage = build(OsStr::new("owner"), OsStr::new("project"), ALL_OPTIONS[0]);
     let h = &cage.home;
     let repo = cage.policy.repo();
-    let tmp = cage.options.cage_tmp.clone().expect("a private tmp");
+    let tmp = window_tmp(&cage);
     let refused: Vec<PathBuf> = vec![
         PathBuf::from("/private/tmp/tmux-501/default"),
         PathBuf::from("/private/var/folders/ab/cd/T/tmux-501/default"),
@@ -640,6 +639,8 @@ fn host_sockets_are_refused_and_the_cages_own_reachable() {
         cage.root.join("sockets/agent.sockx"),
         repo.join(".vscode/other.sock"),
         tmp.join("../var-tmp/s"),
+        repo.join("server.sock"),
+        tmp.join("pymp-abc/listener-xyz"),
     ];
     for path in &refused {
         let v = cage.profile.evaluate_access(Access::Connect, path);
@@ -647,8 +648,6 @@ fn host_sockets_are_refused_and_the_cages_own_reachable() {
         assert!(!cage.policy.decide(path, Access::Connect).allowed);
     }
     let reachable: Vec<PathBuf> = vec![
-        repo.join("server.sock"),
-        tmp.join("pymp-abc/listener-xyz"),
         cage.root.join("sockets/agent.sock"),
         repo.join(".vscode/agent.sock"),
         PathBuf::from(MDNS_RESPONDER),
@@ -688,10 +687,7 @@ fn network_modes_reach_only_what_they_name() {
         ProfileNetwork::None,
         ProfileNetwork::Proxy { port },
     ] {
-        let options = ProfileOptions {
-            network,
-            ..base.options.clone()
-        };
+        let options = ProfileOptions { network };
         let text = render_profile_with(&base.policy, &options).expect("renders");
         let profile = Profile::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
         for end in endpoints(port) {
@@ -725,24 +721,21 @@ fn network_modes_reach_only_what_they_name() {
     }
 }
 
-/// The default options (`jaula profile` without a window directory known, and every
-/// caller of `render_profile`) are the host mode with the repo as the only own place.
+/// The default options (every caller of `render_profile`) are the host mode.
 #[test]
-fn default_options_render_the_host_mode_with_the_repo_only() {
+fn default_options_render_the_host_mode() {
     let cage = build(OsStr::new("owner"), OsStr::new("project"), ALL_OPTIONS[0]);
-    let text = render_profile(&cage.policy).expect("renders");
-    let profile = Profile::parse(&text).expect("parses");
-    let tmp = cage_tmp_dir(&cage.policy, Some("w1"));
-    assert!(
-        !profile
-            .evaluate_access(Access::Connect, &tmp.join("s"))
-            .allowed
+    assert_eq!(
+        render_profile(&cage.policy).expect("renders"),
+        render_profile_with(
+            &cage.policy,
+            &ProfileOptions {
+                network: ProfileNetwork::Host
+            }
+        )
+        .expect("renders")
     );
-    assert!(
-        profile
-            .evaluate_access(Access::Connect, &cage.policy.repo().join("s"))
-            .allowed
-    );
+    let profile = Profile::parse(&render_profile(&cage.policy).expect("renders")).expect("parses");
     assert!(
         profile
             .evaluate_request(Request::IpConnect(IpEndpoint {

@@ -125,13 +125,11 @@ fn connect_views(args: &ExplainArgs, path: &Path) -> Result<Vec<BackendView>, Cl
     ])
 }
 
-/// The Seatbelt profile's own answer for a connect (host network mode, this window's
-/// private temporary directory), from the parsed profile, with the deviation that makes it
-/// differ from `decide` when there is one.
+/// The Seatbelt profile's own answer for a connect (host network mode), from the parsed
+/// profile, with the deviation that makes it differ from `decide` when there is one.
 fn seatbelt_connect_view(args: &ExplainArgs, path: &Path) -> Result<BackendView, CliError> {
     let mac = policy_for(args, Platform::MacOs)?;
-    let options =
-        crate::commands::profile::options(&mac, &args.policy, seatbelt::ProfileNetwork::Host);
+    let options = seatbelt::ProfileOptions::default();
     let profile = seatbelt::render_profile_with(&mac, &options)?;
     let parsed = seatbelt::eval::Profile::parse(&profile)
         .map_err(|e| CliError::Launch(format!("the rendered profile does not parse: {e}")))?;
@@ -141,8 +139,13 @@ fn seatbelt_connect_view(args: &ExplainArgs, path: &Path) -> Result<BackendView,
         if verdict.allowed { "allowed" } else { "denied" },
         verdict.describe()
     );
-    if let Some(d) = seatbelt::deviation(&mac, &options, path, Access::Connect) {
-        summary.push_str(&format!("; deviation {}: {}", d.name, d.why));
+    match seatbelt::deviation(&mac, &options, path, Access::Connect) {
+        Some(d) => summary.push_str(&format!("; deviation {}: {}", d.name, d.why)),
+        // A socket this cage bound is admitted by the gate on Linux, never by the profile.
+        None if !verdict.allowed => {
+            summary.push_str("; even a socket this cage bound (deviation cage-socket-refused)")
+        }
+        None => {}
     }
     Ok(BackendView {
         backend: "seatbelt",

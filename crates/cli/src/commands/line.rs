@@ -41,7 +41,7 @@ pub fn run(args: &LineArgs) -> Outcome {
         let policy = context::resolve(&sources, &args.policy)?;
         match platform {
             Platform::MacOs => {
-                let path = write_profile(&policy, &args.policy)?;
+                let path = write_profile(&policy, &args.policy.window)?;
                 let argv = [SANDBOX_EXEC.into(), "-f".into(), path.into_os_string()];
                 let mut line = bwrap::shell_join(&argv);
                 line.push(b' ');
@@ -104,17 +104,11 @@ pub use jaula_sandbox::bwrap::sanitize_window;
 /// Write the window's profile under the state home's cage directory, mode 0600, atomically:
 /// a temp file renamed over the old one, so a planted symlink is replaced, never followed,
 /// and a crash never leaves half a profile.
-fn write_profile(policy: &Policy, args: &PolicyArgs) -> Result<PathBuf, CliError> {
+fn write_profile(policy: &Policy, window: &str) -> Result<PathBuf, CliError> {
     use std::os::unix::fs::DirBuilderExt;
-    let window = &args.window;
     // The profile `jaula profile` prints for the same flags: host network (the seed's line
-    // has no proxy), and the window's private temporary directory as the cage's own place.
-    let options = crate::commands::profile::options(
-        policy,
-        args,
-        jaula_sandbox::seatbelt::ProfileNetwork::Host,
-    );
-    let profile = jaula_sandbox::seatbelt::render_profile_with(policy, &options)?;
+    // has no proxy).
+    let profile = jaula_sandbox::seatbelt::render_profile(policy)?;
     let dir = policy
         .state_home()
         .join(jaula_policy::defaults::CAGE_PROFILE_DIR);

@@ -23,29 +23,16 @@ fn the_profile_file_is_private_atomic_and_never_follows_a_planted_link() {
     let policy = jaula_policy::PolicySpec::with_defaults(jaula_policy::Platform::MacOs, home, repo)
         .resolve()
         .unwrap();
-    let mut args = policy_args(&policy);
-    args.window = "my win:1".into();
-    let path = write_profile(&policy, &args).unwrap();
+    let path = write_profile(&policy, "my win:1").unwrap();
     assert_eq!(path, target);
     let meta = std::fs::symlink_metadata(&path).unwrap();
     assert!(meta.file_type().is_file(), "the planted link was replaced");
     assert_eq!(meta.permissions().mode() & 0o777, 0o600);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
-    // The profile `jaula profile` prints for the same flags: the window's private
-    // temporary directory is the cage's own place for sockets.
-    let options = jaula_sandbox::seatbelt::ProfileOptions::for_window(
-        &policy,
-        Some("my win:1"),
-        jaula_sandbox::seatbelt::ProfileNetwork::Host,
-    );
-    assert!(options
-        .cage_tmp
-        .as_ref()
-        .unwrap()
-        .ends_with(".runtime/tmp/my-win-1/tmp"));
+    // The profile `jaula profile` prints for the same flags (host network).
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),
-        jaula_sandbox::seatbelt::render_profile_with(&policy, &options).unwrap()
+        jaula_sandbox::seatbelt::render_profile(&policy).unwrap()
     );
     let leftovers = std::fs::read_dir(path.parent().unwrap()).unwrap().count();
     assert_eq!(leftovers, 1, "no temp file is left behind");

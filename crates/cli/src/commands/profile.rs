@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use clap::Args;
-use jaula_policy::{Platform, Policy};
+use jaula_policy::Platform;
 use jaula_sandbox::seatbelt::{ProfileNetwork, ProfileOptions};
 
 use crate::args::PolicyArgs;
@@ -54,19 +54,11 @@ pub fn profile_network(
     }
 }
 
-/// The window's profile options: its private temporary directory (named as `jaula run`
-/// names it: after `--window`, else after the repo) and the network rules.
-pub fn options(policy: &Policy, args: &PolicyArgs, network: ProfileNetwork) -> ProfileOptions {
-    // `--window` defaults to the literal "window": that default means "not given".
-    let given = (args.window != "window").then_some(args.window.as_str());
-    ProfileOptions::for_window(policy, given, network)
-}
-
 /// Resolve the macOS cage for these flags and render its profile.
 pub fn render(policy_args: &PolicyArgs, network: ProfileNetwork) -> Result<String, CliError> {
     let sources = context::sources(policy_args, Some(Platform::MacOs))?;
     let policy = context::resolve(&sources, policy_args)?;
-    let options = options(&policy, policy_args, network);
+    let options = ProfileOptions { network };
     Ok(jaula_sandbox::seatbelt::render_profile_with(
         &policy, &options,
     )?)

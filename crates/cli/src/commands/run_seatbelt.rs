@@ -174,9 +174,8 @@ pub fn plan(args: &RunArgs, inputs: &Inputs) -> Result<Planned, CliError> {
     let (mode, rules) = network_settings(args, &sources)?;
     let mut env = scrubbed_env_from(args, &sources, inputs.env.iter().cloned())?;
 
-    // The window's own temporary directory: the only place besides the repo where the
-    // profile lets the command reach the sockets it binds (Python's multiprocessing,
-    // test servers), because no host service listens there.
+    // The window's own temporary directory, as the bwrap view's /tmp: what the command
+    // leaves there is found again under the state home, apart from the host's.
     let given = (policy_args.window != "window").then_some(policy_args.window.as_str());
     let name = bwrap::window_dir_name(given, policy.repo());
     // Created as the bwrap view's is (0700, owned, no symlink followed); the descriptors it
@@ -221,7 +220,7 @@ pub fn plan(args: &RunArgs, inputs: &Inputs) -> Result<Planned, CliError> {
         (None, NetworkMode::None) => ProfileNetwork::None,
         (None, _) => ProfileNetwork::Host,
     };
-    let options = crate::commands::profile::options(&policy, &policy_args, network);
+    let options = seatbelt::ProfileOptions { network };
     let profile = seatbelt::render_profile_with(&policy, &options)?;
 
     let mut argv: Vec<OsString> = vec![SANDBOX_EXEC.into(), "-p".into(), profile.clone().into()];
