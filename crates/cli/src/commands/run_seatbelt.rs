@@ -67,6 +67,9 @@ impl std::fmt::Debug for ProxyStage {
 /// proxy, with the command's exit status).
 pub trait Executor {
     fn launch(&mut self, launch: SeatbeltLaunch) -> Outcome;
+    /// `--allow-uncaged` when no cage can be built: run `command` as it is, inheriting
+    /// jaula's environment (as on Linux).
+    fn uncaged(&mut self, command: &[OsString]) -> Outcome;
 }
 
 /// What the launch reads from its surroundings, passed in so a test can fix it.
@@ -76,6 +79,8 @@ pub struct Inputs {
     pub env: Vec<(OsString, OsString)>,
     /// The working directory (the repo when `--repo` is not given).
     pub cwd: PathBuf,
+    /// Whether `/usr/bin/sandbox-exec` exists.
+    pub sandbox_exec: bool,
 }
 
 impl Inputs {
@@ -85,6 +90,7 @@ impl Inputs {
         Ok(Inputs {
             env: std::env::vars_os().collect(),
             cwd: std::env::current_dir().map_err(CliError::Cwd)?,
+            sandbox_exec: std::path::Path::new(SANDBOX_EXEC).exists(),
         })
     }
 }
@@ -107,6 +113,17 @@ pub fn run_with(args: &RunArgs, inputs: &Inputs, executor: &mut dyn Executor) ->
             eprintln!("jaula: refusing to run: {reason}");
             Ok(REFUSED)
         }
+        // As on Linux: no cage means exit 126, unless the user asked to run anyway.
+        Planned::Uncaged(reason) if args.allow_uncaged => {
+            eprintln!("jaula: WARNING: running UNCAGED: {reason}");
+            executor.uncaged(&args.command)
+        }
+        Planned::Uncaged(reason) => {
+            eprintln!(
+                "jaula: refusing to run uncaged: {reason} (pass --allow-uncaged to run anyway)"
+            );
+            Ok(REFUSED)
+        }
     }
 }
 
@@ -114,8 +131,10 @@ pub fn run_with(args: &RunArgs, inputs: &Inputs, executor: &mut dyn Executor) ->
 #[derive(Debug)]
 pub enum Planned {
     Launch(Box<SeatbeltLaunch>),
-    /// No cage can be built; the reason, for one stderr line and exit 126.
+    /// The launch cannot go on; the reason, for one stderr line and exit 126.
     Refused(String),
+    /// No cage here (disabled, or no sandbox-exec): exit 126 unless `--allow-uncaged`.
+    Uncaged(String),
 }
 
 /// Flags whose layer is a Linux one: refused with what to do instead, never ignored.
@@ -166,9 +185,12 @@ pub fn plan(args: &RunArgs, inputs: &Inputs) -> Result<Planned, CliError> {
     }
     let sources = context::sources_from(&flags)?;
     if !sources.enabled {
-        return Ok(Planned::Refused(
+        return Ok(Planned::Uncaged(
             "the cage is disabled (CITY_CAGE=0 or config cage.enabled = false)".to_owned(),
         ));
+    }
+    if !inputs.sandbox_exec {
+        return Ok(Planned::Uncaged(format!("{SANDBOX_EXEC} is missing")));
     }
     let policy = context::resolve(&sources, &policy_args)?;
     let (mode, rules) = network_settings(args, &sources)?;
@@ -291,6 +313,22 @@ impl Executor for SandboxExec {
             eprintln!("{}", done.summary);
         }
         jaula_sandbox::seatbelt::process::exit_like(done.status)
+    }
+
+    fn uncaged(&mut self, command: &[OsString]) -> Outcome {
+        use std::os::unix::process::CommandExt;
+        let err = std::process::Command::new(&command[0])
+            .args(&command[1..])
+            .exec();
+        eprintln!(
+            "jaula: cannot execute {}: {err}",
+            command[0].to_string_lossy()
+        );
+        Ok(if err.kind() == std::io::ErrorKind::NotFound {
+            127
+        } else {
+            REFUSED
+        })
     }
 }
 

@@ -20,11 +20,17 @@ struct Cli {
 #[derive(Default)]
 struct Recorder {
     launches: Vec<SeatbeltLaunch>,
+    uncaged: Vec<Vec<OsString>>,
 }
 
 impl Executor for Recorder {
     fn launch(&mut self, launch: SeatbeltLaunch) -> Outcome {
         self.launches.push(launch);
+        Ok(0)
+    }
+
+    fn uncaged(&mut self, command: &[OsString]) -> Outcome {
+        self.uncaged.push(command.to_vec());
         Ok(0)
     }
 }
@@ -86,6 +92,7 @@ fn inputs(w: &World) -> Inputs {
             (os("TMPDIR"), os("/var/folders/zz/abc/T/")),
         ],
         cwd: w.repo.clone(),
+        sandbox_exec: true,
     }
 }
 
@@ -267,4 +274,21 @@ fn linux_only_flags_are_refused_with_126() {
         );
         assert!(recorder.launches.is_empty());
     }
+}
+
+/// Without sandbox-exec there is no cage: exit 126, or, with `--allow-uncaged`, the command
+/// as it is (and nothing under Seatbelt).
+#[test]
+fn no_sandbox_exec_refuses_unless_allow_uncaged() {
+    let w = world();
+    let mut missing = inputs(&w);
+    missing.sandbox_exec = false;
+    let args = parse(&w, &[], &["/usr/bin/true"]);
+    let mut recorder = Recorder::default();
+    assert_eq!(run_with(&args, &missing, &mut recorder).unwrap(), REFUSED);
+    assert!(recorder.launches.is_empty() && recorder.uncaged.is_empty());
+    let args = parse(&w, &["--allow-uncaged"], &["/usr/bin/true", "x"]);
+    assert_eq!(run_with(&args, &missing, &mut recorder).unwrap(), 0);
+    assert!(recorder.launches.is_empty());
+    assert_eq!(recorder.uncaged, vec![vec![os("/usr/bin/true"), os("x")]]);
 }
