@@ -146,8 +146,8 @@ pub fn deviation(
         .find(|d| d.name == "system-name-resolution")
 }
 
-/// Render the Seatbelt profile of `policy` with the default options (`host` network, no
-/// private temporary directory). Pure: reads nothing from disk.
+/// Render the Seatbelt profile of `policy` with the default options (`host` network).
+/// Pure: reads nothing from disk.
 pub fn render_profile(policy: &Policy) -> Result<String, SeatbeltError> {
     render_profile_with(policy, &ProfileOptions::default())
 }
