@@ -39,6 +39,7 @@ pub fn resolve(sources: &Sources, args: &PolicyArgs) -> Result<Policy, CliError>
 /// directory of jaula's own is harmless. The planting guard's paths are never created:
 /// an empty `~/.config/systemd` or `.vscode` left on the owner's disk would be a
 /// placeholder of exactly the kind that shows up in `git status`.
+#[cfg(target_os = "linux")]
 pub fn ensure_protected_dirs(policy: &Policy) -> Result<(), CliError> {
     use std::os::unix::fs::DirBuilderExt;
     for protected in policy.protected() {

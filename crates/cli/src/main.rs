@@ -56,7 +56,10 @@ fn main() {
         Command::Explain(a) => commands::explain::run(&a),
         Command::Render(a) => commands::render::run(&a),
         Command::Run(a) => commands::run::run(&a),
+        #[cfg(target_os = "linux")]
         Command::Contract(a) => commands::contract_wiring::run(&a),
+        #[cfg(not(target_os = "linux"))]
+        Command::Contract(a) => commands::contract::run(&a),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -141,6 +141,102 @@ fn explain_names_the_rule_and_the_backends() {
     assert!(ok(&out).contains("protected: ~/.config/jaula (jaula config directory)"));
 }
 
+/// `explain --connect`: the seatbelt row is the rendered profile's own answer, with the
+/// deviation named where it differs from decide.
+#[test]
+fn explain_connect_gives_the_profiles_answer_for_seatbelt() {
+    let (_k, root) = scratch("explain-connect");
+    let h = build_home(&root);
+    let seatbelt = |path: &Path| {
+        let out = jaula_in(&h.home)
+            .args(["explain", "--connect", "--json", "--repo"])
+            .arg(&h.repo)
+            .arg(path)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
+        let row = v["backends"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["backend"] == "seatbelt")
+            .cloned()
+            .unwrap();
+        (v["allowed"].as_bool().unwrap(), row)
+    };
+    let (decided, row) = seatbelt(Path::new("/private/tmp/tmux-501/default"));
+    assert!(!decided);
+    assert_eq!(row["allowed"], false, "{row}");
+    assert!(
+        row["summary"]
+            .as_str()
+            .unwrap()
+            .contains("(deny network-outbound (remote unix-socket))"),
+        "{row}"
+    );
+    let (decided, row) = seatbelt(&h.repo.join("server.sock"));
+    assert!(!decided, "decide cannot know who bound it");
+    assert_eq!(row["allowed"], false, "{row}");
+    assert!(
+        row["summary"]
+            .as_str()
+            .unwrap()
+            .contains("deviation cage-socket-refused"),
+        "{row}"
+    );
+    let (decided, row) = seatbelt(Path::new("/private/var/run/mDNSResponder"));
+    assert!(!decided);
+    assert_eq!(row["allowed"], true, "{row}");
+    assert!(
+        row["summary"]
+            .as_str()
+            .unwrap()
+            .contains("deviation system-name-resolution"),
+        "{row}"
+    );
+}
+
+/// `profile --network`: `none` denies every IP destination, `allow` needs the proxy's port
+/// and opens only that one; a port without `allow` is a usage error.
+#[test]
+fn profile_renders_the_network_modes() {
+    let (_k, root) = scratch("profile-network");
+    let h = build_home(&root);
+    let profile = |extra: &[&str]| {
+        jaula_in(&h.home)
+            .args(["profile", "--repo"])
+            .arg(&h.repo)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let host = ok(&profile(&[]));
+    assert!(!host.contains("(remote ip"), "{host}");
+    assert!(host.contains("(remote unix-socket (path-literal \"/private/var/run/mDNSResponder\"))"));
+    let none = ok(&profile(&["--network", "none"]));
+    assert!(
+        none.contains("(deny network-outbound (remote ip \"*:*\"))\n"),
+        "{none}"
+    );
+    assert!(!none.contains("mDNSResponder"), "{none}");
+    let allow = ok(&profile(&["--network", "allow", "--proxy-port", "4321"]));
+    assert!(
+        allow.contains(
+            "(deny network-outbound (remote ip \"*:*\"))\n(allow network-outbound (remote ip \"localhost:4321\"))\n"
+        ),
+        "{allow}"
+    );
+    for bad in [
+        &["--network", "allow"][..],
+        &["--proxy-port", "4321"][..],
+        &["--network", "none", "--proxy-port", "1"][..],
+    ] {
+        let out = profile(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("--proxy-port"), "{bad:?}");
+    }
+}
+
 #[test]
 fn render_bwrap_json_is_the_argv() {
     let (_k, root) = scratch("render");

@@ -8,6 +8,9 @@
 //! on the host's abstract socket, no mount leaked. Where it is safe, the same attack is first
 //! run uncaged as the same user (the control), to show the attack is real on this host.
 
+// Linux layers (or Linux-only syscalls and flags): nothing to build elsewhere.
+#![cfg(target_os = "linux")]
+
 mod common;
 #[path = "escape/fixture.rs"]
 mod fixture;

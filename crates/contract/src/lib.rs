@@ -6,30 +6,45 @@
 //! with `O_NOFOLLOW`: the Contract owns that tree and may be rewriting it while the
 //! runner (root) acts on it.
 #![forbid(unsafe_code)]
+// Contract mode (per-tenant uids, the hand-over and the wipe) is Linux-only: elsewhere only
+// the pure types remain (ids, limits, uid ranges, errors) for the Kubernetes renderer, and
+// their helpers for the Linux half go unused.
+#![cfg_attr(not(target_os = "linux"), allow(dead_code))]
 #![warn(missing_docs)]
 
 pub mod cgroup;
 pub mod error;
+#[cfg(target_os = "linux")]
 pub mod evidence;
 pub mod floor;
+#[cfg(target_os = "linux")]
 mod fsat;
+#[cfg(target_os = "linux")]
 pub mod handover;
 pub mod ids;
+#[cfg(target_os = "linux")]
 pub mod isolation;
+#[cfg(target_os = "linux")]
 mod remove;
+#[cfg(target_os = "linux")]
 pub mod settings;
 pub mod uids;
 
 pub use cgroup::{CgroupStatus, ContractCgroup};
 pub use error::{ContractError, Result};
+#[cfg(target_os = "linux")]
 pub use evidence::{Event, EvidenceLog, RunRecord, EVIDENCE_FILE};
 pub use floor::{LimitInForce, Limits, Sandbox, SpawnFloor};
+#[cfg(target_os = "linux")]
 pub use handover::{check_git_dir, HandoverCounts, GIT_DIR};
 pub use ids::{is_uuid, ContractId, RuntimeKind, WorkRecordId, NO_CONTRACT};
+#[cfg(target_os = "linux")]
 pub use isolation::{
     detect_uid_separation, runner_uid, ContractIsolation, HandoverReport, HeldWorkspace,
     IsolationConfig, Separation, WipeReport, WorkspaceRemoval,
 };
+#[cfg(target_os = "linux")]
 pub use remove::RemovalFailure;
+#[cfg(target_os = "linux")]
 pub use settings::{ContractConfig, ContractFlags};
 pub use uids::{UidMap, UidRange};

@@ -1,6 +1,9 @@
 //! The spawn floor's rlimits, applied in a re-executed child (they are per process, and
 //! must not leak into the test harness), and inherited by what that child spawns.
 
+// Contract mode is Linux-only: nothing to build elsewhere.
+#![cfg(target_os = "linux")]
+
 mod common;
 
 use std::process::Command;

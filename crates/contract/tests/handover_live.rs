@@ -2,6 +2,9 @@
 //! the Contract's uid cannot plant a hook, the `.git` replacement attack is caught by the
 //! guard, and the symlink-swap race never re-owns anything outside the workspace.
 
+// Linux layers (or Linux-only syscalls and flags): nothing to build elsewhere.
+#![cfg(target_os = "linux")]
+
 mod common;
 
 use std::fs;

@@ -1,5 +1,8 @@
 //! The tree, allocation, wipe and listing, through the public API.
 
+// Linux layers (or Linux-only syscalls and flags): nothing to build elsewhere.
+#![cfg(target_os = "linux")]
+
 mod common;
 
 use std::fs;

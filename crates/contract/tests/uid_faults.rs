@@ -3,6 +3,9 @@
 //! job. Without that variable the child tests return at once: they are helpers, and the
 //! parent tests below are what assert.
 
+// Linux layers (or Linux-only syscalls and flags): nothing to build elsewhere.
+#![cfg(target_os = "linux")]
+
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -2,6 +2,9 @@
 //! mount) reports nothing removed and keeps the uid; a state dir the kernel refuses to
 //! write is a clear error that changes nothing.
 
+// Linux layers (or Linux-only syscalls and flags): nothing to build elsewhere.
+#![cfg(target_os = "linux")]
+
 mod common;
 
 use std::fs;

@@ -17,6 +17,9 @@
 //! difference allowed is the x32/foreign-ABI refusal: EPERM natively, a kill under
 //! libseccomp; both refuse. Two deliberately wrong exports show the comparison can fail.
 
+// Linux layers (or Linux-only syscalls and flags): nothing to build elsewhere.
+#![cfg(target_os = "linux")]
+
 use std::collections::BTreeMap;
 
 use jaula_kube::seccomp_oci::{native_profile, to_json};

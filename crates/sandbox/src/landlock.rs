@@ -50,6 +50,7 @@ pub enum LandlockError {
     NotEnforced { abi: u32 },
     #[error("the kernel (Landlock ABI {abi}) enforces less than the required floor {floor:?}")]
     BelowFloor { floor: Floor, abi: u32 },
+    #[cfg(target_os = "linux")]
     #[error("landlock: {0}")]
     Ruleset(#[from] ::landlock::RulesetError),
 }

@@ -9,6 +9,7 @@ pub mod child;
 pub mod doc_tables;
 pub mod hardening;
 pub mod landlock;
+#[cfg(target_os = "linux")]
 pub mod launch;
 pub mod network;
 pub mod planting;

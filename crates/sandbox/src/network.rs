@@ -9,6 +9,7 @@
 //! Matching is by name, never by address: the proxy resolves the name itself, outside the
 //! cage, after the decision, so a caged process cannot steer it with its own DNS answers.
 
+#[cfg(target_os = "linux")]
 pub mod netns;
 mod pattern;
 mod presets;
@@ -20,6 +21,30 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::Serialize;
+
+/// The proxy variables for a caged process whose proxy listens on `port` of the loopback,
+/// upper and lower case (curl reads only `http_proxy` in lower case; Go and Python read
+/// both). `NO_PROXY` keeps the loopback direct, and `localhost` too unless the allow list
+/// admits it, in which case it goes to the proxy, which reaches the host's loopback.
+pub fn proxy_env_at(port: u16, proxy_localhost: bool) -> Vec<(String, String)> {
+    let url = format!("http://127.0.0.1:{port}");
+    let no_proxy = if proxy_localhost {
+        "127.0.0.1,::1".to_owned()
+    } else {
+        "localhost,127.0.0.1,::1".to_owned()
+    };
+    let mut env = Vec::new();
+    for (name, value) in [
+        ("HTTP_PROXY", &url),
+        ("HTTPS_PROXY", &url),
+        ("ALL_PROXY", &url),
+        ("NO_PROXY", &no_proxy),
+    ] {
+        env.push((name.to_owned(), value.clone()));
+        env.push((name.to_ascii_lowercase(), value.clone()));
+    }
+    env
+}
 
 /// What a caged process may reach.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]

@@ -13,8 +13,26 @@
 //! 4. `(deny file-write* ...)`: the protected paths (cage configuration and the planting
 //!    guard), readable but never writable, even beneath a writable root; a `.git` entry
 //!    as a `literal`, so only the entry itself is denied and git still writes beneath it;
-//! 5. `(allow file-read* (literal <token file>))`: this window's own broker token, the one
+//! 5. `network-outbound` for pathname unix sockets, in `decide`'s order read from the
+//!    bottom up: `(deny ... (remote unix-socket))`, every socket; then the allowed host
+//!    sockets (and, in `host` network mode, the system's name resolver); then the sealed
+//!    roots and channel tokens denied, above everything;
+//! 6. the network mode: nothing in `host`; `none` denies every IP destination; `allow`
+//!    denies every one but the proxy's loopback port;
+//! 7. `(allow file-read* (literal <token file>))`: this window's own broker token, the one
 //!    file readable inside the sealed broker directory.
+//!
+//! File rules and network rules never decide for each other (a path filter matches no
+//! connect, an address filter no file), so blocks 5 and 6 sit between the file blocks
+//! without changing them.
+//!
+//! Sockets: `decide` also admits a socket a process of this cage bound, a fact of the
+//! running cage that no Seatbelt rule can state. Admitting sockets by place instead (the
+//! repo, the window's temporary directory) would not be sound: every place the cage can
+//! write, it can also rename or hard-link a host socket into (tmux's
+//! `/private/tmp/tmux-UID/default` is in a writable root), and connect to it there. So the
+//! profile refuses the cage's own sockets too, unless allowed by path: the stricter
+//! deviation in [`DEVIATIONS`].
 //!
 //! The profile cannot be executed on the Linux machines that build and test jaula, so
 //! [`eval`] parses the rendered text back and evaluates it with Seatbelt's semantics; the
@@ -22,10 +40,11 @@
 
 use std::path::{Path, PathBuf};
 
-use jaula_policy::{Platform, Policy, ProtectKind, SealKind};
+use jaula_policy::{Access, Platform, Policy, ProtectKind, Rule, SealKind};
 
 pub mod ere;
 pub mod eval;
+pub mod process;
 
 /// The comment every generated profile carries on its second line.
 pub const GENERATED_COMMENT: &str = "; jaula cage, generated for one window. Do not edit.";
@@ -43,8 +62,101 @@ pub enum SeatbeltError {
     NotUtf8 { what: &'static str, path: PathBuf },
 }
 
-/// Render the Seatbelt profile of `policy`. Pure: reads nothing from disk.
+/// The system's name resolver: `getaddrinfo` on macOS asks mDNSResponder over this socket.
+/// Admitted in `host` network mode only (DNS names are a channel out in `none` and `allow`).
+/// Apple's own profiles name it by its resolved path, as here (clients connect through the
+/// `/var` symlink).
+pub const MDNS_RESPONDER: &str = "/private/var/run/mDNSResponder";
+
+/// What the profile lets the command reach over IP.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ProfileNetwork {
+    /// The host's network, unchanged (and the system's name resolver).
+    #[default]
+    Host,
+    /// No IP destination at all: not even the loopback, which on macOS is the host's.
+    None,
+    /// Only jaula's proxy, listening on this port of the loopback.
+    Proxy { port: u16 },
+}
+
+/// What a profile needs beyond the policy: the network mode.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProfileOptions {
+    pub network: ProfileNetwork,
+}
+
+/// `<state home>/.runtime/tmp/<window>/tmp`: the window's private temporary directory, the
+/// same one the bwrap view binds on `/tmp`. `jaula run` on macOS makes it the command's
+/// `TMPDIR`.
+pub fn cage_tmp_dir(policy: &Policy, window: Option<&str>) -> PathBuf {
+    policy
+        .state_home()
+        .join(crate::bwrap::PRIVATE_TMP_DIR)
+        .join(crate::bwrap::window_dir_name(window, policy.repo()))
+        .join(crate::bwrap::TMP_NAME)
+}
+
+/// A named, documented difference between the profile and `Policy::decide`, in the same
+/// shape as the Landlock layer's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Deviation {
+    pub name: &'static str,
+    /// Whether the profile allows more than `decide` (`true`) or less (`false`).
+    pub looser: bool,
+    pub why: &'static str,
+}
+
+/// Every known deviation of the Seatbelt profile from `decide`. Each is pinned by the
+/// conformance suite (`crates/sandbox/tests/seatbelt_conformance.rs`).
+pub const DEVIATIONS: &[Deviation] = &[
+    Deviation {
+        name: "cage-socket-refused",
+        looser: false,
+        why: "a socket the cage binds itself is refused too, unless allowed by path: \
+              Seatbelt judges a socket by its path, and into any place the cage can write \
+              it could rename or link a host socket",
+    },
+    Deviation {
+        name: "system-name-resolution",
+        looser: true,
+        why: "in host network mode the system's name resolver (/private/var/run/mDNSResponder) \
+              is reachable: getaddrinfo needs it on macOS",
+    },
+];
+
+/// The deviation that makes the profile's answer for `access` on `path` differ from
+/// `decide`'s, if any. `cage-socket-refused` is never returned: a path alone never says
+/// that the cage bound it, so `decide` refuses it too.
+pub fn deviation(
+    policy: &Policy,
+    options: &ProfileOptions,
+    path: &Path,
+    access: Access,
+) -> Option<&'static Deviation> {
+    if access != Access::Connect || options.network != ProfileNetwork::Host {
+        return None;
+    }
+    let path = jaula_policy::paths::normalize_lexically(&Path::new("/").join(path));
+    if path != Path::new(MDNS_RESPONDER) || policy.decide(&path, access).rule != Rule::HostSocket {
+        return None;
+    }
+    DEVIATIONS
+        .iter()
+        .find(|d| d.name == "system-name-resolution")
+}
+
+/// Render the Seatbelt profile of `policy` with the default options (`host` network).
+/// Pure: reads nothing from disk.
 pub fn render_profile(policy: &Policy) -> Result<String, SeatbeltError> {
+    render_profile_with(policy, &ProfileOptions::default())
+}
+
+/// Render the Seatbelt profile of `policy` with `options`. Pure: reads nothing from disk.
+pub fn render_profile_with(
+    policy: &Policy,
+    options: &ProfileOptions,
+) -> Result<String, SeatbeltError> {
     let mut lines: Vec<String> = vec![
         "(version 1)".to_string(),
         GENERATED_COMMENT.to_string(),
@@ -84,6 +196,9 @@ pub fn render_profile(policy: &Policy) -> Result<String, SeatbeltError> {
         lines.push(")".to_string());
     }
 
+    socket_blocks(policy, options, &mut lines)?;
+    network_blocks(options.network, &mut lines);
+
     if let Some(token) = policy.token_file() {
         // Last, so it wins over the broker directory's seal; read only, so the seal still
         // denies writing it.
@@ -96,6 +211,79 @@ pub fn render_profile(policy: &Policy) -> Result<String, SeatbeltError> {
     let mut text = lines.join("\n");
     text.push('\n');
     Ok(text)
+}
+
+/// `connect(2)` to pathname unix sockets, as `decide` answers it read from the bottom up.
+fn socket_blocks(
+    policy: &Policy,
+    options: &ProfileOptions,
+    lines: &mut Vec<String>,
+) -> Result<(), SeatbeltError> {
+    // Every pathname socket first: the default is a host socket, refused (the cage's own
+    // included, see the module documentation).
+    lines.push("(deny network-outbound (remote unix-socket))".to_string());
+
+    let mut allowed: Vec<String> = Vec::new();
+    for s in policy.unix_sockets() {
+        allowed.push(socket_literal(&s.path, "allowed unix socket")?);
+    }
+    if options.network == ProfileNetwork::Host {
+        allowed.push(socket_literal(Path::new(MDNS_RESPONDER), "name resolver")?);
+    }
+    if !allowed.is_empty() {
+        lines.push("(allow network-outbound".to_string());
+        lines.extend(allowed.into_iter().map(|f| format!("  {f}")));
+        lines.push(")".to_string());
+    }
+
+    // Last: a socket in a sealed root is never reachable, allowed or the cage's own.
+    lines.push("(deny network-outbound".to_string());
+    for root in policy.sealed() {
+        lines.push(format!("  {}", socket_literal(&root.path, "sealed root")?));
+        if root.kind == SealKind::Directory {
+            lines.push(format!("  {}", socket_beneath(&root.path, "sealed root")?));
+        }
+    }
+    lines.push(format!(
+        "  (remote unix-socket (path-regex #\"^{}/[^/]+/\\.env$\"))",
+        sbpl_regex_literal(policy.channels_root(), "channels root")?
+    ));
+    lines.push(")".to_string());
+    Ok(())
+}
+
+/// The IP rules of the network mode.
+fn network_blocks(network: ProfileNetwork, lines: &mut Vec<String>) {
+    match network {
+        ProfileNetwork::Host => {}
+        ProfileNetwork::None => {
+            lines.push("(deny network-outbound (remote ip \"*:*\"))".to_string());
+        }
+        ProfileNetwork::Proxy { port } => {
+            lines.push("(deny network-outbound (remote ip \"*:*\"))".to_string());
+            lines.push(format!(
+                "(allow network-outbound (remote ip \"localhost:{port}\"))"
+            ));
+        }
+    }
+}
+
+/// Exactly the socket at `path`.
+fn socket_literal(path: &Path, what: &'static str) -> Result<String, SeatbeltError> {
+    Ok(format!(
+        "(remote unix-socket (path-literal {}))",
+        sbpl_string(path, what)?
+    ))
+}
+
+/// Every socket strictly beneath `dir`, by component: the pattern ends in `/` (the `dir`
+/// itself is a separate literal).
+fn socket_beneath(dir: &Path, what: &'static str) -> Result<String, SeatbeltError> {
+    let prefix = sbpl_regex_literal(dir, what)?;
+    Ok(format!(
+        "(remote unix-socket (path-regex #\"^{}/\"))",
+        prefix.trim_end_matches('/')
+    ))
 }
 
 /// `~/.claude.json`, as `decide`'s `is_claude_json` reads it: on macOS an anchored prefix

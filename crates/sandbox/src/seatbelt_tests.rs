@@ -72,13 +72,20 @@ fn profile_has_the_seed_structure_in_order() {
 
     let profile = Profile::parse(&text).expect("own profile parses");
     let rules = profile.rules();
-    assert_eq!(rules.len(), 6, "{text}");
+    assert_eq!(rules.len(), 9, "{text}");
     let shape: Vec<(Action, Vec<Operation>, usize)> = rules
         .iter()
         .map(|r| (r.action, r.operations.clone(), r.filters.len()))
         .collect();
     use Action::{Allow, Deny};
-    use Operation::{Default, FileRead, FileWrite};
+    use Operation::{Default, FileRead, FileWrite, NetworkOutbound};
+    let sealed_sockets = policy.sealed().len()
+        + policy
+            .sealed()
+            .iter()
+            .filter(|s| s.kind == SealKind::Directory)
+            .count()
+        + 1;
     assert_eq!(
         shape,
         vec![
@@ -87,6 +94,13 @@ fn profile_has_the_seed_structure_in_order() {
             (Allow, vec![FileWrite], policy.writable().len() + 1),
             (Deny, vec![FileRead, FileWrite], policy.sealed().len() + 1),
             (Deny, vec![FileWrite], policy.protected().len()),
+            (Deny, vec![NetworkOutbound], 1),
+            (
+                Allow,
+                vec![NetworkOutbound],
+                policy.unix_sockets().len() + 1
+            ),
+            (Deny, vec![NetworkOutbound], sealed_sockets),
             (Allow, vec![FileRead], 1),
         ]
     );

@@ -32,8 +32,9 @@ use serde::Serialize;
 #[cfg(target_os = "linux")]
 pub use bpf::Action;
 pub use rules::{
-    deny_list, ArgMatch, DenyErrno, DenyRule, ALLOWED_PERSONAS, CLONE_NAMESPACE_FLAGS,
-    CLONE_NEWTIME, PERSONALITY_QUERY, PER_LINUX, PER_LINUX32, UNAME26, UNSHARE_NAMESPACE_FLAGS,
+    deny_list, deny_list_for, ArgMatch, DenyErrno, DenyRule, ALLOWED_PERSONAS,
+    CLONE_NAMESPACE_FLAGS, CLONE_NEWTIME, PERSONALITY_QUERY, PER_LINUX, PER_LINUX32, UNAME26,
+    UNSHARE_NAMESPACE_FLAGS,
 };
 
 /// The errno for calls through a foreign ABI or with a non-native syscall number.
@@ -148,7 +149,10 @@ pub fn decide(arch: Arch, audit_arch: u32, nr: i64, args: &[u64; 6]) -> Verdict 
         };
     }
     let nr = i64::from(word as i32);
-    match deny_list().iter().find(|rule| rule.matches(nr, args)) {
+    match deny_list_for(arch)
+        .iter()
+        .find(|rule| rule.matches(nr, args))
+    {
         Some(rule) => Verdict::Deny {
             errno: rule.errno,
             cause: DenyCause::Rule(rule),
@@ -224,6 +228,9 @@ pub enum SeccompError {
 
 /// A filter compiled from a deny-list, ready to install or evaluate.
 #[derive(Clone, Debug)]
+// Elsewhere than Linux no filter is ever compiled (`compile_list` refuses), so the fields
+// are never read there.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub struct CompiledFilter {
     arch: Arch,
     #[cfg(target_os = "linux")]
@@ -238,6 +245,12 @@ pub fn compile() -> Result<CompiledFilter, SeccompError> {
         target: std::env::consts::ARCH,
     })?;
     compile_list(arch, deny_list())
+}
+
+/// Compiles `arch`'s deny-list into the filter for `arch`, whatever this binary's own
+/// architecture: the BPF program is plain data, evaluated by the unit tests on every host.
+pub fn compile_for(arch: Arch) -> Result<CompiledFilter, SeccompError> {
+    compile_list(arch, deny_list_for(arch))
 }
 
 /// Compiles the deny-list and installs it on the calling thread (see the module
@@ -435,6 +448,7 @@ impl CompiledFilter {
     }
 }
 
-#[cfg(test)]
+// The tests name the host's syscalls and flags through libc, which has them on Linux only.
+#[cfg(all(test, target_os = "linux"))]
 #[path = "seccomp_tests.rs"]
 mod tests;

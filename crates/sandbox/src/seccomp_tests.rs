@@ -320,31 +320,100 @@ fn foreign_abis_and_x32_numbers_are_refused_but_minus_one_is_not() {
     assert!(decide_syscall(getpid, &[0; 6]).is_allowed());
 }
 
+/// Every architecture's filter, built on this host from its own numbers, is run by the
+/// BPF evaluator against `decide` for that architecture: the aarch64 filter is checked
+/// on x86_64 machines as the native one is.
 #[test]
 fn the_compiled_program_agrees_with_decide_on_every_number_below_1024() {
-    let filter = filter();
-    let arch = native();
     let args = interesting_args();
-    let numbers = (0..1024)
-        .chain([-1, 0x3fff_ffff, 0x7fff_ffff, 0x8000_0000, 0xffff_fffe])
-        .chain(
-            deny_list()
-                .iter()
-                .map(|rule| rule.nr | i64::from(X32_SYSCALL_BIT)),
-        );
-    for nr in numbers {
-        for audit_arch in [arch.audit_arch(), AUDIT_ARCH_I386, AUDIT_ARCH_ARM] {
-            for args in &args {
-                let expected = decide(arch, audit_arch, nr, args).action();
-                let got = filter.evaluate(audit_arch, nr, args);
-                assert_eq!(
-                    got.ok(),
-                    Some(expected),
-                    "nr {nr:#x} arch {audit_arch:#x} args {args:x?}"
-                );
+    for arch in [Arch::X86_64, Arch::Aarch64] {
+        let filter = match compile_for(arch) {
+            Ok(filter) => filter,
+            Err(err) => panic!("the {arch} deny-list must compile: {err}"),
+        };
+        assert_eq!(filter.arch(), arch);
+        let numbers = (0..1024)
+            .chain([-1, 0x3fff_ffff, 0x7fff_ffff, 0x8000_0000, 0xffff_fffe])
+            .chain(
+                deny_list_for(arch)
+                    .iter()
+                    .map(|rule| rule.nr | i64::from(X32_SYSCALL_BIT)),
+            );
+        let audit_arches = [
+            Arch::X86_64.audit_arch(),
+            Arch::Aarch64.audit_arch(),
+            AUDIT_ARCH_I386,
+            AUDIT_ARCH_ARM,
+        ];
+        for nr in numbers {
+            for audit_arch in audit_arches {
+                for args in &args {
+                    let expected = decide(arch, audit_arch, nr, args).action();
+                    let got = filter.evaluate(audit_arch, nr, args);
+                    assert_eq!(
+                        got.ok(),
+                        Some(expected),
+                        "{arch}: nr {nr:#x} arch {audit_arch:#x} args {args:x?}"
+                    );
+                }
             }
         }
     }
+}
+
+/// The aarch64 filter denies by aarch64's numbers, not x86_64's: ptrace is 117 there and
+/// 101 is nanosleep; a call through the x86_64 ABI is a foreign one.
+#[test]
+fn the_aarch64_filter_uses_aarch64_numbers() {
+    let filter = compile_for(Arch::Aarch64).unwrap();
+    let audit = Arch::Aarch64.audit_arch();
+    let eperm = Action::Errno(libc::EPERM);
+    assert_eq!(filter.evaluate(audit, 117, &[0; 6]).ok(), Some(eperm));
+    assert_eq!(
+        filter.evaluate(audit, 101, &[0; 6]).ok(),
+        Some(Action::Allow)
+    );
+    // clone with CLONE_NEWUSER (aarch64 220), clone3 gets ENOSYS (435 everywhere).
+    assert_eq!(
+        filter.evaluate(audit, 220, &with_arg(0, 0x1000_0000)).ok(),
+        Some(eperm)
+    );
+    assert_eq!(
+        filter.evaluate(audit, 435, &[0; 6]).ok(),
+        Some(Action::Errno(libc::ENOSYS))
+    );
+    // TIOCSTI on aarch64's ioctl (29); x86_64's ioctl number (16) is another syscall.
+    assert_eq!(
+        filter.evaluate(audit, 29, &with_arg(1, 0x5412)).ok(),
+        Some(eperm)
+    );
+    assert_eq!(
+        filter.evaluate(audit, 16, &with_arg(1, 0x5412)).ok(),
+        Some(Action::Allow)
+    );
+    assert_eq!(
+        filter
+            .evaluate(Arch::X86_64.audit_arch(), 117, &[0; 6])
+            .ok(),
+        Some(eperm),
+        "a foreign ABI is refused"
+    );
+}
+
+/// The two tables are one list: the same syscalls, conditions, errnos and reasons in the
+/// same order, only the numbers differ (where the architectures' numbers differ).
+#[test]
+fn both_architectures_have_the_same_list() {
+    let x86 = deny_list_for(Arch::X86_64);
+    let arm = deny_list_for(Arch::Aarch64);
+    assert_eq!(x86.len(), arm.len());
+    for (a, b) in x86.iter().zip(arm) {
+        assert_eq!(
+            (a.syscall, a.when, a.errno, a.reason),
+            (b.syscall, b.when, b.errno, b.reason)
+        );
+    }
+    assert_eq!(deny_list_for(native()), deny_list());
 }
 
 proptest! {
@@ -356,8 +425,10 @@ proptest! {
         low in any::<u32>(),
         arg in 0usize..6,
     ) {
-        let filter = filter();
-        let list = deny_list();
+        let aarch64 = pick % 3 == 0;
+        let arch = if aarch64 { Arch::Aarch64 } else { native() };
+        let filter = compile_for(arch).unwrap();
+        let list = deny_list_for(arch);
         // Mostly numbers the list names, so the argument conditions are exercised.
         let nr = match list.get(pick) {
             Some(rule) => rule.nr,
@@ -368,7 +439,6 @@ proptest! {
         if pick % 2 == 0 {
             args[arg] = (args[arg] & 0xffff_ffff_0000_0000) | u64::from(low % 0x100);
         }
-        let arch = native();
         let expected = decide(arch, arch.audit_arch(), nr, &args).action();
         prop_assert_eq!(filter.evaluate(arch.audit_arch(), nr, &args).ok(), Some(expected));
     }

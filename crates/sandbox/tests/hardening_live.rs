@@ -8,6 +8,9 @@
 //! the same script first runs in an unhardened child as a control that must show the
 //! opposite.
 
+// Linux layers (or Linux-only syscalls and flags): nothing to build elsewhere.
+#![cfg(target_os = "linux")]
+
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::Write;

@@ -7,6 +7,9 @@
 //! every disagreement must be a named deviation below, and every named deviation must
 //! really occur.
 
+// Linux layers (or Linux-only syscalls and flags): nothing to build elsewhere.
+#![cfg(target_os = "linux")]
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{BufRead, BufReader, Read};

@@ -3,7 +3,14 @@
 //! `policy.decide` does. Seatbelt cannot run here, so the profile text is parsed back and
 //! evaluated with Seatbelt's last-match-wins rule (`jaula_sandbox::seatbelt::eval`).
 //!
-//! Known deviations: none in the verdicts. One in explanations, pinned by
+//! Unix-socket connects (`Access::Connect`) are checked on the same probes, against
+//! `decide` and the profile's named deviations (`seatbelt::DEVIATIONS`):
+//! `system-name-resolution` (mDNSResponder in `host` mode), which must be observed, and
+//! `cage-socket-refused` (the cage's own sockets are refused too), which a path alone
+//! cannot show since `decide` refuses them as well; every other disagreement fails. The network modes are checked for IP
+//! destinations in `network_modes_reach_only_what_they_name`.
+//!
+//! File accesses: no deviation in the verdicts. One in explanations, pinned by
 //! `sealed_and_protected_overlap_is_explained_by_the_later_block`: for a write to a path
 //! that is both sealed and protected, `decide` names the seal and Seatbelt's last match is
 //! the protected block. Both deny.
@@ -14,9 +21,18 @@ use std::fs;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
-use jaula_policy::{Access, Platform, Policy, PolicySpec, Rule, Warning};
-use jaula_sandbox::seatbelt::eval::{Action, Operation, Profile};
-use jaula_sandbox::seatbelt::render_profile;
+use jaula_policy::{Access, Platform, Policy, PolicySpec, Rule, SocketSource, Warning};
+use jaula_sandbox::seatbelt::eval::{Action, IpEndpoint, Operation, Profile, Request};
+use jaula_sandbox::seatbelt::{
+    self, cage_tmp_dir, render_profile, render_profile_with, ProfileNetwork, ProfileOptions,
+    MDNS_RESPONDER,
+};
+
+/// The window's private temporary directory (`jaula run`'s `TMPDIR` on macOS): probed as a
+/// place a naive profile would trust.
+fn window_tmp(cage: &Cage) -> PathBuf {
+    cage_tmp_dir(&cage.policy, Some("w1"))
+}
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
@@ -38,6 +54,7 @@ struct Cage {
     root: PathBuf,
     home: PathBuf,
     policy: Policy,
+    options: ProfileOptions,
     text: String,
     profile: Profile,
 }
@@ -130,6 +147,13 @@ fn build(home_name: &OsStr, repo_name: &OsStr, opts: Options) -> Cage {
     spec.launcher_exe = Some(root.join("bin/jaula"));
     spec.runtime_dir = Some(root.join("run/user/1000"));
     spec.protect_path_dirs = true;
+    // An allowed host socket; one at a protected path (the allow wins, as in decide); one
+    // inside the sealed ~/.ssh (dropped: a seal is never reachable).
+    spec.allowed_sockets = vec![
+        (root.join("sockets/agent.sock"), SocketSource::Owner),
+        (protected_socket(&spec.repo), SocketSource::Owner),
+        (home.join(".ssh/ctl-socket"), SocketSource::Owner),
+    ];
 
     let policy = spec.resolve().expect("policy resolves");
     // The fixture is what it claims: the worktree's git directories were followed.
@@ -153,16 +177,23 @@ fn build(home_name: &OsStr, repo_name: &OsStr, opts: Options) -> Cage {
         "{:?}",
         policy.warnings()
     );
-    let text = render_profile(&policy).expect("profile renders");
+    let options = ProfileOptions::default();
+    let text = render_profile_with(&policy, &options).expect("profile renders");
     let profile = Profile::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     Cage {
         _dir: dir,
         root,
         home,
         policy,
+        options,
         text,
         profile,
     }
+}
+
+/// A socket path at a protected place of the worktree fixture (its `.vscode`).
+fn protected_socket(repo: &Path) -> PathBuf {
+    repo.join(".vscode/agent.sock")
 }
 
 fn join_raw(base: &Path, suffix: &[u8]) -> PathBuf {
@@ -189,6 +220,9 @@ fn anchors(cage: &Cage) -> Vec<PathBuf> {
     out.extend(p.protected().iter().map(|x| x.path.clone()));
     out.extend(p.channel_token_files().iter().cloned());
     out.extend(p.token_file().map(Path::to_path_buf));
+    out.extend(p.unix_sockets().iter().map(|s| s.path.clone()));
+    out.push(window_tmp(cage));
+    out.push(PathBuf::from(MDNS_RESPONDER));
     out
 }
 
@@ -302,6 +336,29 @@ fn hand_picked(cage: &Cage) -> Vec<PathBuf> {
         probes.insert(h.join(r));
     }
     for r in [
+        ".docker/run/docker.sock",
+        "Library/Caches/tool/cmd.sock",
+        ".cache/tool/cmd.sock",
+        ".ssh/ctl-socket",
+        ".ssh/agent.sock",
+        ".gnupg/S.gpg-agent",
+    ] {
+        probes.insert(h.join(r));
+    }
+    let repo = cage.policy.repo();
+    for r in [
+        "server.sock",
+        "target/tmp/s.sock",
+        ".vscode/agent.sock",
+        ".vscode/other.sock",
+        ".git/hooks/s",
+    ] {
+        probes.insert(repo.join(r));
+    }
+    let tmp = window_tmp(cage);
+    probes.insert(tmp.join("pymp-abc/listener-xyz"));
+    probes.insert(tmp.join("../var-tmp/s"));
+    for r in [
         "w1.token",
         "w1.token.bak",
         "w1.toke",
@@ -328,6 +385,17 @@ fn hand_picked(cage: &Cage) -> Vec<PathBuf> {
         "/dev/tty",
         "/run/user/1000/x",
         "/usr/bin/sandbox-exec",
+        // Host services on macOS: tmux (both of its places), launchd's ssh-agent and
+        // XQuartz, Docker Desktop's socket and its /var/run link, the name resolver
+        // through its /var link.
+        "/private/tmp/tmux-501/default",
+        "/private/var/folders/ab/cd/T/tmux-501/default",
+        "/private/tmp/com.apple.launchd.abc/Listeners",
+        "/private/tmp/com.apple.launchd.def/org.xquartz:0",
+        "/private/tmp/.X11-unix/X0",
+        "/var/run/docker.sock",
+        "/var/run/mDNSResponder",
+        "/private/var/run/mDNSResponderx",
     ] {
         probes.insert(PathBuf::from(abs));
     }
@@ -370,11 +438,87 @@ fn expected_block(rule: &Rule, access: Access) -> (Action, Vec<Operation>, bool)
     }
 }
 
+/// Where `decide`'s rule for a connect says the deciding profile rule should be: every
+/// socket rule is a `network-outbound` rule with a filter.
+fn expected_connect_block(rule: &Rule, deviation: Option<&str>) -> (Action, Vec<Operation>, bool) {
+    let allow = deviation.is_some() || matches!(rule, Rule::AllowedSocket { .. });
+    let action = if allow { Action::Allow } else { Action::Deny };
+    match rule {
+        Rule::AllowedSocket { .. }
+        | Rule::HostSocket
+        | Rule::Sealed { .. }
+        | Rule::SealedChannelToken { .. } => (action, vec![Operation::NetworkOutbound], true),
+        other => panic!("unknown rule {other:?} for connect"),
+    }
+}
+
+/// What the profile should answer for a connect to `path`, and the deviation that makes
+/// it differ from `decide`, worked out here from the deviations' own words (not from
+/// `seatbelt::deviation`, which is checked against this).
+fn expected_connect(cage: &Cage, path: &Path) -> (bool, Option<&'static str>) {
+    let path = jaula_policy::paths::normalize_lexically(&Path::new("/").join(path));
+    let d = cage.policy.decide(&path, Access::Connect);
+    if d.rule == Rule::HostSocket
+        && cage.options.network == ProfileNetwork::Host
+        && path == Path::new(MDNS_RESPONDER)
+    {
+        return (true, Some("system-name-resolution"));
+    }
+    (d.allowed, None)
+}
+
 /// Compare verdicts (and, with `explain`, the deciding block) for every access on every
-/// probe. Returns one line per disagreement.
+/// probe, a connect included. Returns one line per disagreement.
 fn disagreements(cage: &Cage, probes: &[PathBuf], explain: bool) -> Vec<String> {
+    disagreements_counting(cage, probes, explain, &mut BTreeSet::new())
+}
+
+/// [`disagreements`], noting each deviation that made a difference in `seen`.
+fn disagreements_counting(
+    cage: &Cage,
+    probes: &[PathBuf],
+    explain: bool,
+    seen: &mut BTreeSet<&'static str>,
+) -> Vec<String> {
     let mut out = Vec::new();
     for path in probes {
+        let (want, deviation) = expected_connect(cage, path);
+        let v = cage.profile.evaluate_access(Access::Connect, path);
+        let d = cage.policy.decide(path, Access::Connect);
+        let named =
+            seatbelt::deviation(&cage.policy, &cage.options, path, Access::Connect).map(|d| d.name);
+        if named != deviation {
+            out.push(format!(
+                "connect {path:?}: seatbelt::deviation says {named:?}, the test {deviation:?}"
+            ));
+        }
+        if v.allowed != want {
+            out.push(format!(
+                "connect {path:?}: decide {} ({:?}), deviation {deviation:?}, profile {} ({})",
+                d.allowed,
+                d.rule,
+                v.allowed,
+                v.describe()
+            ));
+        } else {
+            if let Some(name) = deviation {
+                seen.insert(name);
+            }
+            if explain {
+                let (action, ops, filtered) = expected_connect_block(&d.rule, deviation);
+                let got = v
+                    .rule
+                    .map(|r| (r.action, r.operations.clone(), v.filter.is_some()));
+                if got != Some((action, ops.clone(), filtered)) {
+                    out.push(format!(
+                        "connect {path:?}: decide's {:?} expects ({action:?} {ops:?}), profile \
+                         says {}",
+                        d.rule,
+                        v.describe()
+                    ));
+                }
+            }
+        }
         for access in Access::ALL {
             let d = cage.policy.decide(path, access);
             let v = cage.profile.evaluate_access(access, path);
@@ -448,7 +592,158 @@ fn hand_picked_paths_agree_with_decide() {
         let probes = hand_picked(&cage);
         assert!(probes.len() >= 200, "only {} probes", probes.len());
         assert_agree(&cage, &probes, true);
+        // Every deviation a path can show is shown, so the table holds no stale entry.
+        let mut seen = BTreeSet::new();
+        disagreements_counting(&cage, &probes, true, &mut seen);
+        assert_eq!(
+            seen,
+            ["system-name-resolution"]
+                .into_iter()
+                .collect::<BTreeSet<_>>()
+        );
     }
+    // And the one no path shows is in the table, looser=false.
+    let names: Vec<(&str, bool)> = seatbelt::DEVIATIONS
+        .iter()
+        .map(|d| (d.name, d.looser))
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            ("cage-socket-refused", false),
+            ("system-name-resolution", true),
+        ]
+    );
+}
+
+/// The routes of the escape-by-proxy issue as macOS has them, by name: each host service's
+/// socket is refused by the profile (and by decide), wherever it sits: in the host's
+/// temporary directories, in a cache, and in the places a host socket can be renamed or
+/// linked into (the repo, the window's temporary directory; `cage-socket-refused`). Only
+/// the allowed ones are reachable, and a seal wins over an allow.
+#[test]
+fn host_sockets_are_refused_wherever_they_sit_and_allowed_ones_reachable() {
+    let cage = build(OsStr::new("owner"), OsStr::new("project"), ALL_OPTIONS[0]);
+    let h = &cage.home;
+    let repo = cage.policy.repo();
+    let tmp = window_tmp(&cage);
+    let refused: Vec<PathBuf> = vec![
+        PathBuf::from("/private/tmp/tmux-501/default"),
+        PathBuf::from("/private/var/folders/ab/cd/T/tmux-501/default"),
+        PathBuf::from("/private/tmp/com.apple.launchd.abc/Listeners"),
+        PathBuf::from("/private/tmp/.X11-unix/X0"),
+        PathBuf::from("/var/run/docker.sock"),
+        h.join(".docker/run/docker.sock"),
+        h.join("Library/Caches/tool/cmd.sock"),
+        h.join(".ssh/ctl-socket"),
+        cage.root.join("sockets/agent.sockx"),
+        repo.join(".vscode/other.sock"),
+        tmp.join("../var-tmp/s"),
+        repo.join("server.sock"),
+        tmp.join("pymp-abc/listener-xyz"),
+    ];
+    for path in &refused {
+        let v = cage.profile.evaluate_access(Access::Connect, path);
+        assert!(!v.allowed, "{}: {}", path.display(), v.describe());
+        assert!(!cage.policy.decide(path, Access::Connect).allowed);
+    }
+    let reachable: Vec<PathBuf> = vec![
+        cage.root.join("sockets/agent.sock"),
+        repo.join(".vscode/agent.sock"),
+        PathBuf::from(MDNS_RESPONDER),
+    ];
+    for path in &reachable {
+        let v = cage.profile.evaluate_access(Access::Connect, path);
+        assert!(v.allowed, "{}: {}", path.display(), v.describe());
+    }
+    // The seal wins even over an explicit allow, and the dropped allow was said aloud.
+    assert!(cage
+        .policy
+        .warnings()
+        .iter()
+        .any(|w| format!("{w:?}").contains("ctl-socket")));
+}
+
+fn endpoints(port: u16) -> Vec<IpEndpoint> {
+    let mut out = Vec::new();
+    for loopback in [true, false] {
+        for p in [port, port.wrapping_add(1), 53, 443, 22] {
+            out.push(IpEndpoint { loopback, port: p });
+        }
+    }
+    out
+}
+
+/// `host` reaches everything, `none` nothing (not even the loopback: on macOS it is the
+/// host's, where the owner's services listen), `allow` only the proxy's port on the
+/// loopback. The socket rules are the same in every mode but for the name resolver, which
+/// is a channel out (DNS names) in the two closed modes.
+#[test]
+fn network_modes_reach_only_what_they_name() {
+    let base = build(OsStr::new("owner"), OsStr::new("project"), ALL_OPTIONS[0]);
+    let port = 41_999;
+    for network in [
+        ProfileNetwork::Host,
+        ProfileNetwork::None,
+        ProfileNetwork::Proxy { port },
+    ] {
+        let options = ProfileOptions { network };
+        let text = render_profile_with(&base.policy, &options).expect("renders");
+        let profile = Profile::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        for end in endpoints(port) {
+            let want = match network {
+                ProfileNetwork::Host => true,
+                ProfileNetwork::None => false,
+                ProfileNetwork::Proxy { port: p } => end.loopback && end.port == p,
+            };
+            let v = profile.evaluate_request(Request::IpConnect(end));
+            assert_eq!(
+                v.allowed,
+                want,
+                "{network:?} {end:?}: {}\n{text}",
+                v.describe()
+            );
+        }
+        let mdns = profile.evaluate_access(Access::Connect, Path::new(MDNS_RESPONDER));
+        assert_eq!(mdns.allowed, network == ProfileNetwork::Host, "{network:?}");
+        // Files and sockets are decided as in the host-mode profile (the cage is rebuilt
+        // with these options, so expected_connect knows the mode).
+        let cage = Cage {
+            _dir: tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("scratch"),
+            root: base.root.clone(),
+            home: base.home.clone(),
+            policy: base.policy.clone(),
+            options,
+            text,
+            profile,
+        };
+        assert_agree(&cage, &hand_picked(&cage), true);
+    }
+}
+
+/// The default options (every caller of `render_profile`) are the host mode.
+#[test]
+fn default_options_render_the_host_mode() {
+    let cage = build(OsStr::new("owner"), OsStr::new("project"), ALL_OPTIONS[0]);
+    assert_eq!(
+        render_profile(&cage.policy).expect("renders"),
+        render_profile_with(
+            &cage.policy,
+            &ProfileOptions {
+                network: ProfileNetwork::Host
+            }
+        )
+        .expect("renders")
+    );
+    let profile = Profile::parse(&render_profile(&cage.policy).expect("renders")).expect("parses");
+    assert!(
+        profile
+            .evaluate_request(Request::IpConnect(IpEndpoint {
+                loopback: false,
+                port: 443
+            }))
+            .allowed
+    );
 }
 
 #[test]

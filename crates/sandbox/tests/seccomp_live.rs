@@ -10,6 +10,9 @@
 //! harmlessly (bad fd, bad pointer, invalid flag): the baseline run proves the errno seen
 //! under the filter came from the filter and not from the kernel's own checks.
 
+// Linux layers (or Linux-only syscalls and flags): nothing to build elsewhere.
+#![cfg(target_os = "linux")]
+
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;

@@ -90,6 +90,7 @@ pub fn views(
 fn connect_views(args: &ExplainArgs, path: &Path) -> Result<Vec<BackendView>, CliError> {
     let linux = policy_for(args, Platform::Linux)?;
     let decision = linux.decide(path, Access::Connect);
+    let seatbelt_view = seatbelt_connect_view(args, path)?;
     let gate = if decision.allowed {
         "the socket gate connects it (allowed socket)".to_owned()
     } else {
@@ -103,13 +104,7 @@ fn connect_views(args: &ExplainArgs, path: &Path) -> Result<Vec<BackendView>, Cl
         Access::Connect,
     )?;
     Ok(vec![
-        BackendView {
-            backend: "seatbelt",
-            allowed: false,
-            summary: "not modelled: Seatbelt's unix-socket rules are not rendered yet; the \
-                      profile leaves network-outbound open"
-                .to_owned(),
-        },
+        seatbelt_view,
         BackendView {
             backend: "bwrap",
             allowed: decision.allowed,
@@ -129,6 +124,35 @@ fn connect_views(args: &ExplainArgs, path: &Path) -> Result<Vec<BackendView>, Cl
             summary: format!("{gate}; Landlock below ABI 9 has no connect right"),
         },
     ])
+}
+
+/// The Seatbelt profile's own answer for a connect (host network mode), from the parsed
+/// profile, with the deviation that makes it differ from `decide` when there is one.
+fn seatbelt_connect_view(args: &ExplainArgs, path: &Path) -> Result<BackendView, CliError> {
+    let mac = policy_for(args, Platform::MacOs)?;
+    let options = seatbelt::ProfileOptions::default();
+    let profile = seatbelt::render_profile_with(&mac, &options)?;
+    let parsed = seatbelt::eval::Profile::parse(&profile)
+        .map_err(|e| CliError::Launch(format!("the rendered profile does not parse: {e}")))?;
+    let verdict = parsed.evaluate_access(Access::Connect, path);
+    let mut summary = format!(
+        "{} by {}",
+        if verdict.allowed { "allowed" } else { "denied" },
+        verdict.describe()
+    );
+    match seatbelt::deviation(&mac, &options, path, Access::Connect) {
+        Some(d) => summary.push_str(&format!("; deviation {}: {}", d.name, d.why)),
+        // A socket this cage bound is admitted by the gate on Linux, never by the profile.
+        None if !verdict.allowed => {
+            summary.push_str("; even a socket this cage bound (deviation cage-socket-refused)")
+        }
+        None => {}
+    }
+    Ok(BackendView {
+        backend: "seatbelt",
+        allowed: verdict.allowed,
+        summary,
+    })
 }
 
 fn policy_for(args: &ExplainArgs, platform: Platform) -> Result<Policy, CliError> {

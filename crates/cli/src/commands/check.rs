@@ -74,11 +74,22 @@ pub fn run(args: &CheckArgs) -> Outcome {
     let sources = context::sources(&args.policy, None)?;
     let mut availability = availability(&sources);
     let layers = Layers::probe(&sources);
+    let seatbelt = (Platform::host() == Platform::MacOs && availability.available)
+        .then(|| SeatbeltCheck::probe(&args.policy));
     // `jaula run` refuses without its socket gate, so a cage is only available with one.
-    if let (true, Err(reason)) = (availability.available, &layers.socket_gate) {
+    if Platform::host() == Platform::Linux {
+        if let (true, Err(reason)) = (availability.available, &layers.socket_gate) {
+            availability = Availability {
+                available: false,
+                reason: format!("socket gate: {reason}"),
+            };
+        }
+    }
+    // On macOS the cage is sandbox-exec: present is not enough, it must run a profile.
+    if let Some(Err(reason)) = seatbelt.as_ref().map(|s| &s.trivial) {
         availability = Availability {
             available: false,
-            reason: format!("socket gate: {reason}"),
+            reason: format!("{SANDBOX_EXEC} does not run a trivial profile: {reason}"),
         };
     }
     if args.json {
@@ -103,6 +114,7 @@ pub fn run(args: &CheckArgs) -> Outcome {
             "network": network_line(&sources),
             "pid_namespace": PID_NS_LINE,
             "host_services": HOST_SERVICES_LINE,
+            "seatbelt": seatbelt.as_ref().map(SeatbeltCheck::json),
         }))?;
     } else {
         // The first line is the seed's, for launchers that read it; the layers follow.
@@ -125,6 +137,11 @@ pub fn run(args: &CheckArgs) -> Outcome {
             }
             println!("pid namespace: {PID_NS_LINE}");
             println!("host services: {HOST_SERVICES_LINE}");
+        }
+        if let Some(seatbelt) = &seatbelt {
+            for line in seatbelt.lines() {
+                println!("{line}");
+            }
         }
         println!("network: {}", network_line(&sources));
     }
@@ -169,30 +186,132 @@ struct Layers {
 
 impl Layers {
     fn probe(sources: &Sources) -> Layers {
-        let seccomp = match (seccomp_in_kernel(), jaula_sandbox::seccomp::compile()) {
-            (true, Ok(filter)) => format!(
-                "available; {} deny rules, arch {:?}",
-                jaula_sandbox::seccomp::deny_list().len(),
-                filter.arch()
-            ),
-            (false, _) => {
-                "not available in this kernel (no Seccomp field in /proc/self/status)".to_string()
-            }
-            (_, Err(e)) => format!("filter does not compile here: {e}"),
-        };
         let bwrap = bwrap::probe(sources.bwrap, &bwrap::BwrapOptions::default()).reason();
         Layers {
             landlock: landlock::probe(),
-            seccomp,
+            seccomp: seccomp_line(),
             bwrap,
-            socket_gate: jaula_sandbox::socket_gate::probe().map_err(|e| e.to_string()),
+            socket_gate: socket_gate_probe(),
         }
     }
 }
 
+#[cfg(target_os = "linux")]
+fn seccomp_line() -> String {
+    match (seccomp_in_kernel(), jaula_sandbox::seccomp::compile()) {
+        (true, Ok(filter)) => format!(
+            "available; {} deny rules, arch {:?}",
+            jaula_sandbox::seccomp::deny_list().len(),
+            filter.arch()
+        ),
+        (false, _) => {
+            "not available in this kernel (no Seccomp field in /proc/self/status)".to_string()
+        }
+        (_, Err(e)) => format!("filter does not compile here: {e}"),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn seccomp_line() -> String {
+    "not on this system: seccomp is a Linux layer".to_string()
+}
+
+#[cfg(target_os = "linux")]
+fn socket_gate_probe() -> Result<(), String> {
+    jaula_sandbox::socket_gate::probe().map_err(|e| e.to_string())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn socket_gate_probe() -> Result<(), String> {
+    Err(
+        "not on this system: the socket gate is a Linux layer (the Seatbelt profile's \
+         network-outbound rules decide unix-socket connects)"
+            .to_string(),
+    )
+}
+
+/// What `sandbox-exec` did with a trivial profile and with this window's own.
+#[derive(Debug)]
+struct SeatbeltCheck {
+    trivial: Result<(), String>,
+    /// `None` without `--repo`: no window to render a profile for.
+    window: Option<Result<(), String>>,
+}
+
+/// A profile every Seatbelt accepts: the probe tells a working sandbox-exec from a
+/// missing, broken or refused one.
+const TRIVIAL_PROFILE: &str = "(version 1)\n(allow default)\n";
+
+/// What the probes run under the profile: it exists on every macOS.
+const PROBE_COMMAND: &str = "/usr/bin/true";
+
+impl SeatbeltCheck {
+    fn probe(args: &PolicyArgs) -> SeatbeltCheck {
+        let exec = Path::new(SANDBOX_EXEC);
+        let probe = Path::new(PROBE_COMMAND);
+        let trivial = probe_seatbelt(exec, TRIVIAL_PROFILE, probe);
+        let window = args.repo.as_ref().map(|_| {
+            let profile = crate::commands::profile::render(
+                args,
+                jaula_sandbox::seatbelt::ProfileNetwork::Host,
+            )
+            .map_err(|e| e.to_string())?;
+            probe_seatbelt(exec, &profile, probe)
+        });
+        SeatbeltCheck { trivial, window }
+    }
+
+    fn lines(&self) -> Vec<String> {
+        let mut out = vec![match &self.trivial {
+            Ok(()) => format!("seatbelt: {SANDBOX_EXEC} runs a trivial profile"),
+            Err(e) => format!("seatbelt: {SANDBOX_EXEC} does not run a trivial profile: {e}"),
+        }];
+        out.push(match &self.window {
+            None => "seatbelt: give --repo to check this window's own profile too".to_owned(),
+            Some(Ok(())) => "seatbelt: this window's profile compiles and runs".to_owned(),
+            Some(Err(e)) => format!("seatbelt: this window's profile is refused: {e}"),
+        });
+        out
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let answer = |r: &Result<(), String>| match r {
+            Ok(()) => "runs".to_owned(),
+            Err(e) => e.clone(),
+        };
+        serde_json::json!({
+            "trivial_profile": answer(&self.trivial),
+            "window_profile": self.window.as_ref().map(answer),
+        })
+    }
+}
+
+/// Run `sandbox_exec -p PROFILE probe`: `Ok` when it exits 0, else what went wrong (its
+/// stderr says why a profile does not compile).
+pub fn probe_seatbelt(sandbox_exec: &Path, profile: &str, probe: &Path) -> Result<(), String> {
+    let out = std::process::Command::new(sandbox_exec)
+        .arg("-p")
+        .arg(profile)
+        .arg(probe)
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot execute {}: {e}", sandbox_exec.display()))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    Err(format!("{} ({})", out.status, stderr.trim()))
+}
+
+#[cfg(target_os = "linux")]
 /// The kernel reports a `Seccomp:` line in /proc/self/status when CONFIG_SECCOMP is on.
 fn seccomp_in_kernel() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .map(|s| s.lines().any(|l| l.starts_with("Seccomp:")))
         .unwrap_or(false)
 }
+
+#[cfg(test)]
+#[path = "check_tests.rs"]
+mod tests;

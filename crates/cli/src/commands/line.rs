@@ -106,6 +106,8 @@ pub use jaula_sandbox::bwrap::sanitize_window;
 /// and a crash never leaves half a profile.
 fn write_profile(policy: &Policy, window: &str) -> Result<PathBuf, CliError> {
     use std::os::unix::fs::DirBuilderExt;
+    // The profile `jaula profile` prints for the same flags: host network (the seed's line
+    // has no proxy).
     let profile = jaula_sandbox::seatbelt::render_profile(policy)?;
     let dir = policy
         .state_home()

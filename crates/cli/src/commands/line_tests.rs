@@ -29,6 +29,7 @@ fn the_profile_file_is_private_atomic_and_never_follows_a_planted_link() {
     assert!(meta.file_type().is_file(), "the planted link was replaced");
     assert_eq!(meta.permissions().mode() & 0o777, 0o600);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    // The profile `jaula profile` prints for the same flags (host network).
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),
         jaula_sandbox::seatbelt::render_profile(&policy).unwrap()
@@ -62,21 +63,7 @@ fn the_linux_prefix_names_the_window_and_hands_nothing_to_the_tmux_server() {
     std::fs::create_dir_all(&home).unwrap();
     let spec = jaula_policy::PolicySpec::with_defaults(jaula_policy::Platform::Linux, home, repo);
     let policy = spec.resolve().unwrap();
-    let args = crate::args::PolicyArgs {
-        repo: Some(policy.repo().to_path_buf()),
-        window: "w1".into(),
-        home: None,
-        token_file: None,
-        mounts: "".into(),
-        deny: Vec::new(),
-        allow_write: Vec::new(),
-        state_home: None,
-        config: None,
-        allow_unix_socket: Vec::new(),
-        allow_unix_preset: Vec::new(),
-        unprotect: Vec::new(),
-        protect_path_dirs: false,
-    };
+    let args = policy_args(&policy);
     let argv: Vec<String> = run_prefix(&policy, &spec, &args)
         .unwrap()
         .iter()
@@ -93,4 +80,22 @@ fn the_linux_prefix_names_the_window_and_hands_nothing_to_the_tmux_server() {
         );
     }
     assert!(!argv.iter().any(|a| a.contains("TMUX")), "{argv:?}");
+}
+
+fn policy_args(policy: &jaula_policy::Policy) -> crate::args::PolicyArgs {
+    crate::args::PolicyArgs {
+        repo: Some(policy.repo().to_path_buf()),
+        window: "w1".into(),
+        home: None,
+        token_file: None,
+        mounts: "".into(),
+        deny: Vec::new(),
+        allow_write: Vec::new(),
+        state_home: None,
+        config: None,
+        allow_unix_socket: Vec::new(),
+        allow_unix_preset: Vec::new(),
+        unprotect: Vec::new(),
+        protect_path_dirs: false,
+    }
 }

@@ -2,12 +2,25 @@
 
 pub mod backends;
 pub mod check;
+#[cfg(target_os = "linux")]
 pub mod contract;
+// Contract mode (per-tenant uids, cgroups, the hand-over) is Linux-only: elsewhere
+// `jaula contract` refuses with exit 126.
+#[cfg(not(target_os = "linux"))]
+#[path = "contract_unsupported.rs"]
+pub mod contract;
+#[cfg(target_os = "linux")]
 pub mod contract_render;
+#[cfg(target_os = "linux")]
 pub mod contract_run;
+#[cfg(target_os = "linux")]
 pub mod contract_wiring;
 pub mod explain;
 pub mod line;
 pub mod profile;
 pub mod render;
 pub mod run;
+// The macOS launch; compiled for the tests everywhere, since it runs up to its exec on any
+// host with a recording executor.
+#[cfg(any(target_os = "macos", test))]
+pub mod run_seatbelt;

@@ -4,29 +4,69 @@ use std::io::Write;
 
 use clap::Args;
 use jaula_policy::Platform;
+use jaula_sandbox::seatbelt::{ProfileNetwork, ProfileOptions};
 
 use crate::args::PolicyArgs;
+use crate::commands::run::NetworkArg;
+use crate::error::CliError;
 use crate::{context, Outcome};
 
-/// Print the Seatbelt (SBPL) profile for one window, for any host.
+/// Print the Seatbelt (SBPL) profile for one window, for any host: the one `jaula run`
+/// hands to `/usr/bin/sandbox-exec` on macOS for the same flags.
 #[derive(Args, Debug)]
 pub struct ProfileArgs {
     #[command(flatten)]
     pub policy: PolicyArgs,
+    /// The network mode to render: `host` (default), `none` (no IP destination) or
+    /// `allow` (only the proxy's loopback port, given with --proxy-port).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub network: Option<NetworkArg>,
+    /// With --network allow: the loopback port jaula's proxy listens on (`jaula run`
+    /// picks one when it starts the proxy).
+    #[arg(long, value_name = "PORT")]
+    pub proxy_port: Option<u16>,
     /// Print {"profile": TEXT} instead of the bare profile.
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: &ProfileArgs) -> Outcome {
-    print(&args.policy, args.json)
+    let network = profile_network(args.network, args.proxy_port)?;
+    print(&args.policy, network, args.json)
+}
+
+/// `--network` and `--proxy-port` as the profile's network rules: `allow` needs the port,
+/// and a port means nothing in the other modes.
+pub fn profile_network(
+    mode: Option<NetworkArg>,
+    port: Option<u16>,
+) -> Result<ProfileNetwork, CliError> {
+    match (mode.unwrap_or(NetworkArg::Host), port) {
+        (NetworkArg::Host, None) => Ok(ProfileNetwork::Host),
+        (NetworkArg::None, None) => Ok(ProfileNetwork::None),
+        (NetworkArg::Allow, Some(port)) if port != 0 => Ok(ProfileNetwork::Proxy { port }),
+        (NetworkArg::Allow, _) => Err(CliError::Usage(
+            "--network allow needs --proxy-port PORT (the proxy's loopback port, not 0)".to_owned(),
+        )),
+        (_, Some(_)) => Err(CliError::Usage(
+            "--proxy-port only means something with --network allow".to_owned(),
+        )),
+    }
+}
+
+/// Resolve the macOS cage for these flags and render its profile.
+pub fn render(policy_args: &PolicyArgs, network: ProfileNetwork) -> Result<String, CliError> {
+    let sources = context::sources(policy_args, Some(Platform::MacOs))?;
+    let policy = context::resolve(&sources, policy_args)?;
+    let options = ProfileOptions { network };
+    Ok(jaula_sandbox::seatbelt::render_profile_with(
+        &policy, &options,
+    )?)
 }
 
 /// Resolve the macOS cage for these flags and print its profile (also `render seatbelt`).
-pub fn print(policy_args: &PolicyArgs, json: bool) -> Outcome {
-    let sources = context::sources(policy_args, Some(Platform::MacOs))?;
-    let policy = context::resolve(&sources, policy_args)?;
-    let profile = jaula_sandbox::seatbelt::render_profile(&policy)?;
+pub fn print(policy_args: &PolicyArgs, network: ProfileNetwork, json: bool) -> Outcome {
+    let profile = render(policy_args, network)?;
     if json {
         context::print_json(&serde_json::json!({ "profile": profile }))?;
     } else {

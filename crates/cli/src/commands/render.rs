@@ -36,7 +36,13 @@ pub enum RenderBackend {
 
 pub fn run(args: &RenderArgs) -> Outcome {
     match args.backend {
-        RenderBackend::Seatbelt => return crate::commands::profile::print(&args.policy, args.json),
+        RenderBackend::Seatbelt => {
+            return crate::commands::profile::print(
+                &args.policy,
+                jaula_sandbox::seatbelt::ProfileNetwork::Host,
+                args.json,
+            )
+        }
         RenderBackend::Bwrap => {
             let sources = context::sources(&args.policy, Some(Platform::Linux))?;
             let policy = context::resolve(&sources, &args.policy)?;

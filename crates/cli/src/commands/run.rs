@@ -3,25 +3,41 @@
 use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use jaula_policy::{CageProfile, Platform, Policy, Sources};
-use jaula_sandbox::bwrap;
+use jaula_policy::Sources;
 use jaula_sandbox::hardening::env::{scrub_env, EnvPattern, EnvRules};
+use jaula_sandbox::network::{DomainRules, NetworkMode, NetworkSpec};
+
+// The Linux launch: Landlock, seccomp, the bwrap view, the socket gate, network namespaces.
+#[cfg(target_os = "linux")]
+use jaula_policy::{CageProfile, Platform, Policy};
+#[cfg(target_os = "linux")]
+use jaula_sandbox::bwrap;
+#[cfg(target_os = "linux")]
 use jaula_sandbox::hardening::HardeningOptions;
+#[cfg(target_os = "linux")]
 use jaula_sandbox::landlock::{self, Floor, PlanMode, RealFs};
+#[cfg(target_os = "linux")]
 use jaula_sandbox::launch::{
     confine_and_exec, enter_cgroup, exit_like, set_resource_limits, Confinement, Gate,
     ResourceLimits,
 };
-use jaula_sandbox::network::{netns, DomainRules, NetworkMode, NetworkSpec};
+#[cfg(target_os = "linux")]
+use jaula_sandbox::network::netns;
+#[cfg(target_os = "linux")]
 use jaula_sandbox::planting::{self, Snapshot};
+#[cfg(target_os = "linux")]
+use std::path::Path;
+#[cfg(target_os = "linux")]
+use std::process::Command;
 
 use crate::args::PolicyArgs;
+#[cfg(target_os = "linux")]
+use crate::context;
 use crate::error::CliError;
-use crate::{context, Outcome};
+use crate::Outcome;
 
 /// Exit status when jaula refuses to start the command (the shell's "cannot execute").
 pub const REFUSED: i32 = 126;
@@ -161,6 +177,23 @@ pub enum Backend {
     Bwrap,
 }
 
+/// On macOS: the Seatbelt launch (`run_seatbelt`).
+#[cfg(not(target_os = "linux"))]
+pub fn run(args: &RunArgs) -> Outcome {
+    #[cfg(target_os = "macos")]
+    return crate::commands::run_seatbelt::run(args);
+    #[cfg(not(target_os = "macos"))]
+    {
+        let _ = args;
+        eprintln!(
+            "jaula: refusing to run: no cage exists for {} (Linux and macOS only)",
+            std::env::consts::OS
+        );
+        Ok(REFUSED)
+    }
+}
+
+#[cfg(target_os = "linux")]
 pub fn run(args: &RunArgs) -> Outcome {
     let mut policy_args = args.policy.clone();
     if policy_args.repo.is_none() {
@@ -248,6 +281,7 @@ pub fn run(args: &RunArgs) -> Outcome {
 
 /// Where the bubblewrap probe's "yes" is kept between launches: the state home's cage
 /// profile directory, read-only to every cage (see `bwrap::probe_cached`).
+#[cfg(target_os = "linux")]
 fn bwrap_probe_cache(policy: &Policy) -> std::path::PathBuf {
     policy
         .state_home()
@@ -255,10 +289,12 @@ fn bwrap_probe_cache(policy: &Policy) -> std::path::PathBuf {
         .join("bwrap-probe")
 }
 
+#[cfg(target_os = "linux")]
 fn landlock_missing() -> String {
     format!("landlock: {}", landlock::probe().kernel)
 }
 
+#[cfg(target_os = "linux")]
 fn configured_backend(sources: &Sources) -> Result<Backend, CliError> {
     match sources.run.backend.as_deref() {
         None => Ok(Backend::Auto),
@@ -271,6 +307,7 @@ fn configured_backend(sources: &Sources) -> Result<Backend, CliError> {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn bwrap_options(args: &RunArgs, mode: NetworkMode) -> bwrap::BwrapOptions {
     bwrap::BwrapOptions {
         proc_fs: !args.no_pid_ns,
@@ -283,6 +320,7 @@ fn bwrap_options(args: &RunArgs, mode: NetworkMode) -> bwrap::BwrapOptions {
 /// policy makes the host's writable (a window; a tenant never gets them): the host's hold
 /// the owner's tmux, X11, D-Bus, docker and agent sockets, which connect(2) reaches
 /// through any bind. Err is the reason to refuse: never fall back to the host's `/tmp`.
+#[cfg(target_os = "linux")]
 fn private_view(
     args: &RunArgs,
     policy: &Policy,
@@ -327,6 +365,7 @@ fn private_view(
 }
 
 /// What `/proc` shows the caged process, for `-v` (bwrap) and the native backend.
+#[cfg(target_os = "linux")]
 pub fn describe_pid_ns(own: bool) -> &'static str {
     if own {
         "the cage's own, with its own /proc: host processes and their command lines are \
@@ -340,7 +379,7 @@ pub fn describe_pid_ns(own: bool) -> &'static str {
 /// The mode and validated lists: flags over the config's `[network]`. The config's lists
 /// only count when the mode is `allow` (a config can hold an allow list and a single run
 /// still ask for `none`); lists given as flags with another mode are refused.
-fn network_settings(
+pub(crate) fn network_settings(
     args: &RunArgs,
     sources: &Sources,
 ) -> Result<(NetworkMode, DomainRules), CliError> {
@@ -381,6 +420,7 @@ fn network_settings(
     Ok((mode, rules))
 }
 
+#[cfg(target_os = "linux")]
 fn describe_mode(mode: NetworkMode, rules: &DomainRules) -> String {
     match mode {
         NetworkMode::Host => "host (the host's network, unrestricted)".to_owned(),
@@ -393,7 +433,7 @@ fn describe_mode(mode: NetworkMode, rules: &DomainRules) -> String {
     }
 }
 
-fn resolve_overrides(args: &RunArgs) -> Result<Vec<(String, SocketAddr)>, CliError> {
+pub(crate) fn resolve_overrides(args: &RunArgs) -> Result<Vec<(String, SocketAddr)>, CliError> {
     args.network_resolve
         .iter()
         .map(|entry| {
@@ -408,7 +448,7 @@ fn resolve_overrides(args: &RunArgs) -> Result<Vec<(String, SocketAddr)>, CliErr
 
 /// `--allow-address` and the config's `network.allow_address`, each checked where it was
 /// written. The config's list counts only in `allow` mode, like its other lists.
-fn allow_addresses(
+pub(crate) fn allow_addresses(
     args: &RunArgs,
     sources: &Sources,
 ) -> Result<Vec<jaula_proxy::AddressRange>, CliError> {
@@ -436,6 +476,7 @@ fn allow_addresses(
 /// its loopback listener out; this process serves the proxy on it until the child exits,
 /// then mirrors the child's exit status or signal. Where no namespace can be made the
 /// child refuses (exit 126): there is no fallback, since a port rule would admit any host.
+#[cfg(target_os = "linux")]
 fn run_allow(
     args: &RunArgs,
     policy_args: &PolicyArgs,
@@ -554,18 +595,30 @@ fn run_allow(
     exit_like(done.status)
 }
 
+#[cfg(target_os = "linux")]
 fn refuse(reason: &str) -> Outcome {
     eprintln!("jaula: refusing to run: {reason}");
     Ok(REFUSED)
 }
 
+#[cfg(target_os = "linux")]
 fn own_binary() -> Result<PathBuf, CliError> {
     std::env::current_exe()
         .map_err(|e| CliError::Launch(format!("cannot find jaula's own binary: {e}")))
 }
 
 /// The environment CMD gets: this process's, less the credential variables.
+#[cfg(target_os = "linux")]
 fn scrubbed_env(args: &RunArgs, sources: &Sources) -> Result<Vec<(OsString, OsString)>, CliError> {
+    scrubbed_env_from(args, sources, std::env::vars_os())
+}
+
+/// The command's environment: `vars` with the credential variables scrubbed.
+pub(crate) fn scrubbed_env_from(
+    args: &RunArgs,
+    sources: &Sources,
+    vars: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Result<Vec<(OsString, OsString)>, CliError> {
     let pattern = |text: &String| {
         EnvPattern::parse(text)
             .map_err(|e| CliError::Usage(format!("bad environment pattern {text:?}: {e}")))
@@ -585,7 +638,7 @@ fn scrubbed_env(args: &RunArgs, sources: &Sources) -> Result<Vec<(OsString, OsSt
     for p in sources.env.scrub.iter().chain(&args.scrub_env) {
         rules = rules.scrub(pattern(p)?);
     }
-    let scrubbed = scrub_env(std::env::vars_os(), &rules);
+    let scrubbed = scrub_env(vars, &rules);
     if args.verbose && !args.inner_stage && !scrubbed.removed_names.is_empty() {
         let names: Vec<_> = scrubbed
             .removed_names
@@ -597,6 +650,7 @@ fn scrubbed_env(args: &RunArgs, sources: &Sources) -> Result<Vec<(OsString, OsSt
     Ok(scrubbed.kept)
 }
 
+#[cfg(target_os = "linux")]
 fn command(args: &RunArgs, env: Vec<(OsString, OsString)>) -> Command {
     let mut cmd = Command::new(&args.command[0]);
     cmd.args(&args.command[1..]).env_clear().envs(env);
@@ -604,6 +658,7 @@ fn command(args: &RunArgs, env: Vec<(OsString, OsString)>) -> Command {
 }
 
 /// Landlock + seccomp + hardening on this process, then exec CMD in its place.
+#[cfg(target_os = "linux")]
 fn confine(
     args: &RunArgs,
     policy: &Policy,
@@ -682,6 +737,7 @@ fn confine(
     Ok(err.exit_code())
 }
 
+#[cfg(target_os = "linux")]
 struct NetworkStage {
     env: Vec<(String, String)>,
     restrict_sockets: bool,
@@ -694,6 +750,7 @@ struct NetworkStage {
 ///   already made the namespace.
 /// - `allow`: natively a namespace first (required: no fallback); then, in both
 ///   backends, bind the proxy's listener on the namespace's loopback and hand it out.
+#[cfg(target_os = "linux")]
 fn network_stage(
     args: &RunArgs,
     plan: PlanMode,
@@ -742,6 +799,7 @@ fn network_stage(
 /// Run bubblewrap with the rendered view and jaula's own inner stage inside it, wait for
 /// it, report the protected paths the view could not cover (absent ones) if they changed,
 /// and leave as it left.
+#[cfg(target_os = "linux")]
 fn exec_bwrap(
     args: &RunArgs,
     policy_args: &PolicyArgs,
@@ -780,6 +838,7 @@ fn exec_bwrap(
 /// command runs and reported on after it ends. The socket gate's supervisor already waits
 /// for the command and does the reporting; with `--no-socket-gate` there is no supervisor,
 /// so this jaula re-executes itself as the confined stage (`--planting-child`) and waits.
+#[cfg(target_os = "linux")]
 fn native(
     args: &RunArgs,
     policy: &Policy,
@@ -808,6 +867,7 @@ fn native(
 
 /// The planting report the socket gate's supervisor makes after the command: the snapshot
 /// and the evidence log are taken now, before this process confines itself.
+#[cfg(target_os = "linux")]
 fn planting_hook(
     args: &RunArgs,
     policy: &Policy,
@@ -837,6 +897,7 @@ fn planting_hook(
     }))
 }
 
+#[cfg(target_os = "linux")]
 fn wait_and_report(cmd: &mut Command, policy: &Policy, verbose: bool) -> Outcome {
     let snapshot = Snapshot::take(policy);
     if verbose {
@@ -861,6 +922,7 @@ fn wait_and_report(cmd: &mut Command, policy: &Policy, verbose: bool) -> Outcome
     exit_like(status)
 }
 
+#[cfg(target_os = "linux")]
 fn command_beneath_private_dirs(program: &OsString, cwd: &std::path::Path) -> Option<PathBuf> {
     let path = std::path::Path::new(program);
     if path.components().count() < 2 {
@@ -871,6 +933,7 @@ fn command_beneath_private_dirs(program: &OsString, cwd: &std::path::Path) -> Op
 
 /// `path`, canonical, when it lies beneath a directory the bwrap view replaces with the
 /// window's own (/tmp, /var/tmp).
+#[cfg(target_os = "linux")]
 fn beneath_private_dirs(path: &std::path::Path) -> Option<PathBuf> {
     let real = std::fs::canonicalize(path).ok()?;
     let replaced = [
@@ -884,6 +947,7 @@ fn beneath_private_dirs(path: &std::path::Path) -> Option<PathBuf> {
 }
 
 /// bubblewrap's argv with jaula's inner stage (and `extra` flags for it) as the command.
+#[cfg(target_os = "linux")]
 fn bwrap_argv(
     args: &RunArgs,
     policy_args: &PolicyArgs,
@@ -947,6 +1011,7 @@ fn bwrap_argv(
 
 /// The inner stage re-resolves the same policy inside the view: the outer stage's resolved
 /// paths are passed explicitly so both stages agree whatever the environment says.
+#[cfg(target_os = "linux")]
 fn inner_stage_args(
     args: &RunArgs,
     policy_args: &PolicyArgs,
@@ -985,6 +1050,7 @@ fn inner_stage_args(
 }
 
 /// No cage: refuse (exit 126) with the reason, unless the user asked to run anyway.
+#[cfg(target_os = "linux")]
 fn uncaged(args: &RunArgs, reason: &str) -> Outcome {
     if !args.allow_uncaged {
         eprintln!("jaula: refusing to run uncaged: {reason} (pass --allow-uncaged to run anyway)");

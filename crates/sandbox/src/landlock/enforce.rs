@@ -1,18 +1,27 @@
 //! The half that acts on the calling thread: build the ruleset, restrict, report.
+//!
+//! Landlock is a Linux LSM: on any other kernel [`probe`] reports it not implemented and
+//! [`restrict_self`] refuses, so callers take the same path as on a Linux kernel without it.
 
 use std::fmt;
+#[cfg(target_os = "linux")]
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 
+#[cfg(target_os = "linux")]
 use ::landlock::{
     Access, AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, RestrictSelfAttr, Ruleset,
     RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
 };
+#[cfg(target_os = "linux")]
 use rustix::fs::{FileType, Mode, OFlags, ResolveFlags, CWD};
+#[cfg(target_os = "linux")]
 use rustix::io::Errno;
 use serde::Serialize;
 
-use super::plan::{Plan, PlanMode, PlanRule};
+#[cfg(target_os = "linux")]
+use super::plan::PlanRule;
+use super::plan::{Plan, PlanMode};
 use super::rights::{Right, Rights, ScopeKind};
 use super::LandlockError;
 
@@ -163,6 +172,12 @@ pub fn probe() -> Support {
     Support::for_kernel(*STATUS.get_or_init(kernel_status))
 }
 
+#[cfg(not(target_os = "linux"))]
+fn kernel_status() -> KernelStatus {
+    KernelStatus::NotImplemented
+}
+
+#[cfg(target_os = "linux")]
 fn kernel_status() -> KernelStatus {
     const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
     // SAFETY: with a null attribute pointer, size 0 and only the VERSION flag,
@@ -252,6 +267,7 @@ impl fmt::Display for Enforcement {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn access_fs(rights: Rights) -> BitFlags<AccessFs> {
     rights
         .iter()
@@ -282,6 +298,7 @@ fn access_fs(rights: Rights) -> BitFlags<AccessFs> {
 /// planning; following it could attach the grant to whatever it points at, a sealed root
 /// included. `O_PATH` needs no read permission on the object, so the open does not itself
 /// depend on DAC (it still needs search permission on the parents).
+#[cfg(target_os = "linux")]
 fn open_beneath(rule: &PlanRule) -> Result<Option<(OwnedFd, Rights)>, Errno> {
     let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let fd = match rustix::fs::openat2(
@@ -319,6 +336,15 @@ fn open_beneath(rule: &PlanRule) -> Result<Option<(OwnedFd, Rights)>, Errno> {
 /// do not (unless `all_threads` is reported true). The restriction cannot be undone.
 ///
 /// `no_new_privs` is set, as the kernel requires it for an unprivileged caller.
+#[cfg(not(target_os = "linux"))]
+pub fn restrict_self(_plan: &Plan, _floor: Floor) -> Result<Enforcement, LandlockError> {
+    Err(LandlockError::Unavailable {
+        status: KernelStatus::NotImplemented,
+    })
+}
+
+/// See the other `restrict_self`: this is the Linux one.
+#[cfg(target_os = "linux")]
 pub fn restrict_self(plan: &Plan, floor: Floor) -> Result<Enforcement, LandlockError> {
     let support = probe();
     let abi = match support.kernel {

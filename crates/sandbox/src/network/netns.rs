@@ -281,26 +281,8 @@ pub fn recv_listener(channel: &impl AsFd) -> Result<Option<TcpListener>, NetnsEr
     })
 }
 
-/// The proxy variables for the caged process, upper and lower case (curl reads only
-/// `http_proxy` in lower case; Go and Python read both). `NO_PROXY` keeps the cage's own
-/// loopback direct, and `localhost` too unless the allow list admits it, in which case
-/// it goes to the proxy, which reaches the host's loopback.
+/// The proxy variables for the caged process (see [`super::proxy_env_at`]), at the port
+/// the cage's own loopback listener has.
 pub fn proxy_env(proxy_localhost: bool) -> Vec<(String, String)> {
-    let url = format!("http://127.0.0.1:{CAGE_PROXY_PORT}");
-    let no_proxy = if proxy_localhost {
-        "127.0.0.1,::1".to_owned()
-    } else {
-        "localhost,127.0.0.1,::1".to_owned()
-    };
-    let mut env = Vec::new();
-    for (name, value) in [
-        ("HTTP_PROXY", &url),
-        ("HTTPS_PROXY", &url),
-        ("ALL_PROXY", &url),
-        ("NO_PROXY", &no_proxy),
-    ] {
-        env.push((name.to_owned(), value.clone()));
-        env.push((name.to_ascii_lowercase(), value.clone()));
-    }
-    env
+    super::proxy_env_at(CAGE_PROXY_PORT, proxy_localhost)
 }

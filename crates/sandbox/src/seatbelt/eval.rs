@@ -1,14 +1,18 @@
 //! An evaluator of SBPL profiles, for checking on Linux what Seatbelt would decide on macOS.
 //!
 //! [`Profile::parse`] reads profile text (the subset jaula emits: `version`, comments,
-//! `allow`/`deny` rules over the operations `default`, `file-read*` and `file-write*`, with
-//! `subpath`, `literal` and `regex` filters), unescaping strings as the Scheme reader does.
+//! `allow`/`deny` rules over the operations `default`, `file-read*`, `file-write*` and
+//! `network-outbound`, with the path filters `subpath`, `literal` and `regex` and the address
+//! filters `(remote unix-socket [(path-literal S) | (path-regex #"R")])` and
+//! `(remote ip "HOST:PORT")`), unescaping strings as the Scheme reader does.
 //! It is a parser of the text, not a re-computation from a policy: whatever the renderer
 //! gets wrong in quoting shows up as a disagreement with `decide`.
 //!
-//! [`Profile::evaluate`] applies Seatbelt's rule: of the rules whose operation covers the
-//! access and whose filter (any of them) matches the path, the last one in the profile
-//! decides; `(allow default)` matches everything. When no rule matches, Seatbelt denies.
+//! [`Profile::evaluate_request`] applies Seatbelt's rule: of the rules whose operation covers
+//! the request and whose filter (any of them) matches it, the last one in the profile
+//! decides; `(allow default)` matches everything. A path filter matches file requests only,
+//! an address filter network requests only, so the file blocks and the network blocks of a
+//! profile never decide for each other. When no rule matches, Seatbelt denies.
 //! `default` is modelled as one more rule matching every operation, in profile order;
 //! Seatbelt treats it as the fallback for operations without a rule of their own, which
 //! agrees for every profile that states `default` first, as jaula's do.
@@ -85,6 +89,8 @@ pub enum Operation {
     Default,
     FileRead,
     FileWrite,
+    /// Outgoing connections and datagrams: `connect(2)` to a unix socket or an IP address.
+    NetworkOutbound,
 }
 
 impl Operation {
@@ -93,15 +99,17 @@ impl Operation {
             Operation::Default => "default",
             Operation::FileRead => "file-read*",
             Operation::FileWrite => "file-write*",
+            Operation::NetworkOutbound => "network-outbound",
         }
     }
 
-    fn covers(self, op: FileOperation) -> bool {
+    fn covers(self, probe: &Probe<'_>) -> bool {
         matches!(
-            (self, op),
+            (self, probe),
             (Operation::Default, _)
-                | (Operation::FileRead, FileOperation::Read)
-                | (Operation::FileWrite, FileOperation::Write)
+                | (Operation::FileRead, Probe::File(FileOperation::Read, _))
+                | (Operation::FileWrite, Probe::File(FileOperation::Write, _))
+                | (Operation::NetworkOutbound, Probe::Unix(_) | Probe::Ip(_))
         )
     }
 }
@@ -113,20 +121,44 @@ pub enum FileOperation {
     Write,
 }
 
-impl From<Access> for FileOperation {
-    /// Seatbelt has no separate "create": making an entry is a `file-write*` operation
-    /// (`file-write-create`) on the new path.
-    fn from(access: Access) -> FileOperation {
+/// One request to judge, as Seatbelt sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Request<'a> {
+    /// A file operation on a path.
+    File(FileOperation, &'a Path),
+    /// `connect(2)` to a pathname unix socket (`network-outbound`, remote unix-socket).
+    UnixConnect(&'a Path),
+    /// `connect(2)` or `sendto(2)` to an IP address (`network-outbound`, remote ip).
+    IpConnect(IpEndpoint),
+}
+
+impl<'a> Request<'a> {
+    /// A policy-level access on `path`. Seatbelt has no separate "create": making an entry
+    /// is a `file-write*` operation (`file-write-create`) on the new path; a connect to a
+    /// pathname socket is `network-outbound` with the socket as the remote address.
+    pub fn from_access(access: Access, path: &'a Path) -> Request<'a> {
         match access {
-            Access::Read => FileOperation::Read,
-            Access::Write | Access::Create => FileOperation::Write,
-            // Not a file operation: Seatbelt decides a unix-socket connect with its
-            // `network-outbound` rules, which this evaluator does not model yet. Writing
-            // is the nearest file right (a socket that cannot be written to is never
-            // reached), and nothing asks the evaluator about Connect today.
-            Access::Connect => FileOperation::Write,
+            Access::Read => Request::File(FileOperation::Read, path),
+            Access::Write | Access::Create => Request::File(FileOperation::Write, path),
+            Access::Connect => Request::UnixConnect(path),
         }
     }
+}
+
+/// The remote end of an IP connection, as far as SBPL can tell endpoints apart: its
+/// `(remote ip "HOST:PORT")` filter knows only `*` and `localhost` for a host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IpEndpoint {
+    /// A loopback address (`127.0.0.0/8`, `::1`).
+    pub loopback: bool,
+    pub port: u16,
+}
+
+/// The request with its path normalised and as bytes, as the filters compare it.
+enum Probe<'b> {
+    File(FileOperation, &'b [u8]),
+    Unix(&'b [u8]),
+    Ip(IpEndpoint),
 }
 
 /// A path filter, with its argument unescaped.
@@ -138,17 +170,86 @@ pub enum Filter {
     Literal(String),
     /// A POSIX ERE over the whole path.
     Regex(Ere),
+    /// `(remote unix-socket)`: a connect to a pathname unix socket, any (`None`) or the
+    /// ones whose path the inner filter matches.
+    RemoteUnixSocket(Option<SocketPath>),
+    /// `(remote ip "HOST:PORT")`.
+    RemoteIp(IpPattern),
+}
+
+/// The path filter inside `(remote unix-socket ...)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SocketPath {
+    /// `(path-literal "...")`: exactly this socket.
+    Literal(String),
+    /// `(path-regex #"...")`: a POSIX ERE over the socket's whole path.
+    Regex(Ere),
+}
+
+/// The argument of `(remote ip "HOST:PORT")`: `*` or `localhost`, and `*` or a port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IpPattern {
+    /// `false`: `*`, any address; `true`: `localhost`, the loopback addresses.
+    pub localhost: bool,
+    /// `None`: `*`, any port.
+    pub port: Option<u16>,
+}
+
+impl IpPattern {
+    fn parse(text: &str) -> Option<IpPattern> {
+        let (host, port) = text.rsplit_once(':')?;
+        let localhost = match host {
+            "*" => false,
+            "localhost" => true,
+            _ => return None,
+        };
+        let port = match port {
+            "*" => None,
+            p if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => Some(p.parse().ok()?),
+            _ => return None,
+        };
+        Some(IpPattern { localhost, port })
+    }
+
+    fn matches(&self, end: IpEndpoint) -> bool {
+        let port = match self.port {
+            None => true,
+            Some(p) => p == end.port,
+        };
+        (!self.localhost || end.loopback) && port
+    }
+}
+
+impl fmt::Display for IpPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let host = if self.localhost { "localhost" } else { "*" };
+        match self.port {
+            Some(port) => write!(f, "{host}:{port}"),
+            None => write!(f, "{host}:*"),
+        }
+    }
 }
 
 impl Filter {
-    fn matches(&self, path: &[u8]) -> bool {
-        match self {
-            Filter::Literal(p) => path == p.as_bytes(),
-            Filter::Subpath(root) => {
+    fn matches(&self, probe: &Probe<'_>) -> bool {
+        match (self, probe) {
+            (Filter::Literal(p), Probe::File(_, path)) => *path == p.as_bytes(),
+            (Filter::Subpath(root), Probe::File(_, path)) => {
                 let root = root.trim_end_matches('/').as_bytes();
-                path == root || (path.starts_with(root) && path.get(root.len()) == Some(&b'/'))
+                *path == root || (path.starts_with(root) && path.get(root.len()) == Some(&b'/'))
             }
-            Filter::Regex(re) => re.is_match(path),
+            (Filter::Regex(re), Probe::File(_, path)) => re.is_match(path),
+            (Filter::RemoteUnixSocket(None), Probe::Unix(_)) => true,
+            (Filter::RemoteUnixSocket(Some(SocketPath::Literal(p))), Probe::Unix(path)) => {
+                *path == p.as_bytes()
+            }
+            (Filter::RemoteUnixSocket(Some(SocketPath::Regex(re))), Probe::Unix(path)) => {
+                re.is_match(path)
+            }
+            (Filter::RemoteIp(pattern), Probe::Ip(end)) => pattern.matches(*end),
+            // A path filter says nothing about a network request, nor an address filter
+            // about a file.
+            _ => false,
         }
     }
 }
@@ -160,6 +261,14 @@ impl fmt::Display for Filter {
             Filter::Subpath(p) => write!(f, "(subpath {})", quote_string(p)),
             Filter::Literal(p) => write!(f, "(literal {})", quote_string(p)),
             Filter::Regex(re) => write!(f, "(regex #\"{}\")", re.as_str()),
+            Filter::RemoteUnixSocket(None) => f.write_str("(remote unix-socket)"),
+            Filter::RemoteUnixSocket(Some(SocketPath::Literal(p))) => {
+                write!(f, "(remote unix-socket (path-literal {}))", quote_string(p))
+            }
+            Filter::RemoteUnixSocket(Some(SocketPath::Regex(re))) => {
+                write!(f, "(remote unix-socket (path-regex #\"{}\"))", re.as_str())
+            }
+            Filter::RemoteIp(pattern) => write!(f, "(remote ip \"{pattern}\")"),
         }
     }
 }
@@ -252,16 +361,31 @@ impl Profile {
     /// absolute paths; as `Policy::decide` does, a relative path is taken beneath `/` and
     /// `.`/`..` are applied lexically.
     pub fn evaluate(&self, op: FileOperation, path: &Path) -> Verdict<'_> {
-        let path = normalize_lexically(&Path::new("/").join(path));
+        self.evaluate_request(Request::File(op, path))
+    }
+
+    /// What Seatbelt decides for one request. Paths (of files and of sockets) are
+    /// normalised as in [`Profile::evaluate`].
+    pub fn evaluate_request(&self, request: Request<'_>) -> Verdict<'_> {
+        let normal = |path: &Path| normalize_lexically(&Path::new("/").join(path));
+        let path = match request {
+            Request::File(_, path) | Request::UnixConnect(path) => normal(path),
+            Request::IpConnect(_) => std::path::PathBuf::new(),
+        };
         let bytes = path.as_os_str().as_encoded_bytes();
+        let probe = match request {
+            Request::File(op, _) => Probe::File(op, bytes),
+            Request::UnixConnect(_) => Probe::Unix(bytes),
+            Request::IpConnect(end) => Probe::Ip(end),
+        };
         for rule in self.rules.iter().rev() {
-            if !rule.operations.iter().any(|o| o.covers(op)) {
+            if !rule.operations.iter().any(|o| o.covers(&probe)) {
                 continue;
             }
             let filter = if rule.filters.is_empty() {
                 None
             } else {
-                match rule.filters.iter().find(|f| f.matches(bytes)) {
+                match rule.filters.iter().find(|f| f.matches(&probe)) {
                     Some(f) => Some(f),
                     None => continue,
                 }
@@ -279,10 +403,10 @@ impl Profile {
         }
     }
 
-    /// [`Profile::evaluate`] for a policy-level access (`Create` and `Write` are both
-    /// `file-write*`).
+    /// [`Profile::evaluate_request`] for a policy-level access (`Create` and `Write` are
+    /// both `file-write*`, `Connect` is `network-outbound` to the socket at `path`).
     pub fn evaluate_access(&self, access: Access, path: &Path) -> Verdict<'_> {
-        self.evaluate(FileOperation::from(access), path)
+        self.evaluate_request(Request::from_access(access, path))
     }
 }
 
@@ -329,6 +453,7 @@ fn rule(form: Sexp) -> Result<ProfileRule, ProfileError> {
                     "default" => Operation::Default,
                     "file-read*" => Operation::FileRead,
                     "file-write*" => Operation::FileWrite,
+                    "network-outbound" => Operation::NetworkOutbound,
                     _ => {
                         return Err(ProfileError::UnknownOperation {
                             line: at,
@@ -377,6 +502,9 @@ fn filter(parts: Vec<Sexp>, line: usize) -> Result<Filter, ProfileError> {
             })
         }
     };
+    if name == "remote" {
+        return remote_filter(parts.collect(), line);
+    }
     let arg = parts.next();
     let extra = parts.next();
     let (filter, expected): (&'static str, &'static str) = match name.as_str() {
@@ -418,6 +546,65 @@ fn filter(parts: Vec<Sexp>, line: usize) -> Result<Filter, ProfileError> {
             })
         }
         _ => Err(bad),
+    }
+}
+
+/// `(remote unix-socket)`, `(remote unix-socket (path-literal "/p"))`,
+/// `(remote unix-socket (path-regex #"^/p/"))` or `(remote ip "HOST:PORT")`, given the
+/// parts after `remote`.
+fn remote_filter(parts: Vec<Sexp>, line: usize) -> Result<Filter, ProfileError> {
+    let bad = |filter, expected| ProfileError::BadFilterArgument {
+        line,
+        filter,
+        expected,
+    };
+    const UNIX: &str = "nothing, (path-literal \"...\") or (path-regex #\"...\")";
+    match parts.as_slice() {
+        [Sexp::Symbol(kind, _)] if kind == "unix-socket" => Ok(Filter::RemoteUnixSocket(None)),
+        [Sexp::Symbol(kind, _), Sexp::List(inner, _)] if kind == "unix-socket" => {
+            match inner.as_slice() {
+                [Sexp::Symbol(f, _), Sexp::Str(path, at)] if f == "path-literal" => {
+                    if !path.starts_with('/') {
+                        return Err(ProfileError::RelativePath {
+                            line: *at,
+                            filter: "path-literal",
+                            path: path.clone(),
+                        });
+                    }
+                    Ok(Filter::RemoteUnixSocket(Some(SocketPath::Literal(
+                        path.clone(),
+                    ))))
+                }
+                [Sexp::Symbol(f, _), Sexp::Regex(source, at)] if f == "path-regex" => {
+                    match Ere::new(source) {
+                        Ok(re) => Ok(Filter::RemoteUnixSocket(Some(SocketPath::Regex(re)))),
+                        Err(e) => Err(ProfileError::Regex {
+                            line: *at,
+                            regex: source.clone(),
+                            source: e,
+                        }),
+                    }
+                }
+                _ => Err(bad("remote unix-socket", UNIX)),
+            }
+        }
+        [Sexp::Symbol(kind, _), Sexp::Str(address, _)] if kind == "ip" => {
+            IpPattern::parse(address).map(Filter::RemoteIp).ok_or(bad(
+                "remote ip",
+                "one \"HOST:PORT\" string, HOST `*` or `localhost`, PORT `*` or a number",
+            ))
+        }
+        [Sexp::Symbol(kind, _), ..] if kind == "unix-socket" => {
+            Err(bad("remote unix-socket", UNIX))
+        }
+        [Sexp::Symbol(kind, _), ..] if kind == "ip" => Err(bad(
+            "remote ip",
+            "one \"HOST:PORT\" string, HOST `*` or `localhost`, PORT `*` or a number",
+        )),
+        _ => Err(ProfileError::UnknownFilter {
+            line,
+            filter: "remote (other than unix-socket or ip)".to_string(),
+        }),
     }
 }
 

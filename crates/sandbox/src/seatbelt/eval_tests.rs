@@ -137,10 +137,111 @@ fn non_utf8_paths_are_evaluated_on_their_bytes() {
 }
 
 #[test]
-fn access_maps_create_and_write_to_file_write() {
-    assert_eq!(FileOperation::from(Access::Read), FileOperation::Read);
-    assert_eq!(FileOperation::from(Access::Write), FileOperation::Write);
-    assert_eq!(FileOperation::from(Access::Create), FileOperation::Write);
+fn access_maps_create_and_write_to_file_write_and_connect_to_the_network() {
+    let p = Path::new("/a");
+    assert_eq!(
+        Request::from_access(Access::Read, p),
+        Request::File(FileOperation::Read, p)
+    );
+    assert_eq!(
+        Request::from_access(Access::Write, p),
+        Request::File(FileOperation::Write, p)
+    );
+    assert_eq!(
+        Request::from_access(Access::Create, p),
+        Request::File(FileOperation::Write, p)
+    );
+    assert_eq!(
+        Request::from_access(Access::Connect, p),
+        Request::UnixConnect(p)
+    );
+}
+
+const NETWORK: &str = r#"(version 1)
+(allow default)
+(deny file-write*)
+(deny network-outbound (remote unix-socket))
+(allow network-outbound
+  (remote unix-socket (path-regex #"^/w/"))
+  (remote unix-socket (path-literal "/run/agent.sock")))
+(deny network-outbound (remote unix-socket (path-literal "/w/cfg")))
+(deny network-outbound (remote ip "*:*"))
+(allow network-outbound (remote ip "localhost:8080"))
+"#;
+
+fn connect(p: &Profile, path: &str) -> bool {
+    p.evaluate_request(Request::UnixConnect(Path::new(path)))
+        .allowed
+}
+
+fn ip(p: &Profile, loopback: bool, port: u16) -> bool {
+    p.evaluate_request(Request::IpConnect(IpEndpoint { loopback, port }))
+        .allowed
+}
+
+#[test]
+fn unix_socket_connects_are_decided_by_the_network_rules_only() {
+    let p = parse(NETWORK);
+    assert!(!connect(&p, "/tmp/tmux-0/default"));
+    assert!(connect(&p, "/w/sock"));
+    assert!(connect(&p, "/w/a/b/sock"));
+    assert!(!connect(&p, "/w"));
+    assert!(!connect(&p, "/wx/sock"));
+    assert!(connect(&p, "/run/agent.sock"));
+    assert!(!connect(&p, "/run/agent.sockx"));
+    assert!(!connect(&p, "/w/cfg"));
+    assert!(connect(&p, "/w/cfg/x"));
+    // Normalised as file paths are.
+    assert!(!connect(&p, "/w/../tmp/s"));
+    assert!(connect(&p, "w/s"));
+    // The file rules say nothing about a connect, nor the socket rules about a file.
+    assert!(
+        !p.evaluate(FileOperation::Write, Path::new("/w/sock"))
+            .allowed
+    );
+    assert!(
+        p.evaluate(FileOperation::Read, Path::new("/tmp/tmux-0/default"))
+            .allowed
+    );
+    let v = p.evaluate_request(Request::UnixConnect(Path::new("/w/cfg")));
+    assert_eq!(
+        v.describe(),
+        r#"line 8: (deny network-outbound (remote unix-socket (path-literal "/w/cfg")))"#
+    );
+    let v = p.evaluate_request(Request::UnixConnect(Path::new("/x")));
+    assert_eq!(
+        v.describe(),
+        "line 4: (deny network-outbound (remote unix-socket))"
+    );
+}
+
+#[test]
+fn ip_connects_match_host_and_port() {
+    let p = parse(NETWORK);
+    assert!(ip(&p, true, 8080));
+    assert!(!ip(&p, true, 8081));
+    assert!(!ip(&p, false, 8080));
+    assert!(!ip(&p, false, 443));
+    let v = p.evaluate_request(Request::IpConnect(IpEndpoint {
+        loopback: true,
+        port: 8080,
+    }));
+    assert_eq!(
+        v.describe(),
+        r#"line 10: (allow network-outbound (remote ip "localhost:8080"))"#
+    );
+    // An IP rule never decides for a unix socket.
+    assert!(connect(&p, "/w/s"));
+    // Without network rules, `(allow default)` decides.
+    let open = parse("(version 1)\n(allow default)\n");
+    assert!(ip(&open, false, 22));
+    assert!(connect(&open, "/tmp/s"));
+    let any_port = parse(
+        "(version 1)\n(deny default)\n(allow network-outbound (remote ip \"localhost:*\"))\n",
+    );
+    assert!(ip(&any_port, true, 1));
+    assert!(!ip(&any_port, false, 1));
+    assert!(!connect(&any_port, "/s"));
 }
 
 #[test]
@@ -242,6 +343,47 @@ fn malformed_profiles_are_refused_with_their_line() {
         (
             "(version 1)\n(allow file-read* (regex #\"^/a",
             ProfileError::UnterminatedString { line: 2 },
+        ),
+        (
+            "(version 1)\n(allow network-outbound (remote tcp \"*:*\"))",
+            ProfileError::UnknownFilter {
+                line: 2,
+                filter: "remote (other than unix-socket or ip)".to_string(),
+            },
+        ),
+        (
+            "(version 1)\n(allow network-outbound (remote ip \"example.com:443\"))",
+            ProfileError::BadFilterArgument {
+                line: 2,
+                filter: "remote ip",
+                expected: "one \"HOST:PORT\" string, HOST `*` or `localhost`, PORT `*` or a \
+                           number",
+            },
+        ),
+        (
+            "(version 1)\n(allow network-outbound (remote ip \"*:99999\"))",
+            ProfileError::BadFilterArgument {
+                line: 2,
+                filter: "remote ip",
+                expected: "one \"HOST:PORT\" string, HOST `*` or `localhost`, PORT `*` or a \
+                           number",
+            },
+        ),
+        (
+            "(version 1)\n(allow network-outbound (remote unix-socket (subpath \"/a\")))",
+            ProfileError::BadFilterArgument {
+                line: 2,
+                filter: "remote unix-socket",
+                expected: "nothing, (path-literal \"...\") or (path-regex #\"...\")",
+            },
+        ),
+        (
+            "(version 1)\n(allow network-outbound (remote unix-socket (path-literal \"a\")))",
+            ProfileError::RelativePath {
+                line: 2,
+                filter: "path-literal",
+                path: "a".to_string(),
+            },
         ),
         (
             "(version 1)\n#t",

@@ -9,6 +9,8 @@
 
 use serde::Serialize;
 
+use super::Arch;
+
 /// The errno a denied syscall returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
@@ -89,7 +91,7 @@ impl ArgMatch {
 pub struct DenyRule {
     /// The syscall's kernel name.
     pub syscall: &'static str,
-    /// Its number on the architecture this binary was built for.
+    /// Its number on the architecture the list was built for.
     pub nr: i64,
     /// The argument condition; `None` denies every call.
     pub when: Option<ArgMatch>,
@@ -151,156 +153,346 @@ pub const UNAME26: u32 = 0x0002_0000;
 /// personality(0xffffffff) returns the current persona without changing it.
 pub const PERSONALITY_QUERY: u32 = 0xffff_ffff;
 
+const fn always(syscall: &'static str, nr: i64, reason: &'static str) -> DenyRule {
+    DenyRule {
+        syscall,
+        nr,
+        when: None,
+        errno: DenyErrno::Eperm,
+        reason,
+    }
+}
+
+const fn when(syscall: &'static str, nr: i64, cond: ArgMatch, reason: &'static str) -> DenyRule {
+    DenyRule {
+        syscall,
+        nr,
+        when: Some(cond),
+        errno: DenyErrno::Eperm,
+        reason,
+    }
+}
+
+const IO_URING: &str = "runs file and network operations outside syscalls, where seccomp \
+                    cannot see them; a leading source of kernel exploits";
+const KEYRING: &str = "the kernel keyring is not namespaced: keys of the owner's login \
+                   session (Kerberos, disk encryption) would be reachable";
+const NEW_MOUNT_API: &str = "new mount API: the same power as mount(2) over the filesystem \
+                         view the other layers rely on";
+const NAMESPACES: &str = "new namespaces (above all user namespaces) hand out capabilities \
+                      over kernel surface that is otherwise root-only, and private mounts";
+const SOCKETPAIR: &str = "socketpair(2) runs the family's socket constructor (and autoloads \
+                      its module) even though only AF_UNIX can make pairs";
+
+/// The syscall numbers the deny-list names, for one architecture. Spelled out rather than
+/// taken from `libc::SYS_*` (which has only the build target's), so the filter of every
+/// supported architecture can be built and evaluated on any host: the aarch64 filter is
+/// checked instruction by instruction on the x86_64 machines that build jaula. The build
+/// target's numbers are checked against libc's at compile time (`assert_numbers`) and by
+/// the unit tests. `open_tree_attr` (Linux 6.15) is not in libc yet; new syscalls share
+/// one number on every architecture but alpha since Linux 5.1.
+struct Numbers {
+    ptrace: i64,
+    process_vm_readv: i64,
+    process_vm_writev: i64,
+    pidfd_getfd: i64,
+    io_uring_setup: i64,
+    io_uring_enter: i64,
+    io_uring_register: i64,
+    bpf: i64,
+    perf_event_open: i64,
+    userfaultfd: i64,
+    add_key: i64,
+    keyctl: i64,
+    request_key: i64,
+    kexec_load: i64,
+    kexec_file_load: i64,
+    init_module: i64,
+    finit_module: i64,
+    delete_module: i64,
+    mount: i64,
+    umount2: i64,
+    pivot_root: i64,
+    chroot: i64,
+    fsopen: i64,
+    fsconfig: i64,
+    fsmount: i64,
+    fspick: i64,
+    move_mount: i64,
+    open_tree: i64,
+    open_tree_attr: i64,
+    mount_setattr: i64,
+    unshare: i64,
+    setns: i64,
+    clone: i64,
+    clone3: i64,
+    open_by_handle_at: i64,
+    name_to_handle_at: i64,
+    ioctl: i64,
+    socket: i64,
+    socketpair: i64,
+    personality: i64,
+}
+
+/// arch/x86/entry/syscalls/syscall_64.tbl
+const X86_64: Numbers = Numbers {
+    ptrace: 101,
+    process_vm_readv: 310,
+    process_vm_writev: 311,
+    pidfd_getfd: 438,
+    io_uring_setup: 425,
+    io_uring_enter: 426,
+    io_uring_register: 427,
+    bpf: 321,
+    perf_event_open: 298,
+    userfaultfd: 323,
+    add_key: 248,
+    keyctl: 250,
+    request_key: 249,
+    kexec_load: 246,
+    kexec_file_load: 320,
+    init_module: 175,
+    finit_module: 313,
+    delete_module: 176,
+    mount: 165,
+    umount2: 166,
+    pivot_root: 155,
+    chroot: 161,
+    fsopen: 430,
+    fsconfig: 431,
+    fsmount: 432,
+    fspick: 433,
+    move_mount: 429,
+    open_tree: 428,
+    open_tree_attr: 467,
+    mount_setattr: 442,
+    unshare: 272,
+    setns: 308,
+    clone: 56,
+    clone3: 435,
+    open_by_handle_at: 304,
+    name_to_handle_at: 303,
+    ioctl: 16,
+    socket: 41,
+    socketpair: 53,
+    personality: 135,
+};
+
+/// include/uapi/asm-generic/unistd.h, which aarch64 uses.
+const AARCH64: Numbers = Numbers {
+    ptrace: 117,
+    process_vm_readv: 270,
+    process_vm_writev: 271,
+    pidfd_getfd: 438,
+    io_uring_setup: 425,
+    io_uring_enter: 426,
+    io_uring_register: 427,
+    bpf: 280,
+    perf_event_open: 241,
+    userfaultfd: 282,
+    add_key: 217,
+    keyctl: 219,
+    request_key: 218,
+    kexec_load: 104,
+    kexec_file_load: 294,
+    init_module: 105,
+    finit_module: 273,
+    delete_module: 106,
+    mount: 40,
+    umount2: 39,
+    pivot_root: 41,
+    chroot: 51,
+    fsopen: 430,
+    fsconfig: 431,
+    fsmount: 432,
+    fspick: 433,
+    move_mount: 429,
+    open_tree: 428,
+    open_tree_attr: 467,
+    mount_setattr: 442,
+    unshare: 97,
+    setns: 268,
+    clone: 220,
+    clone3: 435,
+    open_by_handle_at: 265,
+    name_to_handle_at: 264,
+    ioctl: 29,
+    socket: 198,
+    socketpair: 199,
+    personality: 92,
+};
+
+/// ioctl request numbers and socket families: the same on every Linux architecture jaula
+/// supports (asm-generic/ioctls.h, linux/socket.h), spelled out for the same reason.
+const TIOCSTI: u32 = 0x5412;
+const TIOCLINUX: u32 = 0x541C;
+const AF_PACKET: u32 = 17;
+const AF_ALG: u32 = 38;
+const AF_VSOCK: u32 = 40;
+
+// The build target's numbers are libc's: a typo in a table above fails the build for that
+// target (`cargo check --target aarch64-unknown-linux-gnu` in .ci/run evaluates these).
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+const _: () = assert_numbers(&X86_64);
+#[cfg(all(target_os = "linux", target_arch = "aarch64"))]
+const _: () = assert_numbers(&AARCH64);
+
 #[cfg(all(
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64")
 ))]
-mod native {
-    use super::*;
+const fn assert_numbers(n: &Numbers) {
+    assert!(n.ptrace == libc::SYS_ptrace);
+    assert!(n.process_vm_readv == libc::SYS_process_vm_readv);
+    assert!(n.process_vm_writev == libc::SYS_process_vm_writev);
+    assert!(n.pidfd_getfd == libc::SYS_pidfd_getfd);
+    assert!(n.io_uring_setup == libc::SYS_io_uring_setup);
+    assert!(n.io_uring_enter == libc::SYS_io_uring_enter);
+    assert!(n.io_uring_register == libc::SYS_io_uring_register);
+    assert!(n.bpf == libc::SYS_bpf);
+    assert!(n.perf_event_open == libc::SYS_perf_event_open);
+    assert!(n.userfaultfd == libc::SYS_userfaultfd);
+    assert!(n.add_key == libc::SYS_add_key);
+    assert!(n.keyctl == libc::SYS_keyctl);
+    assert!(n.request_key == libc::SYS_request_key);
+    assert!(n.kexec_load == libc::SYS_kexec_load);
+    assert!(n.kexec_file_load == libc::SYS_kexec_file_load);
+    assert!(n.init_module == libc::SYS_init_module);
+    assert!(n.finit_module == libc::SYS_finit_module);
+    assert!(n.delete_module == libc::SYS_delete_module);
+    assert!(n.mount == libc::SYS_mount);
+    assert!(n.umount2 == libc::SYS_umount2);
+    assert!(n.pivot_root == libc::SYS_pivot_root);
+    assert!(n.chroot == libc::SYS_chroot);
+    assert!(n.fsopen == libc::SYS_fsopen);
+    assert!(n.fsconfig == libc::SYS_fsconfig);
+    assert!(n.fsmount == libc::SYS_fsmount);
+    assert!(n.fspick == libc::SYS_fspick);
+    assert!(n.move_mount == libc::SYS_move_mount);
+    assert!(n.open_tree == libc::SYS_open_tree);
+    assert!(n.mount_setattr == libc::SYS_mount_setattr);
+    assert!(n.unshare == libc::SYS_unshare);
+    assert!(n.setns == libc::SYS_setns);
+    assert!(n.clone == libc::SYS_clone);
+    assert!(n.clone3 == libc::SYS_clone3);
+    assert!(n.open_by_handle_at == libc::SYS_open_by_handle_at);
+    assert!(n.name_to_handle_at == libc::SYS_name_to_handle_at);
+    assert!(n.ioctl == libc::SYS_ioctl);
+    assert!(n.socket == libc::SYS_socket);
+    assert!(n.socketpair == libc::SYS_socketpair);
+    assert!(n.personality == libc::SYS_personality);
+    assert!(TIOCSTI == libc::TIOCSTI as u32);
+    assert!(TIOCLINUX == libc::TIOCLINUX as u32);
+    assert!(AF_PACKET == libc::AF_PACKET as u32);
+    assert!(AF_ALG == libc::AF_ALG as u32);
+    assert!(AF_VSOCK == libc::AF_VSOCK as u32);
+}
 
-    /// open_tree_attr(2), Linux 6.15. New syscalls share one number on every architecture
-    /// except alpha since Linux 5.1, and the libc crate does not export this one yet.
-    const SYS_OPEN_TREE_ATTR: i64 = 467;
-
-    const fn always(syscall: &'static str, nr: i64, reason: &'static str) -> DenyRule {
-        DenyRule {
-            syscall,
-            nr,
-            when: None,
-            errno: DenyErrno::Eperm,
-            reason,
-        }
-    }
-
-    const fn when(
-        syscall: &'static str,
-        nr: i64,
-        cond: ArgMatch,
-        reason: &'static str,
-    ) -> DenyRule {
-        DenyRule {
-            syscall,
-            nr,
-            when: Some(cond),
-            errno: DenyErrno::Eperm,
-            reason,
-        }
-    }
-
-    const IO_URING: &str = "runs file and network operations outside syscalls, where seccomp \
-                        cannot see them; a leading source of kernel exploits";
-    const KEYRING: &str = "the kernel keyring is not namespaced: keys of the owner's login \
-                       session (Kerberos, disk encryption) would be reachable";
-    const NEW_MOUNT_API: &str = "new mount API: the same power as mount(2) over the filesystem \
-                             view the other layers rely on";
-    const NAMESPACES: &str = "new namespaces (above all user namespaces) hand out capabilities \
-                          over kernel surface that is otherwise root-only, and private mounts";
-    const SOCKETPAIR: &str = "socketpair(2) runs the family's socket constructor (and autoloads \
-                          its module) even though only AF_UNIX can make pairs";
-
-    pub(super) static DENY_LIST: &[DenyRule] = &[
+/// The deny-list with `n`'s numbers, in the order rules are documented.
+const fn rules(n: &Numbers) -> [DenyRule; 45] {
+    [
     always(
         "ptrace",
-        libc::SYS_ptrace,
+        n.ptrace,
         "reads and rewrites other processes' memory and registers: the classic way out of any \
          per-process confinement",
     ),
     always(
         "process_vm_readv",
-        libc::SYS_process_vm_readv,
+        n.process_vm_readv,
         "reads another process's memory with ptrace's power but without attaching",
     ),
     always(
         "process_vm_writev",
-        libc::SYS_process_vm_writev,
+        n.process_vm_writev,
         "writes another process's memory with ptrace's power but without attaching",
     ),
     always(
         "pidfd_getfd",
-        libc::SYS_pidfd_getfd,
+        n.pidfd_getfd,
         "copies open file descriptors out of another process (ptrace-attach permission)",
     ),
-    always("io_uring_setup", libc::SYS_io_uring_setup, IO_URING),
-    always("io_uring_enter", libc::SYS_io_uring_enter, IO_URING),
-    always("io_uring_register", libc::SYS_io_uring_register, IO_URING),
+    always("io_uring_setup", n.io_uring_setup, IO_URING),
+    always("io_uring_enter", n.io_uring_enter, IO_URING),
+    always("io_uring_register", n.io_uring_register, IO_URING),
     always(
         "bpf",
-        libc::SYS_bpf,
+        n.bpf,
         "loads programs into the kernel: large exploit surface, and tracing programs read \
          other processes' data",
     ),
     always(
         "perf_event_open",
-        libc::SYS_perf_event_open,
+        n.perf_event_open,
         "kernel profiling: exploit surface and side channels into other processes",
     ),
     always(
         "userfaultfd",
-        libc::SYS_userfaultfd,
+        n.userfaultfd,
         "lets a process stall kernel page-fault handling at will, the standard way to win \
          races in kernel exploits",
     ),
-    always("add_key", libc::SYS_add_key, KEYRING),
-    always("keyctl", libc::SYS_keyctl, KEYRING),
-    always("request_key", libc::SYS_request_key, KEYRING),
+    always("add_key", n.add_key, KEYRING),
+    always("keyctl", n.keyctl, KEYRING),
+    always("request_key", n.request_key, KEYRING),
     always(
         "kexec_load",
-        libc::SYS_kexec_load,
+        n.kexec_load,
         "replaces the running kernel",
     ),
     always(
         "kexec_file_load",
-        libc::SYS_kexec_file_load,
+        n.kexec_file_load,
         "replaces the running kernel",
     ),
     always(
         "init_module",
-        libc::SYS_init_module,
+        n.init_module,
         "loads code into the kernel",
     ),
     always(
         "finit_module",
-        libc::SYS_finit_module,
+        n.finit_module,
         "loads code into the kernel",
     ),
     always(
         "delete_module",
-        libc::SYS_delete_module,
+        n.delete_module,
         "unloads kernel code, security modules included",
     ),
     always(
         "mount",
-        libc::SYS_mount,
+        n.mount,
         "changes the filesystem view the other layers rely on (remount writable, bind over a \
          sealed path)",
     ),
     always(
         "umount2",
-        libc::SYS_umount2,
+        n.umount2,
         "detaches mounts; the bubblewrap view hides sealed paths under tmpfs and /dev/null mounts",
     ),
     always(
         "pivot_root",
-        libc::SYS_pivot_root,
+        n.pivot_root,
         "swaps the root filesystem",
     ),
     always(
         "chroot",
-        libc::SYS_chroot,
+        n.chroot,
         "moves the root directory; with any privilege left a known escape from path-based \
          confinement",
     ),
-    always("fsopen", libc::SYS_fsopen, NEW_MOUNT_API),
-    always("fsconfig", libc::SYS_fsconfig, NEW_MOUNT_API),
-    always("fsmount", libc::SYS_fsmount, NEW_MOUNT_API),
-    always("fspick", libc::SYS_fspick, NEW_MOUNT_API),
-    always("move_mount", libc::SYS_move_mount, NEW_MOUNT_API),
-    always("open_tree", libc::SYS_open_tree, NEW_MOUNT_API),
-    always("open_tree_attr", SYS_OPEN_TREE_ATTR, NEW_MOUNT_API),
-    always("mount_setattr", libc::SYS_mount_setattr, NEW_MOUNT_API),
+    always("fsopen", n.fsopen, NEW_MOUNT_API),
+    always("fsconfig", n.fsconfig, NEW_MOUNT_API),
+    always("fsmount", n.fsmount, NEW_MOUNT_API),
+    always("fspick", n.fspick, NEW_MOUNT_API),
+    always("move_mount", n.move_mount, NEW_MOUNT_API),
+    always("open_tree", n.open_tree, NEW_MOUNT_API),
+    always("open_tree_attr", n.open_tree_attr, NEW_MOUNT_API),
+    always("mount_setattr", n.mount_setattr, NEW_MOUNT_API),
     when(
         "unshare",
-        libc::SYS_unshare,
+        n.unshare,
         ArgMatch::AnyBitOf {
             arg: 0,
             mask: UNSHARE_NAMESPACE_FLAGS,
@@ -309,12 +501,12 @@ mod native {
     ),
     always(
         "setns",
-        libc::SYS_setns,
+        n.setns,
         "joins namespaces (the host's included) through inherited or /proc-opened descriptors",
     ),
     when(
         "clone",
-        libc::SYS_clone,
+        n.clone,
         ArgMatch::AnyBitOf {
             arg: 0,
             mask: CLONE_NAMESPACE_FLAGS,
@@ -323,7 +515,7 @@ mod native {
     ),
     DenyRule {
         syscall: "clone3",
-        nr: libc::SYS_clone3,
+        nr: n.clone3,
         when: None,
         errno: DenyErrno::Enosys,
         reason: "its flags sit in memory seccomp cannot read; ENOSYS makes glibc and other \
@@ -331,93 +523,93 @@ mod native {
     },
     always(
         "open_by_handle_at",
-        libc::SYS_open_by_handle_at,
+        n.open_by_handle_at,
         "opens files by inode handle, bypassing path-based checks (Landlock, mount views): \
          the 'shocker' container escape",
     ),
     always(
         "name_to_handle_at",
-        libc::SYS_name_to_handle_at,
+        n.name_to_handle_at,
         "mints the handles open_by_handle_at consumes and exposes inode identities across views",
     ),
     when(
         "ioctl",
-        libc::SYS_ioctl,
+        n.ioctl,
         ArgMatch::Equals {
             arg: 1,
-            value: libc::TIOCSTI as u32,
+            value: TIOCSTI,
         },
         "TIOCSTI pushes keystrokes into the terminal, run by the owner's shell once the agent \
          exits (CVE-2017-5226)",
     ),
     when(
         "ioctl",
-        libc::SYS_ioctl,
+        n.ioctl,
         ArgMatch::Equals {
             arg: 1,
-            value: libc::TIOCLINUX as u32,
+            value: TIOCLINUX,
         },
         "TIOCLINUX selection paste injects input into a virtual console like TIOCSTI \
          (CVE-2023-1523)",
     ),
     when(
         "socket",
-        libc::SYS_socket,
+        n.socket,
         ArgMatch::Equals {
             arg: 0,
-            value: libc::AF_PACKET as u32,
+            value: AF_PACKET,
         },
         "raw link-layer sockets: sniffing and spoofing, repeated kernel exploits \
          (CVE-2016-8655, CVE-2017-7308)",
     ),
     when(
         "socket",
-        libc::SYS_socket,
+        n.socket,
         ArgMatch::Equals {
             arg: 0,
-            value: libc::AF_ALG as u32,
+            value: AF_ALG,
         },
         "kernel crypto API sockets: exploit surface no coding tool needs",
     ),
     when(
         "socket",
-        libc::SYS_socket,
+        n.socket,
         ArgMatch::Equals {
             arg: 0,
-            value: libc::AF_VSOCK as u32,
+            value: AF_VSOCK,
         },
         "talks to the hypervisor and host services from inside a VM (CVE-2021-26708)",
     ),
     when(
         "socketpair",
-        libc::SYS_socketpair,
+        n.socketpair,
         ArgMatch::Equals {
             arg: 0,
-            value: libc::AF_PACKET as u32,
+            value: AF_PACKET,
         },
         SOCKETPAIR,
     ),
     when(
         "socketpair",
-        libc::SYS_socketpair,
+        n.socketpair,
         ArgMatch::Equals {
             arg: 0,
-            value: libc::AF_ALG as u32,
+            value: AF_ALG,
         },
         SOCKETPAIR,
     ),
     when(
         "socketpair",
-        libc::SYS_socketpair,
+        n.socketpair,
         ArgMatch::Equals {
             arg: 0,
-            value: libc::AF_VSOCK as u32,
+            value: AF_VSOCK,
         },
         SOCKETPAIR,
     ),
     when(
         "personality",
-        libc::SYS_personality,
+        n.personality,
         ArgMatch::NoneOf {
             arg: 0,
             allowed: ALLOWED_PERSONAS,
@@ -425,25 +617,27 @@ mod native {
         "other personas weaken exploit mitigations for every later exec: ADDR_NO_RANDOMIZE \
          turns ASLR off, READ_IMPLIES_EXEC makes data executable, MMAP_PAGE_ZERO maps page 0",
     ),
-];
+    ]
 }
 
-#[cfg(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
-use native::DENY_LIST;
+static DENY_X86_64: [DenyRule; 45] = rules(&X86_64);
+static DENY_AARCH64: [DenyRule; 45] = rules(&AARCH64);
 
-/// No native filter exists elsewhere: [`super::compile`] refuses unsupported targets.
-#[cfg(not(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-)))]
-static DENY_LIST: &[DenyRule] = &[];
+/// The deny-list of the filter built for `arch`.
+pub fn deny_list_for(arch: Arch) -> &'static [DenyRule] {
+    match arch {
+        Arch::X86_64 => &DENY_X86_64,
+        Arch::Aarch64 => &DENY_AARCH64,
+    }
+}
 
 /// The deny-list for the architecture this binary was built for, in the order rules are
-/// documented. Several entries may name the same syscall (one per argument condition);
-/// a call is denied when any entry matches.
+/// documented (empty where no native filter exists: [`super::compile`] refuses those).
+/// Several entries may name the same syscall (one per argument condition); a call is
+/// denied when any entry matches.
 pub fn deny_list() -> &'static [DenyRule] {
-    DENY_LIST
+    match Arch::native() {
+        Some(arch) => deny_list_for(arch),
+        None => &[],
+    }
 }

@@ -1,0 +1,27 @@
+//! `jaula contract` where contract mode does not exist (every system but Linux): it parses
+//! whatever it is given and refuses with exit 126, saying why.
+
+use std::ffi::OsString;
+
+use clap::Args;
+
+use crate::commands::run::REFUSED;
+use crate::Outcome;
+
+/// Contract mode: per-tenant uids, trees, hand-over and wipe (Linux only).
+#[derive(Args, Debug)]
+pub struct ContractArgs {
+    /// The contract subcommand and its flags (refused on this system).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub rest: Vec<OsString>,
+}
+
+pub fn run(_args: &ContractArgs) -> Outcome {
+    eprintln!(
+        "jaula: refusing to run: contract mode needs Linux (a tenant's own uid, its 0700 tree \
+         handed over with O_PATH and AT_EMPTY_PATH, cgroup limits); it has no sound {} \
+         design yet (docs/security.md, \"Linux and macOS\")",
+        std::env::consts::OS
+    );
+    Ok(REFUSED)
+}

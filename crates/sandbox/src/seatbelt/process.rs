@@ -1,0 +1,143 @@
+//! The process hardening that exists on macOS, applied to jaula's own process just before
+//! it execs (or spawns) `/usr/bin/sandbox-exec`: everything here is inherited across
+//! `exec`, so no step needs to run between `fork` and `exec`.
+//!
+//! What Linux adds and macOS has no counterpart for (capabilities, securebits,
+//! `no_new_privs`, seccomp, Landlock scopes) is listed in docs/security.md's
+//! Linux-vs-macOS table. Written with portable calls (`setrlimit`, `fcntl`) so it builds
+//! and is unit-tested on Linux too.
+
+use std::io;
+use std::os::fd::{BorrowedFd, RawFd};
+
+use serde::Serialize;
+
+/// What to apply before the exec.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Hardening {
+    /// Inherited descriptors above 2 that stay open for the command (`--keep-fd`).
+    pub keep_fds: Vec<RawFd>,
+    /// `RLIMIT_NPROC`, soft and hard.
+    pub max_processes: Option<u64>,
+    /// `RLIMIT_DATA` in bytes, soft and hard.
+    pub max_data_bytes: Option<u64>,
+}
+
+/// A step that could not be applied: jaula refuses to run (fail closed).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HardeningError {
+    #[error("cannot set {name}: {source}")]
+    Limit {
+        name: &'static str,
+        #[source]
+        source: io::Error,
+    },
+    #[error("--keep-fd {fd} is not an open descriptor above 2")]
+    KeepFd { fd: RawFd },
+    #[error("cannot list or mark the inherited descriptors close-on-exec: {0}")]
+    Descriptors(#[source] io::Error),
+}
+
+/// Apply `hardening` to this process: core dumps off (a dump of a caged process would land
+/// outside the cage with whatever it read), the resource limits, and every inherited
+/// descriptor above 2 marked close-on-exec except the kept ones (a descriptor the owner's
+/// terminal or launcher leaked would hand the cage whatever it is open on). Returns one
+/// line per step for `--verbose`.
+pub fn harden(hardening: &Hardening) -> Result<Vec<String>, HardeningError> {
+    use rustix::process::{setrlimit, Resource, Rlimit};
+    let mut report = Vec::new();
+    for (resource, name, value) in [
+        (Resource::Core, "RLIMIT_CORE", Some(0)),
+        (Resource::Nproc, "RLIMIT_NPROC", hardening.max_processes),
+        (Resource::Data, "RLIMIT_DATA", hardening.max_data_bytes),
+    ] {
+        if let Some(v) = value {
+            setrlimit(
+                resource,
+                Rlimit {
+                    current: Some(v),
+                    maximum: Some(v),
+                },
+            )
+            .map_err(|e| HardeningError::Limit {
+                name,
+                source: e.into(),
+            })?;
+            report.push(format!("{name} {v}/{v}"));
+        }
+    }
+    for &fd in &hardening.keep_fds {
+        if fd < 3 || !is_open(fd) {
+            return Err(HardeningError::KeepFd { fd });
+        }
+    }
+    let marked = mark_inherited_cloexec(&hardening.keep_fds)?;
+    report.push(format!(
+        "inherited descriptors: {marked} marked close-on-exec, kept {:?}",
+        hardening.keep_fds
+    ));
+    Ok(report)
+}
+
+fn is_open(fd: RawFd) -> bool {
+    // SAFETY: the borrow lasts for this one call; fcntl(F_GETFD) on a number that is not
+    // an open descriptor only fails with EBADF, which is the answer we want.
+    rustix::io::fcntl_getfd(unsafe { BorrowedFd::borrow_raw(fd) }).is_ok()
+}
+
+/// Mark every open descriptor above 2 that is not in `keep` close-on-exec; returns how
+/// many were open. The candidates are every number below the soft `RLIMIT_NOFILE`
+/// (capped): listing `/dev/fd` would itself open one, and macOS has no `close_range`.
+fn mark_inherited_cloexec(keep: &[RawFd]) -> Result<usize, HardeningError> {
+    use rustix::io::{fcntl_getfd, fcntl_setfd, FdFlags};
+    use rustix::process::{getrlimit, Resource};
+    // Beyond this, a descriptor could only come from a raised limit; 64 Ki numbers take
+    // well under a millisecond of fcntl calls that fail with EBADF.
+    const CAP: u64 = 65_536;
+    let limit = getrlimit(Resource::Nofile).current.unwrap_or(CAP).min(CAP);
+    let last = RawFd::try_from(limit).unwrap_or(RawFd::MAX);
+    let mut marked = 0;
+    for fd in 3..last {
+        if keep.contains(&fd) {
+            continue;
+        }
+        // SAFETY: the borrow lasts for these two calls; on a number that is not open both
+        // fail with EBADF and nothing is touched. Setting FD_CLOEXEC on a descriptor this
+        // process owns elsewhere (std's own are already close-on-exec) changes nothing
+        // before the exec.
+        let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
+        let Ok(flags) = fcntl_getfd(borrowed) else {
+            continue;
+        };
+        fcntl_setfd(borrowed, flags | FdFlags::CLOEXEC)
+            .map_err(|e| HardeningError::Descriptors(e.into()))?;
+        marked += 1;
+    }
+    Ok(marked)
+}
+
+/// Leave as `status` says the child left: the same exit code, or the same signal (its
+/// default disposition restored first, so a shell sees "killed by SIGTERM", not 143).
+pub fn exit_like(status: std::process::ExitStatus) -> ! {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(signal) = status.signal() {
+        // SAFETY: restoring SIG_DFL for one signal, unblocking it and raising it touch only
+        // this process's own dispositions and mask; if the signal does not end the process
+        // (e.g. SIGCHLD), the exit below does.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, signal);
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            libc::raise(signal);
+        }
+        std::process::exit(128 + signal);
+    }
+    std::process::exit(status.code().unwrap_or(126))
+}
+
+#[cfg(test)]
+#[path = "process_tests.rs"]
+mod tests;
