@@ -184,6 +184,9 @@ pub fn run(args: &RunArgs) -> Outcome {
              agents) are reachable from this cage"
         );
     }
+    if !args.inner_stage && !args.planting_child && args.network_handoff_fd.is_none() {
+        create_absent_roots(&policy, args.verbose);
+    }
     let env = scrubbed_env(args, &sources)?;
     let limits = ResourceLimits {
         max_processes: args.max_procs,
@@ -237,6 +240,23 @@ pub fn run(args: &RunArgs) -> Outcome {
             }
             a => uncaged(args, &format!("bwrap backend: {}", a.reason())),
         },
+    }
+}
+
+/// Make the absent cache roots the policy marks for creation, before either backend is
+/// built: neither can grant a path that does not exist (docs/security.md, "First run").
+fn create_absent_roots(policy: &Policy, verbose: bool) {
+    let created = jaula_sandbox::absent_roots::create_absent_roots(policy);
+    for failure in &created.failed {
+        eprintln!("jaula: warning: {failure}; writes beneath it are refused in the cage");
+    }
+    if verbose && !created.made.is_empty() {
+        let made: Vec<String> = created
+            .made
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        eprintln!("jaula: created (0700): {}", made.join(" "));
     }
 }
 
