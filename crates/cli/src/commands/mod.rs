@@ -2,6 +2,7 @@
 
 pub mod backends;
 pub mod check;
+pub mod config_check;
 pub mod contract;
 pub mod contract_render;
 pub mod contract_run;

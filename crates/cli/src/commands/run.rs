@@ -171,6 +171,12 @@ pub fn run(args: &RunArgs) -> Outcome {
         flags.profile = CageProfile::Contract;
     }
     let sources = context::sources_from(&flags)?;
+    if let Some(problem) = crate::commands::config_check::problems(&sources)
+        .into_iter()
+        .next()
+    {
+        return Err(CliError::Config(problem));
+    }
     if !sources.enabled {
         return uncaged(
             args,
@@ -268,7 +274,7 @@ fn configured_backend(sources: &Sources) -> Result<Backend, CliError> {
     match sources.run.backend.as_deref() {
         None => Ok(Backend::Auto),
         Some(name) => Backend::from_str(name, true).map_err(|_| {
-            CliError::Usage(format!(
+            CliError::Config(format!(
                 "config {}: run.backend = {name:?} is not one of auto, landlock, bwrap",
                 sources.config_path.display()
             ))
@@ -353,7 +359,7 @@ fn network_settings(
     let mode = match (args.network, &config.mode) {
         (Some(m), _) => m.into(),
         (None, Some(name)) => name.parse::<NetworkMode>().map_err(|e| {
-            CliError::Usage(format!("config {}: {e}", sources.config_path.display()))
+            CliError::Config(format!("config {}: {e}", sources.config_path.display()))
         })?,
         (None, None) => NetworkMode::Host,
     };
