@@ -33,7 +33,7 @@ pub use private_tmp::{
 pub use probe::{
     find_program, probe, probe_with, Availability, AvailableBasis, Unavailable, PROBE_TIMEOUT,
 };
-pub use quote::{shell_join, shell_quote};
+pub use quote::{shell_join, shell_lines, shell_quote};
 pub use render::{base_argv, option_flags, render_argv, BASE_FLAGS};
 pub use view::{view_effect, MountView, ViewEffect};
 

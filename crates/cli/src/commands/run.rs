@@ -645,6 +645,9 @@ fn confine(
             return Ok(REFUSED);
         }
     };
+    if args.verbose {
+        eprintln!("jaula: {}", plan.summary());
+    }
     let support = landlock::probe();
     // Inside bwrap's view the mount namespace already seals; a kernel without Landlock
     // there is reported, not refused. Natively Landlock is the cage: refuse without it.
@@ -948,8 +951,8 @@ fn bwrap_argv(
     argv.extend(args.command.iter().cloned());
     if args.verbose {
         eprintln!(
-            "jaula: backend bwrap: {}",
-            String::from_utf8_lossy(&bwrap::shell_join(&argv))
+            "jaula: backend bwrap, one mount a line:\n  {}",
+            String::from_utf8_lossy(&bwrap::shell_lines(&argv))
         );
     }
     Ok(argv)
