@@ -9,6 +9,7 @@ pub mod contract_run;
 pub mod contract_wiring;
 pub mod explain;
 pub mod line;
+pub mod network_notice;
 pub mod profile;
 pub mod render;
 pub mod run;

@@ -20,6 +20,7 @@ use jaula_sandbox::network::{netns, DomainRules, NetworkMode, NetworkSpec};
 use jaula_sandbox::planting::{self, Snapshot};
 
 use crate::args::PolicyArgs;
+use crate::commands::network_notice;
 use crate::error::CliError;
 use crate::{context, Outcome};
 
@@ -224,6 +225,11 @@ pub fn run(args: &RunArgs) -> Outcome {
     }
     if args.verbose {
         eprintln!("jaula: network: {}", describe_mode(mode, &rules));
+    } else if let Some(line) = network_notice::at_start(mode, rules.allow().len()) {
+        // Said once, by the outermost jaula (a planting child is its re-execution).
+        if !args.planting_child {
+            eprintln!("{line}");
+        }
     }
     let landlock_ok = landlock::probe().floor_met;
     if mode == NetworkMode::Allow {
@@ -560,6 +566,10 @@ fn run_allow(
     if !done.summary.is_empty() {
         eprintln!("{}", done.summary);
     }
+    let proxy_saw_requests = done.summary.allowed > 0 || !done.summary.is_empty();
+    if let Some(note) = network_notice::after_allow(done.status, proxy_saw_requests) {
+        eprintln!("{note}");
+    }
     planting::report_after(&snapshot, policy);
     exit_like(done.status)
 }
@@ -636,7 +646,7 @@ fn confine(
     let after_exit = if args.no_socket_gate {
         None
     } else {
-        planting_hook(args, policy, mode)
+        with_network_note(planting_hook(args, policy, mode), args, mode, network)
     };
     let plan = match landlock::plan(policy, mode, &RealFs) {
         Ok(plan) => plan,
@@ -785,7 +795,7 @@ fn exec_bwrap(
         eprintln!("jaula: cannot execute {}: {err}", argv[0].to_string_lossy());
         return Ok(REFUSED);
     }
-    wait_and_report(&mut cmd, policy, args.verbose)
+    wait_and_report(&mut cmd, policy, args.verbose, mode)
 }
 
 /// Natively Landlock cannot stop the creation of an absent protected path, nor any write
@@ -816,7 +826,7 @@ fn native(
         std::os::unix::process::CommandExt::arg0(&mut cmd, me);
     }
     cmd.arg("run").arg("--planting-child").args(argv);
-    wait_and_report(&mut cmd, policy, args.verbose)
+    wait_and_report(&mut cmd, policy, args.verbose, mode)
 }
 
 /// The planting report the socket gate's supervisor makes after the command: the snapshot
@@ -850,7 +860,38 @@ fn planting_hook(
     }))
 }
 
-fn wait_and_report(cmd: &mut Command, policy: &Policy, verbose: bool) -> Outcome {
+/// Natively the socket gate's supervisor is the one that sees the command end: add the
+/// `--network none` reminder to what it runs then (the bwrap and `allow` paths print it
+/// from the jaula that waits).
+fn with_network_note(
+    hook: Option<Box<dyn FnOnce(std::process::ExitStatus)>>,
+    args: &RunArgs,
+    mode: PlanMode,
+    network: NetworkMode,
+) -> Option<Box<dyn FnOnce(std::process::ExitStatus)>> {
+    let notes = network == NetworkMode::None
+        && mode == PlanMode::Native
+        && !args.planting_child
+        && args.network_handoff_fd.is_none();
+    if !notes {
+        return hook;
+    }
+    Some(Box::new(move |status| {
+        if let Some(hook) = hook {
+            hook(status);
+        }
+        if let Some(note) = network_notice::after_none(status) {
+            eprintln!("{note}");
+        }
+    }))
+}
+
+fn wait_and_report(
+    cmd: &mut Command,
+    policy: &Policy,
+    verbose: bool,
+    network: NetworkMode,
+) -> Outcome {
     let snapshot = Snapshot::take(policy);
     if verbose {
         eprintln!(
@@ -871,6 +912,12 @@ fn wait_and_report(cmd: &mut Command, policy: &Policy, verbose: bool) -> Outcome
         }
     };
     planting::report_after(&snapshot, policy);
+    if let Some(note) = (network == NetworkMode::None)
+        .then(|| network_notice::after_none(status))
+        .flatten()
+    {
+        eprintln!("{note}");
+    }
     exit_like(status)
 }
 
