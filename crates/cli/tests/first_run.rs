@@ -488,3 +488,51 @@ fn explain_agrees_with_the_run_on_an_absent_cache_root() {
     // explain creates nothing.
     assert!(!f.home.join(".cache").exists());
 }
+
+/// A caged `claude` whose login file is sealed gets one line saying so and naming the
+/// token routes; with a token in the environment it does not (no false positive).
+#[test]
+fn a_caged_claude_without_a_token_is_told_why_it_is_not_logged_in() {
+    let f = fresh("first-run-claude-", None);
+    fs::create_dir_all(f.home.join(".claude")).unwrap();
+    fs::write(
+        f.home.join(".claude/.credentials.json"),
+        "{\"secret\": 1}\n",
+    )
+    .unwrap();
+    let claude = f.repo.join("claude");
+    fs::write(
+        &claude,
+        "#!/bin/sh\ncat ~/.claude/.credentials.json 2>/dev/null && exit 9\necho 'Not logged in'\n",
+    )
+    .unwrap();
+    fs::set_permissions(&claude, fs::Permissions::from_mode(0o755)).unwrap();
+    let run = |token: Option<&str>| {
+        let mut cmd = Command::new(jaula());
+        cmd.args(["run", "--repo"])
+            .arg(&f.repo)
+            .arg("--")
+            .arg(&claude)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", &f.home)
+            .current_dir(&f.repo);
+        if let Some(t) = token {
+            cmd.env("CLAUDE_CODE_OAUTH_TOKEN", t);
+        }
+        cmd.output().unwrap()
+    };
+    let out = run(None);
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("jaula: claude: its login") && stderr.contains("claude setup-token"),
+        "{stderr}"
+    );
+    let out = run(Some("sk-ant-oat-test"));
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("jaula: claude:"),
+        "{out:?}"
+    );
+}

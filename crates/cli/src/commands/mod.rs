@@ -1,5 +1,6 @@
 //! One module per command.
 
+pub mod agent_hint;
 pub mod backends;
 pub mod check;
 pub mod config_check;

@@ -195,6 +195,12 @@ pub fn run(args: &RunArgs) -> Outcome {
         create_absent_roots(&policy, args.verbose);
     }
     let env = scrubbed_env(args, &sources)?;
+    if !args.inner_stage && !args.planting_child && args.network_handoff_fd.is_none() {
+        if let Some(hint) = crate::commands::agent_hint::login_hint(&args.command[0], &policy, &env)
+        {
+            eprintln!("{hint}");
+        }
+    }
     let limits = ResourceLimits {
         max_processes: args.max_procs,
         max_data_bytes: args.max_data,
