@@ -7,6 +7,10 @@ pub enum CliError {
     /// Bad usage the parser could not catch (the seed's `--repo is required`): exit 2.
     #[error("{0}")]
     Usage(String),
+    /// A config file value jaula cannot use (`run.backend = "fast"`): the file is not bad
+    /// usage of the command line, so not exit 2.
+    #[error("{0}")]
+    Config(String),
     #[error(transparent)]
     Policy(#[from] jaula_policy::PolicyError),
     #[error(transparent)]
@@ -29,10 +33,23 @@ pub enum CliError {
 }
 
 impl CliError {
+    /// The inspection and seed-compatible commands (`line`, `profile`, `check`, `explain`,
+    /// `render`, the contract commands other than `run`): 2 for usage, 1 otherwise, as the
+    /// seed's `cage.py` answered.
     pub fn exit_code(&self) -> i32 {
         match self {
             CliError::Usage(_) => 2,
             _ => 1,
+        }
+    }
+
+    /// The commands that run something (`run`, `contract run`): 2 for usage, and 126 for
+    /// every refusal to cage (an unsafe repo, a bad config, a failed launch), so a caller
+    /// can tell "jaula refused" from any status of the command itself.
+    pub fn refusal_code(&self) -> i32 {
+        match self {
+            CliError::Usage(_) => 2,
+            _ => crate::commands::run::REFUSED,
         }
     }
 }

@@ -49,6 +49,9 @@ enum Command {
 
 fn main() {
     let cli = Cli::parse();
+    // Whether this command runs something: its refusals then exit 126 (error.rs).
+    let runs = matches!(&cli.command, Command::Run(_))
+        || matches!(&cli.command, Command::Contract(c) if c.runs_a_command());
     let result = match cli.command {
         Command::Line(a) => commands::line::run(&a),
         Command::Profile(a) => commands::profile::run(&a),
@@ -64,9 +67,23 @@ fn main() {
     match result {
         Ok(code) => std::process::exit(code),
         Err(err) => {
+            if runs {
+                eprintln!("{}", with_prefix(&err.to_string()));
+                std::process::exit(err.refusal_code());
+            }
             eprintln!("{err}");
             std::process::exit(err.exit_code());
         }
+    }
+}
+
+/// `jaula: ` before a refusal of `run` that does not carry it yet, so every refusal of a
+/// run reads the same; the other commands keep the seed's exact messages.
+fn with_prefix(message: &str) -> String {
+    if message.starts_with("jaula:") || message == "--repo is required" {
+        message.to_owned()
+    } else {
+        format!("jaula: {message}")
     }
 }
 

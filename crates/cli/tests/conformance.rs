@@ -122,13 +122,6 @@ const LANDLOCK_DEVIATIONS: &[Deviation] = &[
         "split-dir-no-new-entries: a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own: direct children cannot be removed",
     ),
     dev(
-        "~/.kimi",
-        Access::Create,
-        false,
-        true,
-        "absent-writable-root: Landlock rules need an existing path; a writable root absent at launch gets none and $HOME is read-only",
-    ),
-    dev(
         "~/.cargo/new-file",
         Access::Create,
         false,
@@ -218,13 +211,6 @@ const BWRAP_DEVIATIONS: &[Deviation] = &[
         "declared-file seal that is a directory on disk gets a read-only tmpfs (/dev/null cannot cover a directory), hiding its entries (stricter)",
     ),
     dev(
-        "~/.kimi",
-        Access::Create,
-        false,
-        true,
-        "absent-writable-root: --bind-try skips a root absent at launch and $HOME is read-only",
-    ),
-    dev(
         "/dev/<new>",
         Access::Create,
         false,
@@ -271,6 +257,10 @@ enum Kind {
     /// Absent before the run: probed for create, as a file or a directory.
     NewFile,
     NewDir,
+    /// A file in a writable root that is absent before the run (a fresh account's
+    /// `~/.kimi`): `jaula run` creates the root, so the create must succeed in both
+    /// backends, as `decide` says.
+    NewInAbsentRoot,
 }
 
 #[derive(Clone, Debug)]
@@ -369,7 +359,7 @@ const MATRIX: &[(&str, Kind)] = {
         ("~/.gnupg", NewDir),
         ("~/.cargo/credentials", NewFile),
         ("~/.config/gcloud", NewDir),
-        ("~/.kimi", NewDir),
+        ("~/.kimi/new", NewInAbsentRoot),
         ("~/.claude/channels/seat2/.env", NewFile),
         ("~/.agents-city/.runtime/cage/new.sb", NewFile),
         ("~/.ssh/new_key", NewFile),
@@ -479,6 +469,10 @@ fn build(root: &Path) -> Scenario {
                 assert!(parent.is_dir(), "{}", t.label);
                 assert!(fs::symlink_metadata(&t.path).is_err(), "{} exists", t.label);
             }
+            Kind::NewInAbsentRoot => {
+                let parent = t.path.parent().unwrap();
+                assert!(fs::symlink_metadata(parent).is_err(), "{} exists", t.label);
+            }
             _ => {}
         }
     }
@@ -540,7 +534,9 @@ printf 'U 0 %s\n' "$(id -u)"
     }
     for (i, t) in targets.iter().enumerate() {
         match t.kind {
-            Kind::NewFile => s.push_str(&format!("cf {i} {}\n", q(&t.path))),
+            Kind::NewFile | Kind::NewInAbsentRoot => {
+                s.push_str(&format!("cf {i} {}\n", q(&t.path)))
+            }
             Kind::NewDir => s.push_str(&format!("cd_ {i} {}\n", q(&t.path))),
             _ => {}
         }
@@ -689,7 +685,7 @@ fn run(sc: &Scenario, backend: &str, as_uid: Option<u32>) -> Vec<Outcome> {
                 live: fs::symlink_metadata(&t.path).is_err(),
                 inside: line('W'),
             }),
-            Kind::NewFile | Kind::NewDir => {
+            Kind::NewFile | Kind::NewDir | Kind::NewInAbsentRoot => {
                 outcomes.push(Outcome {
                     target: i,
                     access: Access::Create,
@@ -855,7 +851,7 @@ fn every_deviation_names_a_probe_of_the_matrix() {
             Kind::File | Kind::LinkTo(_) => d.access != Access::Create,
             Kind::Chmod | Kind::Remove => d.access == Access::Write,
             Kind::Dir => d.access == Access::Read,
-            Kind::NewFile | Kind::NewDir => d.access == Access::Create,
+            Kind::NewFile | Kind::NewDir | Kind::NewInAbsentRoot => d.access == Access::Create,
         };
         assert!(probed, "{} {} is never probed", d.access, d.label);
         assert_ne!(d.live, d.decide, "{} {}", d.access, d.label);
@@ -866,5 +862,85 @@ fn every_deviation_names_a_probe_of_the_matrix() {
             d.access,
             d.label
         );
+    }
+}
+
+/// With `cage.create_cache_roots = false`, an absent cache root stays absent: `decide`
+/// refuses a create beneath it (rule `absent-writable-root`), and so does each backend,
+/// as root and as uid 65534. With the switch on (the matrix above, `~/.kimi/new`) all
+/// three allow it.
+fn absent_root_with_creation_off(backend: &str, as_uid: Option<u32>) {
+    if !available(backend) {
+        return;
+    }
+    let (_keep, root) = common::scratch(&format!("conformance-absent-{backend}-"));
+    let home = root.join("home");
+    let repo = home.join("src/repo");
+    fs::create_dir_all(&repo).unwrap();
+    let config = root.join("config.toml");
+    fs::write(&config, "[cage]\ncreate_cache_roots = false\n").unwrap();
+    let mut spec = PolicySpec::with_defaults(Platform::Linux, home.clone(), repo.clone());
+    spec.create_absent_roots = false;
+    let policy = spec.resolve().unwrap();
+    if let Some(uid) = as_uid {
+        chown_tree(&root, uid);
+        ensure_traversable(&root);
+    }
+    let targets = [home.join(".kimi/new"), home.join(".npm/_cacache")];
+    let mut script = String::new();
+    for t in &targets {
+        script.push_str(&format!(
+            "if ( : > {} ) 2>/dev/null; then echo ok; else echo err; fi\n",
+            q(t)
+        ));
+    }
+    let mut cmd = Command::new(jaula());
+    cmd.args(["run", "--backend", backend, "--config"])
+        .arg(&config)
+        .arg("--repo")
+        .arg(&repo)
+        .args(["--", "/bin/sh", "-c", &script])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &home)
+        .current_dir(&repo);
+    if let Some(uid) = as_uid {
+        cmd.uid(uid).gid(uid);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), targets.len(), "{stdout}");
+    for (t, live) in targets.iter().zip(&lines) {
+        let d = policy.decide(t, Access::Create);
+        assert!(!d.allowed, "{}: {:?}", t.display(), d.rule);
+        assert!(
+            matches!(d.rule, jaula_policy::Rule::AbsentWritableRoot { .. }),
+            "{:?}",
+            d.rule
+        );
+        assert_eq!(*live, "err", "{backend}: {} was created", t.display());
+        assert!(!t.parent().unwrap().exists(), "{} exists", t.display());
+    }
+}
+
+#[test]
+fn absent_root_with_creation_off_is_refused_by_decide_and_landlock() {
+    absent_root_with_creation_off("landlock", None);
+    if is_root() {
+        absent_root_with_creation_off("landlock", Some(NOBODY));
+    }
+}
+
+#[test]
+fn absent_root_with_creation_off_is_refused_by_decide_and_bwrap() {
+    absent_root_with_creation_off("bwrap", None);
+    if is_root() {
+        absent_root_with_creation_off("bwrap", Some(NOBODY));
     }
 }

@@ -289,10 +289,12 @@ fn cargo_build(backend: &str) {
 
 /// A ~/.cargo that has never cached a git dependency has no `git/`: cargo's first fetch
 /// must create it. With the bwrap backend it can (the mount view covers the existing
-/// credential files; Landlock grants ~/.cargo whole there). Natively it cannot: ~/.cargo
-/// holds sealed credential paths, so Landlock splits it and no new direct child can be
-/// created (deviation `split-dir-no-new-entries`, pinned here; docs/security.md).
-fn cargo_first_cache_entry(backend: &str, expect_ok: bool) {
+/// credential files; Landlock grants ~/.cargo whole there). Natively it could not by
+/// itself: ~/.cargo holds sealed credential paths, so Landlock splits it and no new direct
+/// child can be created (deviation `split-dir-no-new-entries`; docs/security.md). `jaula
+/// run` therefore creates `~/.cargo/registry` and `~/.cargo/git` before caging; with
+/// `cage.create_cache_roots = false` (`creation_off`) the native limit shows again.
+fn cargo_first_cache_entry(backend: &str, creation_off: bool, expect_ok: bool) {
     let Some(c) = cargo_case("workload-cargo-bare-") else {
         return;
     };
@@ -301,8 +303,15 @@ fn cargo_first_cache_entry(backend: &str, expect_ok: bool) {
     }
     let mut dirs: Vec<PathBuf> = vec![c.bin.clone()];
     dirs.extend(["/usr/bin", "/bin"].map(PathBuf::from));
-    let out = Command::new(jaula())
-        .args(["run", "--backend", backend, "--repo"])
+    let config = c.h.home.parent().unwrap().join("creation-off.toml");
+    fs::write(&config, "[cage]\ncreate_cache_roots = false\n").unwrap();
+    let mut cmd = Command::new(jaula());
+    cmd.args(["run", "--backend", backend]);
+    if creation_off {
+        cmd.arg("--config").arg(&config);
+    }
+    let out = cmd
+        .arg("--repo")
         .arg(&c.h.repo)
         .arg("--home")
         .arg(&c.h.home)
@@ -792,13 +801,18 @@ fn cargo_build_works_caged_with_bwrap() {
 }
 
 #[test]
-fn cargo_cannot_create_its_first_cache_directory_with_landlock() {
-    cargo_first_cache_entry("landlock", false);
+fn cargo_finds_its_first_cache_directory_made_by_jaula_with_landlock() {
+    cargo_first_cache_entry("landlock", false, true);
+}
+
+#[test]
+fn cargo_cannot_create_its_first_cache_directory_with_landlock_and_creation_off() {
+    cargo_first_cache_entry("landlock", true, false);
 }
 
 #[test]
 fn cargo_creates_its_first_cache_directory_with_bwrap() {
-    cargo_first_cache_entry("bwrap", true);
+    cargo_first_cache_entry("bwrap", true, true);
 }
 
 #[test]

@@ -86,6 +86,10 @@ pub struct RunRecord {
     pub exit_code: Option<i32>,
     /// The signal, when one killed it.
     pub signal: Option<i32>,
+    /// Why the command never started (the tree, hand-over, cgroup or spawn failed), so a
+    /// refused run leaves its line too. Absent when it started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }
 
 #[derive(Serialize)]

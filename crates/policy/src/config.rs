@@ -107,6 +107,9 @@ pub struct CageSection {
     pub unprotect: Vec<PathBuf>,
     /// Protect the PATH directories agents install tools into, like `--protect-path-dirs`.
     pub protect_path_dirs: Option<bool>,
+    /// `false`: `jaula run` does not create absent agent-state and cache roots (`~/.npm`,
+    /// `~/.cargo`, `~/.cache`, ...) before caging; writes beneath them are then refused.
+    pub create_cache_roots: Option<bool>,
 }
 
 impl ConfigFile {

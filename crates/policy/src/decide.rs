@@ -71,6 +71,9 @@ pub enum Rule {
     },
     /// Beneath a writable root.
     Writable { root: PathBuf, source: WriteSource },
+    /// Beneath a writable root that was absent at launch and that jaula does not create:
+    /// no Linux backend can grant a path that is not there.
+    AbsentWritableRoot { root: PathBuf, source: WriteSource },
     /// `~/.claude.json` (and on macOS its backups).
     WritableClaudeJson { path: PathBuf },
     /// A host unix socket the owner allowed by path or preset.
@@ -104,6 +107,13 @@ impl Rule {
             Rule::Writable { root, source } => {
                 format!("writable: {} ({})", t(root), source.label())
             }
+            Rule::AbsentWritableRoot { root, source } => format!(
+                "absent writable root: {} ({}) did not exist at launch and jaula does not \
+                 create it (config cage.create_cache_roots, or not an agent cache beneath \
+                 the home): create it before the run",
+                t(root),
+                source.label()
+            ),
             Rule::WritableClaudeJson { path } => {
                 format!("writable: {} (Claude state file)", t(path))
             }
@@ -190,13 +200,33 @@ impl Policy {
                 path: path.to_path_buf(),
             });
         }
-        if let Some(w) = self.writable.iter().find(|w| is_within(path, &w.path)) {
+        // A root absent at launch and not created grants nothing, but another root holding
+        // the path still may (an absent extra inside an existing cache directory).
+        let mut absent = None;
+        for w in self.writable.iter().filter(|w| is_within(path, &w.path)) {
+            if self.is_absent_uncreated(&w.path) {
+                absent = absent.or(Some(w));
+                continue;
+            }
             return allow(Rule::Writable {
                 root: w.path.clone(),
                 source: w.source,
             });
         }
-        deny(Rule::DefaultReadOnly)
+        match absent {
+            Some(w) => deny(Rule::AbsentWritableRoot {
+                root: w.path.clone(),
+                source: w.source,
+            }),
+            None => deny(Rule::DefaultReadOnly),
+        }
+    }
+
+    /// A writable root absent at resolution that `jaula run` does not create.
+    fn is_absent_uncreated(&self, root: &Path) -> bool {
+        self.absent
+            .iter()
+            .any(|a| a.path == root && !a.created_at_launch)
     }
 
     /// `<channels_root>/<one segment>/.env`, exactly.

@@ -10,6 +10,7 @@ fn policy(platform: Platform) -> (tempfile::TempDir, PathBuf, Policy) {
     let repo = root.join("repo");
     fs::create_dir_all(&home).unwrap();
     fs::create_dir_all(&repo).unwrap();
+    fs::create_dir_all(root.join("extra")).unwrap();
     let mut spec = PolicySpec::with_defaults(platform, home, repo);
     spec.token_file = Some(PathBuf::from("~/.agents-city/.runtime/broker/mine.token"));
     spec.extra_writable = vec![root.join("extra")];
@@ -362,4 +363,54 @@ fn protected_rules_describe_their_reason() {
         d.rule.describe(&home),
         "protected: ~/.bashrc (shell startup file: run by the owner's next shell)"
     );
+}
+
+/// Neither Linux backend can grant a root that does not exist: an absent cache root is
+/// writable only because `jaula run` creates it first; with creation off, or for a root
+/// jaula never creates (an owner's extra), the reference refuses as the backends do.
+#[test]
+fn absent_writable_roots_are_writable_only_when_created_at_launch() {
+    let dir = crate::test_scratch();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let home = root.join("home");
+    let repo = root.join("repo");
+    fs::create_dir_all(&home).unwrap();
+    fs::create_dir_all(&repo).unwrap();
+    let npm = home.join(".npm");
+    let extra = root.join("absent-extra");
+    for create in [true, false] {
+        for platform in [Platform::Linux, Platform::MacOs] {
+            let mut spec = PolicySpec::with_defaults(platform, home.clone(), repo.clone());
+            spec.create_absent_roots = create;
+            spec.extra_writable = vec![extra.clone()];
+            let p = spec.resolve().unwrap();
+            let cache = p.decide(&npm.join("_cacache"), Access::Create);
+            let owner = p.decide(&extra.join("f"), Access::Create);
+            if platform == Platform::MacOs {
+                // A Seatbelt rule names a path whether or not it exists.
+                assert!(cache.allowed && owner.allowed, "{cache:?} {owner:?}");
+                assert!(p.absent_roots().is_empty());
+                continue;
+            }
+            assert_eq!(cache.allowed, create, "{cache:?}");
+            assert_eq!(
+                p.roots_to_create().any(|a| a.path == npm),
+                create,
+                "create={create}"
+            );
+            assert!(
+                p.roots_to_create()
+                    .any(|a| a.path == home.join(".cargo/git"))
+                    == create,
+                "cargo's cache entries follow the switch"
+            );
+            assert!(!owner.allowed);
+            assert!(
+                matches!(owner.rule, Rule::AbsentWritableRoot { ref root, .. } if *root == extra),
+                "{owner:?}"
+            );
+            // Sealed paths beneath a created root are never created.
+            assert!(p.roots_to_create().all(|a| !a.path.ends_with(".ssh")));
+        }
+    }
 }

@@ -66,6 +66,13 @@ pub const HOME_WRITABLE: &[&str] = &[
     ".bun",
 ];
 
+/// Cache directories inside a writable root that native Landlock splits (`~/.cargo` holds
+/// sealed credential files, so no new direct child can be made in it natively). `jaula
+/// run` creates them with the root when they are absent, so a tool's first fetch finds
+/// them: cargo unpacks registry crates into `registry/` and clones git dependencies into
+/// `git/`, and tolerates a lock file it cannot create beside them.
+pub const HOME_CACHE_ENTRIES: &[&str] = &[".cargo/registry", ".cargo/git"];
+
 /// Per-OS homes of the same state: pnpm, pip `--user`, pipx and `go install` fail with a
 /// read-only filesystem without them, for reasons nobody would trace back to the cage.
 pub const HOME_WRITABLE_MACOS: &[&str] = &[

@@ -26,8 +26,8 @@ pub use config::ConfigFile;
 pub use decide::{Access, Decision, Rule};
 pub use error::{ConfigError, PolicyError};
 pub use policy::{
-    CageProfile, Policy, ProtectKind, ProtectedPath, ProtectedSource, SealKind, SealSource,
-    SealedRoot, Warning, WritableRoot, WriteSource,
+    AbsentRoot, CageProfile, Policy, ProtectKind, ProtectedPath, ProtectedSource, SealKind,
+    SealSource, SealedRoot, Warning, WritableRoot, WriteSource,
 };
 pub use sockets::{AllowedSocket, SocketSource, UnixPreset};
 pub use sources::{CageFlags, EnvVars, Sources};

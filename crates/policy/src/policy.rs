@@ -86,6 +86,23 @@ pub struct WritableRoot {
     pub source: WriteSource,
 }
 
+/// A writable root that did not exist when the policy was resolved for Linux. Neither Linux
+/// backend can grant a path that is not there: bubblewrap's `--bind-try` skips it and a
+/// Landlock rule needs an open descriptor, so a tool's first `mkdir ~/.npm` would meet the
+/// read-only home. jaula therefore creates the roots marked `created_at_launch` before it
+/// cages (`jaula run`), and `decide` refuses writes beneath every other one, so the
+/// reference and the backends agree. macOS never records one: a Seatbelt rule names a
+/// path whether or not it exists.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AbsentRoot {
+    pub path: PathBuf,
+    pub source: WriteSource,
+    /// Created by `jaula run` before caging: an agent-state or cache root (or the state
+    /// home) strictly beneath the home, neither sealed nor protected, with
+    /// `cage.create_cache_roots` on.
+    pub created_at_launch: bool,
+}
+
 /// Why a path is protected from writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -284,6 +301,7 @@ pub struct Policy {
     pub(crate) channels_root: PathBuf,
     pub(crate) channel_token_files: Vec<PathBuf>,
     pub(crate) writable: Vec<WritableRoot>,
+    pub(crate) absent: Vec<AbsentRoot>,
     pub(crate) claude_json: PathBuf,
     pub(crate) protected: Vec<ProtectedPath>,
     pub(crate) token_file: Option<PathBuf>,
@@ -327,6 +345,14 @@ impl Policy {
     /// Writable roots in order: repo, state home, system paths, home caches, extras.
     pub fn writable(&self) -> &[WritableRoot] {
         &self.writable
+    }
+    /// Writable roots absent at resolution (Linux only), in policy order.
+    pub fn absent_roots(&self) -> &[AbsentRoot] {
+        &self.absent
+    }
+    /// The absent roots `jaula run` creates before caging, shallowest first.
+    pub fn roots_to_create(&self) -> impl Iterator<Item = &AbsentRoot> {
+        self.absent.iter().filter(|a| a.created_at_launch)
     }
     /// `~/.claude.json`: writable as a file on Linux; on macOS every home entry whose name
     /// starts with it (Claude's backups) is writable too.
@@ -398,6 +424,7 @@ impl PolicySpec {
         };
 
         let unix_sockets = self.allowed_sockets(&sealed, &canon, &mut warnings)?;
+        let absent = self.absent_roots(&writable, &home, &sealed, &protected);
 
         Ok(Policy {
             platform: self.platform,
@@ -409,6 +436,7 @@ impl PolicySpec {
             channels_root,
             channel_token_files,
             writable,
+            absent,
             claude_json,
             protected,
             token_file,
@@ -444,6 +472,57 @@ impl PolicySpec {
             }
         }
         Ok(out)
+    }
+
+    /// The writable roots that do not exist on this host, and which of them `jaula run`
+    /// creates. The repo exists (checked above); the system paths are the cage's own in the
+    /// bwrap view and the host's otherwise, never created by jaula.
+    fn absent_roots(
+        &self,
+        writable: &[WritableRoot],
+        home: &Path,
+        sealed: &[SealedRoot],
+        protected: &[ProtectedPath],
+    ) -> Vec<AbsentRoot> {
+        if self.platform != Platform::Linux {
+            return Vec::new();
+        }
+        let creatable = |path: &Path| {
+            path != home
+                && is_within(path, home)
+                && !sealed.iter().any(|s| seal_or_beneath(s, path))
+                && !protected.iter().any(|p| p.kind.covers(&p.path, path))
+        };
+        let mut absent: Vec<AbsentRoot> = writable
+            .iter()
+            .filter(|w| !matches!(w.source, WriteSource::Repo | WriteSource::SystemTemp))
+            .filter(|w| std::fs::symlink_metadata(&w.path).is_err())
+            .map(|w| AbsentRoot {
+                path: w.path.clone(),
+                source: w.source,
+                created_at_launch: self.create_absent_roots
+                    && matches!(w.source, WriteSource::HomeCache | WriteSource::StateHome)
+                    && creatable(&w.path),
+            })
+            .collect();
+        // Cache entries of a root Landlock splits: created with it, and only then listed;
+        // left alone, they are the named deviation `split-dir-no-new-entries`.
+        if self.create_absent_roots && self.profile == CageProfile::Window {
+            for entry in defaults::HOME_CACHE_ENTRIES {
+                let path = canonicalize_lenient(&home.join(entry), home);
+                let in_cache_root = writable
+                    .iter()
+                    .any(|w| w.source == WriteSource::HomeCache && is_within(&path, &w.path));
+                if in_cache_root && creatable(&path) && std::fs::symlink_metadata(&path).is_err() {
+                    absent.push(AbsentRoot {
+                        path,
+                        source: WriteSource::HomeCache,
+                        created_at_launch: true,
+                    });
+                }
+            }
+        }
+        absent
     }
 
     fn sealed_roots(
@@ -577,6 +656,14 @@ impl PolicySpec {
             push(path, source);
         }
         Ok(writable)
+    }
+}
+
+/// Whether `path` is a sealed root or lies beneath one: never created by jaula.
+fn seal_or_beneath(seal: &SealedRoot, path: &Path) -> bool {
+    match seal.kind {
+        SealKind::File => seal.path == path,
+        SealKind::Directory => is_within(path, &seal.path),
     }
 }
 

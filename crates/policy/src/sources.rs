@@ -242,6 +242,7 @@ impl Sources {
         let mut unprotected = cage.unprotect;
         unprotected.extend(flags.unprotect.iter().cloned());
         let protect_path_dirs = flags.protect_path_dirs || cage.protect_path_dirs.unwrap_or(false);
+        let create_absent_roots = cage.create_cache_roots.unwrap_or(true);
         let runtime_dir = env
             .non_empty("XDG_RUNTIME_DIR")
             .map(PathBuf::from)
@@ -271,6 +272,7 @@ impl Sources {
             protect_path_dirs,
             launcher_exe: flags.launcher_exe.clone(),
             runtime_dir,
+            create_absent_roots,
         };
         Ok(Sources {
             enabled,

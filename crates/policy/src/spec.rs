@@ -45,6 +45,10 @@ pub struct PolicySpec {
     pub launcher_exe: Option<PathBuf>,
     /// `XDG_RUNTIME_DIR` (`/run/user/UID`), whose `systemd` directory is protected.
     pub runtime_dir: Option<PathBuf>,
+    /// Whether `jaula run` creates the absent agent-state and cache roots beneath the home
+    /// before caging (config `cage.create_cache_roots`, default on). Off, a root absent at
+    /// launch stays unwritable, and `decide` says so.
+    pub create_absent_roots: bool,
 }
 
 impl PolicySpec {
@@ -69,6 +73,7 @@ impl PolicySpec {
             protect_path_dirs: false,
             launcher_exe: None,
             runtime_dir: None,
+            create_absent_roots: true,
         }
     }
 }

@@ -35,7 +35,7 @@ pub use probe::{
     find_program, probe, probe_with, Availability, AvailableBasis, Unavailable, PROBE_TIMEOUT,
 };
 pub use probe_cache::{cache_key, probe_cached};
-pub use quote::{shell_join, shell_quote};
+pub use quote::{shell_join, shell_lines, shell_quote};
 pub use render::{base_argv, option_flags, render_argv, BASE_FLAGS};
 pub use view::{view_effect, MountView, ViewEffect};
 

@@ -838,3 +838,56 @@ fn the_git_entry_is_bound_onto_itself_before_its_config_and_hooks_go_read_only()
             .reaches_host
     );
 }
+
+#[test]
+fn shell_lines_puts_one_mount_per_line_and_stays_one_shell_command() {
+    let argv: Vec<OsString> = [
+        "bwrap",
+        "--ro-bind",
+        "/",
+        "/",
+        "--tmpfs",
+        "/home/u/.ssh",
+        "--unshare-pid",
+        "--bind-try",
+        "/home/u/my repo",
+        "/home/u/my repo",
+        "--",
+        "/usr/bin/jaula",
+        "run",
+        "--inner-stage",
+        "--repo",
+        "/r",
+        "--verbose",
+        "--",
+        "sh",
+        "-c",
+        "echo hi",
+    ]
+    .iter()
+    .map(OsString::from)
+    .collect();
+    let text = String::from_utf8(super::shell_lines(&argv)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "bwrap \\",
+            "  --ro-bind / / \\",
+            "  --tmpfs /home/u/.ssh \\",
+            "  --unshare-pid \\",
+            "  --bind-try '/home/u/my repo' '/home/u/my repo' \\",
+            "  -- \\",
+            "  /usr/bin/jaula \\",
+            "  run \\",
+            "  --inner-stage \\",
+            "  --repo /r \\",
+            "  --verbose \\",
+            "  -- \\",
+            "  sh -c 'echo hi'",
+        ]
+    );
+    // The same words as the one-line form, in the same order.
+    let joined = String::from_utf8(super::shell_join(&argv)).unwrap();
+    assert_eq!(text.replace(" \\\n  ", " "), joined);
+}

@@ -103,7 +103,9 @@ impl Outcome {
         match self {
             Outcome::Applied => "applied",
             Outcome::AlreadyInPlace => "already in place",
-            Outcome::NotPermitted => "not permitted",
+            // Only ever reported with the reason the state is safe as it is (bwrap's inner
+            // stage as root runs without CAP_SETPCAP): "not permitted" read as a failure.
+            Outcome::NotPermitted => "not needed",
             Outcome::Unsupported => "unsupported",
         }
     }
@@ -441,9 +443,9 @@ mod linux {
     }
 
     const WHY_SETPCAP_IS_NOT_NEEDED: &str =
-        "without CAP_SETPCAP; harmless: no_new_privs makes execve intersect the new \
-         permitted set with the current one, which is empty once the capabilities step has run, so no capability \
-         can come back";
+        "(no CAP_SETPCAP to change it here); safe as it is: no_new_privs makes execve \
+         intersect the new permitted set with the current one, which is empty once the \
+         capabilities step has run, so no capability can come back";
 
     pub(super) fn lock_securebits() -> Result<(Outcome, String), HardeningError> {
         let current = thread::capabilities_secure_bits()

@@ -95,7 +95,7 @@ fn report_displays_one_line_per_step() {
         lines[0],
         "process hardening (capabilities 0..=40, /proc/sys/kernel/cap_last_cap):"
     );
-    assert!(lines[1].contains("bounding set") && lines[1].contains("not permitted"));
+    assert!(lines[1].contains("bounding set") && lines[1].contains("not needed"));
     assert!(lines[1].ends_with("41 capabilities left"));
     assert!(lines[2].contains("no_new_privs") && lines[2].contains("applied"));
     assert_eq!(lines.len(), 3);

@@ -4,6 +4,7 @@
 //! act on the running process (`landlock`, `seccomp`, `hardening`) live here too; this is
 //! the only crate allowed `unsafe`, each block with a `// SAFETY:` comment.
 
+pub mod absent_roots;
 pub mod bwrap;
 pub mod child;
 pub mod doc_tables;

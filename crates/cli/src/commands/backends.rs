@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use jaula_policy::{Access, Platform, Policy, Sources};
+use jaula_sandbox::absent_roots::AfterCreation;
 use jaula_sandbox::{bwrap, landlock, seatbelt};
 
 use crate::commands::explain::ExplainArgs;
@@ -43,13 +44,9 @@ pub fn views(
         ),
     });
     let linux = policy_for(args, Platform::Linux)?;
-    let effect = bwrap::view_effect(
-        &linux,
-        &bwrap::BwrapOptions::default(),
-        &bwrap::RealDisk,
-        path,
-        access,
-    )?;
+    // The disk as `jaula run` leaves it before caging: absent cache roots created.
+    let disk = AfterCreation::new(&linux, bwrap::RealDisk);
+    let effect = bwrap::view_effect(&linux, &bwrap::BwrapOptions::default(), &disk, path, access)?;
     out.push(BackendView {
         backend: "bwrap",
         allowed: effect.reaches_host,
@@ -63,7 +60,8 @@ pub fn views(
             effect.op
         ),
     });
-    let plan = landlock::plan(&linux, landlock::PlanMode::Native, &landlock::RealFs)
+    let fs = AfterCreation::new(&linux, landlock::RealFs);
+    let plan = landlock::plan(&linux, landlock::PlanMode::Native, &fs)
         .map_err(|e| CliError::Launch(e.to_string()))?;
     let (mut allowed, mut why) = landlock_effect(&plan, path, access);
     // A protected path Landlock leaves writable is the named deviation; what closes it is

@@ -73,6 +73,14 @@ pub fn availability(sources: &Sources) -> Availability {
 pub fn run(args: &CheckArgs) -> Outcome {
     let sources = context::sources(&args.policy, None)?;
     let mut availability = availability(&sources);
+    // `jaula run` refuses a config it cannot use, so with one no cage is available.
+    let problems = crate::commands::config_check::problems(&sources);
+    if let (true, Some(first)) = (availability.available, problems.first()) {
+        availability = Availability {
+            available: false,
+            reason: format!("jaula run refuses the config: {first}"),
+        };
+    }
     let layers = Layers::probe(&sources);
     let seatbelt = (Platform::host() == Platform::MacOs && availability.available)
         .then(|| SeatbeltCheck::probe(&args.policy));
@@ -104,6 +112,7 @@ pub fn run(args: &CheckArgs) -> Outcome {
             },
             "config": sources.config_path,
             "config_loaded": sources.config_loaded,
+            "config_problems": problems,
             "landlock": layers.landlock,
             "seccomp": layers.seccomp,
             "bwrap": layers.bwrap,
@@ -124,6 +133,9 @@ pub fn run(args: &CheckArgs) -> Outcome {
             println!("cage unavailable on this machine");
         }
         println!("reason: {}", availability.reason);
+        for problem in &problems {
+            println!("config problem: {problem}");
+        }
         if Platform::host() == Platform::Linux {
             print!("{}", layers.landlock);
             println!("seccomp: {}", layers.seccomp);

@@ -15,7 +15,11 @@ use jaula_contract::{
 };
 use serde_json::json;
 
-/// `jaula contract [--root DIR] [--state-dir DIR] [--uid-range MIN-MAX] <command>`.
+/// Isolate tenants on a shared runner: one uid, one 0700 tree and one cage per Contract,
+/// resource limits, hand-over and wipe (see docs/contracts.md).
+///
+/// The global options fall back to JAULA_CONTRACT_ROOT, JAULA_CONTRACT_STATE and
+/// JAULA_CONTRACT_UIDS, then the config file's [contract] section, then the defaults.
 #[derive(Debug, Args)]
 pub struct ContractArgs {
     /// Workspace root holding one tree per Contract [env: JAULA_CONTRACT_ROOT].
@@ -30,6 +34,13 @@ pub struct ContractArgs {
     /// What to do.
     #[command(subcommand)]
     pub command: ContractCommand,
+}
+
+impl ContractArgs {
+    /// `contract run`: its refusals exit 126 like `jaula run`'s.
+    pub fn runs_a_command(&self) -> bool {
+        matches!(self.command, ContractCommand::Run(_))
+    }
 }
 
 /// `--json` on every command that prints data.

@@ -17,12 +17,44 @@ use crate::commands::contract::{ContractCliError, RunArgs};
 /// namespace and no external binary, so the answer does not depend on the host.
 const LAYERS: &[&str] = &["uid", "rlimits", "landlock", "seccomp", "hardening"];
 
+/// Run, and record the run in the evidence log whatever happens: a run refused before
+/// its command started leaves a `run` line with the reason (`refused`), so the log shows
+/// every attempt, not only the ones that got as far as a process.
 pub fn run(
     iso: &ContractIsolation,
     args: &RunArgs,
     out: &mut dyn Write,
 ) -> Result<i32, ContractCliError> {
+    // Without a valid id there is no Contract to record the attempt against.
     let contract = ContractId::parse(&args.contract)?;
+    let mut recorded = false;
+    let result = spawn(iso, &contract, args, out, &mut recorded);
+    if let (Err(e), false) = (&result, recorded) {
+        let record = RunRecord {
+            contract: contract.clone(),
+            argv: args.cmd.clone(),
+            uid: None,
+            limits: Vec::new(),
+            layers: Vec::new(),
+            exit_code: None,
+            signal: None,
+            refused: Some(e.to_string()),
+        };
+        if let Err(log) = iso.record_run(record) {
+            eprintln!("jaula: the refused run could not be recorded either: {log}");
+        }
+    }
+    result
+}
+
+fn spawn(
+    iso: &ContractIsolation,
+    contract: &ContractId,
+    args: &RunArgs,
+    out: &mut dyn Write,
+    recorded: &mut bool,
+) -> Result<i32, ContractCliError> {
+    let contract = contract.clone();
     let runtime = RuntimeKind::parse(&args.runtime)?;
     let work_record = WorkRecordId::parse(&args.work_record)?;
     let mut sandbox = iso.sandbox(&contract, &runtime, args.memory)?;
@@ -125,8 +157,10 @@ pub fn run(
         layers: LAYERS.iter().map(|s| s.to_string()).collect(),
         exit_code: status.code(),
         signal: status.signal(),
+        refused: None,
     };
     iso.record_run(record)?;
+    *recorded = true;
     let report = serde_json::json!({
         "contract": contract.as_str(),
         "work_record": work_record.as_str(),

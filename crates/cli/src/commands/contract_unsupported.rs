@@ -16,6 +16,13 @@ pub struct ContractArgs {
     pub rest: Vec<OsString>,
 }
 
+impl ContractArgs {
+    /// Every contract subcommand is refused here, and every refusal exits 126.
+    pub fn runs_a_command(&self) -> bool {
+        true
+    }
+}
+
 pub fn run(_args: &ContractArgs) -> Outcome {
     eprintln!(
         "jaula: refusing to run: contract mode needs Linux (a tenant's own uid, its 0700 tree \

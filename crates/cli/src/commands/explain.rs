@@ -12,7 +12,7 @@ use crate::{context, Outcome};
 
 /// Explain the decision on PATH: allowed or denied, the rule that decided, and what each
 /// backend would do with it.
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct ExplainArgs {
     /// The path to explain (resolved through symlinks, as the kernel would).
     pub path: PathBuf,
@@ -36,6 +36,12 @@ pub struct ExplainArgs {
 }
 
 pub fn run(args: &ExplainArgs) -> Outcome {
+    // Like `jaula run`: the repo is the current directory unless `--repo` says otherwise.
+    let mut args = args.clone();
+    if args.policy.repo.is_none() {
+        args.policy.repo = Some(std::env::current_dir().map_err(CliError::Cwd)?);
+    }
+    let args = &args;
     let access = if args.write {
         Access::Write
     } else if args.create {
@@ -56,6 +62,12 @@ pub fn run(args: &ExplainArgs) -> Outcome {
     let decision = policy.decide(&path, access);
     let rule = decision.rule.describe(policy.home());
     let backends = crate::commands::backends::views(args, &sources, &path, access)?;
+    // A decision that rests on a root `jaula run` has yet to create: say so, or "allowed"
+    // would read as a promise about the disk as it is now.
+    let created = policy
+        .roots_to_create()
+        .find(|a| jaula_policy::paths::is_within(&path, &a.path) && !a.path.exists())
+        .map(|a| a.path.clone());
     if args.json {
         context::print_json(&serde_json::json!({
             "path": context::json_path(&path)?,
@@ -65,6 +77,7 @@ pub fn run(args: &ExplainArgs) -> Outcome {
             "rule": rule,
             "rule_detail": decision.rule,
             "backends": backends,
+            "created_at_launch": created.as_deref().map(context::json_path).transpose()?,
         }))?;
     } else {
         println!("path:     {}", path.display());
@@ -78,6 +91,13 @@ pub fn run(args: &ExplainArgs) -> Outcome {
             }
         );
         println!("rule:     {rule}");
+        if let Some(root) = &created {
+            println!(
+                "note:     {} does not exist yet; jaula run creates it (0700) before caging \
+                 (config cage.create_cache_roots)",
+                root.display()
+            );
+        }
         for view in backends {
             println!("{:<9} {}", format!("{}:", view.backend), view.summary);
         }

@@ -1,7 +1,11 @@
 //! One module per command.
 
+// Hints printed by the Linux launch only (the macOS launch is `run_seatbelt`).
+#[cfg(target_os = "linux")]
+pub mod agent_hint;
 pub mod backends;
 pub mod check;
+pub mod config_check;
 #[cfg(target_os = "linux")]
 pub mod contract;
 // Contract mode (per-tenant uids, cgroups, the hand-over) is Linux-only: elsewhere
@@ -17,6 +21,8 @@ pub mod contract_run;
 pub mod contract_wiring;
 pub mod explain;
 pub mod line;
+#[cfg(target_os = "linux")]
+pub mod network_notice;
 pub mod profile;
 pub mod render;
 pub mod run;

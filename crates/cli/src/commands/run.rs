@@ -35,6 +35,8 @@ use std::process::Command;
 
 use crate::args::PolicyArgs;
 #[cfg(target_os = "linux")]
+use crate::commands::network_notice;
+#[cfg(target_os = "linux")]
 use crate::context;
 use crate::error::CliError;
 use crate::Outcome;
@@ -204,6 +206,12 @@ pub fn run(args: &RunArgs) -> Outcome {
         flags.profile = CageProfile::Contract;
     }
     let sources = context::sources_from(&flags)?;
+    if let Some(problem) = crate::commands::config_check::problems(&sources)
+        .into_iter()
+        .next()
+    {
+        return Err(CliError::Config(problem));
+    }
     if !sources.enabled {
         return uncaged(
             args,
@@ -217,7 +225,16 @@ pub fn run(args: &RunArgs) -> Outcome {
              agents) are reachable from this cage"
         );
     }
+    if !args.inner_stage && !args.planting_child && args.network_handoff_fd.is_none() {
+        create_absent_roots(&policy, args.verbose);
+    }
     let env = scrubbed_env(args, &sources)?;
+    if !args.inner_stage && !args.planting_child && args.network_handoff_fd.is_none() {
+        if let Some(hint) = crate::commands::agent_hint::login_hint(&args.command[0], &policy, &env)
+        {
+            eprintln!("{hint}");
+        }
+    }
     let limits = ResourceLimits {
         max_processes: args.max_procs,
         max_data_bytes: args.max_data,
@@ -248,6 +265,11 @@ pub fn run(args: &RunArgs) -> Outcome {
     }
     if args.verbose {
         eprintln!("jaula: network: {}", describe_mode(mode, &rules));
+    } else if let Some(line) = network_notice::at_start(mode, rules.allow().len()) {
+        // Said once, by the outermost jaula (a planting child is its re-execution).
+        if !args.planting_child {
+            eprintln!("{line}");
+        }
     }
     let landlock_ok = landlock::probe().floor_met;
     if mode == NetworkMode::Allow {
@@ -290,6 +312,24 @@ fn bwrap_probe_cache(policy: &Policy) -> std::path::PathBuf {
 }
 
 #[cfg(target_os = "linux")]
+/// Make the absent cache roots the policy marks for creation, before either backend is
+/// built: neither can grant a path that does not exist (docs/security.md, "First run").
+fn create_absent_roots(policy: &Policy, verbose: bool) {
+    let created = jaula_sandbox::absent_roots::create_absent_roots(policy);
+    for failure in &created.failed {
+        eprintln!("jaula: warning: {failure}; writes beneath it are refused in the cage");
+    }
+    if verbose && !created.made.is_empty() {
+        let made: Vec<String> = created
+            .made
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        eprintln!("jaula: created (0700): {}", made.join(" "));
+    }
+}
+
+#[cfg(target_os = "linux")]
 fn landlock_missing() -> String {
     format!("landlock: {}", landlock::probe().kernel)
 }
@@ -299,7 +339,7 @@ fn configured_backend(sources: &Sources) -> Result<Backend, CliError> {
     match sources.run.backend.as_deref() {
         None => Ok(Backend::Auto),
         Some(name) => Backend::from_str(name, true).map_err(|_| {
-            CliError::Usage(format!(
+            CliError::Config(format!(
                 "config {}: run.backend = {name:?} is not one of auto, landlock, bwrap",
                 sources.config_path.display()
             ))
@@ -387,7 +427,7 @@ pub(crate) fn network_settings(
     let mode = match (args.network, &config.mode) {
         (Some(m), _) => m.into(),
         (None, Some(name)) => name.parse::<NetworkMode>().map_err(|e| {
-            CliError::Usage(format!("config {}: {e}", sources.config_path.display()))
+            CliError::Config(format!("config {}: {e}", sources.config_path.display()))
         })?,
         (None, None) => NetworkMode::Host,
     };
@@ -591,6 +631,10 @@ fn run_allow(
     if !done.summary.is_empty() {
         eprintln!("{}", done.summary);
     }
+    let proxy_saw_requests = done.summary.allowed > 0 || !done.summary.is_empty();
+    if let Some(note) = network_notice::after_allow(done.status, proxy_saw_requests) {
+        eprintln!("{note}");
+    }
     planting::report_after(&snapshot, policy);
     exit_like(done.status)
 }
@@ -681,7 +725,7 @@ fn confine(
     let after_exit = if args.no_socket_gate {
         None
     } else {
-        planting_hook(args, policy, mode)
+        with_network_note(planting_hook(args, policy, mode), args, mode, network)
     };
     let plan = match landlock::plan(policy, mode, &RealFs) {
         Ok(plan) => plan,
@@ -690,6 +734,9 @@ fn confine(
             return Ok(REFUSED);
         }
     };
+    if args.verbose {
+        eprintln!("jaula: {}", plan.summary());
+    }
     let support = landlock::probe();
     // Inside bwrap's view the mount namespace already seals; a kernel without Landlock
     // there is reported, not refused. Natively Landlock is the cage: refuse without it.
@@ -830,7 +877,7 @@ fn exec_bwrap(
         eprintln!("jaula: cannot execute {}: {err}", argv[0].to_string_lossy());
         return Ok(REFUSED);
     }
-    wait_and_report(&mut cmd, policy, args.verbose)
+    wait_and_report(&mut cmd, policy, args.verbose, mode)
 }
 
 /// Natively Landlock cannot stop the creation of an absent protected path, nor any write
@@ -862,7 +909,7 @@ fn native(
         std::os::unix::process::CommandExt::arg0(&mut cmd, me);
     }
     cmd.arg("run").arg("--planting-child").args(argv);
-    wait_and_report(&mut cmd, policy, args.verbose)
+    wait_and_report(&mut cmd, policy, args.verbose, mode)
 }
 
 /// The planting report the socket gate's supervisor makes after the command: the snapshot
@@ -898,7 +945,39 @@ fn planting_hook(
 }
 
 #[cfg(target_os = "linux")]
-fn wait_and_report(cmd: &mut Command, policy: &Policy, verbose: bool) -> Outcome {
+/// Natively the socket gate's supervisor is the one that sees the command end: add the
+/// `--network none` reminder to what it runs then (the bwrap and `allow` paths print it
+/// from the jaula that waits).
+fn with_network_note(
+    hook: Option<Box<dyn FnOnce(std::process::ExitStatus)>>,
+    args: &RunArgs,
+    mode: PlanMode,
+    network: NetworkMode,
+) -> Option<Box<dyn FnOnce(std::process::ExitStatus)>> {
+    let notes = network == NetworkMode::None
+        && mode == PlanMode::Native
+        && !args.planting_child
+        && args.network_handoff_fd.is_none();
+    if !notes {
+        return hook;
+    }
+    Some(Box::new(move |status| {
+        if let Some(hook) = hook {
+            hook(status);
+        }
+        if let Some(note) = network_notice::after_none(status) {
+            eprintln!("{note}");
+        }
+    }))
+}
+
+#[cfg(target_os = "linux")]
+fn wait_and_report(
+    cmd: &mut Command,
+    policy: &Policy,
+    verbose: bool,
+    network: NetworkMode,
+) -> Outcome {
     let snapshot = Snapshot::take(policy);
     if verbose {
         eprintln!(
@@ -919,6 +998,12 @@ fn wait_and_report(cmd: &mut Command, policy: &Policy, verbose: bool) -> Outcome
         }
     };
     planting::report_after(&snapshot, policy);
+    if let Some(note) = (network == NetworkMode::None)
+        .then(|| network_notice::after_none(status))
+        .flatten()
+    {
+        eprintln!("{note}");
+    }
     exit_like(status)
 }
 
@@ -1002,8 +1087,8 @@ fn bwrap_argv(
     argv.extend(args.command.iter().cloned());
     if args.verbose {
         eprintln!(
-            "jaula: backend bwrap: {}",
-            String::from_utf8_lossy(&bwrap::shell_join(&argv))
+            "jaula: backend bwrap, one mount a line:\n  {}",
+            String::from_utf8_lossy(&bwrap::shell_lines(&argv))
         );
     }
     Ok(argv)

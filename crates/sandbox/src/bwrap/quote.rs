@@ -44,3 +44,62 @@ pub fn shell_join(argv: &[OsString]) -> Vec<u8> {
     }
     out
 }
+
+/// How many operands a bubblewrap option takes (bubblewrap(1)); unknown options none.
+fn operands(option: &[u8]) -> usize {
+    match option {
+        b"--bind" | b"--bind-try" | b"--ro-bind" | b"--ro-bind-try" | b"--dev-bind"
+        | b"--dev-bind-try" | b"--symlink" | b"--file" | b"--bind-data" | b"--ro-bind-data"
+        | b"--bind-fd" | b"--ro-bind-fd" | b"--setenv" | b"--chmod" => 2,
+        b"--tmpfs" | b"--dir" | b"--proc" | b"--dev" | b"--mqueue" | b"--remount-ro"
+        | b"--chdir" | b"--perms" | b"--size" | b"--unsetenv" | b"--uid" | b"--gid"
+        | b"--hostname" | b"--seccomp" | b"--add-seccomp-fd" | b"--args" | b"--sync-fd"
+        | b"--info-fd" | b"--block-fd" | b"--userns-block-fd" | b"--json-status-fd"
+        | b"--cap-add" | b"--cap-drop" | b"--lock-file" | b"--exec-label" | b"--file-label"
+        | b"--argv0" | b"--userns" | b"--userns2" | b"--pidns" | b"--overlay-src"
+        | b"--tmp-overlay" | b"--ro-overlay" => 1,
+        _ => 0,
+    }
+}
+
+/// The same command as [`shell_join`], one bubblewrap option with its operands per line
+/// (one mount a line), each line but the last ending in ` \`, so `-v` output reads as a
+/// list and still pastes into a shell. After bubblewrap's `--`, jaula's inner stage: each
+/// `--flag value` on its line, and the caged command, after the second `--`, on the last.
+pub fn shell_lines(argv: &[OsString]) -> Vec<u8> {
+    let args: Vec<&[u8]> = argv.iter().map(|a| a.as_bytes()).collect();
+    let mut lines: Vec<Vec<&[u8]>> = Vec::new();
+    let mut i = 0;
+    let mut separators = 0;
+    while i < args.len() {
+        let arg = args[i];
+        let take = if separators >= 2 {
+            args.len() - i // the caged command, whole
+        } else if arg == b"--" {
+            separators += 1;
+            1
+        } else if separators == 0 {
+            1 + operands(arg)
+        } else if arg.starts_with(b"--") && args.get(i + 1).is_some_and(|n| !n.starts_with(b"--")) {
+            2 // an inner-stage flag and its value
+        } else {
+            1
+        };
+        let end = (i + take).min(args.len());
+        lines.push(args[i..end].to_vec());
+        i = end;
+    }
+    let mut out = Vec::new();
+    for (n, line) in lines.iter().enumerate() {
+        if n > 0 {
+            out.extend_from_slice(b" \\\n  ");
+        }
+        for (k, arg) in line.iter().enumerate() {
+            if k > 0 {
+                out.push(b' ');
+            }
+            out.extend_from_slice(&shell_quote(arg));
+        }
+    }
+    out
+}

@@ -155,6 +155,14 @@ const DEFAULT_KEEP: &[(&str, &str)] = &[
     ("ZAI_API_KEY", "Z.ai (GLM) models"),
     ("CURSOR_API_KEY", "Cursor's agent CLI key"),
     ("AMP_API_KEY", "Amp's agent CLI key"),
+    (
+        "AWS_CA_BUNDLE",
+        "a CA bundle path for TLS behind a corporate proxy, not a credential",
+    ),
+    (
+        "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE",
+        "a CA bundle path for TLS behind a corporate proxy, not a credential",
+    ),
     ("AWS_REGION", "a region name, not a credential"),
     ("AWS_DEFAULT_REGION", "a region name, not a credential"),
 ];

@@ -214,6 +214,56 @@ impl Plan {
     pub fn rule(&self, path: &Path) -> Option<&PlanRule> {
         self.rules.iter().find(|r| r.path == path)
     }
+
+    /// A few lines for `jaula run -v`: how many rules, which writable roots are granted
+    /// whole, and which directories are split (their entries granted one by one) for reads
+    /// and for writes. The full list is the [`Display`](fmt::Display) form.
+    pub fn summary(&self) -> String {
+        let mode = match self.mode {
+            PlanMode::Native => "native",
+            PlanMode::BwrapView => "inside the bwrap view",
+        };
+        let whole: Vec<String> = self
+            .rules
+            .iter()
+            .filter(|r| {
+                r.reasons
+                    .iter()
+                    .any(|reason| matches!(reason, Reason::WritableRoot { .. }))
+            })
+            .map(|r| r.path.display().to_string())
+            .collect();
+        let split = |read: bool| -> Vec<String> {
+            self.split
+                .iter()
+                .filter(|d| if read { d.read } else { d.write })
+                .map(|d| d.path.display().to_string())
+                .collect()
+        };
+        let list = |items: Vec<String>| {
+            if items.is_empty() {
+                "none".to_owned()
+            } else {
+                items.join(" ")
+            }
+        };
+        let mut out = format!("landlock plan ({mode}): {} rules\n", self.rules.len());
+        out.push_str(&format!("  writable whole: {}\n", list(whole)));
+        out.push_str(&format!(
+            "  split for reads (ancestors of a seal: names listable, other entries granted \
+             one by one): {}\n",
+            list(split(true))
+        ));
+        out.push_str(&format!(
+            "  split for writes (a seal or protected path inside: no new direct entries): {}",
+            list(split(false))
+        ));
+        if !self.holes.is_empty() {
+            let holes = self.holes.iter().map(|h| h.display().to_string()).collect();
+            out.push_str(&format!("\n  sealed, no rule at all: {}", list(holes)));
+        }
+        out
+    }
 }
 
 impl fmt::Display for Plan {

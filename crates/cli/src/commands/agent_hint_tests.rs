@@ -1,0 +1,87 @@
+use std::ffi::{OsStr, OsString};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use jaula_policy::{Platform, Policy, PolicySpec};
+
+use super::login_hint;
+
+/// Never under `/tmp`, which every Linux cage makes writable.
+fn scratch() -> (tempfile::TempDir, PathBuf) {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-scratch");
+    fs::create_dir_all(&base).unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("agent-hint-")
+        .tempdir_in(base)
+        .unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    (dir, root)
+}
+
+fn policy(root: &Path, platform: Platform) -> Policy {
+    let home = root.join("home");
+    let repo = root.join("repo");
+    fs::create_dir_all(home.join(".claude")).unwrap();
+    fs::create_dir_all(&repo).unwrap();
+    PolicySpec::with_defaults(platform, home, repo)
+        .resolve()
+        .unwrap()
+}
+
+fn env(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+    pairs.iter().map(|(k, v)| (k.into(), v.into())).collect()
+}
+
+#[test]
+fn claude_with_its_login_sealed_and_nothing_else_gets_the_hint() {
+    let (_keep, root) = scratch();
+    let p = policy(&root, Platform::Linux);
+    let claude = OsStr::new("/usr/local/bin/claude");
+    // No login on the host: claude would ask to log in anyway, caged or not.
+    assert_eq!(login_hint(claude, &p, &env(&[])), None);
+    fs::write(p.home().join(".claude/.credentials.json"), "{}").unwrap();
+    let hint = login_hint(claude, &p, &env(&[("PATH", "/usr/bin")])).unwrap();
+    assert!(hint.contains("CLAUDE_CODE_OAUTH_TOKEN") && hint.contains("setup-token"));
+    assert!(!hint.contains('\n'));
+    assert!(login_hint(OsStr::new("claude"), &p, &env(&[])).is_some());
+}
+
+#[test]
+fn no_hint_when_anything_else_would_log_it_in_or_it_is_not_claude() {
+    let (_keep, root) = scratch();
+    let p = policy(&root, Platform::Linux);
+    fs::write(p.home().join(".claude/.credentials.json"), "{}").unwrap();
+    let claude = OsStr::new("claude");
+    for name in [
+        "ANTHROPIC_API_KEY",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "ANTHROPIC_AUTH_TOKEN",
+        "CLAUDE_CODE_USE_BEDROCK",
+        "CLAUDE_CONFIG_DIR",
+    ] {
+        assert_eq!(login_hint(claude, &p, &env(&[(name, "x")])), None, "{name}");
+    }
+    // An empty variable logs nothing in.
+    assert!(login_hint(claude, &p, &env(&[("ANTHROPIC_API_KEY", "")])).is_some());
+    for other in ["codex", "claude-helper", "sh"] {
+        assert_eq!(
+            login_hint(OsStr::new(other), &p, &env(&[])),
+            None,
+            "{other}"
+        );
+    }
+    fs::write(
+        p.home().join(".claude/settings.json"),
+        r#"{"apiKeyHelper": "~/bin/key"}"#,
+    )
+    .unwrap();
+    assert_eq!(login_hint(claude, &p, &env(&[])), None);
+}
+
+#[test]
+fn no_hint_off_linux() {
+    let (_keep, root) = scratch();
+    let mac = policy(&root, Platform::MacOs);
+    fs::write(mac.home().join(".claude/.credentials.json"), "{}").unwrap();
+    assert_eq!(login_hint(OsStr::new("claude"), &mac, &env(&[])), None);
+}

@@ -1,0 +1,68 @@
+//! One stderr line each, so a closed network never looks like a broken one: what the mode
+//! lets through, said at start when it is not `host`, and at exit a reminder when the
+//! command failed in a way the closed network may explain.
+//!
+//! The exit notes claim only what jaula saw: under `none` that the command failed with the
+//! network closed (jaula cannot see inside the namespace which lookups failed); under
+//! `allow` that it failed and not one request reached the proxy, which is what a client
+//! that ignores the proxy variables (Node's built-in `fetch`, many Go binaries) looks like.
+
+use std::process::ExitStatus;
+
+use jaula_sandbox::network::NetworkMode;
+
+/// The line printed before the command starts, for every mode but `host`.
+pub fn at_start(mode: NetworkMode, allowed_patterns: usize) -> Option<String> {
+    match mode {
+        NetworkMode::Host => None,
+        NetworkMode::None => Some(
+            "jaula: network none: the command has only the cage's own loopback; host names \
+             do not resolve and every outside connection fails (open it with --network host, \
+             or let named hosts through with --network allow --allow-domain NAME)"
+                .to_owned(),
+        ),
+        NetworkMode::Allow => Some(format!(
+            "jaula: network allow: only through jaula's proxy (HTTP_PROXY/HTTPS_PROXY), for \
+             {allowed_patterns} allowed name pattern(s); a client that ignores the proxy \
+             variables reaches nothing"
+        )),
+    }
+}
+
+/// The reminder at exit under `none`, when the command did not succeed.
+pub fn after_none(status: ExitStatus) -> Option<String> {
+    (!status.success()).then(|| {
+        format!(
+            "jaula: network none: the command failed ({}) with the network closed; if it \
+             needed the network, that is why (--network host or --network allow opens it)",
+            describe(status)
+        )
+    })
+}
+
+/// The reminder at exit under `allow`, when the command did not succeed and sent the
+/// proxy nothing at all (a refusal by the proxy has its own summary line).
+pub fn after_allow(status: ExitStatus, proxy_saw_requests: bool) -> Option<String> {
+    (!status.success() && !proxy_saw_requests).then(|| {
+        format!(
+            "jaula: network allow: the command failed ({}) and sent no request through the \
+             proxy: a client that ignores HTTP_PROXY/HTTPS_PROXY (Node's fetch, many Go \
+             binaries) cannot reach anything here; point it at the proxy, or use --network \
+             host",
+            describe(status)
+        )
+    })
+}
+
+fn describe(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit {code}"),
+        (None, Some(signal)) => format!("signal {signal}"),
+        _ => "ended".to_owned(),
+    }
+}
+
+#[cfg(test)]
+#[path = "network_notice_tests.rs"]
+mod tests;

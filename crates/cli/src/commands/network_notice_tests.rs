@@ -1,0 +1,37 @@
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+
+use jaula_sandbox::network::NetworkMode;
+
+use super::*;
+
+fn exited(code: i32) -> ExitStatus {
+    ExitStatus::from_raw(code << 8)
+}
+
+#[test]
+fn start_line_names_the_mode_and_how_to_open_it() {
+    assert_eq!(at_start(NetworkMode::Host, 0), None);
+    let none = at_start(NetworkMode::None, 0).unwrap();
+    assert!(none.contains("--network host") && none.contains("--network allow"));
+    let allow = at_start(NetworkMode::Allow, 3).unwrap();
+    assert!(allow.contains("3 allowed") && allow.contains("ignores the proxy"));
+    for line in [none, allow] {
+        assert!(!line.contains('\n'), "one line: {line}");
+    }
+}
+
+#[test]
+fn exit_notes_only_follow_a_failure_jaula_can_explain() {
+    assert_eq!(after_none(exited(0)), None);
+    assert!(after_none(exited(6)).unwrap().contains("exit 6"));
+    assert!(after_none(ExitStatus::from_raw(9))
+        .unwrap()
+        .contains("signal 9"));
+    assert_eq!(after_allow(exited(0), false), None);
+    // The proxy saw requests: its own summary says what it refused.
+    assert_eq!(after_allow(exited(1), true), None);
+    assert!(after_allow(exited(1), false)
+        .unwrap()
+        .contains("sent no request through the proxy"));
+}

@@ -1,0 +1,110 @@
+//! A closed network is visible: `jaula run --network none|allow` says in one stderr line
+//! what the mode lets through and how to open it, and at exit reminds the user when the
+//! command failed with the network closed (`none`) or failed without sending the proxy a
+//! single request (`allow`: a client that ignores the proxy variables). Live, through each
+//! backend (and natively with and without the socket gate, whose supervisor prints it).
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::{jaula, scratch, skip_or_fail};
+
+fn run(args: &[&str], script: &str) -> Output {
+    let (_keep, root) = scratch("network-notice-");
+    let repo = root.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    Command::new(jaula())
+        .arg("run")
+        .args(args)
+        .arg("--repo")
+        .arg(&repo)
+        .args(["--", "/bin/sh", "-c", script])
+        .current_dir(&repo)
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn cages(backend: &str) -> bool {
+    let out = run(&["--backend", backend, "--network", "none"], "true");
+    if out.status.success() {
+        return true;
+    }
+    skip_or_fail(&format!(
+        "jaula run --backend {backend} --network none cannot cage here: {}",
+        stderr(&out)
+    ));
+    false
+}
+
+#[test]
+fn network_none_says_so_at_start_and_after_a_failure() {
+    for extra in [
+        &["--backend", "bwrap"][..],
+        &["--backend", "landlock"],
+        &["--backend", "landlock", "--no-socket-gate"],
+    ] {
+        if !cages(extra[1]) {
+            continue;
+        }
+        let mut args = extra.to_vec();
+        args.extend(["--network", "none"]);
+        let failed = run(&args, "exit 3");
+        assert_eq!(failed.status.code(), Some(3), "{extra:?}");
+        let text = stderr(&failed);
+        let starts = text
+            .lines()
+            .filter(|l| l.starts_with("jaula: network none: the command has only"))
+            .count();
+        assert_eq!(starts, 1, "{extra:?}: one start line:\n{text}");
+        assert!(text.contains("--network host"), "{extra:?}: {text}");
+        let notes = text
+            .lines()
+            .filter(|l| l.contains("the command failed (exit 3) with the network closed"))
+            .count();
+        assert_eq!(notes, 1, "{extra:?}: one exit note:\n{text}");
+
+        let ok = run(&args, "true");
+        assert!(ok.status.success());
+        assert!(
+            !stderr(&ok).contains("the command failed"),
+            "{extra:?}: a note after success: {}",
+            stderr(&ok)
+        );
+    }
+}
+
+#[test]
+fn network_allow_names_a_client_that_never_asked_the_proxy() {
+    if !cages("bwrap") && !cages("landlock") {
+        return;
+    }
+    let failed = run(
+        &["--network", "allow", "--allow-domain", "allowed.example"],
+        "exit 4",
+    );
+    assert_eq!(failed.status.code(), Some(4), "{}", stderr(&failed));
+    let text = stderr(&failed);
+    assert!(
+        text.contains("jaula: network allow: only through jaula's proxy"),
+        "{text}"
+    );
+    assert!(text.contains("sent no request through the proxy"), "{text}");
+    let ok = run(
+        &["--network", "allow", "--allow-domain", "allowed.example"],
+        "true",
+    );
+    assert!(ok.status.success());
+    assert!(!stderr(&ok).contains("sent no request"), "{}", stderr(&ok));
+}
+
+#[test]
+fn network_host_says_nothing() {
+    let out = run(&[], "exit 2");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!stderr(&out).contains("jaula: network"), "{}", stderr(&out));
+}
