@@ -81,9 +81,11 @@ pub struct RunArgs {
     /// Run CMD unconfined (with a warning) when no cage can be built, instead of refusing.
     #[arg(long)]
     pub allow_uncaged: bool,
-    /// Turn the socket gate off: every host unix socket the uid can reach (the tmux server,
-    /// Docker, the session bus, key agents) becomes reachable from the cage again, and
-    /// unix datagram sockets work. For a tool the gate breaks; prints a warning.
+    /// Turn the gate off: every host unix socket the uid can reach (the tmux server,
+    /// Docker, the session bus, key agents) becomes reachable from the cage again, unix
+    /// datagram sockets work, and a protected path (git hooks and config, .envrc, ...)
+    /// that a backend cannot keep read-only is only reported after the command. For a tool
+    /// the gate breaks; prints a warning.
     #[arg(long)]
     pub no_socket_gate: bool,
     /// Print the layers in force (rights, scopes, filters) on stderr before exec.
@@ -222,7 +224,8 @@ pub fn run(args: &RunArgs) -> Outcome {
     if args.no_socket_gate && !args.inner_stage && args.network_handoff_fd.is_none() {
         eprintln!(
             "jaula: warning: --no-socket-gate: host unix sockets (tmux, docker, D-Bus, key \
-             agents) are reachable from this cage"
+             agents) are reachable from this cage, and protected paths it can write are only \
+             reported after the command"
         );
     }
     if !args.inner_stage && !args.planting_child && args.network_handoff_fd.is_none() {
