@@ -362,6 +362,84 @@ fn bwrap_refuses_renaming_a_prepared_tree_into_place() {
     prepared_tree_cannot_be_renamed_into_place("bwrap", User::Root);
 }
 
+/// The repo reached through another mount (a bind mount of it elsewhere) is the same
+/// files under other paths, and Landlock grants it the same: the gate knows the protected
+/// files by identity, so `.git/config` and `.git/hooks` are refused there too. The control,
+/// without the gate, shows the route writing the real `.git/config`. Root only: making the
+/// bind mount (in a private mount namespace) needs it.
+#[test]
+fn landlock_refuses_a_protected_file_under_another_mount() {
+    if !rustix::process::geteuid().is_root() {
+        skip_or_fail("a bind mount needs root");
+        return;
+    }
+    if !backend_or_skip("landlock", User::Root) {
+        return;
+    }
+    let f = Fixture::new("other-mount", User::Root);
+    let alt = f.root.join("alt");
+    fs::create_dir_all(&alt).unwrap();
+    let config = f.repo.join(".git/config");
+    let before = fs::read(&config).unwrap();
+    let run = |extra: &str| {
+        let script = format!(
+            "echo '[core] # planted' >> {alt}/.git/config; a=$?; \
+             echo planted > {alt}/.git/hooks/pre-commit; b=$?; echo $a $b",
+            alt = alt.display()
+        );
+        let inner = format!(
+            "mount --bind \"$1\" \"$2\" && exec \"$3\" run --backend landlock {extra} \
+             --repo \"$1\" --home \"$4\" -- sh -c \"$5\"",
+        );
+        let mut cmd = Command::new("unshare");
+        cmd.args(["-m", "--propagation", "private", "sh", "-c", &inner, "sh"])
+            .arg(&f.repo)
+            .arg(&alt)
+            .arg(jaula())
+            .arg(&f.home)
+            .arg(&script)
+            .current_dir(&f.repo);
+        f.as_owner(&mut cmd);
+        cmd.output().unwrap()
+    };
+    let out = run("");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "2 2",
+        "{}",
+        text(&out)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for line in [
+        format!(
+            "jaula: refused write to {}/.git/config: it is within the protected path {} under another name",
+            alt.display(),
+            config.display()
+        ),
+        format!(
+            "jaula: refused create of {}/.git/hooks/pre-commit: it is within the protected path {} under another name",
+            alt.display(),
+            f.repo.join(".git/hooks").display()
+        ),
+    ] {
+        assert!(stderr.contains(&line), "{line}\n{stderr}");
+    }
+    assert_eq!(fs::read(&config).unwrap(), before);
+    assert!(!f.repo.join(".git/hooks/pre-commit").exists());
+    // The control: without the gate the same route writes the real files.
+    let out = run("--no-socket-gate");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "0 0",
+        "{}",
+        text(&out)
+    );
+    assert!(fs::read_to_string(&config)
+        .unwrap()
+        .ends_with("[core] # planted\n"));
+    assert!(f.repo.join(".git/hooks/pre-commit").is_file());
+}
+
 /// Without the gate (`--no-socket-gate`, the owner's explicit choice) the creation gets
 /// through, and `jaula run` reports it after the command exits, with an evidence record.
 fn absent_path_is_reported_without_the_gate(backend: &str, user: User) {

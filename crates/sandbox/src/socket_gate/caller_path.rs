@@ -48,8 +48,12 @@ pub(super) struct Entry {
 pub(super) enum Target {
     /// Nothing by that name: `entry` is where it would be made.
     Missing(Entry),
-    /// An `O_PATH` descriptor of what the name is (after following, if asked).
-    Found { file: OwnedFd },
+    /// An `O_PATH` descriptor of what the name is (after following, if asked), and of the
+    /// directory that holds it (`None` when a procfs link led to it).
+    Found {
+        file: OwnedFd,
+        parent: Option<OwnedFd>,
+    },
 }
 
 fn errno(e: rustix::io::Errno) -> i32 {
@@ -269,7 +273,10 @@ impl Caller {
                 if entry.dir_only && kind != libc::S_IFDIR && kind != libc::S_IFLNK {
                     return Err(libc::ENOTDIR);
                 }
-                return Ok(Target::Found { file });
+                return Ok(Target::Found {
+                    file,
+                    parent: Some(entry.parent),
+                });
             }
             links += 1;
             if links > MAX_LINKS {
@@ -277,7 +284,7 @@ impl Caller {
             }
             if on_procfs(entry.parent.as_fd()) {
                 let file = open_path(entry.parent.as_fd(), &entry.name, OFlags::empty())?;
-                return Ok(Target::Found { file });
+                return Ok(Target::Found { file, parent: None });
             }
             let text = read_link(file.as_fd())?;
             let dir_only = entry.dir_only;

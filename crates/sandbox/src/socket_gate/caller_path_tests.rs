@@ -95,7 +95,7 @@ fn lookup_follows_or_keeps_the_last_symlink() {
         .lookup(c.locate(cwd_of(&c), path).unwrap(), follow)
         .unwrap()
     {
-        Target::Found { file } => (path_of(file.as_fd()), file_type(file.as_fd()).unwrap()),
+        Target::Found { file, .. } => (path_of(file.as_fd()), file_type(file.as_fd()).unwrap()),
         Target::Missing(e) => panic!("missing: {e:?}"),
     };
     assert_eq!(
@@ -143,7 +143,7 @@ fn procfs_self_names_the_caller() {
     // The caller's stdin is a pipe; this test's own is not.
     for path in [&b"/dev/stdin"[..], b"/dev/fd/0", b"/proc/self/fd/0"] {
         match c.lookup(c.locate(start(), path).unwrap(), true).unwrap() {
-            Target::Found { file } => {
+            Target::Found { file, .. } => {
                 assert_eq!(file_type(file.as_fd()).unwrap(), libc::S_IFIFO, "{path:?}")
             }
             Target::Missing(_) => panic!("{path:?} missing"),
@@ -153,7 +153,7 @@ fn procfs_self_names_the_caller() {
         .lookup(c.locate(start(), b"/proc/self").unwrap(), true)
         .unwrap()
     {
-        Target::Found { file } => assert_eq!(
+        Target::Found { file, .. } => assert_eq!(
             path_of(file.as_fd()),
             PathBuf::from(format!("/proc/{}", other.0.id()))
         ),

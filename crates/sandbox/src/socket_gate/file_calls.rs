@@ -12,9 +12,11 @@
 //! `SECCOMP_IOCTL_NOTIF_ADDFD`. Landlock's own rules still apply: the supervisor is in the
 //! cage's domain.
 
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
 use jaula_policy::{Access, Policy, Rule};
@@ -211,14 +213,112 @@ pub(super) enum FileAnswer {
     OpenLater { file: OwnedFd, flags: i32 },
 }
 
+/// The file identity the kernel gives an inode: (device, inode).
+pub(super) type FileId = (u64, u64);
+
+/// The protected paths as the files they were at launch, so that another name for one (a
+/// bind mount of the repo elsewhere, a hard link the owner made) is still known.
+#[derive(Debug, Default)]
+pub(super) struct ProtectedFiles {
+    /// Every protected path that existed: the file itself is protected.
+    pub whole: HashMap<FileId, PathBuf>,
+    /// The protected directories: every name directly inside them is protected.
+    pub parents: HashMap<FileId, PathBuf>,
+}
+
+impl ProtectedFiles {
+    pub fn of(policy: &Policy) -> ProtectedFiles {
+        let mut out = ProtectedFiles::default();
+        for protected in policy.protected() {
+            let Ok(meta) = std::fs::symlink_metadata(&protected.path) else {
+                continue;
+            };
+            let id = (meta.dev(), meta.ino());
+            out.whole.insert(id, protected.path.clone());
+            if protected.kind == jaula_policy::ProtectKind::Directory && meta.is_dir() {
+                out.parents.insert(id, protected.path.clone());
+            }
+        }
+        out
+    }
+}
+
+fn id_of(fd: BorrowedFd<'_>) -> Option<FileId> {
+    rustix::fs::fstat(fd)
+        .ok()
+        .map(|s| (s.st_dev as u64, s.st_ino as u64))
+}
+
 /// What the guard decided and printed, shared with the connect side.
 pub(super) struct Guard<'a> {
     pub policy: &'a Policy,
+    pub files: &'a ProtectedFiles,
     pub reported: &'a mut std::collections::HashSet<PathBuf>,
     pub refused: &'a mut u64,
 }
 
 impl Guard<'_> {
+    /// `EACCES` when the file `fd` (at `path`), or the directory holding it, is a
+    /// protected one under another name.
+    fn check_ids(
+        &mut self,
+        path: &std::path::Path,
+        file: Option<BorrowedFd<'_>>,
+        parent: Option<BorrowedFd<'_>>,
+        verb: &str,
+    ) -> Result<(), i32> {
+        let held = file
+            .and_then(id_of)
+            .and_then(|id| self.files.whole.get(&id))
+            .or_else(|| {
+                parent
+                    .and_then(id_of)
+                    .and_then(|id| self.files.parents.get(&id))
+            });
+        let Some(protected) = held else {
+            return Ok(());
+        };
+        *self.refused += 1;
+        if self.reported.insert(path.to_path_buf()) {
+            eprintln!(
+                "jaula: refused {verb} {}: it is within the protected path {} under another name",
+                path.display(),
+                protected.display()
+            );
+        }
+        Err(libc::EACCES)
+    }
+
+    /// The checks for an entry that is made, removed or renamed: its path, and the file it
+    /// names now (if any) and the directory holding it by identity.
+    fn check_entry(&mut self, entry: &Entry, access: Access, verb: &str) -> Result<(), i32> {
+        let path = entry_path(entry)?;
+        self.check(&path, access, verb)?;
+        let existing = rustix::fs::openat(
+            entry.parent.as_fd(),
+            entry.name.as_slice(),
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .ok();
+        let parent = (entry.name != b"." && entry.name != b"..").then(|| entry.parent.as_fd());
+        self.check_ids(&path, existing.as_ref().map(|f| f.as_fd()), parent, verb)
+    }
+
+    /// The checks for a file that is written, truncated or linked: its path, and it and
+    /// its directory by identity.
+    fn check_file(
+        &mut self,
+        file: BorrowedFd<'_>,
+        parent: Option<BorrowedFd<'_>>,
+        verb: &str,
+    ) -> Result<PathBuf, i32> {
+        let path = path_of(file)?;
+        self.check(&path, Access::Write, verb)?;
+        self.check_ids(&path, Some(file), parent, verb)?;
+        Ok(path)
+    }
+
     /// `EACCES` and one stderr line (once per path) when `path` is protected for `access`.
     fn check(&mut self, path: &std::path::Path, access: Access, verb: &str) -> Result<(), i32> {
         let decision = self.policy.decide(path, access);
@@ -419,7 +519,7 @@ impl FileCalls<'_, '_> {
                         return Err(libc::EISDIR);
                     }
                     self.guard
-                        .check(&entry_path(&entry)?, Access::Create, "create of")?;
+                        .check_entry(&entry, Access::Create, "create of")?;
                     let made = with_caller_umask(self.caller.tid(), || {
                         rustix::fs::openat(
                             entry.parent.as_fd(),
@@ -441,7 +541,7 @@ impl FileCalls<'_, '_> {
                         Ok(fd) => return Ok(FileAnswer::Opened(fd, cloexec)),
                     }
                 }
-                Target::Found { file } => {
+                Target::Found { file, parent } => {
                     if exclusive {
                         return Err(libc::EEXIST);
                     }
@@ -450,8 +550,8 @@ impl FileCalls<'_, '_> {
                         return Err(libc::ELOOP);
                     }
                     if !tmpfile {
-                        self.guard
-                            .check(&path_of(file.as_fd())?, Access::Write, "write to")?;
+                        let parent = parent.as_ref().map(|p| p.as_fd());
+                        self.guard.check_file(file.as_fd(), parent, "write to")?;
                     }
                     if kind == libc::S_IFIFO && flags & libc::O_NONBLOCK == 0 {
                         return Ok(FileAnswer::OpenLater { file, flags });
@@ -472,7 +572,7 @@ impl FileCalls<'_, '_> {
     ) -> Result<(), i32> {
         let entry = self.locate(dir, ptr)?;
         self.guard
-            .check(&entry_path(&entry)?, Access::Create, "create of")?;
+            .check_entry(&entry, Access::Create, "create of")?;
         let name = name_of(&entry);
         with_caller_umask(self.caller.tid(), || make(entry.parent.as_fd(), &name))
     }
@@ -486,9 +586,10 @@ impl FileCalls<'_, '_> {
         flags: i32,
     ) -> Result<(), i32> {
         let old_path = self.read_path(old)?;
-        let source = if old_path.is_empty() && flags & libc::AT_EMPTY_PATH != 0 {
-            sys::pidfd_getfd(self.pidfd, old_dir)
-                .map_err(|e| e.raw_os_error().unwrap_or(libc::EBADF))?
+        let (source, source_dir) = if old_path.is_empty() && flags & libc::AT_EMPTY_PATH != 0 {
+            let fd = sys::pidfd_getfd(self.pidfd, old_dir)
+                .map_err(|e| e.raw_os_error().unwrap_or(libc::EBADF))?;
+            (fd, None)
         } else {
             let start = self.start(old_dir, &old_path)?;
             let entry = self.caller.locate(start, &old_path)?;
@@ -497,18 +598,19 @@ impl FileCalls<'_, '_> {
                 .lookup(entry, flags & libc::AT_SYMLINK_FOLLOW != 0)?
             {
                 Target::Missing(_) => return Err(libc::ENOENT),
-                Target::Found { file } => file,
+                Target::Found { file, parent } => (file, parent),
             }
         };
         if file_type(source.as_fd())? == libc::S_IFDIR {
             return Err(libc::EPERM);
         }
         // A second name for a protected file would be a door to write it.
+        let source_dir = source_dir.as_ref().map(|d| d.as_fd());
         self.guard
-            .check(&path_of(source.as_fd())?, Access::Write, "link of")?;
+            .check_file(source.as_fd(), source_dir, "link of")?;
         let entry = self.locate(new_dir, new)?;
         self.guard
-            .check(&entry_path(&entry)?, Access::Create, "create of")?;
+            .check_entry(&entry, Access::Create, "create of")?;
         rustix::fs::linkat(
             rustix::fs::CWD,
             reopen_path(source.as_fd()),
@@ -522,7 +624,7 @@ impl FileCalls<'_, '_> {
     fn unlink(&mut self, dir: i32, ptr: u64, flags: i32) -> Result<(), i32> {
         let entry = self.locate(dir, ptr)?;
         self.guard
-            .check(&entry_path(&entry)?, Access::Write, "removal of")?;
+            .check_entry(&entry, Access::Write, "removal of")?;
         rustix::fs::unlinkat(
             entry.parent.as_fd(),
             name_of(&entry),
@@ -533,9 +635,9 @@ impl FileCalls<'_, '_> {
 
     fn truncate(&mut self, ptr: u64, len: i64) -> Result<(), i32> {
         let entry = self.locate(libc::AT_FDCWD, ptr)?;
-        let file = match self.caller.lookup(entry, true)? {
+        let (file, parent) = match self.caller.lookup(entry, true)? {
             Target::Missing(_) => return Err(libc::ENOENT),
-            Target::Found { file } => file,
+            Target::Found { file, parent } => (file, parent),
         };
         match file_type(file.as_fd())? {
             libc::S_IFDIR => return Err(libc::EISDIR),
@@ -543,8 +645,9 @@ impl FileCalls<'_, '_> {
             _ => return Err(libc::EINVAL),
         }
         let len = u64::try_from(len).map_err(|_| libc::EINVAL)?;
+        let parent = parent.as_ref().map(|p| p.as_fd());
         self.guard
-            .check(&path_of(file.as_fd())?, Access::Write, "truncation of")?;
+            .check_file(file.as_fd(), parent, "truncation of")?;
         let writable = reopen(file.as_fd(), libc::O_WRONLY)?;
         rustix::fs::ftruncate(&writable, len).map_err(errno)
     }
@@ -569,9 +672,8 @@ impl FileCalls<'_, '_> {
             if entry.name == b"." || entry.name == b".." {
                 continue;
             }
-            let path = entry_path(entry)?;
-            self.guard.check(&path, Access::Write, verb)?;
-            self.guard.check_holder(&path, verb)?;
+            self.guard.check_entry(entry, Access::Write, verb)?;
+            self.guard.check_holder(&entry_path(entry)?, verb)?;
         }
         sys::renameat2(
             from.parent.as_fd(),

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use jaula_policy::{Access, Policy};
 
 use super::caller_path::{Caller, Target};
-use super::file_calls::{self, FileAnswer, FileCall, FileCalls, Guard};
+use super::file_calls::{self, FileAnswer, FileCall, FileCalls, Guard, ProtectedFiles};
 use super::sys;
 
 /// The kernel's own identity of a bound socket's file: (major, minor, inode).
@@ -44,6 +44,9 @@ pub struct Supervisor {
     /// This process's working directory, restored after each bind.
     home_dir: OwnedFd,
     policy: Policy,
+    /// The protected paths as files, taken when the supervisor starts (before the
+    /// command runs).
+    protected_files: ProtectedFiles,
     /// Socket files the cage bound through this supervisor.
     bound: HashSet<FileId>,
     reported: HashSet<PathBuf>,
@@ -69,6 +72,7 @@ impl Supervisor {
             listener: Arc::new(listener),
             diag,
             home_dir,
+            protected_files: ProtectedFiles::of(&policy),
             policy,
             bound: HashSet::new(),
             reported: HashSet::new(),
@@ -122,6 +126,7 @@ impl Supervisor {
                 pidfd: pidfd.as_fd(),
                 guard: Guard {
                     policy: &self.policy,
+                    files: &self.protected_files,
                     reported: &mut self.reported,
                     refused: &mut self.counts.refused,
                 },
@@ -197,7 +202,7 @@ impl Supervisor {
         let start = sys::open_path(&start, libc::O_PATH | libc::O_DIRECTORY).map_err(errno)?;
         let caller = Caller::new(tid);
         let pin = match caller.lookup(caller.locate(start, path)?, true)? {
-            Target::Found { file } => file,
+            Target::Found { file, .. } => file,
             Target::Missing(_) => return Err(libc::ENOENT),
         };
         let st = sys::fstat(pin.as_fd()).map_err(errno)?;
