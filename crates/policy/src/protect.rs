@@ -276,6 +276,16 @@ pub(crate) fn find_git_dirs(repo: &Path) -> Option<FoundGit> {
             .take(defaults::SUBMODULE_LIMIT)
             .collect();
         worktrees.sort();
+        // Each worktree's own `.git` file (named by its `gitdir` file): rewritten to name a
+        // git directory of the cage's making, the owner's next `git status` there would
+        // run that directory's config.
+        for worktree in &worktrees {
+            if let Some(pointer) = read_pointer(&worktree.join("gitdir"), "") {
+                if pointer.is_file() && pointer != entry {
+                    found.pointers.push(pointer);
+                }
+            }
+        }
         found.git_dirs.extend(worktrees);
     }
     let mut modules = Vec::new();

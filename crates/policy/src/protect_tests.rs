@@ -129,6 +129,37 @@ fn a_worktree_git_file_resolves_gitdir_and_commondir_outside_the_repo() {
     );
 }
 
+/// A linked worktree inside the repo: its own `.git` file is a pointer like a submodule's,
+/// found through `<git>/worktrees/<id>/gitdir`.
+#[test]
+fn a_worktree_inside_the_repo_protects_its_git_file() {
+    let s = scratch();
+    let repo = s.root.join("repo");
+    git_dir(&repo.join(".git"));
+    let wt_git = repo.join(".git/worktrees/feat");
+    fs::create_dir_all(&wt_git).unwrap();
+    fs::write(wt_git.join("commondir"), "../..\n").unwrap();
+    let wt = repo.join(".worktrees/feat");
+    fs::create_dir_all(&wt).unwrap();
+    fs::write(wt.join(".git"), format!("gitdir: {}\n", wt_git.display())).unwrap();
+    fs::write(
+        wt_git.join("gitdir"),
+        format!("{}\n", wt.join(".git").display()),
+    )
+    .unwrap();
+
+    let spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo.clone());
+    let (list, _) = protected(&spec);
+    assert_eq!(
+        has(&list, &wt.join(".git")),
+        Some((ProtectKind::File, ProtectedSource::GitPointer))
+    );
+    assert_eq!(
+        has(&list, &wt_git.join("commondir")),
+        Some((ProtectKind::File, ProtectedSource::GitPointer))
+    );
+}
+
 #[test]
 fn a_relative_gitdir_and_submodules_resolve() {
     let s = scratch();

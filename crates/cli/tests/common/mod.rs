@@ -288,3 +288,118 @@ pub fn parse_shell_prefix(line: &[u8]) -> Vec<OsString> {
     }
     out
 }
+
+// ── Identities and backends for the live suites ─────────────────────────────────────────
+
+/// The unprivileged identity every live suite runs as besides root.
+pub const NOBODY: u32 = 65534;
+
+/// A PATH with no directory under anyone's home: the tests' commands are the host's own.
+pub const HOST_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// Who the owner of a scratch tree is, and so who runs the cage and the controls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum User {
+    Root,
+    Nobody,
+}
+
+impl User {
+    pub fn uid(self) -> u32 {
+        match self {
+            User::Root => 0,
+            User::Nobody => NOBODY,
+        }
+    }
+
+    /// Runs `cmd` as this user (a no-op for root, which the test process is).
+    pub fn apply(self, cmd: &mut Command) {
+        use std::os::unix::process::CommandExt;
+        if self == User::Nobody {
+            cmd.uid(NOBODY).gid(NOBODY);
+        }
+    }
+}
+
+/// The Linux backends a live case runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    Landlock,
+    Bwrap,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Landlock => "landlock",
+            Backend::Bwrap => "bwrap",
+        }
+    }
+}
+
+/// Gives `path` and everything beneath it (symbolic links themselves, not their targets)
+/// to `uid`, so a scratch tree built by root belongs to the identity under test.
+pub fn chown_tree(path: &Path, uid: u32) {
+    std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();
+    if fs::symlink_metadata(path).unwrap().is_dir() {
+        for entry in fs::read_dir(path).unwrap() {
+            chown_tree(&entry.unwrap().path(), uid);
+        }
+    }
+}
+
+/// Whether `jaula run --backend B` builds a cage here as `user`, asked once per test
+/// process: `Err` holds jaula's own reason, for `skip_or_fail`.
+pub fn cage_available(backend: Backend, user: User) -> Result<(), String> {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    type Answers = HashMap<(Backend, User), Result<(), String>>;
+    static SEEN: Mutex<Option<Answers>> = Mutex::new(None);
+    let mut guard = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    let seen = guard.get_or_insert_with(HashMap::new);
+    if let Some(answer) = seen.get(&(backend, user)) {
+        return answer.clone();
+    }
+    let (_keep, root) = scratch("cage-probe-");
+    let (home, repo) = (root.join("home"), root.join("repo"));
+    fs::create_dir_all(&home).unwrap();
+    fs::create_dir_all(&repo).unwrap();
+    chown_tree(&root, user.uid());
+    let mut cmd = Command::new(jaula());
+    cmd.args(["run", "--backend", backend.name(), "--repo"])
+        .arg(&repo)
+        .arg("--home")
+        .arg(&home)
+        .args(["--", "/bin/true"])
+        .current_dir(&repo)
+        .env_clear()
+        .env("PATH", HOST_PATH)
+        .env("HOME", &home);
+    user.apply(&mut cmd);
+    let out = cmd.output().unwrap();
+    let answer = if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "jaula run --backend {} cannot cage here as uid {}: {}",
+            backend.name(),
+            user.uid(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    };
+    seen.insert((backend, user), answer.clone());
+    answer
+}
+
+/// The first program of `tools` that this host lacks: a name is looked for on
+/// [`HOST_PATH`], an absolute path as itself.
+pub fn missing_tool<'a>(tools: &[&'a str]) -> Option<&'a str> {
+    tools.iter().copied().find(|tool| {
+        if tool.starts_with('/') {
+            return !Path::new(tool).is_file();
+        }
+        !HOST_PATH
+            .split(':')
+            .any(|dir| Path::new(dir).join(tool).is_file())
+    })
+}
