@@ -460,7 +460,7 @@ fn nobody_exec_after_harden_has_no_capabilities_no_core_and_only_kept_fds() {
         outcome(report, Step::NoNewPrivs),
         outcome_name(Outcome::Applied)
     );
-    assert!(out.stdout.contains("without CAP_SETPCAP"), "{}", out.stdout);
+    assert!(out.stdout.contains("no CAP_SETPCAP"), "{}", out.stdout);
 }
 
 #[test]
