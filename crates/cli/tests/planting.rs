@@ -440,6 +440,23 @@ fn landlock_refuses_a_protected_file_under_another_mount() {
     assert!(f.repo.join(".git/hooks/pre-commit").is_file());
 }
 
+/// A protected path the owner also seals (`--deny ~/.bashrc`) is `/dev/null` in the bwrap
+/// view: its identity must not make `/dev/null` itself a protected file.
+#[test]
+fn a_sealed_protected_file_does_not_protect_dev_null() {
+    for backend in ["bwrap", "landlock"] {
+        if !backend_or_skip(backend, User::Root) {
+            continue;
+        }
+        let f = Fixture::new(&format!("sealed-protected-{backend}"), User::Root);
+        let deny = format!("--deny={}", f.home.join(".bashrc").display());
+        let out = f.caged(backend, &[&deny], "echo x > /dev/null && echo x >> /dev/null");
+        assert!(out.status.success(), "{backend}: {}", text(&out));
+        let out = f.caged(backend, &[&deny], "echo evil >> \"$HOME/.bashrc\"");
+        assert!(!out.status.success(), "{backend}: {}", text(&out));
+    }
+}
+
 /// Without the gate (`--no-socket-gate`, the owner's explicit choice) the creation gets
 /// through, and `jaula run` reports it after the command exits, with an evidence record.
 fn absent_path_is_reported_without_the_gate(backend: &str, user: User) {

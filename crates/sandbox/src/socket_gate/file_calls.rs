@@ -233,6 +233,12 @@ impl ProtectedFiles {
             let Ok(meta) = std::fs::symlink_metadata(&protected.path) else {
                 continue;
             };
+            // Only files of the owner's own: a protected path that is also sealed is
+            // `/dev/null` in the bwrap view, whose identity every cage shares.
+            let kind = meta.file_type();
+            if !(kind.is_file() || kind.is_dir() || kind.is_symlink()) {
+                continue;
+            }
             let id = (meta.dev(), meta.ino());
             out.whole.insert(id, protected.path.clone());
             if protected.kind == jaula_policy::ProtectKind::Directory && meta.is_dir() {
