@@ -588,24 +588,23 @@ fn tmux_case(backend: Backend, user: User, which: TmuxSocket, attack: &str) {
     };
     let sock_words = args.join(" ");
     // The attacker's tmux line, as a caged agent would type it.
-    let attack_argv = |proof: &Path| -> Vec<String> {
+    let attack_argv = |proof: &Path, then: Option<&str>| -> Vec<String> {
         let mut v = vec!["tmux".to_string()];
         v.extend(args.iter().cloned());
+        let payload = match then {
+            Some(then) => format!("touch {}; {then}", proof.display()),
+            None => format!("touch {}", proof.display()),
+        };
         match attack {
             "new-window" => {
-                v.extend([
-                    "new-window".into(),
-                    "-t".into(),
-                    "jaula:".into(),
-                    format!("touch {}", proof.display()),
-                ]);
+                v.extend(["new-window".into(), "-t".into(), "jaula:".into(), payload]);
             }
             _ => {
                 v.extend([
                     "send-keys".into(),
                     "-t".into(),
                     "jaula:0".into(),
-                    format!("touch {}", proof.display()),
+                    payload,
                     "Enter".into(),
                 ]);
             }
@@ -627,7 +626,12 @@ fn tmux_case(backend: Backend, user: User, which: TmuxSocket, attack: &str) {
     // Control.
     let before = tmux_windows(&w, &args);
     let proof = w.proof("control");
-    let argv = attack_argv(&proof);
+    // The control's new window reports back itself once its command ran (windows run
+    // side by side, so no later request could stand for it).
+    let name = format!("jaula-nw-{}", w.tag);
+    let done = format!("tmux {sock_words} wait-for -S {name}");
+    let then = (attack == "new-window").then_some(done.as_str());
+    let argv = attack_argv(&proof, then);
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let out = w.uncaged(&[], &argv);
     assert!(out.status.success(), "control tmux failed\n{}", text(&out));
@@ -637,18 +641,7 @@ fn tmux_case(backend: Backend, user: User, which: TmuxSocket, attack: &str) {
             before + 1,
             "control: no new window"
         );
-        // The new window's command runs by itself: make it report back.
-        let name = format!("jaula-nw-{}", w.tag);
-        let done = format!("tmux {sock_words} wait-for -S {name}");
-        let ctl = w.proof("control-nw");
-        w.host(w.command("tmux").args(&args).args([
-            "new-window",
-            "-t",
-            "jaula:",
-            &format!("touch {}; {done}", ctl.display()),
-        ]));
         w.host(w.command("tmux").args(&args).args(["wait-for", &name]));
-        assert!(ctl.exists(), "control: the window's command did not run");
     } else {
         settle(&w, &format!("jaula-ctl-{}", w.tag));
     }
@@ -660,7 +653,7 @@ fn tmux_case(backend: Backend, user: User, which: TmuxSocket, attack: &str) {
     // The attack, caged.
     let before = tmux_windows(&w, &args);
     let proof = w.proof("caged");
-    let argv = attack_argv(&proof);
+    let argv = attack_argv(&proof, None);
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let out = w.caged(backend, &[], &[], &argv);
     assert_eq!(

@@ -450,7 +450,11 @@ fn a_sealed_protected_file_does_not_protect_dev_null() {
         }
         let f = Fixture::new(&format!("sealed-protected-{backend}"), User::Root);
         let deny = format!("--deny={}", f.home.join(".bashrc").display());
-        let out = f.caged(backend, &[&deny], "echo x > /dev/null && echo x >> /dev/null");
+        let out = f.caged(
+            backend,
+            &[&deny],
+            "echo x > /dev/null && echo x >> /dev/null",
+        );
         assert!(out.status.success(), "{backend}: {}", text(&out));
         let out = f.caged(backend, &[&deny], "echo evil >> \"$HOME/.bashrc\"");
         assert!(!out.status.success(), "{backend}: {}", text(&out));
