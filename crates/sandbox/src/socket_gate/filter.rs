@@ -59,31 +59,44 @@ pub const WRITE_INTENT: u32 =
 impl GateSyscalls {
     /// This binary's architecture.
     pub fn native() -> Option<GateSyscalls> {
-        let audit_arch = crate::seccomp::Arch::native()?.audit_arch();
-        let nr = |n: libc::c_long| n as u32;
-        let mut paths = vec![
-            nr(libc::SYS_renameat),
-            nr(libc::SYS_renameat2),
-            nr(libc::SYS_mkdirat),
-            nr(libc::SYS_mknodat),
-            nr(libc::SYS_symlinkat),
-            nr(libc::SYS_linkat),
-            nr(libc::SYS_unlinkat),
-            nr(libc::SYS_truncate),
-        ];
-        paths.extend(legacy_path_calls());
-        let mut opens = vec![(nr(libc::SYS_openat), 2)];
-        opens.extend(legacy_open());
-        Some(GateSyscalls {
-            audit_arch,
-            connect: nr(libc::SYS_connect),
-            bind: nr(libc::SYS_bind),
-            socket: nr(libc::SYS_socket),
-            socketpair: nr(libc::SYS_socketpair),
-            paths,
-            opens,
-            unsupported: vec![nr(libc::SYS_openat2)],
-        })
+        Some(GateSyscalls::for_arch(crate::seccomp::Arch::native()?))
+    }
+
+    /// The numbers of `arch`, spelled out (as the deny-list's are) so that the filter of
+    /// every supported architecture is built and checked against [`decide`] on any host;
+    /// the build target's are checked against libc's by the unit tests.
+    pub fn for_arch(arch: crate::seccomp::Arch) -> GateSyscalls {
+        use crate::seccomp::Arch;
+        match arch {
+            // arch/x86/entry/syscalls/syscall_64.tbl
+            Arch::X86_64 => GateSyscalls {
+                audit_arch: arch.audit_arch(),
+                connect: 42,
+                bind: 49,
+                socket: 41,
+                socketpair: 53,
+                // renameat, renameat2, mkdirat, mknodat, symlinkat, linkat, unlinkat,
+                // truncate; then the legacy rename, mkdir, mknod, symlink, link, unlink,
+                // rmdir, creat.
+                paths: vec![
+                    264, 316, 258, 259, 266, 265, 263, 76, 82, 83, 133, 88, 86, 87, 84, 85,
+                ],
+                // openat (flags in arg 2), open (flags in arg 1).
+                opens: vec![(257, 2), (2, 1)],
+                unsupported: vec![437],
+            },
+            // include/uapi/asm-generic/unistd.h: no legacy forms.
+            Arch::Aarch64 => GateSyscalls {
+                audit_arch: arch.audit_arch(),
+                connect: 203,
+                bind: 200,
+                socket: 198,
+                socketpair: 199,
+                paths: vec![38, 276, 34, 33, 36, 37, 35, 45],
+                opens: vec![(56, 2)],
+                unsupported: vec![437],
+            },
+        }
     }
 
     fn notified(&self) -> Vec<u32> {
@@ -91,39 +104,6 @@ impl GateSyscalls {
         out.extend(&self.paths);
         out
     }
-}
-
-/// The calls only x86_64 still has (aarch64 has only the `*at` forms).
-#[cfg(target_arch = "x86_64")]
-fn legacy_path_calls() -> Vec<u32> {
-    [
-        libc::SYS_rename,
-        libc::SYS_mkdir,
-        libc::SYS_mknod,
-        libc::SYS_symlink,
-        libc::SYS_link,
-        libc::SYS_unlink,
-        libc::SYS_rmdir,
-        libc::SYS_creat,
-    ]
-    .iter()
-    .map(|n| *n as u32)
-    .collect()
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn legacy_path_calls() -> Vec<u32> {
-    Vec::new()
-}
-
-#[cfg(target_arch = "x86_64")]
-fn legacy_open() -> Option<(u32, u32)> {
-    Some((libc::SYS_open as u32, 1))
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn legacy_open() -> Option<(u32, u32)> {
-    None
 }
 
 /// `SOCK_TYPE_MASK` (include/linux/net.h): the type without SOCK_CLOEXEC/SOCK_NONBLOCK.

@@ -241,3 +241,88 @@ fn a_program_that_lets_a_write_open_through_is_caught() {
         as_action(decide(&c, c.audit_arch, nr, &args))
     );
 }
+
+/// The spelled-out numbers of the build target are libc's.
+#[test]
+fn the_native_numbers_are_libcs() {
+    let c = calls();
+    let nr = |n: libc::c_long| n as u32;
+    assert_eq!(
+        (c.connect, c.bind, c.socket, c.socketpair),
+        (
+            nr(libc::SYS_connect),
+            nr(libc::SYS_bind),
+            nr(libc::SYS_socket),
+            nr(libc::SYS_socketpair)
+        )
+    );
+    #[allow(unused_mut)]
+    let mut paths = vec![
+        nr(libc::SYS_renameat),
+        nr(libc::SYS_renameat2),
+        nr(libc::SYS_mkdirat),
+        nr(libc::SYS_mknodat),
+        nr(libc::SYS_symlinkat),
+        nr(libc::SYS_linkat),
+        nr(libc::SYS_unlinkat),
+        nr(libc::SYS_truncate),
+    ];
+    #[allow(unused_mut)]
+    let mut opens = vec![(nr(libc::SYS_openat), 2)];
+    #[cfg(target_arch = "x86_64")]
+    {
+        paths.extend([
+            nr(libc::SYS_rename),
+            nr(libc::SYS_mkdir),
+            nr(libc::SYS_mknod),
+            nr(libc::SYS_symlink),
+            nr(libc::SYS_link),
+            nr(libc::SYS_unlink),
+            nr(libc::SYS_rmdir),
+            nr(libc::SYS_creat),
+        ]);
+        opens.push((nr(libc::SYS_open), 1));
+    }
+    assert_eq!(c.paths, paths);
+    assert_eq!(c.opens, opens);
+    assert_eq!(c.unsupported, vec![nr(libc::SYS_openat2)]);
+}
+
+/// The aarch64 filter, built on whatever host runs the tests, answers as its reference on
+/// aarch64's numbers, and so does the x86_64 one.
+#[test]
+fn every_architectures_program_answers_as_the_reference() {
+    use crate::seccomp::Arch;
+    for arch in [Arch::X86_64, Arch::Aarch64] {
+        let c = GateSyscalls::for_arch(arch);
+        let program = build(&c);
+        let flags = [0u64, libc::O_WRONLY as u64, libc::O_CREAT as u64, 1 << 32];
+        let families = [libc::AF_UNIX as u64, libc::AF_INET as u64];
+        let types = [libc::SOCK_STREAM as u64, libc::SOCK_DGRAM as u64];
+        let mut checked = 0;
+        for nr in (0..600).chain([-1, X32_SYSCALL_BIT as i32]) {
+            for &flag in &flags {
+                for &family in &families {
+                    for &kind in &types {
+                        for args in [[family, kind, flag, 0, 0, 0], [family, flag, kind, 0, 0, 0]] {
+                            let got = Action::from_ret(
+                                evaluate(&program, c.audit_arch, nr, &args).unwrap(),
+                            );
+                            let want = as_action(decide(&c, c.audit_arch, nr, &args));
+                            assert_eq!(got, want, "{arch:?} {nr} {args:?}");
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 19_000);
+        // aarch64's `openat` is 56, x86_64's 257: each table is its own.
+        let openat = if arch == Arch::Aarch64 { 56 } else { 257 };
+        let write = [0, 0, libc::O_WRONLY as u64, 0, 0, 0];
+        assert_eq!(
+            decide(&c, c.audit_arch, openat, &write),
+            GateVerdict::Notify
+        );
+    }
+}
