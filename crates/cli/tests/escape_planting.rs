@@ -616,7 +616,9 @@ impl World {
             .arg(format!("--address=unix:path={}", socket.display()))
             .env("XDG_DATA_HOME", self.home.join(".local/share"))
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            // Its notices (a failed activation, an fd limit it may not raise) are noise
+            // here: the verdict is the marker.
+            .stderr(Stdio::null())
             .spawn()
             .unwrap();
         let mut address = String::new();
