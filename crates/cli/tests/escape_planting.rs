@@ -154,6 +154,9 @@ enum Expect {
     /// Refused by the supervisor's write gate: its `jaula: refused …: protected:` line,
     /// naming the protected path, is asserted besides the host-side verdict.
     Gate,
+    /// Refused by the write gate first (asserted as for `Gate`); the backend's own layer
+    /// named by the text would refuse it too, without the gate.
+    GateBefore(&'static str),
     /// The plant lands and runs: a documented limit (the text says where).
     Lands(&'static str),
 }
@@ -163,6 +166,11 @@ impl Expect {
         match self {
             Expect::Refused(how) => format!("refused: {how}"),
             Expect::Gate => "refused: write gate (`jaula: refused …: protected: …`)".into(),
+            Expect::GateBefore(layer) => {
+                format!(
+                    "refused: write gate (`jaula: refused …: protected: …`); without it, {layer}"
+                )
+            }
             Expect::Lands(why) => format!("**lands**: {why}"),
         }
     }
@@ -736,7 +744,7 @@ fn case(name: &str, backend: Backend, user: User) {
                 text(&step)
             );
         }
-        expect @ (Expect::Refused(_) | Expect::Gate) => {
+        expect @ (Expect::Refused(_) | Expect::Gate | Expect::GateBefore(_)) => {
             assert!(
                 !ran,
                 "{who}: the planted code ran at the owner's next step ({})\ncage: {}\nstep: {}",
@@ -751,7 +759,7 @@ fn case(name: &str, backend: Backend, user: User) {
                 guarded.display(),
                 text(&caged)
             );
-            if let Expect::Gate = expect {
+            if let Expect::Gate | Expect::GateBefore(_) = expect {
                 let stderr = String::from_utf8_lossy(&caged.stderr);
                 assert!(
                     gate_refused(&stderr, &guarded),
@@ -797,16 +805,23 @@ macro_rules! routes {
     };
 }
 
-/// How each backend refuses a route today, without the write gate (the texts are the docs
-/// table's cells).
+/// How each backend refuses a route: the write gate first, and the layer that would refuse
+/// it without the gate (the texts are the docs table's cells).
 const GATE: Expect = Expect::Gate;
-const RO_BIND: Expect = Expect::Refused("EROFS (read-only bind)");
-const RO_HOME: Expect = Expect::Refused("EROFS (the home root is read-only)");
-const MOUNT_BUSY: Expect = Expect::Refused("EBUSY (a mount point)");
-const LL_HOME: Expect = Expect::Refused("EACCES (Landlock: the home root is not writable)");
+const RO_BIND: Expect = Expect::GateBefore("EROFS (read-only bind)");
+const RO_HOME: Expect = Expect::GateBefore("EROFS (the home root is read-only)");
+const MOUNT_BUSY: Expect = Expect::GateBefore("EBUSY (a mount point)");
+const LL_HOME: Expect = Expect::GateBefore("EACCES (Landlock: the home root is not writable)");
 const LL_SPLIT: Expect =
+    Expect::GateBefore("EACCES (Landlock: its writable directory is split around it)");
+/// Refused by the layer before the gate is asked: the plant's first step makes a file
+/// beside the protected one (git's `~/.gitconfig.lock`, a `jaula.new`), which is not
+/// protected and which the layer already refuses.
+const RO_HOME_FIRST: Expect = Expect::Refused("EROFS (the home root is read-only)");
+const LL_HOME_FIRST: Expect = Expect::Refused("EACCES (Landlock: the home root is not writable)");
+const LL_SPLIT_FIRST: Expect =
     Expect::Refused("EACCES (Landlock: its writable directory is split around it)");
-const LL_TXTBSY: Expect = Expect::Refused(
+const LL_TXTBSY: Expect = Expect::GateBefore(
     "ETXTBSY (the kernel's: the launcher is running; a rename or removal is what the cage \
      must stop)",
 );
@@ -972,7 +987,7 @@ routes! {
         r#"git config --global core.fsmonitor 'touch @RAN@; false'"#,
         STATUS).guards("home/.gitconfig")
         .files(&[("home/.gitconfig", "[init]\n\tdefaultBranch = main\n")])
-        .expect(RO_HOME, LL_HOME);
+        .expect(RO_HOME_FIRST, LL_HOME_FIRST);
     home_xdg_git_config_created => route(
         "`~/.config/git/config`", "create it (and `~/.config/git`)",
         r#"mkdir -p "$HOME/.config/git" && printf '[core]\n\tfsmonitor = "touch @RAN@; false"\n' >> "$HOME/.config/git/config""#,
@@ -1291,7 +1306,7 @@ routes! {
         r#"printf '#!/bin/sh\ntouch @RAN@\n' > "$HOME/.cargo/bin/jaula.new" && chmod +x "$HOME/.cargo/bin/jaula.new" && mv -f "$HOME/.cargo/bin/jaula.new" "$HOME/.cargo/bin/jaula""#,
         Next::InstalledJaula).guards("home/.cargo/bin/jaula")
         .setup(Setup::JaulaAt("home/.cargo/bin/jaula"))
-        .expect(GATE, LL_SPLIT);
+        .expect(GATE, LL_SPLIT_FIRST);
     jaula_in_cargo_bin_removed_and_recreated => route(
         "`~/.cargo/bin/jaula` (the one that launched the cage)", "remove it, create a new one",
         r#"rm -f "$HOME/.cargo/bin/jaula" && printf '#!/bin/sh\ntouch @RAN@\n' > "$HOME/.cargo/bin/jaula" && chmod +x "$HOME/.cargo/bin/jaula""#,
