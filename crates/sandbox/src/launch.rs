@@ -15,6 +15,8 @@ use crate::landlock::{self, Enforcement, Floor, Plan};
 use crate::network::netns::{self, NetnsError, SocketRestriction};
 use crate::seccomp::{self, SeccompReport};
 
+pub use crate::exit::exit_like;
+
 /// The layers to apply before `exec`.
 pub struct Confinement<'a> {
     pub hardening: HardeningOptions,
@@ -335,26 +337,4 @@ fn fork_supervised(
             std::process::exit(126);
         }
     }
-}
-
-/// Leave as `status` says the child left: the same exit code, or the same signal (the
-/// default disposition restored first, so a shell sees "killed by SIGTERM", not 143).
-pub fn exit_like(status: std::process::ExitStatus) -> ! {
-    use std::os::unix::process::ExitStatusExt;
-    if let Some(signal) = status.signal() {
-        // SAFETY: restoring SIG_DFL for one signal, unblocking it (the socket gate's
-        // supervisor blocks the signals it reads through a signalfd) and raising it touch
-        // only the local set; if the signal does not end the process (e.g. SIGCHLD), the
-        // exit below does.
-        unsafe {
-            libc::signal(signal, libc::SIG_DFL);
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, signal);
-            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-            libc::raise(signal);
-        }
-        std::process::exit(128 + signal);
-    }
-    std::process::exit(status.code().unwrap_or(126))
 }

@@ -8,6 +8,7 @@ pub mod absent_roots;
 pub mod bwrap;
 pub mod child;
 pub mod doc_tables;
+pub mod exit;
 pub mod hardening;
 pub mod landlock;
 #[cfg(target_os = "linux")]
