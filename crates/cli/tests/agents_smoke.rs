@@ -79,7 +79,7 @@ fn agents_or_skip() -> Option<Agents> {
             return None;
         }
     }
-    if let Some(tool) = missing_tool(&["python3", "unshare"]) {
+    if let Some(tool) = missing_tool(&["/usr/bin/python3", "unshare"]) {
         skip_or_fail(&format!("{tool} is not installed"));
         return None;
     }
