@@ -251,6 +251,54 @@ fn caged_with_fake_api(
     ))
 }
 
+/// Why the CLIs live under [`AGENTS_PREFIX`]: no cage can plant a file beside the binary
+/// it runs (a new entry, so a broken cage costs a stray file, never the binary).
+#[test]
+fn the_clis_install_prefix_is_outside_every_cages_writable_set() {
+    let Some(agents) = agents_or_skip() else {
+        return;
+    };
+    let dir = agents.claude.parent().unwrap().to_path_buf();
+    let planted = dir.join("planted-by-the-cage");
+    let script = format!("echo x > '{}'", planted.display());
+    // Control: uncaged, the same write lands (this test runs as the prefix's owner).
+    let control = Command::new("/bin/sh")
+        .args(["-c", &script])
+        .status()
+        .unwrap();
+    let landed = planted.exists();
+    let _ = std::fs::remove_file(&planted);
+    if !(control.success() && landed) {
+        skip_or_fail(&format!(
+            "{} is not writable by this test's uid",
+            dir.display()
+        ));
+        return;
+    }
+    for backend in BACKENDS {
+        if !cage_or_skip(backend) {
+            continue;
+        }
+        let s = fresh("agents-prefix-");
+        let out = run(jaula_cmd(
+            &s,
+            backend,
+            &["--network", "none"],
+            &[],
+            &[Path::new("/bin/sh")],
+            &["-c", &script],
+        ));
+        let created = planted.exists();
+        let _ = std::fs::remove_file(&planted);
+        assert!(
+            !created,
+            "{backend:?}: the cage wrote into {}",
+            dir.display()
+        );
+        assert!(!out.status.success(), "{backend:?}: {}", text(&out));
+    }
+}
+
 #[test]
 fn claude_reaches_its_login_check_on_both_backends() {
     let Some(agents) = agents_or_skip() else {
