@@ -128,8 +128,9 @@ pub struct RunArgs {
     /// default (repeatable).
     #[arg(long = "allow-address", value_name = "ADDR[/PREFIX]")]
     pub allow_address: Vec<String>,
-    /// With --network allow: append every proxy decision to FILE as a JSON line.
-    #[arg(long = "network-log", value_name = "FILE")]
+    /// With --network allow: append every network decision to FILE as a JSON line, each
+    /// refusal with the rule that refused it (`--network-log` is the older name).
+    #[arg(long = "log", visible_alias = "network-log", value_name = "FILE")]
     pub network_log: Option<PathBuf>,
     /// Internal (tests): the proxy resolves HOST to ADDR:PORT without DNS (repeatable).
     #[arg(long = "network-resolve", value_name = "HOST=ADDR:PORT", hide = true)]
@@ -447,8 +448,8 @@ pub(crate) fn network_settings(
         spec.presets.extend(config.allow_preset.iter().cloned());
     } else if args.network_log.is_some() {
         return Err(CliError::Usage(format!(
-            "--network-log given with network mode {mode}; only --network allow has a proxy \
-             to log"
+            "--log given with network mode {mode}; only --network allow has a proxy whose \
+             decisions can be logged"
         )));
     } else if !args.allow_address.is_empty() {
         return Err(CliError::Usage(format!(

@@ -244,9 +244,7 @@ impl ProtectedFiles {
 }
 
 fn id_of(fd: BorrowedFd<'_>) -> Option<FileId> {
-    rustix::fs::fstat(fd)
-        .ok()
-        .map(|s| (s.st_dev, s.st_ino))
+    rustix::fs::fstat(fd).ok().map(|s| (s.st_dev, s.st_ino))
 }
 
 /// What the guard decided and printed, shared with the connect side.
