@@ -10,6 +10,7 @@
 use std::process::ExitStatus;
 
 use jaula_sandbox::network::NetworkMode;
+use jaula_sandbox::socket_gate::Refused;
 
 /// The line printed before the command starts, for every mode but `host`.
 pub fn at_start(mode: NetworkMode, allowed_patterns: usize) -> Option<String> {
@@ -38,6 +39,24 @@ pub fn after_none(status: ExitStatus) -> Option<String> {
             describe(status)
         )
     })
+}
+
+/// The addresses the closed network refused under `none`, as the socket gate saw the
+/// cage's connects fail with ENETUNREACH; printed whether or not the command succeeded,
+/// since a client may fall back and still hide what it tried.
+pub fn refused_under_none(refused: &Refused) -> Option<String> {
+    if refused.kept.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = refused.kept.iter().map(|a| a.to_string()).collect();
+    let more = match refused.dropped {
+        0 => String::new(),
+        n => format!(" (and {n} more attempt(s) not listed)"),
+    };
+    Some(format!(
+        "jaula: network none refused connections to: {}{more}",
+        names.join(", ")
+    ))
 }
 
 /// The reminder at exit under `allow`, when the command did not succeed and sent the

@@ -959,17 +959,24 @@ fn with_network_note(
     network: NetworkMode,
 ) -> Option<Box<dyn FnOnce(std::process::ExitStatus)>> {
     let notes = network == NetworkMode::None
-        && mode == PlanMode::Native
         && !args.planting_child
         && args.network_handoff_fd.is_none();
     if !notes {
         return hook;
     }
+    // The refused addresses are known only to this process, the gate's supervisor (in the
+    // bwrap view, the inner stage); the failure reminder is printed by the outermost
+    // jaula, which under bwrap is the one waiting for bwrap.
+    let remind = mode == PlanMode::Native;
     Some(Box::new(move |status| {
         if let Some(hook) = hook {
             hook(status);
         }
-        if let Some(note) = network_notice::after_none(status) {
+        let refused = jaula_sandbox::socket_gate::unreachable_destinations();
+        if let Some(note) = network_notice::refused_under_none(&refused) {
+            eprintln!("{note}");
+        }
+        if let Some(note) = remind.then(|| network_notice::after_none(status)).flatten() {
             eprintln!("{note}");
         }
     }))
