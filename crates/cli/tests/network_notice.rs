@@ -111,7 +111,8 @@ fn network_host_says_nothing() {
 
 /// Under `none` the exit summary names the addresses the cage tried, as the socket gate's
 /// supervisor saw its connects fail in the empty namespace: a non-blocking connect
-/// (curl) and a blocking one (python, finished on a supervisor worker). The addresses are
+/// (curl), a blocking one (python, finished on a supervisor worker) and a UDP connect to
+/// port 53, which is how glibc reaches its resolver (named as a lookup). The addresses are
 /// TEST-NET ones, and the namespace has no route: nothing leaves the machine.
 #[test]
 fn network_none_names_the_addresses_it_refused() {
@@ -123,6 +124,7 @@ fn network_none_names_the_addresses_it_refused() {
     }
     let script = "curl -sS -m 5 http://192.0.2.7:8080/ ; \
          python3 -c 'import socket; socket.create_connection((\"192.0.2.8\", 9))' ; \
+         python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.connect((\"192.0.2.9\", 53))' ; \
          exit 0";
     for backend in ["bwrap", "landlock"] {
         if !cages(backend) {
@@ -137,7 +139,10 @@ fn network_none_names_the_addresses_it_refused() {
             .collect();
         assert_eq!(
             lines,
-            ["jaula: network none refused connections to: 192.0.2.7:8080, 192.0.2.8:9"],
+            [
+                "jaula: network none refused connections to: 192.0.2.7:8080, 192.0.2.8:9, \
+              192.0.2.9:53 (DNS server: a name lookup)"
+            ],
             "{backend}: {text}"
         );
     }

@@ -52,3 +52,14 @@ fn the_refused_addresses_are_named_and_nothing_is_said_when_none_were() {
         .unwrap()
         .ends_with("(and 3 more attempt(s) not listed)"));
 }
+
+#[test]
+fn a_refused_dns_server_is_named_as_a_lookup() {
+    let mut refused = Refused::default();
+    refused.kept.insert("10.255.255.53:53".parse().unwrap());
+    assert_eq!(
+        refused_under_none(&refused).unwrap(),
+        "jaula: network none refused connections to: 10.255.255.53:53 (DNS server: a name \
+         lookup)"
+    );
+}

@@ -958,9 +958,8 @@ fn with_network_note(
     mode: PlanMode,
     network: NetworkMode,
 ) -> Option<Box<dyn FnOnce(std::process::ExitStatus)>> {
-    let notes = network == NetworkMode::None
-        && !args.planting_child
-        && args.network_handoff_fd.is_none();
+    let notes =
+        network == NetworkMode::None && !args.planting_child && args.network_handoff_fd.is_none();
     if !notes {
         return hook;
     }
