@@ -280,7 +280,7 @@ fn allow_run_unstated(
         &resolve_a,
         "--network-resolve",
         &resolve_b,
-        "--network-log",
+        "--log",
         log.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
@@ -588,7 +588,17 @@ fn allow_refuses_where_no_namespace_can_be_made() {
 #[test]
 fn bad_patterns_and_misplaced_lists_are_usage_errors() {
     let (_dir, root) = scratch("net-usage");
+    let unwanted_log = root.join("never.jsonl");
+    let unwanted_log = unwanted_log.to_str().unwrap();
     for (args, needle) in [
+        (
+            vec!["--network", "none", "--log", unwanted_log],
+            "--log given with network mode none",
+        ),
+        (
+            vec!["--network", "host", "--network-log", unwanted_log],
+            "--log given with network mode host",
+        ),
         (
             vec!["--network", "allow", "--allow-domain", "*.com"],
             "public suffix",
@@ -639,6 +649,10 @@ fn bad_patterns_and_misplaced_lists_are_usage_errors() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(
+            !Path::new(unwanted_log).exists(),
+            "{args:?}: a refused --log was created"
+        );
     }
 }
 

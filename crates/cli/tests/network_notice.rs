@@ -108,3 +108,42 @@ fn network_host_says_nothing() {
     assert_eq!(out.status.code(), Some(2));
     assert!(!stderr(&out).contains("jaula: network"), "{}", stderr(&out));
 }
+
+/// Under `none` the exit summary names the addresses the cage tried, as the socket gate's
+/// supervisor saw its connects fail in the empty namespace: a non-blocking connect
+/// (curl), a blocking one (python, finished on a supervisor worker) and a UDP connect to
+/// port 53, which is how glibc reaches its resolver (named as a lookup). The addresses are
+/// TEST-NET ones, and the namespace has no route: nothing leaves the machine.
+#[test]
+fn network_none_names_the_addresses_it_refused() {
+    for tool in ["curl", "python3"] {
+        if Command::new(tool).arg("--version").output().is_err() {
+            skip_or_fail(&format!("{tool} is not installed"));
+            return;
+        }
+    }
+    let script = "curl -sS -m 5 http://192.0.2.7:8080/ ; \
+         python3 -c 'import socket; socket.create_connection((\"192.0.2.8\", 9))' ; \
+         python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.connect((\"192.0.2.9\", 53))' ; \
+         exit 0";
+    for backend in ["bwrap", "landlock"] {
+        if !cages(backend) {
+            continue;
+        }
+        let out = run(&["--backend", backend, "--network", "none"], script);
+        assert!(out.status.success(), "{backend}: {out:?}");
+        let text = stderr(&out);
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("jaula: network none refused connections to: "))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "jaula: network none refused connections to: 192.0.2.7:8080, 192.0.2.8:9, \
+              192.0.2.9:53 (DNS server: a name lookup)"
+            ],
+            "{backend}: {text}"
+        );
+    }
+}

@@ -20,6 +20,7 @@ mod file_calls;
 pub mod filter;
 mod supervisor;
 mod sys;
+mod unreachable;
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
@@ -28,6 +29,7 @@ use jaula_policy::Policy;
 use seccompiler::sock_filter;
 
 pub use supervisor::{unix_address, unix_pathname, GateCounts, Supervisor};
+pub use unreachable::{inet_destination, unreachable_destinations, Refused};
 
 /// Why the gate could not be set up. The command never runs without it.
 #[derive(Debug, thiserror::Error)]

@@ -2,14 +2,17 @@
 //! lets through, said at start when it is not `host`, and at exit a reminder when the
 //! command failed in a way the closed network may explain.
 //!
-//! The exit notes claim only what jaula saw: under `none` that the command failed with the
-//! network closed (jaula cannot see inside the namespace which lookups failed); under
+//! The exit notes claim only what jaula saw: under `none` the inet addresses the cage's
+//! connects were refused at (the socket gate performs every connect), and that the
+//! command failed with the network closed (the names looked up travel inside datagrams
+//! the gate does not read, so they are not named); under
 //! `allow` that it failed and not one request reached the proxy, which is what a client
 //! that ignores the proxy variables (Node's built-in `fetch`, many Go binaries) looks like.
 
 use std::process::ExitStatus;
 
 use jaula_sandbox::network::NetworkMode;
+use jaula_sandbox::socket_gate::Refused;
 
 /// The line printed before the command starts, for every mode but `host`.
 pub fn at_start(mode: NetworkMode, allowed_patterns: usize) -> Option<String> {
@@ -38,6 +41,33 @@ pub fn after_none(status: ExitStatus) -> Option<String> {
             describe(status)
         )
     })
+}
+
+/// The addresses the closed network refused under `none`, as the socket gate saw the
+/// cage's connects fail with ENETUNREACH; printed whether or not the command succeeded,
+/// since a client may fall back and still hide what it tried.
+pub fn refused_under_none(refused: &Refused) -> Option<String> {
+    if refused.kept.is_empty() {
+        return None;
+    }
+    // Port 53 is the resolver from /etc/resolv.conf, which glibc connects its UDP socket
+    // to: the name looked up travels in the datagram, which the gate does not see.
+    let names: Vec<String> = refused
+        .kept
+        .iter()
+        .map(|a| match a.port() {
+            53 => format!("{a} (DNS server: a name lookup)"),
+            _ => a.to_string(),
+        })
+        .collect();
+    let more = match refused.dropped {
+        0 => String::new(),
+        n => format!(" (and {n} more attempt(s) not listed)"),
+    };
+    Some(format!(
+        "jaula: network none refused connections to: {}{more}",
+        names.join(", ")
+    ))
 }
 
 /// The reminder at exit under `allow`, when the command did not succeed and sent the

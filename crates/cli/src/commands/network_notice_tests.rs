@@ -35,3 +35,31 @@ fn exit_notes_only_follow_a_failure_jaula_can_explain() {
         .unwrap()
         .contains("sent no request through the proxy"));
 }
+
+#[test]
+fn the_refused_addresses_are_named_and_nothing_is_said_when_none_were() {
+    assert_eq!(refused_under_none(&Refused::default()), None);
+    let mut refused = Refused::default();
+    refused.kept.insert("151.101.0.223:443".parse().unwrap());
+    refused.kept.insert("[2001:db8::1]:80".parse().unwrap());
+    let line = refused_under_none(&refused).unwrap();
+    assert_eq!(
+        line,
+        "jaula: network none refused connections to: 151.101.0.223:443, [2001:db8::1]:80"
+    );
+    refused.dropped = 3;
+    assert!(refused_under_none(&refused)
+        .unwrap()
+        .ends_with("(and 3 more attempt(s) not listed)"));
+}
+
+#[test]
+fn a_refused_dns_server_is_named_as_a_lookup() {
+    let mut refused = Refused::default();
+    refused.kept.insert("10.255.255.53:53".parse().unwrap());
+    assert_eq!(
+        refused_under_none(&refused).unwrap(),
+        "jaula: network none refused connections to: 10.255.255.53:53 (DNS server: a name \
+         lookup)"
+    );
+}

@@ -128,8 +128,9 @@ pub struct RunArgs {
     /// default (repeatable).
     #[arg(long = "allow-address", value_name = "ADDR[/PREFIX]")]
     pub allow_address: Vec<String>,
-    /// With --network allow: append every proxy decision to FILE as a JSON line.
-    #[arg(long = "network-log", value_name = "FILE")]
+    /// With --network allow: append every network decision to FILE as a JSON line, each
+    /// refusal with the rule that refused it (`--network-log` is the older name).
+    #[arg(long = "log", visible_alias = "network-log", value_name = "FILE")]
     pub network_log: Option<PathBuf>,
     /// Internal (tests): the proxy resolves HOST to ADDR:PORT without DNS (repeatable).
     #[arg(long = "network-resolve", value_name = "HOST=ADDR:PORT", hide = true)]
@@ -447,8 +448,8 @@ pub(crate) fn network_settings(
         spec.presets.extend(config.allow_preset.iter().cloned());
     } else if args.network_log.is_some() {
         return Err(CliError::Usage(format!(
-            "--network-log given with network mode {mode}; only --network allow has a proxy \
-             to log"
+            "--log given with network mode {mode}; only --network allow has a proxy whose \
+             decisions can be logged"
         )));
     } else if !args.allow_address.is_empty() {
         return Err(CliError::Usage(format!(
@@ -957,18 +958,24 @@ fn with_network_note(
     mode: PlanMode,
     network: NetworkMode,
 ) -> Option<Box<dyn FnOnce(std::process::ExitStatus)>> {
-    let notes = network == NetworkMode::None
-        && mode == PlanMode::Native
-        && !args.planting_child
-        && args.network_handoff_fd.is_none();
+    let notes =
+        network == NetworkMode::None && !args.planting_child && args.network_handoff_fd.is_none();
     if !notes {
         return hook;
     }
+    // The refused addresses are known only to this process, the gate's supervisor (in the
+    // bwrap view, the inner stage); the failure reminder is printed by the outermost
+    // jaula, which under bwrap is the one waiting for bwrap.
+    let remind = mode == PlanMode::Native;
     Some(Box::new(move |status| {
         if let Some(hook) = hook {
             hook(status);
         }
-        if let Some(note) = network_notice::after_none(status) {
+        let refused = jaula_sandbox::socket_gate::unreachable_destinations();
+        if let Some(note) = network_notice::refused_under_none(&refused) {
+            eprintln!("{note}");
+        }
+        if let Some(note) = remind.then(|| network_notice::after_none(status)).flatten() {
             eprintln!("{note}");
         }
     }))

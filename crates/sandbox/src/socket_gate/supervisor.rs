@@ -235,11 +235,14 @@ impl Supervisor {
         // A blocking connect can wait for a full backlog or a TCP handshake: finish it on a
         // worker thread, so one slow peer cannot stall every other call of the cage.
         if matches!(sys::is_nonblocking(socket.as_fd()), Ok(true)) {
-            return Answer::Now(sys::connect_raw(socket.as_fd(), &addr).map(|()| 0));
+            let result = sys::connect_raw(socket.as_fd(), &addr);
+            super::unreachable::note(&addr, result);
+            return Answer::Now(result.map(|()| 0));
         }
         let listener = Arc::clone(&self.listener);
         let job = Box::new(move || {
             let result = sys::connect_raw(socket.as_fd(), &addr);
+            super::unreachable::note(&addr, result);
             drop(pin);
             let (val, errno) = match result {
                 Ok(()) => (0, 0),
