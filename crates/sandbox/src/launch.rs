@@ -160,26 +160,13 @@ pub struct ResourceLimits {
 
 /// Apply `limits` to this process. Lowering a limit needs no privilege.
 pub fn set_resource_limits(limits: &ResourceLimits) -> Result<(), LaunchError> {
-    use rustix::process::{setrlimit, Resource, Rlimit};
-    for (resource, name, value) in [
+    use rustix::process::Resource;
+    crate::limits::set_all(&[
         (Resource::Nproc, "RLIMIT_NPROC", limits.max_processes),
         (Resource::Data, "RLIMIT_DATA", limits.max_data_bytes),
-    ] {
-        if let Some(v) = value {
-            setrlimit(
-                resource,
-                Rlimit {
-                    current: Some(v),
-                    maximum: Some(v),
-                },
-            )
-            .map_err(|e| LaunchError::Limit {
-                name,
-                source: e.into(),
-            })?;
-        }
-    }
-    Ok(())
+    ])
+    .map(|_| ())
+    .map_err(|(name, source)| LaunchError::Limit { name, source })
 }
 
 /// Move this process into the cgroup whose `cgroup.procs` the runner opened on `fd`

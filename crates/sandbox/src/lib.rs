@@ -13,6 +13,7 @@ pub mod hardening;
 pub mod landlock;
 #[cfg(target_os = "linux")]
 pub mod launch;
+pub mod limits;
 pub mod network;
 pub mod planting;
 pub mod seatbelt;

@@ -45,28 +45,15 @@ pub enum HardeningError {
 /// terminal or launcher leaked would hand the cage whatever it is open on). Returns one
 /// line per step for `--verbose`.
 pub fn harden(hardening: &Hardening) -> Result<Vec<String>, HardeningError> {
-    use rustix::process::{setrlimit, Resource, Rlimit};
+    use rustix::process::Resource;
     let mut report = Vec::new();
-    for (resource, name, value) in [
+    let set = crate::limits::set_all(&[
         (Resource::Core, "RLIMIT_CORE", Some(0)),
         (Resource::Nproc, "RLIMIT_NPROC", hardening.max_processes),
         (Resource::Data, "RLIMIT_DATA", hardening.max_data_bytes),
-    ] {
-        if let Some(v) = value {
-            setrlimit(
-                resource,
-                Rlimit {
-                    current: Some(v),
-                    maximum: Some(v),
-                },
-            )
-            .map_err(|e| HardeningError::Limit {
-                name,
-                source: e.into(),
-            })?;
-            report.push(format!("{name} {v}/{v}"));
-        }
-    }
+    ])
+    .map_err(|(name, source)| HardeningError::Limit { name, source })?;
+    report.extend(set.iter().map(|(name, v)| format!("{name} {v}/{v}")));
     for &fd in &hardening.keep_fds {
         if fd < 3 || !is_open(fd) {
             return Err(HardeningError::KeepFd { fd });
