@@ -237,18 +237,26 @@ fn caged_with_fake_api(
     cli: &Path,
     cli_args: &[&str],
 ) -> Output {
+    caged_with_fake_api_and(s, backend, &[], env, base, cli, cli_args)
+}
+
+/// [`caged_with_fake_api`] with more `jaula run` arguments.
+fn caged_with_fake_api_and(
+    s: &Scratch,
+    backend: Backend,
+    jaula_args: &[&str],
+    env: &[(&str, &str)],
+    base: (&str, &str),
+    cli: &Path,
+    cli_args: &[&str],
+) -> Output {
     let mut argv = fake_api_argv(s, base.0, base.1);
     argv.push(cli.to_str().unwrap().into());
     argv.extend(cli_args.iter().map(|a| a.to_string()));
     let argv: Vec<&Path> = argv.iter().map(Path::new).collect();
-    run(jaula_cmd(
-        s,
-        backend,
-        &["--network", "none"],
-        env,
-        &argv,
-        &[],
-    ))
+    let mut args = vec!["--network", "none"];
+    args.extend_from_slice(jaula_args);
+    run(jaula_cmd(s, backend, &args, env, &argv, &[]))
 }
 
 /// Why the CLIs live under [`AGENTS_PREFIX`]: no cage can plant a file beside the binary
@@ -390,6 +398,117 @@ fn claude_takes_the_key_or_token_from_the_environment_on_both_backends() {
             all.contains(&format!("authorization=Bearer {OAUTH_TOKEN}")),
             "{backend:?}: the token from the environment was not sent: {all}"
         );
+    }
+}
+
+/// Writes a Claude Code login into the scratch home whose access token expires
+/// `expires_in_secs` from now (negative: already expired).
+fn write_claude_login(s: &Scratch, expires_in_secs: i64) {
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let dir = s.home.join(".claude");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join(".credentials.json"),
+        format!(
+            r#"{{"claudeAiOauth":{{"accessToken":"{LENT_ACCESS}","refreshToken":"{KEPT_REFRESH}","expiresAt":{},"scopes":["user:inference"]}}}}"#,
+            now_ms + expires_in_secs * 1000
+        ),
+    )
+    .unwrap();
+}
+
+const LENT_ACCESS: &str = "sk-ant-oat01-lent-access-token";
+const KEPT_REFRESH: &str = "sk-ant-ort01-kept-refresh-token";
+
+/// `--hand-access-token claude`: the caged `claude` logs in with the owner's short-lived
+/// access token, read by jaula outside the cage, while nothing in the cage (environment or
+/// files) holds the refresh token. An expired token refuses the launch (126).
+#[test]
+fn claude_logs_in_with_the_handed_access_token_and_never_sees_the_refresh_token() {
+    let Some(agents) = agents_or_skip() else {
+        return;
+    };
+    for backend in BACKENDS {
+        if !cage_or_skip(backend) {
+            continue;
+        }
+        let s = fresh("agents-claude-lent-");
+        write_claude_login(&s, 3600);
+
+        // The control: without the flag, the sealed login leaves claude logged out.
+        let out = caged_with_fake_api(
+            &s,
+            backend,
+            &CLAUDE_QUIET,
+            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:PORT"),
+            &agents.claude,
+            &["-p", "hi"],
+        );
+        let all = text(&out);
+        assert!(all.contains("Not logged in"), "{backend:?}: {all}");
+        assert!(!all.contains(LENT_ACCESS), "{backend:?}: {all}");
+
+        let out = caged_with_fake_api_and(
+            &s,
+            backend,
+            &["--hand-access-token", "claude"],
+            &CLAUDE_QUIET,
+            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:PORT"),
+            &agents.claude,
+            &["-p", "hi"],
+        );
+        let all = text(&out);
+        assert!(out.status.success(), "{backend:?}: {all}");
+        assert!(
+            all.contains(&format!("authorization=Bearer {LENT_ACCESS}")),
+            "{backend:?}: the handed token was not sent: {all}"
+        );
+        assert!(
+            all.contains("handing claude its access token as CLAUDE_CODE_OAUTH_TOKEN"),
+            "{backend:?}: {all}"
+        );
+
+        // Everything the cage can see: its environment and the login file.
+        let out = run(jaula_cmd(
+            &s,
+            backend,
+            &["--network", "none", "--hand-access-token", "claude"],
+            &[],
+            &[Path::new("/bin/sh")],
+            &[
+                "-c",
+                "env; cat \"$HOME/.claude/.credentials.json\"; echo cat=$?",
+            ],
+        ));
+        let all = text(&out);
+        assert!(
+            all.contains(&format!("CLAUDE_CODE_OAUTH_TOKEN={LENT_ACCESS}")),
+            "{backend:?}: {all}"
+        );
+        assert!(
+            !all.contains(KEPT_REFRESH),
+            "{backend:?}: the refresh token reached the cage: {all}"
+        );
+        assert!(
+            all.contains("cat=1"),
+            "{backend:?}: the login file was readable: {all}"
+        );
+
+        write_claude_login(&s, -10);
+        let out = run(jaula_cmd(
+            &s,
+            backend,
+            &["--network", "none", "--hand-access-token", "claude"],
+            &[],
+            &[Path::new("/bin/true")],
+            &[],
+        ));
+        let all = text(&out);
+        assert_eq!(out.status.code(), Some(126), "{backend:?}: {all}");
+        assert!(all.contains("s left"), "{backend:?}: {all}");
     }
 }
 

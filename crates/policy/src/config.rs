@@ -78,6 +78,10 @@ pub struct EnvSection {
     /// Variable names or patterns to scrub as well.
     #[serde(default)]
     pub scrub: Vec<String>,
+    /// Agents whose short-lived access token `jaula run` hands in from the owner's login
+    /// (the refresh token stays sealed): `claude`.
+    #[serde(default)]
+    pub hand_access_token: Vec<String>,
 }
 
 /// `[cage]`: the same knobs as the seed's environment variables.

@@ -53,9 +53,10 @@ pub fn login_hint(
     }
     Some(
         "jaula: claude: its login (~/.claude/.credentials.json, which also holds the refresh \
-         token) is sealed in the cage, so it will say \"Not logged in\"; give it a token \
-         instead: CLAUDE_CODE_OAUTH_TOKEN from `claude setup-token`, or ANTHROPIC_API_KEY \
-         (README, \"Agents in the cage\")"
+         token) is sealed in the cage, so it will say \"Not logged in\"; hand it the \
+         short-lived access token alone with --hand-access-token claude, or a token: \
+         CLAUDE_CODE_OAUTH_TOKEN from `claude setup-token`, or ANTHROPIC_API_KEY (README, \
+         \"Agents in the cage\")"
             .to_owned(),
     )
 }

@@ -42,6 +42,7 @@ fn claude_with_its_login_sealed_and_nothing_else_gets_the_hint() {
     fs::write(p.home().join(".claude/.credentials.json"), "{}").unwrap();
     let hint = login_hint(claude, &p, &env(&[("PATH", "/usr/bin")])).unwrap();
     assert!(hint.contains("CLAUDE_CODE_OAUTH_TOKEN") && hint.contains("setup-token"));
+    assert!(hint.contains("--hand-access-token claude"), "{hint}");
     assert!(!hint.contains('\n'));
     assert!(login_hint(OsStr::new("claude"), &p, &env(&[])).is_some());
 }

@@ -52,5 +52,12 @@ pub fn problems(sources: &Sources) -> Vec<String> {
             }
         }
     }
+    for name in &sources.env.hand_access_token {
+        if crate::commands::access_token::TokenAgent::from_config(name).is_none() {
+            out.push(format!(
+                "config {file}: env.hand_access_token: {name:?} is not one of claude"
+            ));
+        }
+    }
     out
 }

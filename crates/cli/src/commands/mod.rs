@@ -1,5 +1,7 @@
 //! One module per command.
 
+pub mod access_token;
+
 // Hints printed by the Linux launch only (the macOS launch is `run_seatbelt`).
 #[cfg(target_os = "linux")]
 pub mod agent_hint;

@@ -78,6 +78,12 @@ pub struct RunArgs {
     /// Scrub one more variable (name or PREFIX_* pattern; repeatable).
     #[arg(long = "scrub-env", value_name = "PATTERN")]
     pub scrub_env: Vec<String>,
+    /// Hand AGENT the short-lived access token from its owner's login, read outside the
+    /// cage, while the login file and its refresh token stay sealed (claude: the
+    /// `accessToken` of ~/.claude/.credentials.json as CLAUDE_CODE_OAUTH_TOKEN; Linux).
+    /// Refuses to start when the token is missing or expires within a minute.
+    #[arg(long = "hand-access-token", value_name = "AGENT", value_enum)]
+    pub hand_access_token: Vec<crate::commands::access_token::TokenAgent>,
     /// Run CMD unconfined (with a warning) when no cage can be built, instead of refusing.
     #[arg(long)]
     pub allow_uncaged: bool,
@@ -232,8 +238,12 @@ pub fn run(args: &RunArgs) -> Outcome {
     if !args.inner_stage && !args.planting_child && args.network_handoff_fd.is_none() {
         create_absent_roots(&policy, args.verbose);
     }
-    let env = scrubbed_env(args, &sources)?;
+    let mut env = scrubbed_env(args, &sources)?;
     if !args.inner_stage && !args.planting_child && args.network_handoff_fd.is_none() {
+        if let Err(refusal) = hand_access_tokens(args, &sources, &policy, &mut env) {
+            eprintln!("jaula: refusing to run: --hand-access-token: {refusal}");
+            return Ok(REFUSED);
+        }
         if let Some(hint) = crate::commands::agent_hint::login_hint(&args.command[0], &policy, &env)
         {
             eprintln!("{hint}");
@@ -653,6 +663,34 @@ fn refuse(reason: &str) -> Outcome {
 fn own_binary() -> Result<PathBuf, CliError> {
     std::env::current_exe()
         .map_err(|e| CliError::Launch(format!("cannot find jaula's own binary: {e}")))
+}
+
+/// `--hand-access-token` and `env.hand_access_token`: each agent's access token joins the
+/// cage's environment, read here, outside the cage, as the owner.
+#[cfg(target_os = "linux")]
+fn hand_access_tokens(
+    args: &RunArgs,
+    sources: &Sources,
+    policy: &Policy,
+    env: &mut Vec<(OsString, OsString)>,
+) -> Result<(), crate::commands::access_token::TokenError> {
+    use crate::commands::access_token::{add_to_env, notice, read_token, TokenAgent};
+    let from_config = sources
+        .env
+        .hand_access_token
+        .iter()
+        .filter_map(|name| TokenAgent::from_config(name));
+    let mut agents: Vec<TokenAgent> = args.hand_access_token.iter().copied().collect();
+    agents.extend(from_config);
+    agents.sort();
+    agents.dedup();
+    for agent in agents {
+        let now = std::time::SystemTime::now();
+        let handed = read_token(agent, policy.home(), now)?;
+        add_to_env(env, &handed)?;
+        eprintln!("{}", notice(agent, &handed, now));
+    }
+    Ok(())
 }
 
 /// The environment CMD gets: this process's, less the credential variables.

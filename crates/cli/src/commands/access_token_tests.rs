@@ -1,0 +1,113 @@
+use super::*;
+
+const ACCESS: &str = "sk-ant-oat01-access";
+const REFRESH: &str = "sk-ant-ort01-refresh";
+
+fn at(secs: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(secs)
+}
+
+fn login(expires_ms: i64) -> String {
+    format!(
+        r#"{{"claudeAiOauth":{{"accessToken":"{ACCESS}","refreshToken":"{REFRESH}",
+        "expiresAt":{expires_ms},"scopes":["user:inference"],"subscriptionType":"pro"}}}}"#
+    )
+}
+
+fn path() -> PathBuf {
+    PathBuf::from("/home/o/.claude/.credentials.json")
+}
+
+#[test]
+fn takes_the_access_token_and_its_expiry_only() {
+    let handed = claude_token(&login(2_000_000_000_000), &path(), at(1_999_990_000)).unwrap();
+    assert_eq!(handed.variable, "CLAUDE_CODE_OAUTH_TOKEN");
+    assert_eq!(handed.token, ACCESS);
+    assert_eq!(handed.expires_at, at(2_000_000_000));
+    assert!(!format!("{handed:?}").contains(REFRESH));
+}
+
+#[test]
+fn an_expired_or_nearly_expired_token_is_refused_with_the_time_left() {
+    let expires = 2_000_000_000_000;
+    let past = claude_token(&login(expires), &path(), at(2_000_000_100)).unwrap_err();
+    assert_eq!(
+        past,
+        TokenError::Expired {
+            path: path(),
+            left: -100
+        }
+    );
+    let nearly = claude_token(&login(expires), &path(), at(1_999_999_970)).unwrap_err();
+    assert!(
+        matches!(nearly, TokenError::Expired { left: 30, .. }),
+        "{nearly:?}"
+    );
+    // Exactly the minimum is enough.
+    assert!(claude_token(&login(expires), &path(), at(1_999_999_940)).is_ok());
+}
+
+#[test]
+fn what_is_not_a_login_is_refused() {
+    for text in [
+        "",
+        "{}",
+        "not json",
+        r#"{"claudeAiOauth":{}}"#,
+        r#"{"claudeAiOauth":{"accessToken":"x"}}"#,
+        r#"{"claudeAiOauth":{"accessToken":"","expiresAt":9999999999999}}"#,
+        r#"{"claudeAiOauth":{"accessToken":"a b","expiresAt":9999999999999}}"#,
+        r#"{"claudeAiOauth":{"accessToken":"a\nb","expiresAt":9999999999999}}"#,
+        r#"{"claudeAiOauth":{"accessToken":"a","expiresAt":-5}}"#,
+        r#"{"claudeAiOauth":{"accessToken":"a","expiresAt":"soon"}}"#,
+    ] {
+        let err = claude_token(text, &path(), at(0)).unwrap_err();
+        assert_eq!(err, TokenError::NotALogin { path: path() }, "{text:?}");
+    }
+}
+
+#[test]
+fn a_missing_file_names_its_path() {
+    let home = Path::new("/nonexistent-jaula-home");
+    let err = read_token(TokenAgent::Claude, home, at(0)).unwrap_err();
+    match err {
+        TokenError::Unreadable { path, .. } => {
+            assert_eq!(path, home.join(".claude/.credentials.json"))
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_token_joins_the_environment_unless_the_owner_set_one() {
+    let handed = claude_token(&login(2_000_000_000_000), &path(), at(0)).unwrap();
+    let mut env = vec![("PATH".into(), "/bin".into())];
+    add_to_env(&mut env, &handed).unwrap();
+    assert_eq!(
+        env.last().unwrap(),
+        &("CLAUDE_CODE_OAUTH_TOKEN".into(), ACCESS.into())
+    );
+    let err = add_to_env(&mut env, &handed).unwrap_err();
+    assert_eq!(
+        err,
+        TokenError::AlreadySet {
+            variable: "CLAUDE_CODE_OAUTH_TOKEN"
+        }
+    );
+}
+
+#[test]
+fn the_notice_names_the_variable_and_the_minutes_left_but_not_the_token() {
+    let handed = claude_token(&login(2_000_000_000_000), &path(), at(0)).unwrap();
+    let line = notice(TokenAgent::Claude, &handed, at(2_000_000_000 - 3600));
+    assert!(line.contains("CLAUDE_CODE_OAUTH_TOKEN"), "{line}");
+    assert!(line.contains("60 min"), "{line}");
+    assert!(!line.contains(ACCESS), "{line}");
+}
+
+#[test]
+fn config_names_parse() {
+    assert_eq!(TokenAgent::from_config("claude"), Some(TokenAgent::Claude));
+    assert_eq!(TokenAgent::from_config("codex"), None);
+    assert_eq!(TokenAgent::from_config("Claude"), None);
+}
