@@ -680,7 +680,7 @@ fn hand_access_tokens(
         .hand_access_token
         .iter()
         .filter_map(|name| TokenAgent::from_config(name));
-    let mut agents: Vec<TokenAgent> = args.hand_access_token.iter().copied().collect();
+    let mut agents: Vec<TokenAgent> = args.hand_access_token.to_vec();
     agents.extend(from_config);
     agents.sort();
     agents.dedup();
