@@ -152,6 +152,13 @@ fn linux_only_flag(args: &RunArgs) -> Option<String> {
         }
         Some(Backend::Auto) | None => {}
     }
+    if !args.hand_access_token.is_empty() {
+        return linux(
+            "--hand-access-token",
+            "Claude Code keeps its macOS login in the Keychain, not in a file jaula reads; \
+             give it CLAUDE_CODE_OAUTH_TOKEN from `claude setup-token`",
+        );
+    }
     if args.no_socket_gate {
         return linux(
             "--no-socket-gate",

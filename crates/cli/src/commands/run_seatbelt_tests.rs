@@ -264,6 +264,7 @@ fn linux_only_flags_are_refused_with_126() {
         &["--backend", "landlock"][..],
         &["--backend", "bwrap"][..],
         &["--no-socket-gate"][..],
+        &["--hand-access-token", "claude"][..],
     ] {
         let args = parse(&w, extra, &["/usr/bin/true"]);
         let mut recorder = Recorder::default();
