@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 use jaula_policy::{CageFlags, Platform};
 
 /// Flags shared by `line`, `profile`, `check`, `explain`, `render` (and later `run`): the
-/// seed's five plus jaula's own.
+/// five a tmux launcher passes plus jaula's own.
 #[derive(Args, Debug, Clone)]
 pub struct PolicyArgs {
     /// The working directory this window owns: writable, never inside a sealed root.

@@ -21,7 +21,7 @@ pub fn sources_from(flags: &jaula_policy::CageFlags) -> Result<Sources, CliError
     Ok(Sources::gather(&flags, &EnvVars::from_process(), &cwd)?)
 }
 
-/// Resolve the spec, requiring `--repo` (exit 2 without it, as in the seed), and print the
+/// Resolve the spec, requiring `--repo` (exit 2 without it, as launchers expect), and print the
 /// resolver's warnings on stderr.
 pub fn resolve(sources: &Sources, args: &PolicyArgs) -> Result<Policy, CliError> {
     if args.repo.is_none() {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
-    /// Bad usage the parser could not catch (the seed's `--repo is required`): exit 2.
+    /// Bad usage the parser could not catch (`--repo is required`): exit 2.
     #[error("{0}")]
     Usage(String),
     /// A config file value jaula cannot use (`run.backend = "fast"`): the file is not bad
@@ -33,9 +33,9 @@ pub enum CliError {
 }
 
 impl CliError {
-    /// The inspection and seed-compatible commands (`line`, `profile`, `check`, `explain`,
-    /// `render`, the contract commands other than `run`): 2 for usage, 1 otherwise, as the
-    /// seed's `cage.py` answered.
+    /// The inspection and launcher commands (`line`, `profile`, `check`, `explain`,
+    /// `render`, the contract commands other than `run`): 2 for usage, 1 otherwise, the
+    /// statuses a tmux launcher already handles (docs/compatibility.md).
     pub fn exit_code(&self) -> i32 {
         match self {
             CliError::Usage(_) => 2,

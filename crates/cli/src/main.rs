@@ -21,7 +21,7 @@ tokens, ...) sealed for read and write; writes allowed only to the window's repo
 runtime state and caches an agent legitimately owns. The same meaning is rendered as a
 macOS Seatbelt profile or a Linux bubblewrap mount view.
 
-Seed-compatible commands for the tmux launcher: line, profile, check.
+Commands a tmux launcher calls: line, profile, check (docs/compatibility.md).
 Inspection: explain (why a path is allowed or denied), render (print a backend's artifact).
 
 Sources, lowest precedence first: built-in defaults, the config file
@@ -78,7 +78,7 @@ fn main() {
 }
 
 /// `jaula: ` before a refusal of `run` that does not carry it yet, so every refusal of a
-/// run reads the same; the other commands keep the seed's exact messages.
+/// run reads the same; the other commands keep the exact messages launchers match on.
 fn with_prefix(message: &str) -> String {
     if message.starts_with("jaula:") || message == "--repo is required" {
         message.to_owned()

@@ -84,7 +84,7 @@ pub struct EnvSection {
     pub hand_access_token: Vec<String>,
 }
 
-/// `[cage]`: the same knobs as the seed's environment variables.
+/// `[cage]`: the same knobs as the `CITY_CAGE_*` environment variables.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct CageSection {

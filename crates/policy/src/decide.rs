@@ -1,6 +1,6 @@
 //! The reference meaning of a policy: one pure, total decision per (path, access).
 //!
-//! The order mirrors the seed's profile, read as last-match-wins from the bottom up:
+//! The order mirrors the Seatbelt profile, read as last-match-wins from the bottom up:
 //! the window's token file is readable above all; then sealed roots deny read and write;
 //! then protected cage configuration denies writes; then the working set allows writes;
 //! otherwise reads are allowed and writes denied.
@@ -242,7 +242,7 @@ impl Policy {
     }
 
     /// Linux: the file itself. macOS: any home entry whose name starts with `.claude.json`,
-    /// and anything beneath one, as the seed's anchored regex matches.
+    /// and anything beneath one, as the profile's anchored regex matches.
     pub fn is_claude_json(&self, path: &Path) -> bool {
         match self.platform {
             Platform::Linux => path == self.claude_json,

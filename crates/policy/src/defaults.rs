@@ -1,4 +1,4 @@
-//! The built-in lists, equal to the seed cage's. Each list says why it exists; the
+//! The built-in lists (docs/compatibility.md says where they come from). Each list says why it exists; the
 //! resolver in `policy.rs` turns them into canonical paths for one host.
 
 use crate::policy::ProtectKind;

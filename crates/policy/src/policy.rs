@@ -232,7 +232,7 @@ pub struct ProtectedPath {
 #[serde(rename_all = "kebab-case")]
 pub enum CageProfile {
     /// An agent window on the owner's machine: the repo, the state home, the home caches
-    /// and the system temp paths (the seed's lists).
+    /// and the system temp paths (the built-in lists of `defaults`).
     #[default]
     Window,
     /// A tenant's spawn: only the repo (its workspace), the cage's own `/dev` and the

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::defaults;
 use crate::{ConfigError, ConfigFile, Platform, PolicyError, PolicySpec, SocketSource, UnixPreset};
 
-/// The environment variables jaula honours, with the seed's exact meanings.
+/// The environment variables jaula honours, with the meanings launchers already rely on.
 pub const ENV_CAGE: &str = "CITY_CAGE";
 pub const ENV_DENY: &str = "CITY_CAGE_DENY";
 pub const ENV_ALLOW_WRITE: &str = "CITY_CAGE_ALLOW_WRITE";
@@ -42,7 +42,7 @@ impl EnvVars {
         self.0.get(OsStr::new(name)).map(|v| v.as_os_str())
     }
 
-    /// The value, treating an empty one as unset (as the seed's `or` does).
+    /// The value, treating an empty one as unset (as launchers have always meant it).
     fn non_empty(&self, name: &str) -> Option<&OsStr> {
         self.get(name).filter(|v| !v.is_empty())
     }
@@ -176,7 +176,7 @@ impl Sources {
             network,
         } = config.unwrap_or_default();
 
-        // CITY_CAGE: only the exact value "0" disables, as in the seed.
+        // CITY_CAGE: only the exact value "0" disables, as launchers expect.
         let enabled = match env.get(ENV_CAGE) {
             Some(v) if v == "0" => false,
             Some(_) => true,

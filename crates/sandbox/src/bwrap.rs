@@ -45,7 +45,7 @@ pub use view::{view_effect, MountView, ViewEffect};
 ///   namespace and a `/proc` that lists only its own processes. Without it `/proc` is the
 ///   host's (read-only through the bind of `/`), and `/proc/<pid>/cmdline` is readable for
 ///   every host process without any ptrace right: a host `mysql --password=…` hands its
-///   password to the cage (issue 10, point 6). Turned off (`jaula run --no-pid-ns`) for
+///   password to the cage. Turned off (`jaula run --no-pid-ns`) for
 ///   what it breaks: an agent runtime that writes its own pid into shared state for a
 ///   host-side tool to signal (inside the namespace that pid names an unrelated host
 ///   process), and host-side `ps`, `kill` or debugging of host processes from inside the
@@ -57,7 +57,7 @@ pub use view::{view_effect, MountView, ViewEffect};
 ///   macOS's `sandbox-exec` has no such tie either, so leaving it off keeps the two cages'
 ///   lifetimes alike.
 /// - `private_tmp`: bind these open directories on `/tmp` and `/var/tmp` instead of the
-///   host's (see [`PrivateTmp`]); `None` renders the seed's view, the host's own.
+///   host's (see [`PrivateTmp`]); `None` keeps the host's own.
 /// - `private_run_user`: an empty tmpfs on `/run/user` holding one empty 0700 directory,
 ///   `/run/user/<uid>`, instead of the host's: `XDG_RUNTIME_DIR` stays a writable
 ///   directory, but the owner's session bus, docker, podman, pipewire and gpg-agent

@@ -1,4 +1,4 @@
-//! Process hardening applied before exec (layer 4 of DESIGN.md).
+//! Process hardening applied before exec (layer 4 of docs/architecture.md).
 //!
 //! [`harden`] is called in the process that is about to `execve` the caged program (after
 //! any identity change, since it drops the capabilities a uid change needs). It locks the

@@ -50,7 +50,7 @@ pub fn proxy_env_at(port: u16, proxy_localhost: bool) -> Vec<(String, String)> {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum NetworkMode {
-    /// The host's network, unchanged: the seed's behaviour and the default.
+    /// The host's network, unchanged: the default, as launchers have always had it.
     #[default]
     Host,
     /// Only the cage's own loopback.

@@ -361,8 +361,8 @@ fn sbpl_regex_literal(path: &Path, what: &'static str) -> Result<String, Seatbel
 /// The reader hands the content of `#"..."` to the regex engine with its backslashes
 /// intact (Apple's own profiles write `#"\.app"` to mean a literal dot), so one backslash
 /// is both the POSIX ERE escape and what keeps a `"` from ending the literal early. Every
-/// ERE metacharacter is escaped, and `"` is written `\"` (the seed left it bare, so a home
-/// whose path held a quote closed the literal mid-path). Letters and digits are never
+/// ERE metacharacter is escaped, and `"` is written `\"` (left bare, a home whose path
+/// held a quote would close the literal mid-path). Letters and digits are never
 /// escaped: engines give `\w`, `\d`, `\<` meanings of their own.
 ///
 /// Not verified against a real Mac: sandbox-exec cannot run on the Linux machines that

@@ -28,7 +28,7 @@ pub struct Availability {
     pub reason: String,
 }
 
-/// The seed's `disponible`: CITY_CAGE=0 turns it off; macOS needs sandbox-exec; Linux needs
+/// Whether a cage can be built here: CITY_CAGE=0 turns it off; macOS needs sandbox-exec; Linux needs
 /// bubblewrap to really build a namespace (or the launcher's hint that it does).
 pub fn availability(sources: &Sources) -> Availability {
     if !sources.enabled {
@@ -126,7 +126,7 @@ pub fn run(args: &CheckArgs) -> Outcome {
             "seatbelt": seatbelt.as_ref().map(SeatbeltCheck::json),
         }))?;
     } else {
-        // The first line is the seed's, for launchers that read it; the layers follow.
+        // The first line is the one launchers read; the layers follow.
         if availability.available {
             println!("cage available");
         } else {
@@ -161,12 +161,12 @@ pub fn run(args: &CheckArgs) -> Outcome {
 }
 
 /// What `/proc` shows a caged process, per backend: the bwrap view has its own PID
-/// namespace by default; natively nothing hides host processes (issue 10, point 6).
+/// namespace by default; natively nothing hides host processes.
 const PID_NS_LINE: &str = "bwrap view: the cage's own, with its own /proc (host command \
      lines hidden; `jaula run --no-pid-ns` shares the host's); landlock (native): the \
      host's, LIMIT: every host process's command line is readable in /proc/<pid>/cmdline";
 
-/// Which host sockets the bwrap view leaves out (issue 10, point 2).
+/// Which host sockets the bwrap view leaves out.
 const HOST_SERVICES_LINE: &str = "bwrap view: /tmp and /var/tmp are the window's own \
      (<state home>/.runtime/tmp/<window>), /run/user/<uid> an empty tmpfs, TMUX and \
      TMUX_PANE scrubbed; landlock (native): the host's /tmp and /run/user, with TMUX and \

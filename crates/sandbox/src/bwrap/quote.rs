@@ -1,5 +1,5 @@
 //! Shell quoting, byte-for-byte Python's `shlex.quote`/`shlex.join`: the launcher pastes
-//! `jaula line`'s output into a shell command, and it must be the seed's output exactly.
+//! `jaula line`'s output into a shell command, and it must stay byte-for-byte what launchers already parse.
 
 use std::borrow::Cow;
 use std::ffi::OsString;

@@ -11,7 +11,7 @@ use super::{BwrapError, BwrapOptions, Disk};
 /// The base every cage starts from, and exactly what the availability probe runs: "bwrap
 /// works here" must mean the sandbox an agent gets, not a smaller one.
 ///
-/// `--cap-drop ALL` is jaula's addition to the seed's base: bubblewrap started by real root
+/// `--cap-drop ALL` is there because bubblewrap started by real root
 /// leaves the caged process every capability, and a process with CAP_SYS_ADMIN simply
 /// unmounts the tmpfs over `~/.ssh` and reads the key beneath (pinned by a live test).
 /// For an unprivileged owner bubblewrap drops them anyway, so the flag changes nothing
@@ -62,8 +62,7 @@ pub fn option_flags(options: &BwrapOptions) -> Vec<&'static str> {
 ///    --dir /run/user/UID`. Then every writable root as `--bind-try P P`, except `/dev` and
 ///    the ones just replaced. `-try` because a build cache nobody has created yet is not an
 ///    error.
-/// 3. `~/.claude.json` as `--bind-try`. The seed bound it after the seals; here it comes
-///    before them, so an owner who seals it with a deny gets the seal, as `decide` says.
+/// 3. `~/.claude.json` as `--bind-try`. It comes before the seals, so an owner who seals it with a deny gets the seal, as `decide` says.
 /// 4. Protected entries (`.git`) that exist as `--bind P P`: a directory bound onto itself
 ///    is a mount point, which rename(2) and rmdir(2) refuse with EBUSY, so the cage cannot
 ///    move `.git` away or put another in its place, while git still writes beneath it.
@@ -76,9 +75,9 @@ pub fn option_flags(options: &BwrapOptions) -> Vec<&'static str> {
 ///    `--ro-bind-try /dev/null P`.
 /// 6. Channel token files that exist, as `--ro-bind-try /dev/null P`.
 /// 7. The window's own token file as `--ro-bind-try T T`: readable above every seal.
-/// 8. `--remount-ro P` for every tmpfs of step 5 and 6. jaula is stricter than the seed
-///    here: a write into a sealed directory fails, as `decide` says, instead of landing in
-///    a throwaway tmpfs where a process could stage files under a trusted name. The
+/// 8. `--remount-ro P` for every tmpfs of step 5 and 6, so that a write into a sealed
+///    directory fails, as `decide` says, instead of landing in a throwaway tmpfs where a
+///    process could stage files under a trusted name. The
 ///    remounts come after step 7 because bubblewrap creates each mount point inside the
 ///    mount that holds it: the token file lives inside the sealed broker directory, and a
 ///    tmpfs already read-only there makes bubblewrap abort with EROFS ("Can't create
@@ -86,7 +85,7 @@ pub fn option_flags(options: &BwrapOptions) -> Vec<&'static str> {
 ///    deferring it changes nothing else.
 /// 9. The options: `--unshare-pid --proc /proc`, `--die-with-parent`, `--unshare-net`.
 ///
-/// Only what exists is sealed, as in the seed, because a seal over a missing path is worse
+/// Only what exists is sealed, because a seal over a missing path is worse
 /// than none: bubblewrap has no `--tmpfs-try` and creates a missing mount point with
 /// mkdir(2) or open(O_CREAT). Over the read-only `/` that aborts the launch; beneath a
 /// writable root it succeeds and leaves an empty directory or file on the owner's disk, so

@@ -105,7 +105,7 @@ const DEFAULT_SCRUB: &[(&str, &str)] = &[
     ("SSH_AUTH_SOCK", "the owner's ssh-agent: any process that can reach it signs as the owner"),
     ("GPG_AGENT_INFO", "the owner's gpg-agent socket"),
     ("NETRC", "path to a .netrc holding machine passwords"),
-    // Host services that act on request (escape by proxy, issue 10).
+    // Host services that act on request (escape by proxy).
     ("TMUX", "the owner's tmux server socket: `tmux new-window CMD` would run CMD outside the cage"),
     ("TMUX_PANE", "names the owner's tmux pane for `tmux send-keys`; meaningless without TMUX"),
 ];
