@@ -9,6 +9,7 @@
 //! Matching is by name, never by address: the proxy resolves the name itself, outside the
 //! cage, after the decision, so a caged process cannot steer it with its own DNS answers.
 
+pub mod dns;
 #[cfg(target_os = "linux")]
 pub mod netns;
 mod pattern;
