@@ -11,6 +11,8 @@
 
 pub mod dns;
 #[cfg(target_os = "linux")]
+pub mod dns_stub;
+#[cfg(target_os = "linux")]
 pub mod netns;
 mod pattern;
 mod presets;

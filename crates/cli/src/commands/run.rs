@@ -139,6 +139,10 @@ pub struct RunArgs {
     /// the proxy.
     #[arg(long = "network-handoff-fd", value_name = "FD", hide = true)]
     pub network_handoff_fd: Option<RawFd>,
+    /// Internal: a DNS stub socket that the launching jaula bound in the cage's namespace
+    /// before starting bubblewrap (repeatable).
+    #[arg(long = "network-dns-fd", value_name = "FD", hide = true)]
+    pub network_dns_fd: Vec<RawFd>,
     /// Internal (tests): with --network none natively, apply the no-namespace fallback
     /// (Landlock TCP + seccomp socket families) even where a namespace could be made.
     #[arg(long = "network-fallback", hide = true)]
@@ -714,13 +718,13 @@ fn confine(
     mode: PlanMode,
     network: NetworkMode,
 ) -> Outcome {
-    let restrict_sockets = match network_stage(args, mode, network) {
+    let (restrict_sockets, dns_stub) = match network_stage(args, mode, network) {
         Ok(stage) => {
             for (k, v) in stage.env {
                 env.retain(|(name, _)| name != k.as_str());
                 env.push((k.into(), v.into()));
             }
-            stage.restrict_sockets
+            (stage.restrict_sockets, stage.dns_stub)
         }
         Err(reason) => return refuse(&reason),
     };
@@ -767,6 +771,7 @@ fn confine(
         gate: (!args.no_socket_gate).then(|| Gate {
             policy: policy.clone(),
             after_exit,
+            dns_stub,
         }),
     };
 
@@ -792,6 +797,8 @@ fn confine(
 struct NetworkStage {
     env: Vec<(String, String)>,
     restrict_sockets: bool,
+    /// `none`: the DNS stub's sockets, for the socket gate's supervisor.
+    dns_stub: Vec<std::net::UdpSocket>,
 }
 
 /// The network steps of the stage that execs the command, before it is confined.
@@ -810,15 +817,20 @@ fn network_stage(
     let mut stage = NetworkStage {
         env: Vec::new(),
         restrict_sockets: false,
+        dns_stub: Vec::new(),
     };
     match (network, plan) {
-        (NetworkMode::Host, _) | (NetworkMode::None, PlanMode::BwrapView) => {}
+        (NetworkMode::Host, _) => {}
+        (NetworkMode::None, PlanMode::BwrapView) => {
+            stage.dns_stub = none_stub(args, &args.network_dns_fd);
+        }
         (NetworkMode::None, _) if args.network_fallback => stage.restrict_sockets = true,
         (NetworkMode::None, _) => match netns::enter_loopback_netns() {
             Ok(kind) => {
                 if args.verbose {
                     eprintln!("jaula: network none: namespace {kind:?}");
                 }
+                stage.dns_stub = none_stub(args, &[]);
             }
             Err(e) => {
                 eprintln!(
@@ -841,10 +853,38 @@ fn network_stage(
             let listener = netns::bind_cage_listener()
                 .map_err(|e| format!("cannot listen on the cage's loopback: {e}"))?;
             netns::send_listener(&channel, &listener).map_err(|e| e.to_string())?;
+            let stub = netns::stub_sockets(&stub_addresses(), &args.network_dns_fd)
+                .map_err(|e| e.to_string())?;
+            netns::send_dns_sockets(&channel, &stub).map_err(|e| e.to_string())?;
             stage.env = netns::proxy_env(args.network_proxy_localhost);
         }
     }
     Ok(stage)
+}
+
+/// Where the cage's DNS stub answers: the nameservers of the host's `/etc/resolv.conf`,
+/// which the cage reads too (an unreadable file reads as none listed, as glibc does).
+#[cfg(target_os = "linux")]
+fn stub_addresses() -> jaula_sandbox::network::dns_stub::StubAddresses {
+    let text = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
+    jaula_sandbox::network::dns_stub::stub_addresses(&text)
+}
+
+/// The `none` stub's sockets: taken from `fds` (bound by the jaula that started
+/// bubblewrap) or bound here. Only with the socket gate, whose supervisor serves them. A
+/// stub that cannot be set up costs the names in the exit summary, not the cage: warn.
+#[cfg(target_os = "linux")]
+fn none_stub(args: &RunArgs, fds: &[RawFd]) -> Vec<std::net::UdpSocket> {
+    if args.no_socket_gate {
+        return Vec::new();
+    }
+    match netns::stub_sockets(&stub_addresses(), fds) {
+        Ok(sockets) => sockets,
+        Err(e) => {
+            eprintln!("jaula: warning: network none: {e}; names looked up are not recorded");
+            Vec::new()
+        }
+    }
 }
 
 /// Run bubblewrap with the rendered view and jaula's own inner stage inside it, wait for
@@ -865,6 +905,17 @@ fn exec_bwrap(
         Ok(p) => p,
         Err(reason) => return refuse(&reason),
     };
+    // `none`: the namespace is made before bubblewrap starts, by the child that execs it,
+    // with the DNS stub bound for the inner stage's supervisor (see NetnsInChild).
+    let netns_setup = match mode {
+        NetworkMode::None => {
+            let stub = (!args.no_socket_gate).then(stub_addresses);
+            options.unshare_net = false;
+            Some(netns::NetnsInChild::prepare(stub).map_err(|e| CliError::Launch(e.to_string()))?)
+        }
+        _ => None,
+    };
+    let extra = dns_fd_flags(netns_setup.as_ref());
     let argv = bwrap_argv(
         args,
         policy_args,
@@ -872,16 +923,30 @@ fn exec_bwrap(
         &options,
         availability,
         mode,
-        Vec::new(),
+        extra,
     )?;
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]).env_clear().envs(env);
+    if let Some(setup) = &netns_setup {
+        setup.install(&mut cmd);
+    }
     if args.tenant {
         let err = std::os::unix::process::CommandExt::exec(&mut cmd);
         eprintln!("jaula: cannot execute {}: {err}", argv[0].to_string_lossy());
         return Ok(REFUSED);
     }
     wait_and_report(&mut cmd, policy, args.verbose, mode)
+}
+
+/// `--network-dns-fd N` for each descriptor the stage receives a stub socket on.
+#[cfg(target_os = "linux")]
+fn dns_fd_flags(setup: Option<&netns::NetnsInChild>) -> Vec<OsString> {
+    setup
+        .map(|s| s.dns_fds())
+        .unwrap_or_default()
+        .into_iter()
+        .flat_map(|fd| ["--network-dns-fd".into(), fd.to_string().into()])
+        .collect()
 }
 
 /// Natively Landlock cannot stop the creation of an absent protected path, nor any write
@@ -971,8 +1036,9 @@ fn with_network_note(
         if let Some(hook) = hook {
             hook(status);
         }
+        let lookups = jaula_sandbox::network::dns_stub::refused_lookups();
         let refused = jaula_sandbox::socket_gate::unreachable_destinations();
-        if let Some(note) = network_notice::refused_under_none(&refused) {
+        if let Some(note) = network_notice::refused_under_none(&lookups, &refused) {
             eprintln!("{note}");
         }
         if let Some(note) = remind.then(|| network_notice::after_none(status)).flatten() {
