@@ -564,12 +564,20 @@ fn run_allow(
     };
     let mut options = bwrap_options(args, NetworkMode::Allow);
     let mut _private_tmp = None;
+    let mut netns_setup = None;
     let mut cmd = match probe {
         Some(a) if a.is_available() => {
             match private_view(args, policy, policy_args, &mut options) {
                 Ok(p) => _private_tmp = p,
                 Err(reason) => return refuse(&reason),
             }
+            // The namespace and the DNS stub are made by the child that execs bubblewrap
+            // (see NetnsInChild); the stage passes the stub on with its listener.
+            let setup = netns::NetnsInChild::prepare(Some(stub_addresses()))
+                .map_err(|e| CliError::Launch(e.to_string()))?;
+            options.unshare_net = false;
+            stage_flags.extend(dns_fd_flags(Some(&setup)));
+            netns_setup = Some(setup);
             let argv = bwrap_argv(
                 args,
                 policy_args,
@@ -581,6 +589,9 @@ fn run_allow(
             )?;
             let mut cmd = Command::new(&argv[0]);
             cmd.args(&argv[1..]);
+            if let Some(setup) = &netns_setup {
+                setup.install(&mut cmd);
+            }
             cmd
         }
         Some(a) if backend == Backend::Bwrap || !landlock_ok => {
@@ -623,6 +634,7 @@ fn run_allow(
         }
     };
     drop(stage_end);
+    drop(netns_setup);
     let listener = match netns::recv_listener(&channel) {
         Ok(Some(l)) => l,
         // The stage failed before it could bind (it said why on stderr): mirror its exit.
@@ -633,8 +645,10 @@ fn run_allow(
             exit_like(status)
         }
     };
+    // A stage that ends between the two messages hands out no stub: nothing to answer.
+    let dns = netns::recv_dns_sockets(&channel).unwrap_or_default();
     drop(channel);
-    let done = jaula_proxy::supervise(child, listener, proxy)
+    let done = jaula_proxy::supervise_with_dns(child, listener, dns, proxy)
         .map_err(|e| CliError::Launch(e.to_string()))?;
     if !done.summary.is_empty() {
         eprintln!("{}", done.summary);
@@ -853,8 +867,13 @@ fn network_stage(
             let listener = netns::bind_cage_listener()
                 .map_err(|e| format!("cannot listen on the cage's loopback: {e}"))?;
             netns::send_listener(&channel, &listener).map_err(|e| e.to_string())?;
-            let stub = netns::stub_sockets(&stub_addresses(), &args.network_dns_fd)
-                .map_err(|e| e.to_string())?;
+            // Without the stub a client that ignores the proxy variables fails to resolve,
+            // as it did before the stub existed: warn, and hand out none.
+            let stub =
+                netns::stub_sockets(&stub_addresses(), &args.network_dns_fd).unwrap_or_else(|e| {
+                    eprintln!("jaula: warning: network allow: {e}; names do not resolve");
+                    Vec::new()
+                });
             netns::send_dns_sockets(&channel, &stub).map_err(|e| e.to_string())?;
             stage.env = netns::proxy_env(args.network_proxy_localhost);
         }

@@ -11,6 +11,9 @@
 use std::fmt;
 use std::net::Ipv4Addr;
 
+/// The port every resolver client uses (glibc, musl and Go have no other).
+pub const DNS_PORT: u16 = 53;
+
 /// The header's size on the wire.
 const HEADER: usize = 12;
 /// RFC 1035 §2.3.4: a label holds at most 63 bytes, a name at most 255 on the wire.

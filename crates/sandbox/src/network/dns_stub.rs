@@ -20,8 +20,7 @@ use std::sync::Mutex;
 
 use super::dns::{self, QType};
 
-/// The port every resolver client uses (glibc, musl and Go have no other).
-pub const DNS_PORT: u16 = 53;
+pub use super::dns::DNS_PORT;
 
 /// Where a stub answers, read from `resolv.conf`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
