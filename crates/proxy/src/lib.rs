@@ -26,7 +26,7 @@ mod supervise;
 pub use address::{AddressClass, AddressRange, AddressRangeError};
 #[cfg(target_os = "linux")]
 pub use dns::serve_dns;
-pub use log::{rfc3339_now, DecisionRecord, Summary};
+pub use log::{open_log, rfc3339_now, DecisionRecord, Summary};
 pub use serve::{serve, Proxy};
 pub use supervise::{supervise, supervise_with_dns, SuperviseError, Supervised};
 

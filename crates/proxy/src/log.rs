@@ -128,17 +128,7 @@ pub(crate) struct Recorder {
 impl Recorder {
     pub(crate) fn open(path: Option<&Path>) -> Result<Recorder, ProxyError> {
         let file = match path {
-            Some(path) => Some(Mutex::new(
-                OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .mode(0o600)
-                    .open(path)
-                    .map_err(|source| ProxyError::Log {
-                        path: path.to_path_buf(),
-                        source,
-                    })?,
-            )),
+            Some(path) => Some(Mutex::new(open_log(path)?)),
             None => None,
         };
         Ok(Recorder {
@@ -213,6 +203,20 @@ impl Recorder {
     pub(crate) fn summary(&self) -> Summary {
         self.summary.lock().map(|s| s.clone()).unwrap_or_default()
     }
+}
+
+/// Open (or create, mode 0600) the decision log for appending: one `write(2)` per line
+/// on an O_APPEND file, so lines from concurrent writers never interleave.
+pub fn open_log(path: &Path) -> Result<File, ProxyError> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|source| ProxyError::Log {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 /// Now, as the log writes it: RFC 3339, UTC, milliseconds.

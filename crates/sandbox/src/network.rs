@@ -14,6 +14,8 @@ pub mod dns;
 pub mod dns_stub;
 #[cfg(target_os = "linux")]
 pub mod netns;
+#[cfg(target_os = "linux")]
+pub mod none_log;
 mod pattern;
 mod presets;
 

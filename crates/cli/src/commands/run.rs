@@ -37,6 +37,8 @@ use crate::args::PolicyArgs;
 #[cfg(target_os = "linux")]
 use crate::commands::network_notice;
 #[cfg(target_os = "linux")]
+use crate::commands::none_log;
+#[cfg(target_os = "linux")]
 use crate::context;
 use crate::error::CliError;
 use crate::Outcome;
@@ -143,6 +145,9 @@ pub struct RunArgs {
     /// before starting bubblewrap (repeatable).
     #[arg(long = "network-dns-fd", value_name = "FD", hide = true)]
     pub network_dns_fd: Vec<RawFd>,
+    /// Internal: `--log` under `none`, opened by the launching jaula before bubblewrap.
+    #[arg(long = "network-log-fd", value_name = "FD", hide = true)]
+    pub network_log_fd: Option<RawFd>,
     /// Internal (tests): with --network none natively, apply the no-namespace fallback
     /// (Landlock TCP + seccomp socket families) even where a namespace could be made.
     #[arg(long = "network-fallback", hide = true)]
@@ -450,16 +455,25 @@ pub(crate) fn network_settings(
             .extend(config.allow_domain.iter().cloned());
         spec.deny_domains.extend(config.deny_domain.iter().cloned());
         spec.presets.extend(config.allow_preset.iter().cloned());
-    } else if args.network_log.is_some() {
-        return Err(CliError::Usage(format!(
-            "--log given with network mode {mode}; only --network allow has a proxy whose \
-             decisions can be logged"
-        )));
     } else if !args.allow_address.is_empty() {
         return Err(CliError::Usage(format!(
             "--allow-address given with network mode {mode}; only --network allow has a \
              proxy to open it"
         )));
+    }
+    if args.network_log.is_some() && mode == NetworkMode::Host {
+        return Err(CliError::Usage(
+            "--log given with network mode host; only --network none and --network allow \
+             refuse anything that could be logged"
+                .to_owned(),
+        ));
+    }
+    if args.network_log.is_some() && mode == NetworkMode::None && args.no_socket_gate {
+        return Err(CliError::Usage(
+            "--log with --network none needs the socket gate, whose supervisor sees the \
+             refusals; drop --no-socket-gate"
+                .to_owned(),
+        ));
     }
     allow_addresses(args, sources)?;
     let rules = spec
@@ -742,6 +756,18 @@ fn confine(
         }
         Err(reason) => return refuse(&reason),
     };
+    // `--log` under `none`: opened (or taken from the launching jaula) before Landlock,
+    // so the supervisor can write it wherever it is; every refusal goes there as it
+    // happens.
+    if network == NetworkMode::None && !args.no_socket_gate {
+        match none_log_file(args) {
+            Ok(Some(file)) => {
+                jaula_sandbox::network::none_log::set_sink(none_log::sink(file));
+            }
+            Ok(None) => {}
+            Err(reason) => return refuse(&reason),
+        }
+    }
     // Before the plan: the evidence log (and its directory) must exist when the Landlock
     // rules are listed, or the supervisor could not read back what it snapshots there.
     let after_exit = if args.no_socket_gate {
@@ -934,7 +960,22 @@ fn exec_bwrap(
         }
         _ => None,
     };
-    let extra = dns_fd_flags(netns_setup.as_ref());
+    let mut extra = dns_fd_flags(netns_setup.as_ref());
+    // `--log` under `none`: opened here, outside everything, and inherited by the inner
+    // stage's supervisor, which writes it (held open until bubblewrap has started).
+    let _none_log = match (mode, &args.network_log) {
+        (NetworkMode::None, Some(path)) if !args.no_socket_gate => {
+            let file = jaula_proxy::open_log(path).map_err(|e| CliError::Launch(e.to_string()))?;
+            rustix::io::fcntl_setfd(&file, rustix::io::FdFlags::empty())
+                .map_err(|e| CliError::Launch(format!("cannot pass the log on: {e}")))?;
+            extra.extend([
+                "--network-log-fd".into(),
+                std::os::fd::AsRawFd::as_raw_fd(&file).to_string().into(),
+            ]);
+            Some(file)
+        }
+        _ => None,
+    };
     let argv = bwrap_argv(
         args,
         policy_args,
@@ -955,6 +996,21 @@ fn exec_bwrap(
         return Ok(REFUSED);
     }
     wait_and_report(&mut cmd, policy, args.verbose, mode)
+}
+
+/// The `--log` file under `none`: the one the launching jaula passed down
+/// (`--network-log-fd`), or the one named, opened here (the outermost jaula natively).
+#[cfg(target_os = "linux")]
+fn none_log_file(args: &RunArgs) -> Result<Option<std::fs::File>, String> {
+    if let Some(fd) = args.network_log_fd {
+        return netns::take_log_fd(fd).map(Some).map_err(|e| e.to_string());
+    }
+    match &args.network_log {
+        Some(path) if !args.inner_stage => jaula_proxy::open_log(path)
+            .map(Some)
+            .map_err(|e| e.to_string()),
+        _ => Ok(None),
+    }
 }
 
 /// `--network-dns-fd N` for each descriptor the stage receives a stub socket on.

@@ -173,9 +173,14 @@ pub fn refused_lookups() -> Lookups {
 pub fn refuse_one(msg: &[u8]) -> Option<Vec<u8>> {
     match dns::parse_query(msg) {
         Ok(query) => {
+            let name = query.question.name.to_string();
             if let Ok(mut lookups) = REFUSED_LOOKUPS.lock() {
-                lookups.note(&query.question.name.to_string(), query.question.qtype);
+                lookups.note(&name, query.question.qtype);
             }
+            super::none_log::report(&super::none_log::NoneRefusal::Lookup {
+                name: &name,
+                qtype: query.question.qtype,
+            });
             Some(dns::refused(&query))
         }
         Err(e) => dns::error_for(msg, e),

@@ -398,6 +398,34 @@ pub fn take_dns_fd(fd: RawFd) -> Result<UdpSocket, NetnsError> {
     Ok(UdpSocket::from(owned))
 }
 
+/// Take the `--log` file a parent opened on descriptor `fd` (`--network-log-fd`):
+/// refused unless it is a regular file open for writing, above 2. Close-on-exec is set
+/// again, so the command never inherits it.
+pub fn take_log_fd(fd: RawFd) -> Result<std::fs::File, NetnsError> {
+    let bad = |what: &str| NetnsError::Handoff {
+        source: io::Error::other(format!("log descriptor {fd} {what}")),
+    };
+    if fd <= 2 {
+        return Err(bad("is a standard stream"));
+    }
+    // SAFETY: F_GETFL only reads the descriptor's flags; EBADF for a closed number.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(bad("is not open"));
+    }
+    // SAFETY: the number is open (checked above) and was inherited for this purpose
+    // only: nothing else in this process owns it, so the OwnedFd closes it exactly once.
+    let owned = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let file = std::fs::File::from(owned);
+    let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
+    if !regular || flags & libc::O_ACCMODE == libc::O_RDONLY {
+        return Err(bad("is not a regular file open for writing"));
+    }
+    rustix::io::fcntl_setfd(&file, rustix::io::FdFlags::CLOEXEC)
+        .map_err(|e| NetnsError::Handoff { source: e.into() })?;
+    Ok(file)
+}
+
 /// Bind the stub in the namespace this process just made, or take the sockets a parent
 /// bound for it (`fds`, from [`enter_in_child`]).
 pub fn stub_sockets(
