@@ -268,3 +268,45 @@ fn log_under_none_without_the_socket_gate_is_a_usage_error() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs the socket gate"));
     assert!(!Path::new(&log).exists());
 }
+
+/// The Landlock ABI this kernel speaks (0 without Landlock).
+fn landlock_abi() -> i64 {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_long = 1;
+    // SAFETY: the version query takes no attribute and creates nothing.
+    let abi = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    abi.max(0)
+}
+
+/// The stub lives in the socket gate's supervisor, the command's parent: the command
+/// cannot signal it (a nested Landlock domain scopes its signals, ABI 6), so it cannot kill
+/// the stub and lose the record; it still signals its own processes.
+#[test]
+fn the_command_cannot_signal_the_supervisor_that_holds_the_stub() {
+    if landlock_abi() < 6 {
+        skip_or_fail("Landlock signal scoping needs ABI 6 (Linux 6.12)");
+        return;
+    }
+    let script = "kill -TERM $PPID ; echo parent=$? ; sleep 30 & kill $! ; echo own=$? ; \
+                  getent hosts after.kill.test ; exit 0";
+    for user in USERS {
+        for backend in BACKENDS {
+            if !ready(user, backend) {
+                continue;
+            }
+            let what = format!("{} as uid {}", backend.name(), user.uid());
+            let r = run(user, backend, &["--network", "none"], script);
+            let (out, err) = (r.stdout(), r.stderr());
+            assert!(r.out.status.success(), "{what}: {err}");
+            assert!(out.contains("parent=1"), "{what}: {out}\n{err}");
+            assert!(out.contains("own=0"), "{what}: {out}\n{err}");
+            assert!(err.contains("after.kill.test (A"), "{what}: {err}");
+        }
+    }
+}

@@ -300,6 +300,7 @@ fn fork_supervised(
         // its own lookups past the record.
         drop(settings);
         launch.in_child()?;
+        landlock::scope_signals_below_parent()?;
         return Ok(());
     }
     let Gate {

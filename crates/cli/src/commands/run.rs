@@ -130,8 +130,9 @@ pub struct RunArgs {
     /// default (repeatable).
     #[arg(long = "allow-address", value_name = "ADDR[/PREFIX]")]
     pub allow_address: Vec<String>,
-    /// With --network allow: append every network decision to FILE as a JSON line, each
-    /// refusal with the rule that refused it (`--network-log` is the older name).
+    /// With --network allow or none: append every network decision to FILE as a JSON
+    /// line, each refusal with the rule that refused it (`--network-log` is the older
+    /// name).
     #[arg(long = "log", visible_alias = "network-log", value_name = "FILE")]
     pub network_log: Option<PathBuf>,
     /// Internal (tests): the proxy resolves HOST to ADDR:PORT without DNS (repeatable).
