@@ -862,6 +862,9 @@ fn network_stage(
     };
     match (network, plan) {
         (NetworkMode::Host, _) => {}
+        // In the view no process of jaula's can bind the stub: only the sockets the
+        // launching jaula bound are served.
+        (NetworkMode::None, PlanMode::BwrapView) if args.network_dns_fd.is_empty() => {}
         (NetworkMode::None, PlanMode::BwrapView) => {
             stage.dns_stub = none_stub(args, &args.network_dns_fd);
         }

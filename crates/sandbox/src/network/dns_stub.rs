@@ -78,10 +78,18 @@ pub fn bind_stub(addresses: &StubAddresses) -> io::Result<Vec<UdpSocket>> {
                 add_loopback_alias(alias, *v4)?;
             }
         }
-        let socket = UdpSocket::bind(SocketAddr::new(*addr, DNS_PORT)).map_err(|e| {
-            io::Error::new(e.kind(), format!("cannot bind {addr} port {DNS_PORT}: {e}"))
-        })?;
-        sockets.push(socket);
+        match UdpSocket::bind(SocketAddr::new(*addr, DNS_PORT)) {
+            Ok(socket) => sockets.push(socket),
+            // IPv6 switched off in the namespace (net.ipv6.conf.default.disable_ipv6):
+            // no client can ask `::1` either, so there is nothing to serve.
+            Err(e) if addr.is_ipv6() && e.raw_os_error() == Some(libc::EADDRNOTAVAIL) => {}
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("cannot bind {addr} port {DNS_PORT}: {e}"),
+                ))
+            }
+        }
     }
     Ok(sockets)
 }

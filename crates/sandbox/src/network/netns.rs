@@ -356,9 +356,10 @@ impl NetnsInChild {
             }
             Ok(())
         };
-        // SAFETY: the closure runs in the forked child before exec. The parent is
-        // single-threaded (the caller's contract), so no lock the closure takes (the
-        // allocator's) can be held by a thread that does not exist in the child.
+        // SAFETY: the closure runs in the forked child before exec, on the child's only
+        // thread. It allocates: the parent is single-threaded when the launch spawns
+        // (the caller's contract), and glibc's fork resets malloc's locks in the child
+        // besides, so no lock it takes is held by a thread that does not exist here.
         unsafe {
             cmd.pre_exec(setup);
         }
@@ -435,7 +436,17 @@ pub fn stub_sockets(
     if fds.is_empty() {
         return dns_stub::bind_stub(addresses).map_err(|source| NetnsError::DnsStub { source });
     }
-    fds.iter().map(|fd| take_dns_fd(*fd)).collect()
+    // A reserved number the parent had no socket for (an address it could not serve) was
+    // left close-on-exec on `/dev/null` and is closed by now: skip it.
+    fds.iter()
+        .filter(|fd| is_open(**fd))
+        .map(|fd| take_dns_fd(*fd))
+        .collect()
+}
+
+fn is_open(fd: RawFd) -> bool {
+    // SAFETY: F_GETFD only reads the descriptor table; EBADF for a closed number.
+    fd > 2 && unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0
 }
 
 /// Pass the stub's sockets to the proxy over the hand-off channel, after the listener
