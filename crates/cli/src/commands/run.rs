@@ -928,7 +928,20 @@ fn none_stub(args: &RunArgs, fds: &[RawFd]) -> Vec<std::net::UdpSocket> {
         return Vec::new();
     }
     match netns::stub_sockets(&stub_addresses(), fds) {
-        Ok(sockets) => sockets,
+        Ok(sockets) => {
+            if args.verbose {
+                let at: Vec<String> = sockets
+                    .iter()
+                    .filter_map(|s| s.local_addr().ok())
+                    .map(|a| a.to_string())
+                    .collect();
+                eprintln!(
+                    "jaula: network none: DNS stub on {} (answers REFUSED, names recorded)",
+                    at.join(" ")
+                );
+            }
+            sockets
+        }
         Err(e) => {
             eprintln!("jaula: warning: network none: {e}; names looked up are not recorded");
             Vec::new()
