@@ -592,8 +592,14 @@ fn bad_patterns_and_misplaced_lists_are_usage_errors() {
     let unwanted_log = unwanted_log.to_str().unwrap();
     for (args, needle) in [
         (
-            vec!["--network", "none", "--log", unwanted_log],
-            "--log given with network mode none",
+            vec![
+                "--network",
+                "none",
+                "--no-socket-gate",
+                "--log",
+                unwanted_log,
+            ],
+            "needs the socket gate",
         ),
         (
             vec!["--network", "host", "--network-log", unwanted_log],

@@ -17,14 +17,18 @@
 #![forbid(unsafe_code)]
 
 pub mod address;
+#[cfg(target_os = "linux")]
+mod dns;
 mod log;
 mod serve;
 mod supervise;
 
 pub use address::{AddressClass, AddressRange, AddressRangeError};
-pub use log::{DecisionRecord, Summary};
+#[cfg(target_os = "linux")]
+pub use dns::serve_dns;
+pub use log::{open_log, rfc3339_now, DecisionRecord, Summary};
 pub use serve::{serve, Proxy};
-pub use supervise::{supervise, SuperviseError, Supervised};
+pub use supervise::{supervise, supervise_with_dns, SuperviseError, Supervised};
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

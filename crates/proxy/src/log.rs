@@ -38,6 +38,18 @@ pub struct DecisionRecord<'a> {
     /// `private`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<&'static str>,
+    /// Set only on a DNS lookup (method `DNS`): the record type asked for (`A`, `AAAA`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qtype: Option<String>,
+}
+
+impl DecisionRecord<'_> {
+    /// The record as one log line, newline included.
+    pub fn to_line(&self) -> Option<Vec<u8>> {
+        let mut line = serde_json::to_vec(self).ok()?;
+        line.push(b'\n');
+        Some(line)
+    }
 }
 
 /// What happened to one request, as the log records it.
@@ -52,6 +64,9 @@ pub(crate) enum Verdict<'a> {
     },
     /// The name was allowed but every address it resolved to was refused.
     AddressRefused { refusal: Refusal },
+    /// A DNS lookup of an allowed name, answered by the stub: logged, not counted as a
+    /// request (nothing has reached the proxy's upstream side yet).
+    LookupAnswered { rule: &'a str },
 }
 
 /// Blocked hosts and counts, for the summary at exit.
@@ -113,17 +128,7 @@ pub(crate) struct Recorder {
 impl Recorder {
     pub(crate) fn open(path: Option<&Path>) -> Result<Recorder, ProxyError> {
         let file = match path {
-            Some(path) => Some(Mutex::new(
-                OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .mode(0o600)
-                    .open(path)
-                    .map_err(|source| ProxyError::Log {
-                        path: path.to_path_buf(),
-                        source,
-                    })?,
-            )),
+            Some(path) => Some(Mutex::new(open_log(path)?)),
             None => None,
         };
         Ok(Recorder {
@@ -133,9 +138,22 @@ impl Recorder {
     }
 
     pub(crate) fn record(&self, method: &str, host: &str, port: u16, verdict: Verdict<'_>) {
+        self.record_with(method, host, port, verdict, None);
+    }
+
+    /// [`Recorder::record`], with the record type of a DNS lookup.
+    pub(crate) fn record_with(
+        &self,
+        method: &str,
+        host: &str,
+        port: u16,
+        verdict: Verdict<'_>,
+        qtype: Option<String>,
+    ) {
         if let Ok(mut s) = self.summary.lock() {
             match verdict {
                 Verdict::Allowed { .. } => s.allowed += 1,
+                Verdict::LookupAnswered { .. } => {}
                 Verdict::NameDenied { .. } => {
                     *s.blocked.entry(host.to_owned()).or_insert(0) += 1;
                 }
@@ -152,6 +170,7 @@ impl Recorder {
             Verdict::Allowed { rule, address } => {
                 ("allow", rule, address.map(|a| a.to_string()), None)
             }
+            Verdict::LookupAnswered { rule } => ("allow", rule, None, None),
             Verdict::AddressRefused { refusal } => {
                 refusal_rule = refusal.rule();
                 (
@@ -171,9 +190,9 @@ impl Recorder {
             rule,
             address,
             reason,
+            qtype,
         };
-        if let (Ok(mut line), Ok(mut file)) = (serde_json::to_vec(&record), file.lock()) {
-            line.push(b'\n');
+        if let (Some(line), Ok(mut file)) = (record.to_line(), file.lock()) {
             // One write(2) per line on an O_APPEND file: lines from concurrent
             // connections never interleave. A failed write loses a log line, not the
             // decision, which was already taken.
@@ -186,7 +205,22 @@ impl Recorder {
     }
 }
 
-fn rfc3339_now() -> String {
+/// Open (or create, mode 0600) the decision log for appending: one `write(2)` per line
+/// on an O_APPEND file, so lines from concurrent writers never interleave.
+pub fn open_log(path: &Path) -> Result<File, ProxyError> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|source| ProxyError::Log {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+/// Now, as the log writes it: RFC 3339, UTC, milliseconds.
+pub fn rfc3339_now() -> String {
     let since = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();

@@ -64,6 +64,14 @@ impl Proxy {
         })
     }
 
+    pub(crate) fn config(&self) -> &ProxyConfig {
+        &self.inner.config
+    }
+
+    pub(crate) fn recorder(&self) -> &Recorder {
+        &self.inner.recorder
+    }
+
     /// Blocked hosts so far.
     pub fn summary(&self) -> Summary {
         self.inner.recorder.summary()

@@ -39,8 +39,19 @@ pub enum SuperviseError {
 
 /// Serve `listener` with `proxy` until `child` exits; return its status.
 pub fn supervise(
+    child: Child,
+    listener: std::net::TcpListener,
+    proxy: Proxy,
+) -> Result<Supervised, SuperviseError> {
+    supervise_with_dns(child, listener, Vec::new(), proxy)
+}
+
+/// [`supervise`], answering the cage's DNS stub on `dns` too (Linux: the sockets the
+/// stage bound on the namespace's nameserver addresses).
+pub fn supervise_with_dns(
     mut child: Child,
     listener: std::net::TcpListener,
+    dns: Vec<std::net::UdpSocket>,
     proxy: Proxy,
 ) -> Result<Supervised, SuperviseError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -65,6 +76,18 @@ pub fn supervise(
         let mut int = signal(SignalKind::interrupt()).map_err(SuperviseError::Signals)?;
         let mut quit = signal(SignalKind::quit()).map_err(SuperviseError::Signals)?;
         let server = tokio::spawn(serve(listener, proxy.clone()));
+        let mut stubs = Vec::new();
+        for socket in dns {
+            socket
+                .set_nonblocking(true)
+                .map_err(SuperviseError::Listener)?;
+            let socket =
+                tokio::net::UdpSocket::from_std(socket).map_err(SuperviseError::Listener)?;
+            #[cfg(target_os = "linux")]
+            stubs.push(tokio::spawn(crate::dns::serve_dns(socket, proxy.clone())));
+            #[cfg(not(target_os = "linux"))]
+            drop(socket);
+        }
         tokio::pin!(done_rx);
         let status = loop {
             tokio::select! {
@@ -76,6 +99,9 @@ pub fn supervise(
             }
         };
         server.abort();
+        for stub in stubs {
+            stub.abort();
+        }
         match status {
             Ok(Ok(status)) => Ok(status),
             Ok(Err(e)) => Err(SuperviseError::Wait(e)),

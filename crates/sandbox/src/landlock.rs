@@ -17,6 +17,8 @@ mod rights;
 
 use std::path::PathBuf;
 
+#[cfg(target_os = "linux")]
+pub use enforce::scope_signals_below_parent;
 pub use enforce::{
     probe, restrict_self, Enforcement, EnforcementStatus, Floor, KernelStatus, SkippedRule, Support,
 };

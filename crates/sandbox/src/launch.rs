@@ -38,6 +38,10 @@ pub struct Gate {
     /// Runs in the supervisor after the command ended, before it leaves with the same
     /// status (the planting report).
     pub after_exit: Option<Box<dyn FnOnce(std::process::ExitStatus)>>,
+    /// `--network none`: the DNS stub's sockets in the cage's namespace. The supervisor
+    /// answers them (REFUSED, each name recorded: see [`crate::network::dns_stub`]); the
+    /// child closes its copies before it execs the command.
+    pub dns_stub: Vec<std::net::UdpSocket>,
 }
 
 impl std::fmt::Debug for Gate {
@@ -45,6 +49,7 @@ impl std::fmt::Debug for Gate {
         f.debug_struct("Gate")
             .field("allowed_sockets", &self.policy.unix_sockets())
             .field("after_exit", &self.after_exit.is_some())
+            .field("dns_stub", &self.dns_stub.len())
             .finish()
     }
 }
@@ -291,10 +296,18 @@ fn fork_supervised(
         return Err(LaunchError::Fork(std::io::Error::last_os_error()));
     }
     if pid == 0 {
+        // The stub's sockets are the supervisor's alone: a cage holding one could answer
+        // its own lookups past the record.
+        drop(settings);
         launch.in_child()?;
+        landlock::scope_signals_below_parent()?;
         return Ok(());
     }
-    let Gate { policy, after_exit } = settings;
+    let Gate {
+        policy,
+        after_exit,
+        dns_stub,
+    } = settings;
     let supervisor = match launch.in_parent(pid, policy) {
         Ok(s) => s,
         // The child failed its own setup and said why on stderr: leave as it left.
@@ -311,6 +324,12 @@ fn fork_supervised(
             std::process::exit(126);
         }
     };
+    // Threads only now: the fork above needed a single-threaded process.
+    for socket in dns_stub {
+        let _ = std::thread::Builder::new()
+            .name("jaula-dns-stub".into())
+            .spawn(move || crate::network::dns_stub::serve_refusing(socket));
+    }
     match crate::socket_gate::supervise(supervisor, pid) {
         Ok(status) => {
             if let Some(hook) = after_exit {

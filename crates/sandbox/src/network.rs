@@ -9,8 +9,13 @@
 //! Matching is by name, never by address: the proxy resolves the name itself, outside the
 //! cage, after the decision, so a caged process cannot steer it with its own DNS answers.
 
+pub mod dns;
+#[cfg(target_os = "linux")]
+pub mod dns_stub;
 #[cfg(target_os = "linux")]
 pub mod netns;
+#[cfg(target_os = "linux")]
+pub mod none_log;
 mod pattern;
 mod presets;
 

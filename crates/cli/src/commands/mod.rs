@@ -25,6 +25,8 @@ pub mod explain;
 pub mod line;
 #[cfg(target_os = "linux")]
 pub mod network_notice;
+#[cfg(target_os = "linux")]
+pub mod none_log;
 pub mod profile;
 pub mod render;
 pub mod run;

@@ -2,15 +2,16 @@
 //! lets through, said at start when it is not `host`, and at exit a reminder when the
 //! command failed in a way the closed network may explain.
 //!
-//! The exit notes claim only what jaula saw: under `none` the inet addresses the cage's
-//! connects were refused at (the socket gate performs every connect), and that the
-//! command failed with the network closed (the names looked up travel inside datagrams
-//! the gate does not read, so they are not named); under
+//! The exit notes claim only what jaula saw: under `none` the names the cage looked up
+//! (the namespace's DNS stub answered each), the inet addresses the cage's connects were
+//! refused at (the socket gate performs every connect), and that the command failed with
+//! the network closed; under
 //! `allow` that it failed and not one request reached the proxy, which is what a client
 //! that ignores the proxy variables (Node's built-in `fetch`, many Go binaries) looks like.
 
 use std::process::ExitStatus;
 
+use jaula_sandbox::network::dns_stub::Lookups;
 use jaula_sandbox::network::NetworkMode;
 use jaula_sandbox::socket_gate::Refused;
 
@@ -43,31 +44,46 @@ pub fn after_none(status: ExitStatus) -> Option<String> {
     })
 }
 
-/// The addresses the closed network refused under `none`, as the socket gate saw the
-/// cage's connects fail with ENETUNREACH; printed whether or not the command succeeded,
-/// since a client may fall back and still hide what it tried.
-pub fn refused_under_none(refused: &Refused) -> Option<String> {
-    if refused.kept.is_empty() {
-        return None;
+/// What the closed network refused under `none`: the names the cage looked up (its DNS
+/// stub answered REFUSED to each) and the addresses its connects failed at (ENETUNREACH,
+/// as the socket gate saw them); printed whether or not the command succeeded, since a
+/// client may fall back and still hide what it tried.
+pub fn refused_under_none(lookups: &Lookups, refused: &Refused) -> Option<String> {
+    let mut parts = Vec::new();
+    if !lookups.kept.is_empty() {
+        let names: Vec<String> = lookups
+            .kept
+            .iter()
+            .map(|(name, types)| {
+                let types: Vec<String> = types.iter().map(|t| t.to_string()).collect();
+                format!("{name} ({})", types.join(", "))
+            })
+            .collect();
+        let more = match lookups.dropped {
+            0 => String::new(),
+            n => format!(" (and {n} more lookup(s) not listed)"),
+        };
+        parts.push(format!("DNS lookups of {}{more}", names.join(", ")));
     }
-    // Port 53 is the resolver from /etc/resolv.conf, which glibc connects its UDP socket
-    // to: the name looked up travels in the datagram, which the gate does not see.
-    let names: Vec<String> = refused
-        .kept
-        .iter()
-        .map(|a| match a.port() {
-            53 => format!("{a} (DNS server: a name lookup)"),
-            _ => a.to_string(),
-        })
-        .collect();
-    let more = match refused.dropped {
-        0 => String::new(),
-        n => format!(" (and {n} more attempt(s) not listed)"),
-    };
-    Some(format!(
-        "jaula: network none refused connections to: {}{more}",
-        names.join(", ")
-    ))
+    if !refused.kept.is_empty() {
+        // Port 53 here is a resolver the stub does not serve (an IPv6 one, or one the
+        // client chose itself): the name travels in the datagram, which the gate does
+        // not read.
+        let addresses: Vec<String> = refused
+            .kept
+            .iter()
+            .map(|a| match a.port() {
+                53 => format!("{a} (DNS server: a name lookup)"),
+                _ => a.to_string(),
+            })
+            .collect();
+        let more = match refused.dropped {
+            0 => String::new(),
+            n => format!(" (and {n} more attempt(s) not listed)"),
+        };
+        parts.push(format!("connections to: {}{more}", addresses.join(", ")));
+    }
+    (!parts.is_empty()).then(|| format!("jaula: network none refused {}", parts.join("; ")))
 }
 
 /// The reminder at exit under `allow`, when the command did not succeed and sent the

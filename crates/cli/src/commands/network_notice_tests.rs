@@ -1,6 +1,7 @@
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 
+use jaula_sandbox::network::dns_stub::Lookups;
 use jaula_sandbox::network::NetworkMode;
 
 use super::*;
@@ -38,17 +39,20 @@ fn exit_notes_only_follow_a_failure_jaula_can_explain() {
 
 #[test]
 fn the_refused_addresses_are_named_and_nothing_is_said_when_none_were() {
-    assert_eq!(refused_under_none(&Refused::default()), None);
+    assert_eq!(
+        refused_under_none(&Lookups::default(), &Refused::default()),
+        None
+    );
     let mut refused = Refused::default();
     refused.kept.insert("151.101.0.223:443".parse().unwrap());
     refused.kept.insert("[2001:db8::1]:80".parse().unwrap());
-    let line = refused_under_none(&refused).unwrap();
+    let line = refused_under_none(&Lookups::default(), &refused).unwrap();
     assert_eq!(
         line,
         "jaula: network none refused connections to: 151.101.0.223:443, [2001:db8::1]:80"
     );
     refused.dropped = 3;
-    assert!(refused_under_none(&refused)
+    assert!(refused_under_none(&Lookups::default(), &refused)
         .unwrap()
         .ends_with("(and 3 more attempt(s) not listed)"));
 }
@@ -58,8 +62,30 @@ fn a_refused_dns_server_is_named_as_a_lookup() {
     let mut refused = Refused::default();
     refused.kept.insert("10.255.255.53:53".parse().unwrap());
     assert_eq!(
-        refused_under_none(&refused).unwrap(),
+        refused_under_none(&Lookups::default(), &refused).unwrap(),
         "jaula: network none refused connections to: 10.255.255.53:53 (DNS server: a name \
          lookup)"
+    );
+}
+
+#[test]
+fn the_names_looked_up_come_first_with_their_types() {
+    use jaula_sandbox::network::dns::QType;
+    let mut lookups = Lookups::default();
+    lookups.note("pypi.org", QType(28));
+    lookups.note("pypi.org", QType(1));
+    lookups.note("files.pythonhosted.org", QType(1));
+    assert_eq!(
+        refused_under_none(&lookups, &Refused::default()).unwrap(),
+        "jaula: network none refused DNS lookups of files.pythonhosted.org (A), pypi.org (A, \
+         AAAA)"
+    );
+    let mut refused = Refused::default();
+    refused.kept.insert("151.101.0.223:443".parse().unwrap());
+    lookups.dropped = 2;
+    assert_eq!(
+        refused_under_none(&lookups, &refused).unwrap(),
+        "jaula: network none refused DNS lookups of files.pythonhosted.org (A), pypi.org (A, \
+         AAAA) (and 2 more lookup(s) not listed); connections to: 151.101.0.223:443"
     );
 }

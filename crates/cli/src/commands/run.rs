@@ -37,6 +37,8 @@ use crate::args::PolicyArgs;
 #[cfg(target_os = "linux")]
 use crate::commands::network_notice;
 #[cfg(target_os = "linux")]
+use crate::commands::none_log;
+#[cfg(target_os = "linux")]
 use crate::context;
 use crate::error::CliError;
 use crate::Outcome;
@@ -134,8 +136,9 @@ pub struct RunArgs {
     /// default (repeatable).
     #[arg(long = "allow-address", value_name = "ADDR[/PREFIX]")]
     pub allow_address: Vec<String>,
-    /// With --network allow: append every network decision to FILE as a JSON line, each
-    /// refusal with the rule that refused it (`--network-log` is the older name).
+    /// With --network allow or none: append every network decision to FILE as a JSON
+    /// line, each refusal with the rule that refused it (`--network-log` is the older
+    /// name).
     #[arg(long = "log", visible_alias = "network-log", value_name = "FILE")]
     pub network_log: Option<PathBuf>,
     /// Internal (tests): the proxy resolves HOST to ADDR:PORT without DNS (repeatable).
@@ -145,6 +148,13 @@ pub struct RunArgs {
     /// the proxy.
     #[arg(long = "network-handoff-fd", value_name = "FD", hide = true)]
     pub network_handoff_fd: Option<RawFd>,
+    /// Internal: a DNS stub socket that the launching jaula bound in the cage's namespace
+    /// before starting bubblewrap (repeatable).
+    #[arg(long = "network-dns-fd", value_name = "FD", hide = true)]
+    pub network_dns_fd: Vec<RawFd>,
+    /// Internal: `--log` under `none`, opened by the launching jaula before bubblewrap.
+    #[arg(long = "network-log-fd", value_name = "FD", hide = true)]
+    pub network_log_fd: Option<RawFd>,
     /// Internal (tests): with --network none natively, apply the no-namespace fallback
     /// (Landlock TCP + seccomp socket families) even where a namespace could be made.
     #[arg(long = "network-fallback", hide = true)]
@@ -456,16 +466,25 @@ pub(crate) fn network_settings(
             .extend(config.allow_domain.iter().cloned());
         spec.deny_domains.extend(config.deny_domain.iter().cloned());
         spec.presets.extend(config.allow_preset.iter().cloned());
-    } else if args.network_log.is_some() {
-        return Err(CliError::Usage(format!(
-            "--log given with network mode {mode}; only --network allow has a proxy whose \
-             decisions can be logged"
-        )));
     } else if !args.allow_address.is_empty() {
         return Err(CliError::Usage(format!(
             "--allow-address given with network mode {mode}; only --network allow has a \
              proxy to open it"
         )));
+    }
+    if args.network_log.is_some() && mode == NetworkMode::Host {
+        return Err(CliError::Usage(
+            "--log given with network mode host; only --network none and --network allow \
+             refuse anything that could be logged"
+                .to_owned(),
+        ));
+    }
+    if args.network_log.is_some() && mode == NetworkMode::None && args.no_socket_gate {
+        return Err(CliError::Usage(
+            "--log with --network none needs the socket gate, whose supervisor sees the \
+             refusals; drop --no-socket-gate"
+                .to_owned(),
+        ));
     }
     allow_addresses(args, sources)?;
     let rules = spec
@@ -570,12 +589,20 @@ fn run_allow(
     };
     let mut options = bwrap_options(args, NetworkMode::Allow);
     let mut _private_tmp = None;
+    let mut netns_setup = None;
     let mut cmd = match probe {
         Some(a) if a.is_available() => {
             match private_view(args, policy, policy_args, &mut options) {
                 Ok(p) => _private_tmp = p,
                 Err(reason) => return refuse(&reason),
             }
+            // The namespace and the DNS stub are made by the child that execs bubblewrap
+            // (see NetnsInChild); the stage passes the stub on with its listener.
+            let setup = netns::NetnsInChild::prepare(Some(stub_addresses()))
+                .map_err(|e| CliError::Launch(e.to_string()))?;
+            options.unshare_net = false;
+            stage_flags.extend(dns_fd_flags(Some(&setup)));
+            netns_setup = Some(setup);
             let argv = bwrap_argv(
                 args,
                 policy_args,
@@ -587,6 +614,9 @@ fn run_allow(
             )?;
             let mut cmd = Command::new(&argv[0]);
             cmd.args(&argv[1..]);
+            if let Some(setup) = &netns_setup {
+                setup.install(&mut cmd);
+            }
             cmd
         }
         Some(a) if backend == Backend::Bwrap || !landlock_ok => {
@@ -629,6 +659,7 @@ fn run_allow(
         }
     };
     drop(stage_end);
+    drop(netns_setup);
     let listener = match netns::recv_listener(&channel) {
         Ok(Some(l)) => l,
         // The stage failed before it could bind (it said why on stderr): mirror its exit.
@@ -639,8 +670,10 @@ fn run_allow(
             exit_like(status)
         }
     };
+    // A stage that ends between the two messages hands out no stub: nothing to answer.
+    let dns = netns::recv_dns_sockets(&channel).unwrap_or_default();
     drop(channel);
-    let done = jaula_proxy::supervise(child, listener, proxy)
+    let done = jaula_proxy::supervise_with_dns(child, listener, dns, proxy)
         .map_err(|e| CliError::Launch(e.to_string()))?;
     if !done.summary.is_empty() {
         eprintln!("{}", done.summary);
@@ -752,16 +785,28 @@ fn confine(
     mode: PlanMode,
     network: NetworkMode,
 ) -> Outcome {
-    let restrict_sockets = match network_stage(args, mode, network) {
+    let (restrict_sockets, dns_stub) = match network_stage(args, mode, network) {
         Ok(stage) => {
             for (k, v) in stage.env {
                 env.retain(|(name, _)| name != k.as_str());
                 env.push((k.into(), v.into()));
             }
-            stage.restrict_sockets
+            (stage.restrict_sockets, stage.dns_stub)
         }
         Err(reason) => return refuse(&reason),
     };
+    // `--log` under `none`: opened (or taken from the launching jaula) before Landlock,
+    // so the supervisor can write it wherever it is; every refusal goes there as it
+    // happens.
+    if network == NetworkMode::None && !args.no_socket_gate {
+        match none_log_file(args) {
+            Ok(Some(file)) => {
+                jaula_sandbox::network::none_log::set_sink(none_log::sink(file));
+            }
+            Ok(None) => {}
+            Err(reason) => return refuse(&reason),
+        }
+    }
     // Before the plan: the evidence log (and its directory) must exist when the Landlock
     // rules are listed, or the supervisor could not read back what it snapshots there.
     let after_exit = if args.no_socket_gate {
@@ -805,6 +850,7 @@ fn confine(
         gate: (!args.no_socket_gate).then(|| Gate {
             policy: policy.clone(),
             after_exit,
+            dns_stub,
         }),
     };
 
@@ -830,6 +876,8 @@ fn confine(
 struct NetworkStage {
     env: Vec<(String, String)>,
     restrict_sockets: bool,
+    /// `none`: the DNS stub's sockets, for the socket gate's supervisor.
+    dns_stub: Vec<std::net::UdpSocket>,
 }
 
 /// The network steps of the stage that execs the command, before it is confined.
@@ -848,15 +896,23 @@ fn network_stage(
     let mut stage = NetworkStage {
         env: Vec::new(),
         restrict_sockets: false,
+        dns_stub: Vec::new(),
     };
     match (network, plan) {
-        (NetworkMode::Host, _) | (NetworkMode::None, PlanMode::BwrapView) => {}
+        (NetworkMode::Host, _) => {}
+        // In the view no process of jaula's can bind the stub: only the sockets the
+        // launching jaula bound are served.
+        (NetworkMode::None, PlanMode::BwrapView) if args.network_dns_fd.is_empty() => {}
+        (NetworkMode::None, PlanMode::BwrapView) => {
+            stage.dns_stub = none_stub(args, &args.network_dns_fd);
+        }
         (NetworkMode::None, _) if args.network_fallback => stage.restrict_sockets = true,
         (NetworkMode::None, _) => match netns::enter_loopback_netns() {
             Ok(kind) => {
                 if args.verbose {
                     eprintln!("jaula: network none: namespace {kind:?}");
                 }
+                stage.dns_stub = none_stub(args, &[]);
             }
             Err(e) => {
                 eprintln!(
@@ -879,10 +935,56 @@ fn network_stage(
             let listener = netns::bind_cage_listener()
                 .map_err(|e| format!("cannot listen on the cage's loopback: {e}"))?;
             netns::send_listener(&channel, &listener).map_err(|e| e.to_string())?;
+            // Without the stub a client that ignores the proxy variables fails to resolve,
+            // as it did before the stub existed: warn, and hand out none.
+            let stub =
+                netns::stub_sockets(&stub_addresses(), &args.network_dns_fd).unwrap_or_else(|e| {
+                    eprintln!("jaula: warning: network allow: {e}; names do not resolve");
+                    Vec::new()
+                });
+            netns::send_dns_sockets(&channel, &stub).map_err(|e| e.to_string())?;
             stage.env = netns::proxy_env(args.network_proxy_localhost);
         }
     }
     Ok(stage)
+}
+
+/// Where the cage's DNS stub answers: the nameservers of the host's `/etc/resolv.conf`,
+/// which the cage reads too (an unreadable file reads as none listed, as glibc does).
+#[cfg(target_os = "linux")]
+fn stub_addresses() -> jaula_sandbox::network::dns_stub::StubAddresses {
+    let text = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
+    jaula_sandbox::network::dns_stub::stub_addresses(&text)
+}
+
+/// The `none` stub's sockets: taken from `fds` (bound by the jaula that started
+/// bubblewrap) or bound here. Only with the socket gate, whose supervisor serves them. A
+/// stub that cannot be set up costs the names in the exit summary, not the cage: warn.
+#[cfg(target_os = "linux")]
+fn none_stub(args: &RunArgs, fds: &[RawFd]) -> Vec<std::net::UdpSocket> {
+    if args.no_socket_gate {
+        return Vec::new();
+    }
+    match netns::stub_sockets(&stub_addresses(), fds) {
+        Ok(sockets) => {
+            if args.verbose {
+                let at: Vec<String> = sockets
+                    .iter()
+                    .filter_map(|s| s.local_addr().ok())
+                    .map(|a| a.to_string())
+                    .collect();
+                eprintln!(
+                    "jaula: network none: DNS stub on {} (answers REFUSED, names recorded)",
+                    at.join(" ")
+                );
+            }
+            sockets
+        }
+        Err(e) => {
+            eprintln!("jaula: warning: network none: {e}; names looked up are not recorded");
+            Vec::new()
+        }
+    }
 }
 
 /// Run bubblewrap with the rendered view and jaula's own inner stage inside it, wait for
@@ -903,6 +1005,32 @@ fn exec_bwrap(
         Ok(p) => p,
         Err(reason) => return refuse(&reason),
     };
+    // `none`: the namespace is made before bubblewrap starts, by the child that execs it,
+    // with the DNS stub bound for the inner stage's supervisor (see NetnsInChild).
+    let netns_setup = match mode {
+        NetworkMode::None => {
+            let stub = (!args.no_socket_gate).then(stub_addresses);
+            options.unshare_net = false;
+            Some(netns::NetnsInChild::prepare(stub).map_err(|e| CliError::Launch(e.to_string()))?)
+        }
+        _ => None,
+    };
+    let mut extra = dns_fd_flags(netns_setup.as_ref());
+    // `--log` under `none`: opened here, outside everything, and inherited by the inner
+    // stage's supervisor, which writes it (held open until bubblewrap has started).
+    let _none_log = match (mode, &args.network_log) {
+        (NetworkMode::None, Some(path)) if !args.no_socket_gate => {
+            let file = jaula_proxy::open_log(path).map_err(|e| CliError::Launch(e.to_string()))?;
+            rustix::io::fcntl_setfd(&file, rustix::io::FdFlags::empty())
+                .map_err(|e| CliError::Launch(format!("cannot pass the log on: {e}")))?;
+            extra.extend([
+                "--network-log-fd".into(),
+                std::os::fd::AsRawFd::as_raw_fd(&file).to_string().into(),
+            ]);
+            Some(file)
+        }
+        _ => None,
+    };
     let argv = bwrap_argv(
         args,
         policy_args,
@@ -910,16 +1038,45 @@ fn exec_bwrap(
         &options,
         availability,
         mode,
-        Vec::new(),
+        extra,
     )?;
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]).env_clear().envs(env);
+    if let Some(setup) = &netns_setup {
+        setup.install(&mut cmd);
+    }
     if args.tenant {
         let err = std::os::unix::process::CommandExt::exec(&mut cmd);
         eprintln!("jaula: cannot execute {}: {err}", argv[0].to_string_lossy());
         return Ok(REFUSED);
     }
     wait_and_report(&mut cmd, policy, args.verbose, mode)
+}
+
+/// The `--log` file under `none`: the one the launching jaula passed down
+/// (`--network-log-fd`), or the one named, opened here (the outermost jaula natively).
+#[cfg(target_os = "linux")]
+fn none_log_file(args: &RunArgs) -> Result<Option<std::fs::File>, String> {
+    if let Some(fd) = args.network_log_fd {
+        return netns::take_log_fd(fd).map(Some).map_err(|e| e.to_string());
+    }
+    match &args.network_log {
+        Some(path) if !args.inner_stage => jaula_proxy::open_log(path)
+            .map(Some)
+            .map_err(|e| e.to_string()),
+        _ => Ok(None),
+    }
+}
+
+/// `--network-dns-fd N` for each descriptor the stage receives a stub socket on.
+#[cfg(target_os = "linux")]
+fn dns_fd_flags(setup: Option<&netns::NetnsInChild>) -> Vec<OsString> {
+    setup
+        .map(|s| s.dns_fds())
+        .unwrap_or_default()
+        .into_iter()
+        .flat_map(|fd| ["--network-dns-fd".into(), fd.to_string().into()])
+        .collect()
 }
 
 /// Natively Landlock cannot stop the creation of an absent protected path, nor any write
@@ -1009,8 +1166,9 @@ fn with_network_note(
         if let Some(hook) = hook {
             hook(status);
         }
+        let lookups = jaula_sandbox::network::dns_stub::refused_lookups();
         let refused = jaula_sandbox::socket_gate::unreachable_destinations();
-        if let Some(note) = network_notice::refused_under_none(&refused) {
+        if let Some(note) = network_notice::refused_under_none(&lookups, &refused) {
             eprintln!("{note}");
         }
         if let Some(note) = remind.then(|| network_notice::after_none(status)).flatten() {

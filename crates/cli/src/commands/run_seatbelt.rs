@@ -173,9 +173,12 @@ fn linux_only_flag(args: &RunArgs) -> Option<String> {
         || args.planting_child
         || args.network_handoff_fd.is_some()
         || args.network_fallback
+        || !args.network_dns_fd.is_empty()
+        || args.network_log_fd.is_some()
     {
         return linux("an internal stage flag", "it belongs to the Linux launch");
     }
+
     None
 }
 
@@ -201,6 +204,14 @@ pub fn plan(args: &RunArgs, inputs: &Inputs) -> Result<Planned, CliError> {
     }
     let policy = context::resolve(&sources, &policy_args)?;
     let (mode, rules) = network_settings(args, &sources)?;
+    if mode == NetworkMode::None && args.network_log.is_some() {
+        // Linux logs what the socket gate and the namespace's DNS stub refuse; Seatbelt
+        // refuses in the kernel and tells nobody.
+        return Err(CliError::Usage(
+            "--log with --network none is Linux only: on macOS nothing sees the refusals"
+                .to_owned(),
+        ));
+    }
     let mut env = scrubbed_env_from(args, &sources, inputs.env.iter().cloned())?;
 
     // The window's own temporary directory, as the bwrap view's /tmp: what the command

@@ -425,3 +425,23 @@ pub fn restrict_self(plan: &Plan, floor: Floor) -> Result<Enforcement, LandlockE
         all_threads: status.all_threads,
     })
 }
+
+/// Put the calling process (the socket gate's forked child, before it execs the command)
+/// in a nested Landlock domain that scopes signals and nothing else, so the command cannot
+/// signal its supervisor, which stays in the parent domain: the supervisor holds the
+/// gate's listener and the DNS stub, and a command that killed it would end both (the gate
+/// fails closed, but the record of what was refused would be lost). The supervisor still
+/// signals the command (an ancestor domain may), and kernel-sent signals (SIGCHLD, the
+/// terminal's SIGINT) are not scoped. Returns whether the kernel enforced it (ABI 6+).
+#[cfg(target_os = "linux")]
+pub fn scope_signals_below_parent() -> Result<bool, LandlockError> {
+    if !matches!(probe().kernel, KernelStatus::Available { .. }) {
+        return Ok(false);
+    }
+    let status = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .scope(Scope::Signal)?
+        .create()?
+        .restrict_self()?;
+    Ok(status.ruleset == RulesetStatus::FullyEnforced)
+}

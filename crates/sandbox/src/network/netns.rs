@@ -16,9 +16,12 @@
 
 use std::io::{self, IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
-use std::net::{Ipv4Addr, SocketAddrV4, TcpListener};
-use std::os::fd::{AsFd, OwnedFd};
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, UdpSocket};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
+use std::process::Command;
+
+use super::dns_stub::{self, StubAddresses};
 
 use serde::Serialize;
 
@@ -54,6 +57,8 @@ pub enum NetnsError {
     SocketFilter(String),
     #[error("cannot pass the proxy listener: {source}")]
     Handoff { source: io::Error },
+    #[error("cannot set up the DNS stub: {source}")]
+    DnsStub { source: io::Error },
 }
 
 /// Move the calling process into a fresh network namespace whose only interface is `lo`.
@@ -292,4 +297,205 @@ pub fn recv_listener(channel: &impl AsFd) -> Result<Option<TcpListener>, NetnsEr
 /// the cage's own loopback listener has.
 pub fn proxy_env(proxy_localhost: bool) -> Vec<(String, String)> {
     super::proxy_env_at(CAGE_PROXY_PORT, proxy_localhost)
+}
+
+/// Spawn-time set-up for a command that must start inside a fresh loopback namespace
+/// (bubblewrap, which then needs no `--unshare-net`): the namespace is entered, and the
+/// DNS stub bound, by the forked child before it execs, because inside bubblewrap no
+/// process of jaula's keeps the capabilities that putting an address on `lo` and binding
+/// port 53 need (bubblewrap's own user namespace sits below the one owning the namespace).
+///
+/// The stub's sockets land on descriptor numbers reserved here (open on `/dev/null`
+/// until then) and stay open across exec, so the caller can name them to the stage
+/// (`--network-dns-fd N`) before the fork. Keep the returned [`NetnsInChild`] until the
+/// command is spawned, then drop it.
+pub struct NetnsInChild {
+    reserved: Vec<OwnedFd>,
+    stub: Option<StubAddresses>,
+}
+
+impl NetnsInChild {
+    /// Reserve a descriptor number for each of `stub`'s served addresses (none without a
+    /// stub).
+    pub fn prepare(stub: Option<StubAddresses>) -> Result<NetnsInChild, NetnsError> {
+        let wanted = stub.as_ref().map_or(0, |s| s.served.len());
+        let mut reserved = Vec::with_capacity(wanted);
+        for _ in 0..wanted {
+            let null = std::fs::File::open("/dev/null")
+                .map_err(|source| NetnsError::DnsStub { source })?;
+            reserved.push(OwnedFd::from(null));
+        }
+        Ok(NetnsInChild { reserved, stub })
+    }
+
+    /// The descriptor numbers the stage receives the stub's sockets on, in the order of
+    /// [`StubAddresses::served`].
+    pub fn dns_fds(&self) -> Vec<RawFd> {
+        self.reserved.iter().map(|fd| fd.as_raw_fd()).collect()
+    }
+
+    /// Make `cmd` start in the new namespace, with the stub bound. Spawn `cmd` from a
+    /// single-threaded process (the set-up runs between fork and exec, and unshare(2)
+    /// refuses CLONE_NEWUSER in a multithreaded one).
+    pub fn install(&self, cmd: &mut Command) {
+        use std::os::unix::process::CommandExt;
+        let targets = self.dns_fds();
+        let stub = self.stub.clone();
+        let setup = move || -> io::Result<()> {
+            enter_loopback_netns().map_err(io::Error::other)?;
+            if let Some(addresses) = &stub {
+                let sockets = dns_stub::bind_stub(addresses)?;
+                for (socket, target) in sockets.iter().zip(&targets) {
+                    // dup2 clears close-on-exec on the target only: the socket's own
+                    // number still closes at exec, the reserved one carries it on.
+                    // SAFETY: both numbers are open descriptors of this (forked) process.
+                    if unsafe { libc::dup2(socket.as_raw_fd(), *target) } < 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+            }
+            Ok(())
+        };
+        // SAFETY: the closure runs in the forked child before exec, on the child's only
+        // thread. It allocates: the parent is single-threaded when the launch spawns
+        // (the caller's contract), and glibc's fork resets malloc's locks in the child
+        // besides, so no lock it takes is held by a thread that does not exist here.
+        unsafe {
+            cmd.pre_exec(setup);
+        }
+    }
+}
+
+/// Take a stub socket a parent left on descriptor `fd` (`--network-dns-fd`): refused
+/// unless it is an open UDP socket above 2. Close-on-exec is set again, so the command
+/// never inherits it.
+pub fn take_dns_fd(fd: RawFd) -> Result<UdpSocket, NetnsError> {
+    let bad = |what: &str| NetnsError::DnsStub {
+        source: io::Error::other(format!("descriptor {fd} {what}")),
+    };
+    if fd <= 2 {
+        return Err(bad("is a standard stream"));
+    }
+    // SAFETY: F_GETFD only reads the descriptor table; EBADF for a closed number.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return Err(bad("is not open"));
+    }
+    // SAFETY: the number is open (checked above) and was inherited for this purpose
+    // only: nothing else in this process owns it, so the OwnedFd closes it exactly once.
+    let owned = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let inet = matches!(
+        rustix::net::sockopt::socket_domain(&owned),
+        Ok(d) if d == rustix::net::AddressFamily::INET || d == rustix::net::AddressFamily::INET6
+    );
+    let dgram = matches!(
+        rustix::net::sockopt::socket_type(&owned),
+        Ok(t) if t == rustix::net::SocketType::DGRAM
+    );
+    if !(inet && dgram) {
+        return Err(bad("is not a UDP socket"));
+    }
+    rustix::io::fcntl_setfd(&owned, rustix::io::FdFlags::CLOEXEC)
+        .map_err(|e| NetnsError::DnsStub { source: e.into() })?;
+    Ok(UdpSocket::from(owned))
+}
+
+/// Take the `--log` file a parent opened on descriptor `fd` (`--network-log-fd`):
+/// refused unless it is a regular file open for writing, above 2. Close-on-exec is set
+/// again, so the command never inherits it.
+pub fn take_log_fd(fd: RawFd) -> Result<std::fs::File, NetnsError> {
+    let bad = |what: &str| NetnsError::Handoff {
+        source: io::Error::other(format!("log descriptor {fd} {what}")),
+    };
+    if fd <= 2 {
+        return Err(bad("is a standard stream"));
+    }
+    // SAFETY: F_GETFL only reads the descriptor's flags; EBADF for a closed number.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(bad("is not open"));
+    }
+    // SAFETY: the number is open (checked above) and was inherited for this purpose
+    // only: nothing else in this process owns it, so the OwnedFd closes it exactly once.
+    let owned = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let file = std::fs::File::from(owned);
+    let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
+    if !regular || flags & libc::O_ACCMODE == libc::O_RDONLY {
+        return Err(bad("is not a regular file open for writing"));
+    }
+    rustix::io::fcntl_setfd(&file, rustix::io::FdFlags::CLOEXEC)
+        .map_err(|e| NetnsError::Handoff { source: e.into() })?;
+    Ok(file)
+}
+
+/// Bind the stub in the namespace this process just made, or take the sockets a parent
+/// bound for it (`fds`, from [`enter_in_child`]).
+pub fn stub_sockets(
+    addresses: &StubAddresses,
+    fds: &[RawFd],
+) -> Result<Vec<UdpSocket>, NetnsError> {
+    if fds.is_empty() {
+        return dns_stub::bind_stub(addresses).map_err(|source| NetnsError::DnsStub { source });
+    }
+    // A reserved number the parent had no socket for (an address it could not serve) was
+    // left close-on-exec on `/dev/null` and is closed by now: skip it.
+    fds.iter()
+        .filter(|fd| is_open(**fd))
+        .map(|fd| take_dns_fd(*fd))
+        .collect()
+}
+
+fn is_open(fd: RawFd) -> bool {
+    // SAFETY: F_GETFD only reads the descriptor table; EBADF for a closed number.
+    fd > 2 && unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0
+}
+
+/// Pass the stub's sockets to the proxy over the hand-off channel, after the listener
+/// (one message, `D`, carrying every socket; none is a valid count).
+pub fn send_dns_sockets(channel: &impl AsFd, sockets: &[UdpSocket]) -> Result<(), NetnsError> {
+    let fds: Vec<_> = sockets.iter().map(|s| s.as_fd()).collect();
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_DNS_SOCKETS))];
+    let mut control = rustix::net::SendAncillaryBuffer::new(&mut space);
+    if fds.len() > MAX_DNS_SOCKETS
+        || (!fds.is_empty() && !control.push(rustix::net::SendAncillaryMessage::ScmRights(&fds)))
+    {
+        return Err(NetnsError::Handoff {
+            source: io::Error::other("too many DNS stub sockets"),
+        });
+    }
+    rustix::net::sendmsg(
+        channel,
+        &[IoSlice::new(b"D")],
+        &mut control,
+        rustix::net::SendFlags::empty(),
+    )
+    .map_err(|e| NetnsError::Handoff { source: e.into() })?;
+    Ok(())
+}
+
+/// At most this many stub sockets cross the hand-off: glibc reads three nameservers
+/// (MAXNS), plus `::1` and slack.
+const MAX_DNS_SOCKETS: usize = 8;
+
+/// Receive the stub's sockets; empty when the stage closed the channel first.
+pub fn recv_dns_sockets(channel: &impl AsFd) -> Result<Vec<UdpSocket>, NetnsError> {
+    let mut byte = [0u8; 1];
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_DNS_SOCKETS))];
+    let mut control = rustix::net::RecvAncillaryBuffer::new(&mut space);
+    let got = rustix::net::recvmsg(
+        channel,
+        &mut [IoSliceMut::new(&mut byte)],
+        &mut control,
+        rustix::net::RecvFlags::CMSG_CLOEXEC,
+    )
+    .map_err(|e| NetnsError::Handoff { source: e.into() })?;
+    let mut sockets = Vec::new();
+    if got.bytes == 0 {
+        return Ok(sockets);
+    }
+    for message in control.drain() {
+        if let rustix::net::RecvAncillaryMessage::ScmRights(fds) = message {
+            sockets.extend(fds.map(UdpSocket::from));
+        }
+    }
+    Ok(sockets)
 }

@@ -38,6 +38,7 @@ pub(super) fn note(addr: &[u8], result: Result<(), i32>) {
     let Some(dest) = inet_destination(addr) else {
         return;
     };
+    crate::network::none_log::report(&crate::network::none_log::NoneRefusal::Connect(dest));
     if let Ok(mut refused) = REFUSED.lock() {
         if refused.kept.len() < KEPT || refused.kept.contains(&dest) {
             refused.kept.insert(dest);

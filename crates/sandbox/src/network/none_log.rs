@@ -1,0 +1,37 @@
+//! Where each refusal of the closed network goes as it happens (`--log` under `none`).
+//!
+//! The DNS stub and the socket gate's connect workers run on threads of the supervisor;
+//! each refusal they see is handed to one sink the launching jaula installs before the
+//! command starts (it writes the JSON line; this crate does not know the log's format).
+//! No sink, no cost beyond one atomic load.
+
+use std::net::SocketAddr;
+use std::sync::OnceLock;
+
+use super::dns::QType;
+
+/// One refusal of the closed network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoneRefusal<'a> {
+    /// A name looked up; the stub answered REFUSED.
+    Lookup { name: &'a str, qtype: QType },
+    /// A connect that failed with ENETUNREACH.
+    Connect(SocketAddr),
+}
+
+/// What receives every [`NoneRefusal`].
+pub type Sink = Box<dyn Fn(&NoneRefusal<'_>) + Send + Sync>;
+
+static SINK: OnceLock<Sink> = OnceLock::new();
+
+/// Install the sink for this process; `false` when one was installed already (the first
+/// stays: a launch installs one, once).
+pub fn set_sink(sink: Sink) -> bool {
+    SINK.set(sink).is_ok()
+}
+
+pub(crate) fn report(refusal: &NoneRefusal<'_>) {
+    if let Some(sink) = SINK.get() {
+        sink(refusal);
+    }
+}
