@@ -3,7 +3,8 @@
 //! One line per request. A name the rules refuse is logged at once; an allowed name is
 //! logged after its address check, with the address connected to (`allow`) or the
 //! address refused and the reason (`deny`, rule `address A is CLASS`), so a refusal by
-//! address is told apart from a refusal by name.
+//! address is told apart from a refusal by name. A connection that reached the proxy by
+//! steering rather than through the proxy variables carries `"via":"steered"`.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -38,6 +39,19 @@ pub struct DecisionRecord<'a> {
     /// `private`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<&'static str>,
+    /// `steered` when the client ignored the proxy variables and connected to the
+    /// steering address; absent for requests made to the proxy itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<&'static str>,
+}
+
+/// How a connection reached the proxy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Via {
+    /// A request to the proxy's own listener (`CONNECT`, absolute-URI HTTP).
+    Proxy,
+    /// A direct connection to the steering address, judged on its TLS SNI or HTTP Host.
+    Steered,
 }
 
 /// What happened to one request, as the log records it.
@@ -62,6 +76,8 @@ pub struct Summary {
     pub blocked: BTreeMap<String, u64>,
     /// Allowed by name, refused by address: `host -> address (class)` -> count.
     pub refused_addresses: BTreeMap<String, u64>,
+    /// Of `blocked`, the refusals of steered connections: host -> count.
+    pub blocked_steered: BTreeMap<String, u64>,
 }
 
 impl Summary {
@@ -83,7 +99,11 @@ impl fmt::Display for Summary {
                 self.blocked.len()
             )?;
             for (host, n) in &self.blocked {
-                write!(f, " {host} ({n})")?;
+                match self.blocked_steered.get(host) {
+                    Some(s) if s == n => write!(f, " {host} ({n} steered)")?,
+                    Some(s) => write!(f, " {host} ({n}, {s} steered)")?,
+                    None => write!(f, " {host} ({n})")?,
+                }
             }
             first = false;
         }
@@ -132,12 +152,22 @@ impl Recorder {
         })
     }
 
-    pub(crate) fn record(&self, method: &str, host: &str, port: u16, verdict: Verdict<'_>) {
+    pub(crate) fn record(
+        &self,
+        method: &str,
+        host: &str,
+        port: u16,
+        via: Via,
+        verdict: Verdict<'_>,
+    ) {
         if let Ok(mut s) = self.summary.lock() {
             match verdict {
                 Verdict::Allowed { .. } => s.allowed += 1,
                 Verdict::NameDenied { .. } => {
                     *s.blocked.entry(host.to_owned()).or_insert(0) += 1;
+                    if via == Via::Steered {
+                        *s.blocked_steered.entry(host.to_owned()).or_insert(0) += 1;
+                    }
                 }
                 Verdict::AddressRefused { refusal } => {
                     let key = format!("{host} -> {} ({})", refusal.address, refusal.class);
@@ -171,6 +201,10 @@ impl Recorder {
             rule,
             address,
             reason,
+            via: match via {
+                Via::Proxy => None,
+                Via::Steered => Some("steered"),
+            },
         };
         if let (Ok(mut line), Ok(mut file)) = (serde_json::to_vec(&record), file.lock()) {
             line.push(b'\n');

@@ -15,6 +15,7 @@ use std::process::{Child, ExitStatus};
 
 use tokio::signal::unix::{signal, SignalKind};
 
+use crate::steer::{self, SteeredListener};
 use crate::{serve, Proxy, Summary};
 
 /// How the supervised child ended, and what the proxy blocked meanwhile.
@@ -37,10 +38,12 @@ pub enum SuperviseError {
     Wait(#[source] std::io::Error),
 }
 
-/// Serve `listener` with `proxy` until `child` exits; return its status.
+/// Serve `listener` (the proxy's) and every `steered` listener with `proxy` until `child`
+/// exits; return its status.
 pub fn supervise(
     mut child: Child,
     listener: std::net::TcpListener,
+    steered: Vec<SteeredListener>,
     proxy: Proxy,
 ) -> Result<Supervised, SuperviseError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -65,6 +68,10 @@ pub fn supervise(
         let mut int = signal(SignalKind::interrupt()).map_err(SuperviseError::Signals)?;
         let mut quit = signal(SignalKind::quit()).map_err(SuperviseError::Signals)?;
         let server = tokio::spawn(serve(listener, proxy.clone()));
+        let mut steering = Vec::new();
+        for one in steered {
+            steering.push(steer::start(one, proxy.clone()).map_err(SuperviseError::Listener)?);
+        }
         tokio::pin!(done_rx);
         let status = loop {
             tokio::select! {
@@ -76,6 +83,9 @@ pub fn supervise(
             }
         };
         server.abort();
+        for task in steering {
+            task.abort();
+        }
         match status {
             Ok(Ok(status)) => Ok(status),
             Ok(Err(e)) => Err(SuperviseError::Wait(e)),

@@ -356,6 +356,8 @@ fn bwrap_options(args: &RunArgs, mode: NetworkMode) -> bwrap::BwrapOptions {
     bwrap::BwrapOptions {
         proc_fs: !args.no_pid_ns,
         unshare_net: mode != NetworkMode::Host,
+        // A root stage binds the steering listeners on 443 and 80, then drops it.
+        net_bind_service: mode == NetworkMode::Allow,
         ..bwrap::BwrapOptions::default()
     }
 }
@@ -619,7 +621,7 @@ fn run_allow(
         }
     };
     drop(stage_end);
-    let listener = match netns::recv_listener(&channel) {
+    let listeners = match netns::CageListeners::recv(&channel) {
         Ok(Some(l)) => l,
         // The stage failed before it could bind (it said why on stderr): mirror its exit.
         Ok(None) | Err(_) => {
@@ -630,7 +632,14 @@ fn run_allow(
         }
     };
     drop(channel);
-    let done = jaula_proxy::supervise(child, listener, proxy)
+    let steered = match listeners.steered {
+        Some(s) => vec![
+            jaula_proxy::SteeredListener::tls(s.tls),
+            jaula_proxy::SteeredListener::http(s.http),
+        ],
+        None => Vec::new(),
+    };
+    let done = jaula_proxy::supervise(child, listeners.proxy, steered, proxy)
         .map_err(|e| CliError::Launch(e.to_string()))?;
     if !done.summary.is_empty() {
         eprintln!("{}", done.summary);
@@ -800,7 +809,8 @@ struct NetworkStage {
 ///   restriction (Landlock TCP + seccomp families) instead. In bwrap's view bubblewrap
 ///   already made the namespace.
 /// - `allow`: natively a namespace first (required: no fallback); then, in both
-///   backends, bind the proxy's listener on the namespace's loopback and hand it out.
+///   backends, bind the proxy's listener and the steering listeners on the namespace's
+///   loopback and hand them out.
 #[cfg(target_os = "linux")]
 fn network_stage(
     args: &RunArgs,
@@ -838,9 +848,31 @@ fn network_stage(
                     format!("--network allow needs a network namespace and none can be made: {e}")
                 })?;
             }
-            let listener = netns::bind_cage_listener()
+            // In bwrap's view an unprivileged stage cannot bind the web ports in bwrap's
+            // namespace (see enter_loopback_netns_with_userns) and makes one of its own;
+            // root cannot map itself into a new user namespace without CAP_SETFCAP
+            // (Linux 5.12+) and binds them in bwrap's, by bwrap's --cap-add.
+            let root = rustix::process::geteuid().is_root();
+            let nested = match plan {
+                PlanMode::Native => Ok(()),
+                _ if root => Ok(()),
+                _ => match netns::enter_loopback_netns_with_userns() {
+                    Ok(_) => Ok(()),
+                    Err(e) if e.changed_nothing() => Err(e.to_string()),
+                    Err(e) => return Err(format!("--network allow: {e}")),
+                },
+            };
+            let mut listeners = netns::CageListeners::bind()
                 .map_err(|e| format!("cannot listen on the cage's loopback: {e}"))?;
-            netns::send_listener(&channel, &listener).map_err(|e| e.to_string())?;
+            if let Err(e) =
+                nested.and_then(|()| listeners.bind_steering().map_err(|e| e.to_string()))
+            {
+                eprintln!(
+                    "jaula: network allow: no steering for clients that ignore the proxy \
+                     variables ({e}); they reach nothing"
+                );
+            }
+            listeners.send(&channel).map_err(|e| e.to_string())?;
             stage.env = netns::proxy_env(args.network_proxy_localhost);
         }
     }
