@@ -16,7 +16,7 @@ use jaula_sandbox::network::dns::{self, Query, CLASS_IN, TYPE_A};
 use jaula_sandbox::network::netns::STEERING_ADDRESS;
 use jaula_sandbox::network::{HostDecision, INVALID_HOST_RULE};
 
-use crate::log::Verdict;
+use crate::log::{Verdict, Via};
 use crate::Proxy;
 
 /// Seconds a client may cache an answer: short, so an answer does not outlive the run
@@ -67,6 +67,7 @@ pub(crate) fn answer(proxy: &Proxy, msg: &[u8]) -> Option<Vec<u8>> {
         "DNS",
         &shown,
         dns::DNS_PORT,
+        Via::Proxy,
         verdict,
         Some(query.question.qtype.to_string()),
     );

@@ -14,13 +14,22 @@
 //! served at once (the rest wait in the kernel's accept queue), a client that does not
 //! finish its request head within [`ProxyConfig::header_timeout`] is dropped, and an
 //! upstream that does not accept within [`ProxyConfig::connect_timeout`] gets `504`.
+//!
+//! Clients that ignore the proxy variables are steered ([`steer`]): connections to the
+//! cage's steering address on ports 443 and 80 are judged on the TLS server name or the
+//! HTTP Host they carry, then take the same way out as a `CONNECT` would, undecrypted.
 #![forbid(unsafe_code)]
 
 pub mod address;
+mod admit;
 #[cfg(target_os = "linux")]
 mod dns;
+pub mod http_host;
 mod log;
 mod serve;
+pub mod sni;
+pub mod sniff;
+pub mod steer;
 mod supervise;
 
 pub use address::{AddressClass, AddressRange, AddressRangeError};
@@ -28,7 +37,8 @@ pub use address::{AddressClass, AddressRange, AddressRangeError};
 pub use dns::serve_dns;
 pub use log::{open_log, rfc3339_now, DecisionRecord, Summary};
 pub use serve::{serve, Proxy};
-pub use supervise::{supervise, supervise_with_dns, SuperviseError, Supervised};
+pub use steer::SteeredListener;
+pub use supervise::{supervise, Served, SuperviseError, Supervised};
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

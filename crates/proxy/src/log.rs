@@ -3,7 +3,8 @@
 //! One line per request. A name the rules refuse is logged at once; an allowed name is
 //! logged after its address check, with the address connected to (`allow`) or the
 //! address refused and the reason (`deny`, rule `address A is CLASS`), so a refusal by
-//! address is told apart from a refusal by name.
+//! address is told apart from a refusal by name. A connection that reached the proxy by
+//! steering rather than through the proxy variables carries `"via":"steered"`.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -41,6 +42,10 @@ pub struct DecisionRecord<'a> {
     /// Set only on a DNS lookup (method `DNS`): the record type asked for (`A`, `AAAA`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub qtype: Option<String>,
+    /// `steered` when the client ignored the proxy variables and connected to the
+    /// steering address; absent for requests made to the proxy itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<&'static str>,
 }
 
 impl DecisionRecord<'_> {
@@ -50,6 +55,15 @@ impl DecisionRecord<'_> {
         line.push(b'\n');
         Some(line)
     }
+}
+
+/// How a connection reached the proxy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Via {
+    /// A request to the proxy's own listener (`CONNECT`, absolute-URI HTTP).
+    Proxy,
+    /// A direct connection to the steering address, judged on its TLS SNI or HTTP Host.
+    Steered,
 }
 
 /// What happened to one request, as the log records it.
@@ -77,6 +91,8 @@ pub struct Summary {
     pub blocked: BTreeMap<String, u64>,
     /// Allowed by name, refused by address: `host -> address (class)` -> count.
     pub refused_addresses: BTreeMap<String, u64>,
+    /// Of `blocked`, the refusals of steered connections: host -> count.
+    pub blocked_steered: BTreeMap<String, u64>,
 }
 
 impl Summary {
@@ -98,7 +114,11 @@ impl fmt::Display for Summary {
                 self.blocked.len()
             )?;
             for (host, n) in &self.blocked {
-                write!(f, " {host} ({n})")?;
+                match self.blocked_steered.get(host) {
+                    Some(s) if s == n => write!(f, " {host} ({n} steered)")?,
+                    Some(s) => write!(f, " {host} ({n}, {s} steered)")?,
+                    None => write!(f, " {host} ({n})")?,
+                }
             }
             first = false;
         }
@@ -137,8 +157,15 @@ impl Recorder {
         })
     }
 
-    pub(crate) fn record(&self, method: &str, host: &str, port: u16, verdict: Verdict<'_>) {
-        self.record_with(method, host, port, verdict, None);
+    pub(crate) fn record(
+        &self,
+        method: &str,
+        host: &str,
+        port: u16,
+        via: Via,
+        verdict: Verdict<'_>,
+    ) {
+        self.record_with(method, host, port, via, verdict, None);
     }
 
     /// [`Recorder::record`], with the record type of a DNS lookup.
@@ -147,6 +174,7 @@ impl Recorder {
         method: &str,
         host: &str,
         port: u16,
+        via: Via,
         verdict: Verdict<'_>,
         qtype: Option<String>,
     ) {
@@ -156,6 +184,9 @@ impl Recorder {
                 Verdict::LookupAnswered { .. } => {}
                 Verdict::NameDenied { .. } => {
                     *s.blocked.entry(host.to_owned()).or_insert(0) += 1;
+                    if via == Via::Steered {
+                        *s.blocked_steered.entry(host.to_owned()).or_insert(0) += 1;
+                    }
                 }
                 Verdict::AddressRefused { refusal } => {
                     let key = format!("{host} -> {} ({})", refusal.address, refusal.class);
@@ -191,6 +222,10 @@ impl Recorder {
             address,
             reason,
             qtype,
+            via: match via {
+                Via::Proxy => None,
+                Via::Steered => Some("steered"),
+            },
         };
         if let (Some(line), Ok(mut file)) = (record.to_line(), file.lock()) {
             // One write(2) per line on an O_APPEND file: lines from concurrent

@@ -48,11 +48,18 @@ fn an_address_refusal_is_logged_with_address_and_reason() {
         address: "169.254.169.254".parse().unwrap(),
         class: crate::AddressClass::LinkLocal,
     };
-    recorder.record("GET", "meta.test", 80, Verdict::AddressRefused { refusal });
+    recorder.record(
+        "GET",
+        "meta.test",
+        80,
+        Via::Proxy,
+        Verdict::AddressRefused { refusal },
+    );
     recorder.record(
         "CONNECT",
         "ok.test",
         443,
+        Via::Proxy,
         Verdict::Allowed {
             rule: "allow-domain ok.test",
             address: Some("93.184.216.34".parse().unwrap()),
@@ -62,6 +69,7 @@ fn an_address_refusal_is_logged_with_address_and_reason() {
         "GET",
         "no.test",
         80,
+        Via::Proxy,
         Verdict::NameDenied {
             rule: "not in the allow list",
         },
@@ -87,5 +95,32 @@ fn an_address_refusal_is_logged_with_address_and_reason() {
     assert_eq!(
         summary.refused_addresses.keys().collect::<Vec<_>>(),
         ["meta.test -> 169.254.169.254 (link-local)"]
+    );
+}
+
+#[test]
+fn a_steered_refusal_is_marked_in_the_log_and_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log.jsonl");
+    let recorder = Recorder::open(Some(&path)).unwrap();
+    let denied = Verdict::NameDenied {
+        rule: "not in the allow list",
+    };
+    recorder.record("CONNECT", "refused.test", 443, Via::Steered, denied);
+    recorder.record("GET", "mixed.test", 80, Via::Steered, denied);
+    recorder.record("GET", "mixed.test", 80, Via::Proxy, denied);
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["via"], "steered");
+    assert_eq!(lines[0]["rule"], "not in the allow list");
+    assert_eq!(lines[1]["via"], "steered");
+    assert!(lines[2].get("via").is_none(), "{}", lines[2]);
+    assert_eq!(
+        recorder.summary().to_string(),
+        "jaula: network: blocked 3 request(s) to 2 host(s): mixed.test (2, 1 steered) \
+         refused.test (1 steered)"
     );
 }

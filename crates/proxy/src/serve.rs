@@ -10,12 +10,12 @@ use hyper::body::Incoming;
 use hyper::header::{HeaderValue, HOST};
 use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use jaula_sandbox::network::normalize_host;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
 use crate::address::{self, OwnerStatement, Refusal};
-use crate::log::{Recorder, Verdict};
+use crate::admit::{self, Ask, Closed};
+use crate::log::{Recorder, Via};
 use crate::{ProxyConfig, ProxyError, Summary};
 
 type Body = BoxBody<Bytes, hyper::Error>;
@@ -37,15 +37,16 @@ const HOP_BY_HOP: &[&str] = &[
 /// A proxy's shared state; cheap to clone.
 #[derive(Clone)]
 pub struct Proxy {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
-struct Inner {
+pub(crate) struct Inner {
     config: ProxyConfig,
     recorder: Recorder,
-    slots: Arc<Semaphore>,
-    active: AtomicUsize,
-    peak: AtomicUsize,
+    /// Shared by the proxy's listener and the steering listeners: one bound for all.
+    pub(crate) slots: Arc<Semaphore>,
+    pub(crate) active: AtomicUsize,
+    pub(crate) peak: AtomicUsize,
 }
 
 impl Proxy {
@@ -161,82 +162,17 @@ async fn handle(proxy: Proxy, req: Request<Incoming>) -> Result<Response<Body>, 
         ));
     };
     let method = req.method().as_str().to_owned();
-    let config = &proxy.inner.config;
-    let decision = config.rules.decide(&host);
-    let shown = normalize_host(&host).unwrap_or_else(|| host.clone());
-    let recorder = &proxy.inner.recorder;
-    if !decision.allowed {
-        recorder.record(
-            &method,
-            &shown,
-            port,
-            Verdict::NameDenied {
-                rule: &decision.rule,
-            },
-        );
-        return Ok(refused(
-            StatusCode::FORBIDDEN,
-            &decision.rule,
-            format!(
-                "jaula: network: {method} to {shown}:{port} blocked by rule: {}\n",
-                decision.rule
-            ),
-        ));
-    }
-    let owner = OwnerStatement {
-        host: &shown,
-        exact_entry: config.rules.allowed_by_exact_entry(&shown),
-        allowed: &config.allow_addresses,
+    let ask = Ask {
+        method: &method,
+        host: &host,
+        port,
+        via: Via::Proxy,
     };
-    let upstream = match connect(config, &owner, port).await {
-        Ok((stream, address)) => {
-            recorder.record(
-                &method,
-                &shown,
-                port,
-                Verdict::Allowed {
-                    rule: &decision.rule,
-                    address: Some(address.ip()),
-                },
-            );
-            stream
-        }
-        Err(Unreached::Refused(refusal)) => {
-            recorder.record(&method, &shown, port, Verdict::AddressRefused { refusal });
-            let rule = refusal.rule();
-            let remedy = if refusal.class.can_be_allowed() {
-                "only an exact --allow-domain entry naming the address, or one with \
-                 --allow-address, opens it"
-            } else {
-                "this kind of address is never opened"
-            };
-            return Ok(refused(
-                StatusCode::FORBIDDEN,
-                &rule,
-                format!(
-                    "jaula: network: {method} to {shown}:{port} allowed by rule: {}, but \
-                     refused: {rule} ({remedy})\n",
-                    decision.rule
-                ),
-            ));
-        }
-        Err(Unreached::Failed(status, why)) => {
-            // The name was allowed; the upstream failed, which is no policy decision.
-            recorder.record(
-                &method,
-                &shown,
-                port,
-                Verdict::Allowed {
-                    rule: &decision.rule,
-                    address: None,
-                },
-            );
-            return Ok(text(
-                status,
-                format!("jaula: network: cannot reach {shown}:{port}: {why}\n"),
-            ));
-        }
+    let upstream = match admit::open(&proxy, ask).await {
+        Ok(stream) => stream,
+        Err(closed) => return Ok(answer(&closed, &method, &host, port)),
     };
+    let shown = admit::shown(&host);
     if req.method() == Method::CONNECT {
         tokio::spawn(async move {
             if let Ok(upgraded) = hyper::upgrade::on(req).await {
@@ -252,6 +188,16 @@ async fn handle(proxy: Proxy, req: Request<Incoming>) -> Result<Response<Body>, 
     forward(req, upstream, &shown, port).await
 }
 
+/// The client's answer when no upstream was opened: `403` naming the rule for a refusal,
+/// the gateway status for an upstream that could not be reached.
+fn answer(closed: &Closed, method: &str, host: &str, port: u16) -> Response<Body> {
+    let message = closed.message(method, &admit::shown(host), port);
+    match closed.rule() {
+        Some(rule) => refused(closed.status(), &rule, message),
+        None => text(closed.status(), message),
+    }
+}
+
 /// Bytes copied per read in a tunnel: tokio's default (8 KiB) costs a syscall pair per
 /// 8 KiB and holds bulk transfers to a fraction of loopback speed.
 const TUNNEL_BUFFER: usize = 256 * 1024;
@@ -260,21 +206,8 @@ const TUNNEL_BUFFER: usize = 256 * 1024;
 /// hyper as the plain socket it is (plus any bytes hyper had already read past the
 /// request head), so the copy runs between two sockets with no HTTP layer between.
 async fn tunnel(upgraded: hyper::upgrade::Upgraded, mut upstream: TcpStream) {
-    use tokio::io::AsyncWriteExt;
     match upgraded.downcast::<TokioIo<TcpStream>>() {
-        Ok(parts) => {
-            let mut client = parts.io.into_inner();
-            if !parts.read_buf.is_empty() && upstream.write_all(&parts.read_buf).await.is_err() {
-                return;
-            }
-            let _ = tokio::io::copy_bidirectional_with_sizes(
-                &mut client,
-                &mut upstream,
-                TUNNEL_BUFFER,
-                TUNNEL_BUFFER,
-            )
-            .await;
-        }
+        Ok(parts) => relay(parts.io.into_inner(), upstream, &parts.read_buf).await,
         Err(upgraded) => {
             let mut client = TokioIo::new(upgraded);
             let _ = tokio::io::copy_bidirectional_with_sizes(
@@ -286,6 +219,22 @@ async fn tunnel(upgraded: hyper::upgrade::Upgraded, mut upstream: TcpStream) {
             .await;
         }
     }
+}
+
+/// Send `already_read` (bytes the client sent before the relay began) upstream, then
+/// copy both ways between the two sockets until either side closes.
+pub(crate) async fn relay(mut client: TcpStream, mut upstream: TcpStream, already_read: &[u8]) {
+    use tokio::io::AsyncWriteExt;
+    if !already_read.is_empty() && upstream.write_all(already_read).await.is_err() {
+        return;
+    }
+    let _ = tokio::io::copy_bidirectional_with_sizes(
+        &mut client,
+        &mut upstream,
+        TUNNEL_BUFFER,
+        TUNNEL_BUFFER,
+    )
+    .await;
 }
 
 /// The host and port a request is for: the authority of `CONNECT`, or of an absolute
@@ -308,7 +257,7 @@ fn target(req: &Request<Incoming>) -> Option<(String, u16)> {
 }
 
 /// Why no upstream connection was made.
-enum Unreached {
+pub(crate) enum Unreached {
     /// Every address the name resolved to was refused by [`address::check`]; the first
     /// refusal is reported.
     Refused(Refusal),
@@ -320,7 +269,7 @@ enum Unreached {
 /// accepts. Each address is checked immediately before the connect that uses it, and the
 /// connect uses exactly that address: a second answer from a rebinding DNS server is
 /// never asked for.
-async fn connect(
+pub(crate) async fn connect(
     config: &ProxyConfig,
     owner: &OwnerStatement<'_>,
     port: u16,

@@ -15,6 +15,7 @@ use std::process::{Child, ExitStatus};
 
 use tokio::signal::unix::{signal, SignalKind};
 
+use crate::steer::{self, SteeredListener};
 use crate::{serve, Proxy, Summary};
 
 /// How the supervised child ended, and what the proxy blocked meanwhile.
@@ -37,23 +38,29 @@ pub enum SuperviseError {
     Wait(#[source] std::io::Error),
 }
 
-/// Serve `listener` with `proxy` until `child` exits; return its status.
-pub fn supervise(
-    child: Child,
-    listener: std::net::TcpListener,
-    proxy: Proxy,
-) -> Result<Supervised, SuperviseError> {
-    supervise_with_dns(child, listener, Vec::new(), proxy)
+/// Everything the proxy serves for one cage: its own listener, the steering listeners
+/// and the DNS stub's sockets (each possibly empty).
+#[derive(Debug)]
+pub struct Served {
+    /// The listener the proxy variables name.
+    pub listener: std::net::TcpListener,
+    /// For clients that ignore the proxy variables (`steer`).
+    pub steered: Vec<SteeredListener>,
+    /// The cage's DNS stub (Linux): answered by the proxy's rules.
+    pub dns: Vec<std::net::UdpSocket>,
 }
 
-/// [`supervise`], answering the cage's DNS stub on `dns` too (Linux: the sockets the
-/// stage bound on the namespace's nameserver addresses).
-pub fn supervise_with_dns(
+/// Serve everything in `served` with `proxy` until `child` exits; return its status.
+pub fn supervise(
     mut child: Child,
-    listener: std::net::TcpListener,
-    dns: Vec<std::net::UdpSocket>,
+    served: Served,
     proxy: Proxy,
 ) -> Result<Supervised, SuperviseError> {
+    let Served {
+        listener,
+        steered,
+        dns,
+    } = served;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -76,7 +83,7 @@ pub fn supervise_with_dns(
         let mut int = signal(SignalKind::interrupt()).map_err(SuperviseError::Signals)?;
         let mut quit = signal(SignalKind::quit()).map_err(SuperviseError::Signals)?;
         let server = tokio::spawn(serve(listener, proxy.clone()));
-        let mut stubs = Vec::new();
+        let mut tasks = Vec::new();
         for socket in dns {
             socket
                 .set_nonblocking(true)
@@ -84,9 +91,12 @@ pub fn supervise_with_dns(
             let socket =
                 tokio::net::UdpSocket::from_std(socket).map_err(SuperviseError::Listener)?;
             #[cfg(target_os = "linux")]
-            stubs.push(tokio::spawn(crate::dns::serve_dns(socket, proxy.clone())));
+            tasks.push(tokio::spawn(crate::dns::serve_dns(socket, proxy.clone())));
             #[cfg(not(target_os = "linux"))]
             drop(socket);
+        }
+        for one in steered {
+            tasks.push(steer::start(one, proxy.clone()).map_err(SuperviseError::Listener)?);
         }
         tokio::pin!(done_rx);
         let status = loop {
@@ -99,8 +109,8 @@ pub fn supervise_with_dns(
             }
         };
         server.abort();
-        for stub in stubs {
-            stub.abort();
+        for task in tasks {
+            task.abort();
         }
         match status {
             Ok(Ok(status)) => Ok(status),

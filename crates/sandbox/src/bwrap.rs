@@ -74,6 +74,13 @@ pub struct BwrapOptions {
     /// `--unshare-net`: a network namespace of the cage's own, with only `lo` (bubblewrap
     /// brings it up). `jaula run --network none|allow`.
     pub unshare_net: bool,
+    /// `--cap-add CAP_NET_BIND_SERVICE` after the base's `--cap-drop ALL`, for
+    /// `--network allow`: jaula's inner stage, started by root, binds the steering
+    /// listeners on ports 443 and 80 of bubblewrap's network namespace. (An unprivileged
+    /// stage cannot use it there, since bubblewrap runs it in a nested user namespace,
+    /// and makes a namespace of its own instead.) The stage drops it with every other
+    /// capability before the command runs, so the command never holds it.
+    pub net_bind_service: bool,
     /// The cage's own `/tmp` and `/var/tmp`, by descriptor.
     pub private_tmp: Option<PrivateTmpFds>,
     /// The uid whose empty `/run/user/<uid>` replaces the host's `/run/user`.
@@ -87,6 +94,7 @@ impl Default for BwrapOptions {
             proc_fs: true,
             die_with_parent: false,
             unshare_net: false,
+            net_bind_service: false,
             private_tmp: None,
             private_run_user: None,
         }

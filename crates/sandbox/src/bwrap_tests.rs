@@ -210,6 +210,30 @@ fn the_pid_namespace_is_the_only_option_on_by_default_and_options_only_append_fl
 }
 
 #[test]
+fn the_steering_capability_is_added_after_the_base_drops_all_and_is_modelled() {
+    let f = fixture();
+    let p = policy(&f, |_| {});
+    let disk = FakeDisk::default();
+    let allow = BwrapOptions {
+        unshare_net: true,
+        net_bind_service: true,
+        ..BwrapOptions::default()
+    };
+    let argv = render_argv(&p, &allow, &disk).unwrap();
+    assert_eq!(
+        &argv[argv.len() - 3..],
+        &["--unshare-net", "--cap-add", "CAP_NET_BIND_SERVICE"].map(os)
+    );
+    // bubblewrap applies --cap-drop and --cap-add in order: the add must come after.
+    let drop_all = argv.iter().position(|a| a == "--cap-drop").unwrap();
+    assert_eq!(argv[drop_all + 1], "ALL");
+    assert!(drop_all < argv.len() - 2);
+    assert!(MountView::from_argv(&argv, &disk).is_ok());
+    let default = render_argv(&p, &BwrapOptions::default(), &disk).unwrap();
+    assert!(!default.iter().any(|a| a == "--cap-add"));
+}
+
+#[test]
 fn only_existing_seals_protected_paths_and_channel_tokens_are_rendered() {
     let f = fixture();
     let seat = f.home.join(".claude/channels/seat1");

@@ -28,7 +28,7 @@ pub fn at_start(mode: NetworkMode, allowed_patterns: usize) -> Option<String> {
         NetworkMode::Allow => Some(format!(
             "jaula: network allow: only through jaula's proxy (HTTP_PROXY/HTTPS_PROXY), for \
              {allowed_patterns} allowed name pattern(s); a client that ignores the proxy \
-             variables reaches nothing"
+             variables is steered to it on ports 443 and 80 of the names it looks up"
         )),
     }
 }
@@ -89,12 +89,15 @@ pub fn refused_under_none(lookups: &Lookups, refused: &Refused) -> Option<String
 /// The reminder at exit under `allow`, when the command did not succeed and sent the
 /// proxy nothing at all (a refusal by the proxy has its own summary line).
 pub fn after_allow(status: ExitStatus, proxy_saw_requests: bool) -> Option<String> {
-    (!status.success() && !proxy_saw_requests).then(|| {
+    // 126 and 127 are the shell's "cannot execute" and "not found": the command never ran
+    // far enough to use the network, and the hint would send the user the wrong way.
+    let never_ran = matches!(status.code(), Some(126 | 127));
+    (!status.success() && !proxy_saw_requests && !never_ran).then(|| {
         format!(
             "jaula: network allow: the command failed ({}) and sent no request through the \
-             proxy: a client that ignores HTTP_PROXY/HTTPS_PROXY (Node's fetch, many Go \
-             binaries) cannot reach anything here; point it at the proxy, or use --network \
-             host",
+             proxy: a client that ignores HTTP_PROXY/HTTPS_PROXY and connects anywhere but \
+             ports 443 and 80 of a name it looked up (raw addresses, other ports, QUIC) \
+             reaches nothing here; point it at the proxy, or use --network host",
             describe(status)
         )
     })

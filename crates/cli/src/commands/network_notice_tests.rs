@@ -35,6 +35,9 @@ fn exit_notes_only_follow_a_failure_jaula_can_explain() {
     assert!(after_allow(exited(1), false)
         .unwrap()
         .contains("sent no request through the proxy"));
+    // A command that was not found or could not be executed never reached the network.
+    assert_eq!(after_allow(exited(127), false), None);
+    assert_eq!(after_allow(exited(126), false), None);
 }
 
 #[test]

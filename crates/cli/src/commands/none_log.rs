@@ -43,6 +43,7 @@ pub fn line(refusal: &NoneRefusal<'_>) -> Option<Vec<u8>> {
         address,
         reason: None,
         qtype,
+        via: None,
     }
     .to_line()
 }

@@ -376,6 +376,8 @@ fn bwrap_options(args: &RunArgs, mode: NetworkMode) -> bwrap::BwrapOptions {
     bwrap::BwrapOptions {
         proc_fs: !args.no_pid_ns,
         unshare_net: mode != NetworkMode::Host,
+        // A root stage binds the steering listeners on 443 and 80, then drops it.
+        net_bind_service: mode == NetworkMode::Allow,
         ..bwrap::BwrapOptions::default()
     }
 }
@@ -660,7 +662,7 @@ fn run_allow(
     };
     drop(stage_end);
     drop(netns_setup);
-    let listener = match netns::recv_listener(&channel) {
+    let listeners = match netns::CageListeners::recv(&channel) {
         Ok(Some(l)) => l,
         // The stage failed before it could bind (it said why on stderr): mirror its exit.
         Ok(None) | Err(_) => {
@@ -673,7 +675,19 @@ fn run_allow(
     // A stage that ends between the two messages hands out no stub: nothing to answer.
     let dns = netns::recv_dns_sockets(&channel).unwrap_or_default();
     drop(channel);
-    let done = jaula_proxy::supervise_with_dns(child, listener, dns, proxy)
+    let steered = match listeners.steered {
+        Some(s) => vec![
+            jaula_proxy::SteeredListener::tls(s.tls),
+            jaula_proxy::SteeredListener::http(s.http),
+        ],
+        None => Vec::new(),
+    };
+    let served = jaula_proxy::Served {
+        listener: listeners.proxy,
+        steered,
+        dns,
+    };
+    let done = jaula_proxy::supervise(child, served, proxy)
         .map_err(|e| CliError::Launch(e.to_string()))?;
     if !done.summary.is_empty() {
         eprintln!("{}", done.summary);
@@ -886,7 +900,8 @@ struct NetworkStage {
 ///   restriction (Landlock TCP + seccomp families) instead. In bwrap's view bubblewrap
 ///   already made the namespace.
 /// - `allow`: natively a namespace first (required: no fallback); then, in both
-///   backends, bind the proxy's listener on the namespace's loopback and hand it out.
+///   backends, bind the proxy's listener and the steering listeners on the namespace's
+///   loopback and hand them out.
 #[cfg(target_os = "linux")]
 fn network_stage(
     args: &RunArgs,
@@ -932,16 +947,50 @@ fn network_stage(
                     format!("--network allow needs a network namespace and none can be made: {e}")
                 })?;
             }
-            let listener = netns::bind_cage_listener()
+            // In bwrap's view an unprivileged stage cannot bind the web ports in bwrap's
+            // namespace (see enter_loopback_netns_with_userns) and makes one of its own;
+            // root cannot map itself into a new user namespace without CAP_SETFCAP
+            // (Linux 5.12+) and binds them in bwrap's, by bwrap's --cap-add.
+            let root = rustix::process::geteuid().is_root();
+            let nested = match plan {
+                PlanMode::Native => Ok(false),
+                _ if root => Ok(false),
+                _ => match netns::enter_loopback_netns_with_userns() {
+                    Ok(_) => Ok(true),
+                    Err(e) if e.changed_nothing() => Err(e.to_string()),
+                    Err(e) => return Err(format!("--network allow: {e}")),
+                },
+            };
+            let own_namespace = matches!(nested, Ok(true));
+            let mut listeners = netns::CageListeners::bind()
                 .map_err(|e| format!("cannot listen on the cage's loopback: {e}"))?;
-            netns::send_listener(&channel, &listener).map_err(|e| e.to_string())?;
+            if let Err(e) =
+                nested.and_then(|_| listeners.bind_steering().map_err(|e| e.to_string()))
+            {
+                eprintln!(
+                    "jaula: network allow: no steering for clients that ignore the proxy \
+                     variables ({e}); they reach nothing"
+                );
+            }
+            listeners.send(&channel).map_err(|e| e.to_string())?;
+            // The stub must answer in the namespace the command runs in: a nested one made
+            // just now binds its own; otherwise the sockets bubblewrap's parent bound are
+            // taken (natively there are none, and the stage binds them here).
+            let dns_fds: &[RawFd] = if own_namespace {
+                // The parent's sockets serve the outer namespace: close them here.
+                if !args.network_dns_fd.is_empty() {
+                    drop(netns::stub_sockets(&stub_addresses(), &args.network_dns_fd));
+                }
+                &[]
+            } else {
+                &args.network_dns_fd
+            };
             // Without the stub a client that ignores the proxy variables fails to resolve,
             // as it did before the stub existed: warn, and hand out none.
-            let stub =
-                netns::stub_sockets(&stub_addresses(), &args.network_dns_fd).unwrap_or_else(|e| {
-                    eprintln!("jaula: warning: network allow: {e}; names do not resolve");
-                    Vec::new()
-                });
+            let stub = netns::stub_sockets(&stub_addresses(), dns_fds).unwrap_or_else(|e| {
+                eprintln!("jaula: warning: network allow: {e}; names do not resolve");
+                Vec::new()
+            });
             netns::send_dns_sockets(&channel, &stub).map_err(|e| e.to_string())?;
             stage.env = netns::proxy_env(args.network_proxy_localhost);
         }

@@ -47,6 +47,9 @@ pub fn option_flags(options: &BwrapOptions) -> Vec<&'static str> {
     if options.unshare_net {
         flags.push("--unshare-net");
     }
+    if options.net_bind_service {
+        flags.extend(["--cap-add", "CAP_NET_BIND_SERVICE"]);
+    }
     flags
 }
 
@@ -83,7 +86,8 @@ pub fn option_flags(options: &BwrapOptions) -> Vec<&'static str> {
 ///    tmpfs already read-only there makes bubblewrap abort with EROFS ("Can't create
 ///    file"). `--remount-ro` changes only the flags of the topmost mount at `P`, so
 ///    deferring it changes nothing else.
-/// 9. The options: `--unshare-pid --proc /proc`, `--die-with-parent`, `--unshare-net`.
+/// 9. The options: `--unshare-pid --proc /proc`, `--die-with-parent`, `--unshare-net`,
+///    `--cap-add CAP_NET_BIND_SERVICE`.
 ///
 /// Only what exists is sealed, because a seal over a missing path is worse
 /// than none: bubblewrap has no `--tmpfs-try` and creates a missing mount point with

@@ -55,8 +55,8 @@ impl MountView {
             let op = argv[i].to_str().unwrap_or("");
             let arity = match op {
                 "--unshare-pid" | "--die-with-parent" | "--unshare-net" => 0,
-                "--dev" | "--tmpfs" | "--proc" | "--remount-ro" | "--cap-drop" | "--perms"
-                | "--dir" => 1,
+                "--dev" | "--tmpfs" | "--proc" | "--remount-ro" | "--cap-drop" | "--cap-add"
+                | "--perms" | "--dir" => 1,
                 "--bind" | "--bind-try" | "--ro-bind" | "--ro-bind-try" | "--bind-fd" => 2,
                 _ => {
                     return Err(BwrapError::UnknownArgument {

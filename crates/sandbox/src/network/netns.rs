@@ -8,11 +8,12 @@
 //!   family but `AF_UNIX`, which also takes UDP, raw and netlink sockets away. Unlike the
 //!   namespace, this leaves the cage no loopback TCP/UDP of its own either.
 //! - The hand-off for `allow`: the caged stage binds a listener on its own loopback and
-//!   passes the descriptor over a unix socket to the proxy outside ([`send_listener`],
-//!   [`recv_listener`]). Sockets stay in the namespace they were created in
+//!   passes the descriptor over a unix socket to the proxy outside
+//!   ([`CageListeners::send`], [`CageListeners::recv`]). Sockets stay in the namespace they were created in
 //!   (net/socket.c: `sock_create` takes `current->nsproxy->net_ns`), so the proxy accepts
 //!   connections made inside the cage while dialling out from the host's namespace, and
-//!   no forwarding process has to live in the cage.
+//!   no forwarding process has to live in the cage. The same hand-off carries the
+//!   steering listeners ([`CageListeners`]): ports 443 and 80 on [`STEERING_ADDRESS`].
 
 use std::io::{self, IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
@@ -44,6 +45,11 @@ pub enum NetnsError {
         flags: &'static str,
         source: io::Error,
     },
+    /// Found before anything changed: the process is still in its old namespaces.
+    #[error(
+        "cannot map ids in a new user namespace: /proc/self/uid_map is not writable here: {source}"
+    )]
+    IdMapUnwritable { source: io::Error },
     #[error("cannot write {path}: {source}")]
     IdMap {
         path: &'static str,
@@ -61,16 +67,47 @@ pub enum NetnsError {
     DnsStub { source: io::Error },
 }
 
+impl NetnsError {
+    /// The error was found before any namespace changed: the caller may carry on where
+    /// it is. Any other error leaves the process half-moved, and the launch must stop.
+    pub fn changed_nothing(&self) -> bool {
+        matches!(
+            self,
+            NetnsError::Unshare { .. } | NetnsError::IdMapUnwritable { .. }
+        )
+    }
+}
+
 /// Move the calling process into a fresh network namespace whose only interface is `lo`.
 ///
 /// Must be called while the process is single-threaded (unshare(2): `CLONE_NEWUSER`
 /// fails with EINVAL in a multithreaded process) and before the seccomp layer, which
 /// refuses namespace creation.
 pub fn enter_loopback_netns() -> Result<NetnsKind, NetnsError> {
-    let kind = if rustix::process::geteuid().is_root() {
+    enter(rustix::process::geteuid().is_root())
+}
+
+/// As [`enter_loopback_netns`], always inside a new user namespace of the caller's own
+/// uid, whatever the caller's capabilities. Inside bubblewrap's view this is the only
+/// namespace jaula's stage can own: bubblewrap maps uid 0 in an outer user namespace to
+/// mount devpts (`--dev`) and runs the sandbox in a nested one, so the stage's
+/// capabilities never reach bubblewrap's own network namespace, and binding ports 443 and
+/// 80 for steering there fails with EACCES. In a namespace it creates itself the stage
+/// holds every capability (dropped again by hardening before the command runs).
+pub fn enter_loopback_netns_with_userns() -> Result<NetnsKind, NetnsError> {
+    enter(false)
+}
+
+fn enter(net_only: bool) -> Result<NetnsKind, NetnsError> {
+    let kind = if net_only {
         unshare(libc::CLONE_NEWNET, "CLONE_NEWNET")?;
         NetnsKind::NetOnly
     } else {
+        // Where /proc is read-only (bubblewrap's view without its own /proc), the id maps
+        // could not be written after unshare, leaving a namespace that maps nobody: find
+        // that out before changing anything.
+        rustix::fs::access("/proc/self/uid_map", rustix::fs::Access::WRITE_OK)
+            .map_err(|e| NetnsError::IdMapUnwritable { source: e.into() })?;
         let uid = rustix::process::getuid().as_raw();
         let gid = rustix::process::getgid().as_raw();
         unshare(
@@ -206,12 +243,100 @@ pub const CAGE_PROXY_PORT: u16 = 3128;
 /// SNI or HTTP Host, exactly like a request made through the proxy variables.
 pub const STEERING_ADDRESS: Ipv4Addr = Ipv4Addr::new(127, 0, 2, 1);
 
-/// Bind the proxy's listener on the cage's own loopback, with a backlog large enough
-/// that a burst of connections waits in the kernel rather than being refused.
-pub fn bind_cage_listener() -> io::Result<TcpListener> {
-    let listener = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, CAGE_PROXY_PORT))?;
+/// The ports steered at [`STEERING_ADDRESS`]: TLS judged on its server name, HTTP on its
+/// Host. Any other port there has no listener, so a connection to it is refused.
+pub const STEERED_TLS_PORT: u16 = 443;
+pub const STEERED_HTTP_PORT: u16 = 80;
+
+/// Bind a listener in the cage's namespace, with a backlog large enough that a burst of
+/// connections waits in the kernel rather than being refused.
+fn bind_listener(address: Ipv4Addr, port: u16) -> io::Result<TcpListener> {
+    let listener = TcpListener::bind(SocketAddrV4::new(address, port))?;
     rustix::net::listen(&listener, 1024)?;
     Ok(listener)
+}
+
+/// Bind the proxy's listener on the cage's own loopback.
+pub fn bind_cage_listener() -> io::Result<TcpListener> {
+    bind_listener(Ipv4Addr::LOCALHOST, CAGE_PROXY_PORT)
+}
+
+/// Every socket the caged stage binds in its namespace and hands to the proxy outside,
+/// sent together in one message so the proxy never serves half of them.
+#[derive(Debug)]
+pub struct CageListeners {
+    /// The proxy's own listener, named by the proxy variables.
+    pub proxy: TcpListener,
+    /// For clients that ignore the proxy variables; `None` where the stage could not
+    /// bind the web ports (it said why), and such clients then reach nothing.
+    pub steered: Option<SteeredListeners>,
+}
+
+/// `STEERING_ADDRESS:443` and `STEERING_ADDRESS:80`.
+#[derive(Debug)]
+pub struct SteeredListeners {
+    pub tls: TcpListener,
+    pub http: TcpListener,
+}
+
+impl CageListeners {
+    /// The most descriptors the hand-off message carries.
+    const MAX: usize = 3;
+
+    /// Bind the proxy's listener; steering is added by [`CageListeners::bind_steering`].
+    pub fn bind() -> io::Result<CageListeners> {
+        Ok(CageListeners {
+            proxy: bind_cage_listener()?,
+            steered: None,
+        })
+    }
+
+    /// Bind the steering listeners. Ports below 1024 need CAP_NET_BIND_SERVICE in the
+    /// user namespace that owns the network namespace: held by root natively and in
+    /// every namespace the stage creates itself.
+    pub fn bind_steering(&mut self) -> io::Result<()> {
+        self.steered = Some(SteeredListeners {
+            tls: bind_listener(STEERING_ADDRESS, STEERED_TLS_PORT)?,
+            http: bind_listener(STEERING_ADDRESS, STEERED_HTTP_PORT)?,
+        });
+        Ok(())
+    }
+
+    /// Pass every listener over `channel` in one SCM_RIGHTS message: the proxy's, then
+    /// the TLS and HTTP steering listeners when there are any.
+    pub fn send(&self, channel: &impl AsFd) -> Result<(), NetnsError> {
+        let mut fds = vec![self.proxy.as_fd()];
+        if let Some(steered) = &self.steered {
+            fds.extend([steered.tls.as_fd(), steered.http.as_fd()]);
+        }
+        send_fds(channel, &fds)
+    }
+
+    /// Receive them; `None` when the stage closed the channel without sending (it failed
+    /// before binding, and says why on stderr).
+    pub fn recv(channel: &impl AsFd) -> Result<Option<CageListeners>, NetnsError> {
+        let Some(fds) = recv_fds(channel)? else {
+            return Ok(None);
+        };
+        let count = fds.len();
+        let mut fds = fds.into_iter().map(TcpListener::from);
+        match (fds.next(), fds.next(), fds.next()) {
+            (Some(proxy), None, None) => Ok(Some(CageListeners {
+                proxy,
+                steered: None,
+            })),
+            (Some(proxy), Some(tls), Some(http)) => Ok(Some(CageListeners {
+                proxy,
+                steered: Some(SteeredListeners { tls, http }),
+            })),
+            _ => Err(NetnsError::Handoff {
+                source: io::Error::other(format!(
+                    "the stage sent {count} descriptor(s), expected 1 or {}",
+                    CageListeners::MAX
+                )),
+            }),
+        }
+    }
 }
 
 /// A connected pair for the hand-off: the first end stays with the proxy, the second is
@@ -245,12 +370,11 @@ pub fn take_handoff_fd(fd: std::os::fd::RawFd) -> Result<OwnedFd, NetnsError> {
     }
 }
 
-/// Pass `listener` over `channel` (SCM_RIGHTS).
-pub fn send_listener(channel: &impl AsFd, listener: &TcpListener) -> Result<(), NetnsError> {
-    let fds = [listener.as_fd()];
-    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+/// Pass `fds` over `channel` in one message (SCM_RIGHTS).
+fn send_fds(channel: &impl AsFd, fds: &[std::os::fd::BorrowedFd<'_>]) -> Result<(), NetnsError> {
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(CageListeners::MAX))];
     let mut control = rustix::net::SendAncillaryBuffer::new(&mut space);
-    if !control.push(rustix::net::SendAncillaryMessage::ScmRights(&fds)) {
+    if !control.push(rustix::net::SendAncillaryMessage::ScmRights(fds)) {
         return Err(NetnsError::Handoff {
             source: io::Error::other("control buffer too small"),
         });
@@ -265,11 +389,13 @@ pub fn send_listener(channel: &impl AsFd, listener: &TcpListener) -> Result<(), 
     Ok(())
 }
 
-/// Receive the listener; `None` when the stage closed the channel without sending one
-/// (it failed before binding, and says why on stderr).
-pub fn recv_listener(channel: &impl AsFd) -> Result<Option<TcpListener>, NetnsError> {
+/// Receive the descriptors sent by [`send_fds`]; `None` when the channel closed with
+/// nothing sent.
+fn recv_fds(channel: &impl AsFd) -> Result<Option<Vec<OwnedFd>>, NetnsError> {
     let mut byte = [0u8; 1];
-    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    // Room for one more than expected, so an extra descriptor is seen (and closed), not
+    // silently truncated away.
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(CageListeners::MAX + 1))];
     let mut control = rustix::net::RecvAncillaryBuffer::new(&mut space);
     let got = rustix::net::recvmsg(
         channel,
@@ -281,16 +407,13 @@ pub fn recv_listener(channel: &impl AsFd) -> Result<Option<TcpListener>, NetnsEr
     if got.bytes == 0 {
         return Ok(None);
     }
+    let mut received: Vec<OwnedFd> = Vec::new();
     for message in control.drain() {
-        if let rustix::net::RecvAncillaryMessage::ScmRights(mut fds) = message {
-            if let Some(fd) = fds.next() {
-                return Ok(Some(TcpListener::from(fd)));
-            }
+        if let rustix::net::RecvAncillaryMessage::ScmRights(fds) = message {
+            received.extend(fds);
         }
     }
-    Err(NetnsError::Handoff {
-        source: io::Error::other("the stage sent no descriptor"),
-    })
+    Ok(Some(received))
 }
 
 /// The proxy variables for the caged process (see [`super::proxy_env_at`]), at the port

@@ -1,0 +1,250 @@
+//! The steering path in-process: a steered listener and an upstream on this host's
+//! loopback, both served by one runtime. The live, caged version is in
+//! crates/cli/tests/network_steer.rs.
+
+use super::*;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use jaula_sandbox::network::{NetworkMode, NetworkSpec};
+
+use crate::ProxyConfig;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// An upstream that records every byte it receives until the client half-closes, and
+/// answers `reply` as soon as it has seen `expect` bytes.
+async fn upstream(expect: usize, reply: &'static [u8]) -> (SocketAddr, Arc<Mutex<Vec<u8>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
+    tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut buf = [0u8; 4096];
+        let mut answered = false;
+        loop {
+            let n = stream.read(&mut buf).await.unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            let total = {
+                let mut seen = record.lock().unwrap();
+                seen.extend_from_slice(&buf[..n]);
+                seen.len()
+            };
+            if !answered && total >= expect {
+                stream.write_all(reply).await.unwrap();
+                answered = true;
+            }
+        }
+    });
+    (addr, seen)
+}
+
+fn proxy(upstream: SocketAddr, log: &std::path::Path) -> Proxy {
+    let rules = NetworkSpec {
+        mode: NetworkMode::Allow,
+        allow_domains: vec!["example.test".into()],
+        ..NetworkSpec::default()
+    }
+    .resolve()
+    .unwrap();
+    let mut config = ProxyConfig::new(rules);
+    config.resolve = BTreeMap::from([("example.test".to_owned(), upstream)]);
+    config.allow_addresses = vec!["127.0.0.1".parse().unwrap()];
+    config.log = Some(log.to_path_buf());
+    Proxy::new(config).unwrap()
+}
+
+/// A steered listener on an ephemeral loopback port, served by `proxy`.
+fn steered(protocol: Protocol, proxy: &Proxy) -> SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    start(SteeredListener { listener, protocol }, proxy.clone()).unwrap();
+    addr
+}
+
+/// Send `request`, half-close (which the relay passes on, so the upstream ends too), and
+/// read everything the other side sends until it closes.
+async fn exchange(addr: SocketAddr, request: &[u8]) -> Vec<u8> {
+    let mut client = TcpStream::connect(addr).await.unwrap();
+    client.write_all(request).await.unwrap();
+    client.shutdown().await.unwrap();
+    let mut got = Vec::new();
+    client.read_to_end(&mut got).await.unwrap();
+    got
+}
+
+fn log_lines(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A minimal ClientHello naming `name`, in one record.
+fn client_hello(name: Option<&str>) -> Vec<u8> {
+    let mut ext = Vec::new();
+    if let Some(name) = name {
+        let n = name.len() as u16;
+        ext.extend_from_slice(&[0x00, 0x00]);
+        ext.extend_from_slice(&(n + 5).to_be_bytes());
+        ext.extend_from_slice(&(n + 3).to_be_bytes());
+        ext.push(0);
+        ext.extend_from_slice(&n.to_be_bytes());
+        ext.extend_from_slice(name.as_bytes());
+    }
+    let mut body = vec![0x03, 0x03];
+    body.extend_from_slice(&[1u8; 32]);
+    body.push(0);
+    body.extend_from_slice(&[0x00, 0x02, 0x13, 0x01, 0x01, 0x00]);
+    body.extend_from_slice(&(ext.len() as u16).to_be_bytes());
+    body.extend_from_slice(&ext);
+    let mut message = vec![0x01];
+    message.extend_from_slice(&(body.len() as u32).to_be_bytes()[1..]);
+    message.extend_from_slice(&body);
+    let mut record = vec![0x16, 0x03, 0x01];
+    record.extend_from_slice(&(message.len() as u16).to_be_bytes());
+    record.extend_from_slice(&message);
+    record
+}
+
+#[test]
+fn an_allowed_http_host_reaches_its_upstream_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.jsonl");
+    runtime().block_on(async {
+        let request: &[u8] = b"GET /x HTTP/1.1\r\nhOST: Example.Test\r\nX-Odd:  kept \r\n\r\n";
+        let (up, seen) = upstream(request.len(), b"HTTP/1.1 200 OK\r\n\r\nup!").await;
+        let proxy = proxy(up, &log);
+        let addr = steered(Protocol::Http, &proxy);
+        let got = exchange(addr, request).await;
+        assert_eq!(got, b"HTTP/1.1 200 OK\r\n\r\nup!");
+        assert_eq!(seen.lock().unwrap().as_slice(), request);
+        assert_eq!(proxy.summary().allowed, 1);
+    });
+    let lines = log_lines(&log);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["method"], "GET");
+    assert_eq!(lines[0]["host"], "example.test");
+    assert_eq!(lines[0]["decision"], "allow");
+    assert_eq!(lines[0]["rule"], "allow-domain example.test");
+    assert_eq!(lines[0]["via"], "steered");
+}
+
+#[test]
+fn a_refused_http_host_gets_the_proxys_403_and_is_logged_steered() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.jsonl");
+    runtime().block_on(async {
+        let (up, seen) = upstream(1, b"").await;
+        let proxy = proxy(up, &log);
+        let addr = steered(Protocol::Http, &proxy);
+        let got = exchange(addr, b"GET / HTTP/1.1\r\nHost: refused.test\r\n\r\n").await;
+        let text = String::from_utf8(got).unwrap();
+        let port = addr.port();
+        assert!(text.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{text}");
+        assert!(
+            text.contains("\r\nx-jaula-rule: not in the allow list\r\n"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(&format!(
+                "\r\n\r\njaula: network: GET to refused.test:{port} blocked by rule: not in \
+                 the allow list\n"
+            )),
+            "{text}"
+        );
+        assert!(seen.lock().unwrap().is_empty());
+        assert_eq!(
+            proxy.summary().to_string(),
+            "jaula: network: blocked 1 request(s) to 1 host(s): refused.test (1 steered)"
+        );
+    });
+    let lines = log_lines(&log);
+    assert_eq!(lines[0]["decision"], "deny");
+    assert_eq!(lines[0]["host"], "refused.test");
+    assert_eq!(lines[0]["via"], "steered");
+}
+
+#[test]
+fn an_allowed_server_name_is_relayed_undecrypted_both_ways() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.jsonl");
+    runtime().block_on(async {
+        let mut hello = client_hello(Some("example.test"));
+        // Bytes after the ClientHello in the same write (0-RTT data) pass too.
+        hello.extend_from_slice(b"\x17\x03\x03\x00\x01Z");
+        let (up, seen) = upstream(hello.len(), b"server-bytes!").await;
+        let proxy = proxy(up, &log);
+        let addr = steered(Protocol::Tls, &proxy);
+        let got = exchange(addr, &hello).await;
+        assert_eq!(got, b"server-bytes!");
+        assert_eq!(*seen.lock().unwrap(), hello);
+    });
+    let lines = log_lines(&log);
+    assert_eq!(lines[0]["method"], "CONNECT");
+    assert_eq!(lines[0]["host"], "example.test");
+    assert_eq!(lines[0]["decision"], "allow");
+    assert_eq!(lines[0]["via"], "steered");
+}
+
+#[test]
+fn tls_refusals_get_an_access_denied_alert_and_name_their_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.jsonl");
+    runtime().block_on(async {
+        let (up, seen) = upstream(1, b"").await;
+        let proxy = proxy(up, &log);
+        let addr = steered(Protocol::Tls, &proxy);
+        for hello in [
+            client_hello(Some("refused.test")),
+            client_hello(None),
+            b"GET / HTTP/1.1\r\n\r\n".to_vec(),
+        ] {
+            assert_eq!(exchange(addr, &hello).await, TLS_ACCESS_DENIED);
+        }
+        assert!(seen.lock().unwrap().is_empty());
+    });
+    let lines = log_lines(&log);
+    let rules: Vec<(&str, &str)> = lines
+        .iter()
+        .map(|l| (l["host"].as_str().unwrap(), l["rule"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            ("refused.test", "not in the allow list"),
+            ("127.0.0.1", "steered TLS without a server name (SNI)"),
+            ("127.0.0.1", "steered: not a TLS handshake record"),
+        ]
+    );
+    assert!(lines
+        .iter()
+        .all(|l| l["via"] == "steered" && l["decision"] == "deny"));
+}
+
+#[test]
+fn a_client_that_names_nothing_before_closing_is_not_logged() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.jsonl");
+    runtime().block_on(async {
+        let (up, _) = upstream(1, b"").await;
+        let proxy = proxy(up, &log);
+        let addr = steered(Protocol::Http, &proxy);
+        assert!(exchange(addr, b"GET / HTTP/1.1\r\nHost: exa")
+            .await
+            .is_empty());
+        assert!(proxy.summary().is_empty());
+        assert_eq!(proxy.summary().allowed, 0);
+    });
+    assert!(log_lines(&log).is_empty());
+}
