@@ -478,7 +478,7 @@ fn absent_path_is_reported_without_the_gate(backend: &str, user: User) {
     let envrc = f.repo.join(".envrc");
     assert!(
         stderr.contains(&format!(
-            "jaula: protected path changed inside the cage: {} (created;",
+            "jaula: protected path changed while the cage ran: {} (created;",
             envrc.display()
         )),
         "{stderr}"

@@ -32,6 +32,12 @@ pub const DIR_ENTRY_LIMIT: usize = 1024;
 /// The evidence log, relative to the state home: inside the protected cage profile
 /// directory, so no cage can write or truncate it.
 pub const EVIDENCE_FILE: &str = ".runtime/cage/planting.jsonl";
+/// Where a successful bubblewrap probe is remembered, relative to the state home.
+pub const PROBE_CACHE_FILE: &str = ".runtime/cage/bwrap-probe";
+/// What jaula itself writes beneath the protected cage profile directory, from outside
+/// every cage, relative to the state home: never reported, since any other window's
+/// launch rewrites them while this one runs.
+const JAULA_OWN_FILES: &[&str] = &[EVIDENCE_FILE, PROBE_CACHE_FILE];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Meta {
@@ -106,6 +112,8 @@ struct Observed {
 #[derive(Clone, Debug)]
 pub struct Snapshot {
     entries: Vec<(PathBuf, ProtectKind, ProtectedSource, Observed)>,
+    /// jaula's own files beneath protected directories, left out of every comparison.
+    own: Vec<PathBuf>,
 }
 
 /// What happened to one path.
@@ -146,7 +154,7 @@ impl std::fmt::Display for Change {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "jaula: protected path changed inside the cage: {} ({}; {})",
+            "jaula: protected path changed while the cage ran: {} ({}; {})",
             self.path.display(),
             self.change,
             self.source.label()
@@ -157,12 +165,23 @@ impl std::fmt::Display for Change {
 impl Snapshot {
     /// Observe every protected path of `policy` now.
     pub fn take(policy: &Policy) -> Snapshot {
+        let own: Vec<PathBuf> = JAULA_OWN_FILES
+            .iter()
+            .map(|f| policy.state_home().join(f))
+            .collect();
         let entries = policy
             .protected()
             .iter()
-            .map(|p| (p.path.clone(), p.kind, p.source, observe(&p.path, p.kind)))
+            .map(|p| {
+                (
+                    p.path.clone(),
+                    p.kind,
+                    p.source,
+                    observe(&p.path, p.kind, &own),
+                )
+            })
             .collect();
-        Snapshot { entries }
+        Snapshot { entries, own }
     }
 
     /// How many protected paths were observed.
@@ -178,7 +197,7 @@ impl Snapshot {
     pub fn changes(&self) -> Vec<Change> {
         let mut out = Vec::new();
         for (path, kind, source, before) in &self.entries {
-            let after = observe(path, *kind);
+            let after = observe(path, *kind, &self.own);
             let mut push = |p: PathBuf, change| {
                 out.push(Change {
                     path: p,
@@ -238,7 +257,7 @@ fn compare_file(before: Option<&Meta>, after: Option<&Meta>) -> Option<ChangeKin
     }
 }
 
-fn observe(path: &Path, kind: ProtectKind) -> Observed {
+fn observe(path: &Path, kind: ProtectKind, own: &[PathBuf]) -> Observed {
     let mut observed = Observed {
         root: None,
         beneath: BTreeMap::new(),
@@ -251,12 +270,12 @@ fn observe(path: &Path, kind: ProtectKind) -> Observed {
     let walk = kind == ProtectKind::Directory && root.file_type == FileType::Directory;
     observed.root = Some(root);
     if walk {
-        walk_dir(path, Path::new(""), 0, &mut observed);
+        walk_dir(path, Path::new(""), 0, own, &mut observed);
     }
     observed
 }
 
-fn walk_dir(root: &Path, rel: &Path, depth: usize, out: &mut Observed) {
+fn walk_dir(root: &Path, rel: &Path, depth: usize, own: &[PathBuf], out: &mut Observed) {
     let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
         return;
     };
@@ -272,6 +291,9 @@ fn walk_dir(root: &Path, rel: &Path, depth: usize, out: &mut Observed) {
         }
         let child_rel = rel.join(&name);
         let child = root.join(&child_rel);
+        if is_jaulas_own(&child, own) {
+            continue;
+        }
         let Ok(meta) = std::fs::symlink_metadata(&child) else {
             continue;
         };
@@ -280,12 +302,31 @@ fn walk_dir(root: &Path, rel: &Path, depth: usize, out: &mut Observed) {
         out.beneath.insert(child_rel.clone(), m);
         if is_dir {
             if depth + 1 < DIR_DEPTH {
-                walk_dir(root, &child_rel, depth + 1, out);
+                walk_dir(root, &child_rel, depth + 1, own, out);
             } else {
                 out.truncated = true;
             }
         }
     }
+}
+
+/// `path` is one of jaula's own files, or the temporary file an atomic rewrite of one
+/// goes through (`.NAME.PID.tmp` beside it, as `bwrap::probe_cached` writes it).
+fn is_jaulas_own(path: &Path, own: &[PathBuf]) -> bool {
+    own.iter().any(|file| {
+        if path == file {
+            return true;
+        }
+        let (Some(name), Some(own_name)) = (path.file_name(), file.file_name()) else {
+            return false;
+        };
+        let (name, own_name) = (name.to_string_lossy(), own_name.to_string_lossy());
+        let pid = name
+            .strip_prefix(&format!(".{own_name}."))
+            .and_then(|rest| rest.strip_suffix(".tmp"));
+        path.parent() == file.parent()
+            && pid.is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+    })
 }
 
 /// Where the evidence of changed protected paths is appended, one JSON line each.

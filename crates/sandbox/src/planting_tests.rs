@@ -195,3 +195,37 @@ fn a_symlink_planted_as_the_evidence_log_is_not_followed() {
     assert_eq!(report_after(&snap, &p).len(), 1);
     assert!(!target.exists());
 }
+
+/// Another window's launch appends to the evidence log and rewrites the probe cache (via
+/// a temporary file) in the protected cage profile directory while this cage runs: that
+/// is jaula's own bookkeeping, not a change to report. Anything else there still is.
+#[test]
+fn jaulas_own_files_in_the_cage_profile_directory_are_not_reported() {
+    let (_d, root) = scratch();
+    let p = policy(&root);
+    let cage_dir = p.state_home().join(".runtime/cage");
+    fs::create_dir_all(&cage_dir).unwrap();
+    fs::write(evidence_path(&p), "{}\n").unwrap();
+    fs::write(p.state_home().join(super::PROBE_CACHE_FILE), "old\n").unwrap();
+    let snap = Snapshot::take(&p);
+    fs::write(evidence_path(&p), "{}\n{}\n").unwrap();
+    fs::write(cage_dir.join(".bwrap-probe.4242.tmp"), "new\n").unwrap();
+    fs::rename(
+        cage_dir.join(".bwrap-probe.4242.tmp"),
+        p.state_home().join(super::PROBE_CACHE_FILE),
+    )
+    .unwrap();
+    fs::write(cage_dir.join(".bwrap-probe.77.tmp"), "left over\n").unwrap();
+    assert_eq!(kinds(&snap), vec![]);
+
+    fs::write(cage_dir.join("window.sb"), "(allow default)\n").unwrap();
+    fs::write(cage_dir.join(".planting.jsonl.tmp"), "x").unwrap();
+    let changed: Vec<PathBuf> = kinds(&snap).into_iter().map(|(path, ..)| path).collect();
+    assert_eq!(
+        changed,
+        vec![
+            cage_dir.join(".planting.jsonl.tmp"),
+            cage_dir.join("window.sb")
+        ]
+    );
+}

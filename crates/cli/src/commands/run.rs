@@ -329,10 +329,7 @@ pub fn run(args: &RunArgs) -> Outcome {
 /// profile directory, read-only to every cage (see `bwrap::probe_cached`).
 #[cfg(target_os = "linux")]
 fn bwrap_probe_cache(policy: &Policy) -> std::path::PathBuf {
-    policy
-        .state_home()
-        .join(jaula_policy::defaults::CAGE_PROFILE_DIR)
-        .join("bwrap-probe")
+    policy.state_home().join(planting::PROBE_CACHE_FILE)
 }
 
 #[cfg(target_os = "linux")]
