@@ -3,7 +3,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::defaults;
 use crate::paths::{canonicalize_lenient, expand_tilde, is_within};
@@ -14,7 +14,7 @@ use crate::{Platform, PolicyError, PolicySpec};
 /// `/dev/null`, `subpath` versus `literal`), and a credential file that does not exist yet
 /// must still be sealed as a file, or the cage would put a directory where the tool will
 /// later try to create it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SealKind {
     File,
@@ -22,7 +22,7 @@ pub enum SealKind {
 }
 
 /// Why a root is sealed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum SealSource {
@@ -46,7 +46,7 @@ impl SealSource {
 }
 
 /// A root unreadable and unwritable inside the cage.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SealedRoot {
     pub path: PathBuf,
     pub kind: SealKind,
@@ -54,7 +54,7 @@ pub struct SealedRoot {
 }
 
 /// Why a root is writable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum WriteSource {
@@ -80,7 +80,7 @@ impl WriteSource {
 }
 
 /// A root beneath which writes (and creation) are allowed, unless sealed or protected.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WritableRoot {
     pub path: PathBuf,
     pub source: WriteSource,
@@ -93,7 +93,7 @@ pub struct WritableRoot {
 /// cages (`jaula run`), and `decide` refuses writes beneath every other one, so the
 /// reference and the backends agree. macOS never records one: a Seatbelt rule names a
 /// path whether or not it exists.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AbsentRoot {
     pub path: PathBuf,
     pub source: WriteSource,
@@ -104,7 +104,7 @@ pub struct AbsentRoot {
 }
 
 /// Why a path is protected from writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum ProtectedSource {
@@ -189,7 +189,7 @@ impl ProtectedSource {
 }
 
 /// What a protection covers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ProtectKind {
     /// Exactly this file.
@@ -214,7 +214,7 @@ impl ProtectKind {
 
 /// A path that shapes a cage or runs later outside it: readable, but never writable from
 /// inside any cage, even beneath a writable root such as `~/.config` or the repo.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProtectedPath {
     pub path: PathBuf,
     pub kind: ProtectKind,
@@ -228,7 +228,7 @@ pub struct ProtectedPath {
 }
 
 /// Which built-in writable set a cage starts from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CageProfile {
     /// An agent window on the owner's machine: the repo, the state home, the home caches
@@ -241,7 +241,7 @@ pub enum CageProfile {
 }
 
 /// Something the resolver dropped or doubted, for the CLI to print on stderr.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "warning", rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Warning {
@@ -290,7 +290,7 @@ impl std::fmt::Display for Warning {
 
 /// A cage resolved for one host. Build it with [`PolicySpec::resolve`]; ask it with
 /// [`Policy::decide`](crate::Policy::decide).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Policy {
     pub(crate) platform: Platform,
     pub(crate) profile: CageProfile,

@@ -13,8 +13,12 @@ pub mod hardening;
 pub mod landlock;
 #[cfg(target_os = "linux")]
 pub mod launch;
+#[cfg(target_os = "linux")]
+pub mod launch_plan;
 pub mod limits;
 pub mod network;
+#[cfg(target_os = "linux")]
+pub mod plan_fd;
 pub mod planting;
 pub mod seatbelt;
 pub mod seccomp;
