@@ -298,9 +298,12 @@ fn landlock_rules(plan: &LaunchPlan) -> Result<Option<Plan>, LaunchError> {
             support.kernel
         )));
     }
-    landlock::plan(&plan.policy, plan.stage, &RealFs)
-        .map(Some)
-        .map_err(|e| LaunchError::Refused(format!("the landlock plan failed: {e}")))
+    let rules = landlock::plan(&plan.policy, plan.stage, &RealFs)
+        .map_err(|e| LaunchError::Refused(format!("the landlock plan failed: {e}")))?;
+    if plan.verbose {
+        eprintln!("jaula: {}", rules.summary());
+    }
+    Ok(Some(rules))
 }
 
 /// What step 3 leaves for the later ones.

@@ -16,16 +16,15 @@ use jaula_policy::{CageProfile, Platform, Policy};
 #[cfg(target_os = "linux")]
 use jaula_sandbox::bwrap;
 #[cfg(target_os = "linux")]
-use jaula_sandbox::hardening::HardeningOptions;
+use jaula_sandbox::landlock::{self, PlanMode};
 #[cfg(target_os = "linux")]
-use jaula_sandbox::landlock::{self, Floor, PlanMode, RealFs};
+use jaula_sandbox::launch::{enter_limits, exit_like, ResourceLimits};
 #[cfg(target_os = "linux")]
-use jaula_sandbox::launch::{
-    confine_and_exec, enter_cgroup, exit_like, set_resource_limits, Confinement, Gate,
-    ResourceLimits,
-};
+use jaula_sandbox::launch_plan::{LaunchPlan, NetworkPlan, Reports, PLAN_VERSION};
 #[cfg(target_os = "linux")]
 use jaula_sandbox::network::netns;
+#[cfg(target_os = "linux")]
+use jaula_sandbox::plan_fd::{self, SealedPlan};
 #[cfg(target_os = "linux")]
 use jaula_sandbox::planting::{self, Snapshot};
 #[cfg(target_os = "linux")]
@@ -35,7 +34,7 @@ use std::process::Command;
 
 use crate::args::PolicyArgs;
 #[cfg(target_os = "linux")]
-use crate::commands::network_notice;
+use crate::commands::{network_notice, run_stage};
 #[cfg(target_os = "linux")]
 use crate::context;
 use crate::error::CliError;
@@ -43,6 +42,11 @@ use crate::Outcome;
 
 /// Exit status when jaula refuses to start the command (the shell's "cannot execute").
 pub const REFUSED: i32 = 126;
+
+/// The hidden subcommand jaula starts its own stages with (inside the bubblewrap view, the
+/// `--network allow` child, the child a planting-reporting parent waits for). It takes no
+/// arguments: its whole input is the launch plan on an inherited descriptor.
+pub const STAGE_SUBCOMMAND: &str = "stage";
 
 /// Run CMD confined: writes only to the working set, credentials sealed, seccomp and
 /// process hardening applied, credential environment variables scrubbed.
@@ -135,24 +139,10 @@ pub struct RunArgs {
     /// Internal (tests): the proxy resolves HOST to ADDR:PORT without DNS (repeatable).
     #[arg(long = "network-resolve", value_name = "HOST=ADDR:PORT", hide = true)]
     pub network_resolve: Vec<String>,
-    /// Internal: the descriptor over which the caged stage hands its loopback listener to
-    /// the proxy.
-    #[arg(long = "network-handoff-fd", value_name = "FD", hide = true)]
-    pub network_handoff_fd: Option<RawFd>,
     /// Internal (tests): with --network none natively, apply the no-namespace fallback
     /// (Landlock TCP + seccomp socket families) even where a namespace could be made.
     #[arg(long = "network-fallback", hide = true)]
     pub network_fallback: bool,
-    /// Internal: the allow list admits `localhost`, so it is not put in NO_PROXY.
-    #[arg(long = "network-proxy-localhost", hide = true)]
-    pub network_proxy_localhost: bool,
-    /// Internal: jaula's own stage inside the bubblewrap view.
-    #[arg(long, hide = true)]
-    pub inner_stage: bool,
-    /// Internal: the native stage, re-executed by a parent jaula that waits for it and
-    /// then reports changed protected paths.
-    #[arg(long, hide = true)]
-    pub planting_child: bool,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -221,81 +211,89 @@ pub fn run(args: &RunArgs) -> Outcome {
             "the cage is disabled (CITY_CAGE=0 or config cage.enabled = false)",
         );
     }
+    if args.keep_fd.contains(&plan_fd::PLAN_FD) {
+        return Err(CliError::Usage(format!(
+            "--keep-fd {}: jaula hands its launch plan to its own stages on that descriptor",
+            plan_fd::PLAN_FD
+        )));
+    }
     let policy = context::resolve(&sources, &policy_args)?;
-    if args.no_socket_gate && !args.inner_stage && args.network_handoff_fd.is_none() {
+    if args.no_socket_gate {
         eprintln!(
             "jaula: warning: --no-socket-gate: host unix sockets (tmux, docker, D-Bus, key \
              agents) are reachable from this cage, and protected paths it can write are only \
              reported after the command"
         );
     }
-    if !args.inner_stage && !args.planting_child && args.network_handoff_fd.is_none() {
-        create_absent_roots(&policy, args.verbose);
-    }
+    create_absent_roots(&policy, args.verbose);
     let env = scrubbed_env(args, &sources)?;
-    if !args.inner_stage && !args.planting_child && args.network_handoff_fd.is_none() {
-        if let Some(hint) = crate::commands::agent_hint::login_hint(&args.command[0], &policy, &env)
-        {
-            eprintln!("{hint}");
-        }
+    if let Some(hint) = crate::commands::agent_hint::login_hint(&args.command[0], &policy, &env) {
+        eprintln!("{hint}");
     }
     let limits = ResourceLimits {
         max_processes: args.max_procs,
         max_data_bytes: args.max_data,
     };
-    if let Err(e) = set_resource_limits(&limits) {
+    // Steps 1 and 2 of the launch, here, before any stage is started: every process after
+    // this one inherits the limits and the cgroup.
+    if let Err(e) = enter_limits(&limits, args.cgroup_fd) {
         eprintln!("jaula: {e}");
         return Ok(REFUSED);
-    }
-    // The planting child inherits the cgroup its parent entered (and the descriptor was
-    // consumed there).
-    if let Some(fd) = args.cgroup_fd.filter(|_| !args.planting_child) {
-        if let Err(e) = enter_cgroup(fd) {
-            eprintln!("jaula: cannot enter the contract's cgroup: {e}");
-            return Ok(REFUSED);
-        }
     }
     let backend = match args.backend {
         Some(b) => b,
         None => configured_backend(&sources)?,
     };
     let (mode, rules) = network_settings(args, &sources)?;
-    if args.inner_stage {
-        return confine(args, &policy, env, PlanMode::BwrapView, mode);
-    }
-    if args.network_handoff_fd.is_some() {
-        // The native `allow` stage, spawned by the supervising jaula below.
-        return confine(args, &policy, env, PlanMode::Native, mode);
-    }
+    let plan = LaunchPlan {
+        version: PLAN_VERSION,
+        policy,
+        stage: PlanMode::Native,
+        network: NetworkPlan {
+            mode,
+            fallback: args.network_fallback,
+            handoff_fd: None,
+            proxy_localhost: false,
+        },
+        env,
+        limits,
+        keep_fds: args.keep_fd.clone(),
+        socket_gate: !args.no_socket_gate,
+        // A tenant's spawn is not reported on: nobody runs a tenant's tree uncaged later,
+        // and the runner keeps its own evidence (crates/contract).
+        reports: Reports {
+            planting: !args.tenant,
+            network_none: true,
+        },
+        verbose: args.verbose,
+        command: args.command.clone(),
+    };
     if args.verbose {
         eprintln!("jaula: network: {}", describe_mode(mode, &rules));
     } else if let Some(line) = network_notice::at_start(mode, rules.allow().len()) {
-        // Said once, by the outermost jaula (a planting child is its re-execution).
-        if !args.planting_child {
-            eprintln!("{line}");
-        }
+        eprintln!("{line}");
     }
     let landlock_ok = landlock::probe().floor_met;
     if mode == NetworkMode::Allow {
-        return run_allow(args, &policy_args, &policy, env, backend, &sources, rules);
+        return run_allow(args, &policy_args, plan, backend, &sources, rules);
     }
     let bwrap_probe = || {
         bwrap::probe_cached(
             sources.bwrap,
             &bwrap_options(args, mode),
-            &bwrap_probe_cache(&policy),
+            &bwrap_probe_cache(&plan.policy),
         )
     };
     match backend {
-        Backend::Landlock if landlock_ok => native(args, &policy, env, mode),
+        Backend::Landlock if landlock_ok => native(args, plan),
         Backend::Landlock => uncaged(args, &landlock_missing()),
         Backend::Bwrap | Backend::Auto => match bwrap_probe() {
-            a if a.is_available() => exec_bwrap(args, &policy_args, &policy, env, &a, mode),
+            a if a.is_available() => exec_bwrap(args, &policy_args, plan, &a),
             a if backend == Backend::Auto && landlock_ok => {
                 if args.verbose {
                     eprintln!("jaula: bwrap unavailable ({}); using landlock", a.reason());
                 }
-                native(args, &policy, env, mode)
+                native(args, plan)
             }
             a if backend == Backend::Auto => {
                 uncaged(args, &format!("{}; and {}", a.reason(), landlock_missing()))
@@ -524,8 +522,7 @@ pub(crate) fn allow_addresses(
 fn run_allow(
     args: &RunArgs,
     policy_args: &PolicyArgs,
-    policy: &Policy,
-    env: Vec<(OsString, OsString)>,
+    plan: LaunchPlan,
     backend: Backend,
     sources: &Sources,
     rules: DomainRules,
@@ -538,43 +535,35 @@ fn run_allow(
     let proxy = jaula_proxy::Proxy::new(config).map_err(|e| CliError::Launch(e.to_string()))?;
     let (channel, stage_end) =
         netns::handoff_pair().map_err(|e| CliError::Launch(e.to_string()))?;
-    let mut stage_flags: Vec<OsString> = vec![
-        "--network".into(),
-        "allow".into(),
-        "--network-handoff-fd".into(),
-        std::os::fd::AsRawFd::as_raw_fd(&stage_end)
-            .to_string()
-            .into(),
-    ];
-    if proxy_localhost {
-        stage_flags.push("--network-proxy-localhost".into());
-    }
+    // The stage binds the listener and hands it back; this jaula reports after it ends.
+    let mut stage = LaunchPlan {
+        network: NetworkPlan {
+            handoff_fd: Some(std::os::fd::AsRawFd::as_raw_fd(&stage_end)),
+            proxy_localhost,
+            ..plan.network
+        },
+        reports: Reports::default(),
+        ..plan.clone()
+    };
     let landlock_ok = landlock::probe().floor_met;
     let probe = match backend {
         Backend::Landlock => None,
         _ => Some(bwrap::probe_cached(
             sources.bwrap,
             &bwrap_options(args, NetworkMode::Allow),
-            &bwrap_probe_cache(policy),
+            &bwrap_probe_cache(&plan.policy),
         )),
     };
     let mut options = bwrap_options(args, NetworkMode::Allow);
     let mut _private_tmp = None;
     let mut cmd = match probe {
         Some(a) if a.is_available() => {
-            match private_view(args, policy, policy_args, &mut options) {
+            match private_view(args, &plan.policy, policy_args, &mut options) {
                 Ok(p) => _private_tmp = p,
                 Err(reason) => return refuse(&reason),
             }
-            let argv = bwrap_argv(
-                args,
-                policy_args,
-                policy,
-                &options,
-                &a,
-                NetworkMode::Allow,
-                stage_flags,
-            )?;
+            stage.stage = PlanMode::BwrapView;
+            let argv = bwrap_argv(args, &plan.policy, &options, &a)?;
             let mut cmd = Command::new(&argv[0]);
             cmd.args(&argv[1..]);
             cmd
@@ -591,22 +580,12 @@ fn run_allow(
             ));
         }
         _ if !landlock_ok => return refuse(&landlock_missing()),
-        _ => {
-            let mut cmd = Command::new(own_binary()?);
-            cmd.arg("run");
-            cmd.args(inner_stage_args(
-                args,
-                policy_args,
-                policy,
-                "landlock",
-                NetworkMode::Allow,
-            ));
-            cmd.args(stage_flags);
-            cmd.arg("--").args(&args.command);
-            cmd
-        }
+        _ => stage_command()?,
     };
-    cmd.env_clear().envs(env);
+    let sealed = SealedPlan::new(&stage).map_err(|e| CliError::Launch(e.to_string()))?;
+    sealed.hand_to(&mut cmd);
+    cmd.env_clear().envs(plan.env.iter().cloned());
+    let policy = &plan.policy;
     let snapshot = Snapshot::take(policy);
     let child = match cmd.spawn() {
         Ok(c) => c,
@@ -619,6 +598,7 @@ fn run_allow(
         }
     };
     drop(stage_end);
+    drop(sealed);
     let listener = match netns::recv_listener(&channel) {
         Ok(Some(l)) => l,
         // The stage failed before it could bind (it said why on stderr): mirror its exit.
@@ -641,6 +621,14 @@ fn run_allow(
     }
     planting::report_after(&snapshot, policy);
     exit_like(done.status)
+}
+
+/// `jaula stage`, this very binary: it reads the plan handed to it and nothing else.
+#[cfg(target_os = "linux")]
+fn stage_command() -> Result<Command, CliError> {
+    let mut cmd = Command::new(own_binary()?);
+    cmd.arg(STAGE_SUBCOMMAND);
+    Ok(cmd)
 }
 
 #[cfg(target_os = "linux")]
@@ -687,7 +675,7 @@ pub(crate) fn scrubbed_env_from(
         rules = rules.scrub(pattern(p)?);
     }
     let scrubbed = scrub_env(vars, &rules);
-    if args.verbose && !args.inner_stage && !scrubbed.removed_names.is_empty() {
+    if args.verbose && !scrubbed.removed_names.is_empty() {
         let names: Vec<_> = scrubbed
             .removed_names
             .iter()
@@ -698,287 +686,59 @@ pub(crate) fn scrubbed_env_from(
     Ok(scrubbed.kept)
 }
 
-#[cfg(target_os = "linux")]
-fn command(args: &RunArgs, env: Vec<(OsString, OsString)>) -> Command {
-    let mut cmd = Command::new(&args.command[0]);
-    cmd.args(&args.command[1..]).env_clear().envs(env);
-    cmd
-}
-
-/// Landlock + seccomp + hardening on this process, then exec CMD in its place.
-#[cfg(target_os = "linux")]
-fn confine(
-    args: &RunArgs,
-    policy: &Policy,
-    mut env: Vec<(OsString, OsString)>,
-    mode: PlanMode,
-    network: NetworkMode,
-) -> Outcome {
-    let restrict_sockets = match network_stage(args, mode, network) {
-        Ok(stage) => {
-            for (k, v) in stage.env {
-                env.retain(|(name, _)| name != k.as_str());
-                env.push((k.into(), v.into()));
-            }
-            stage.restrict_sockets
-        }
-        Err(reason) => return refuse(&reason),
-    };
-    // Before the plan: the evidence log (and its directory) must exist when the Landlock
-    // rules are listed, or the supervisor could not read back what it snapshots there.
-    let after_exit = if args.no_socket_gate {
-        None
-    } else {
-        with_network_note(planting_hook(args, policy, mode), args, mode, network)
-    };
-    let plan = match landlock::plan(policy, mode, &RealFs) {
-        Ok(plan) => plan,
-        Err(e) => {
-            eprintln!("jaula: refusing to run: the landlock plan failed: {e}");
-            return Ok(REFUSED);
-        }
-    };
-    if args.verbose {
-        eprintln!("jaula: {}", plan.summary());
-    }
-    let support = landlock::probe();
-    // Inside bwrap's view the mount namespace already seals; a kernel without Landlock
-    // there is reported, not refused. Natively Landlock is the cage: refuse without it.
-    let landlock = if support.floor_met {
-        Some((&plan, Floor::FsV1))
-    } else if mode == PlanMode::BwrapView {
-        eprintln!(
-            "jaula: warning: {}: the bwrap view is the only filesystem layer",
-            landlock_missing()
-        );
-        None
-    } else {
-        return uncaged(args, &landlock_missing());
-    };
-    let mut hardening = HardeningOptions::new();
-    for fd in &args.keep_fd {
-        hardening = hardening.keep_fd(*fd);
-    }
-    let confinement = Confinement {
-        hardening,
-        landlock,
-        seccomp: true,
-        restrict_sockets,
-        gate: (!args.no_socket_gate).then(|| Gate {
-            policy: policy.clone(),
-            after_exit,
-        }),
-    };
-
-    let verbose = args.verbose;
-    let backend = if mode == PlanMode::Native {
-        "landlock"
-    } else {
-        "bwrap (inner stage)"
-    };
-    if verbose && mode == PlanMode::Native {
-        eprintln!("jaula: pid namespace: {}", describe_pid_ns(false));
-    }
-    let err = confine_and_exec(&mut command(args, env), confinement, |report| {
-        if verbose {
-            eprintln!("jaula: backend {backend}; layers in force:\n{report}");
-        }
-    });
-    eprintln!("jaula: {err}");
-    Ok(err.exit_code())
-}
-
-#[cfg(target_os = "linux")]
-struct NetworkStage {
-    env: Vec<(String, String)>,
-    restrict_sockets: bool,
-}
-
-/// The network steps of the stage that execs the command, before it is confined.
-///
-/// - `none`, native: a namespace of its own; where none can be made, the socket
-///   restriction (Landlock TCP + seccomp families) instead. In bwrap's view bubblewrap
-///   already made the namespace.
-/// - `allow`: natively a namespace first (required: no fallback); then, in both
-///   backends, bind the proxy's listener on the namespace's loopback and hand it out.
-#[cfg(target_os = "linux")]
-fn network_stage(
-    args: &RunArgs,
-    plan: PlanMode,
-    network: NetworkMode,
-) -> Result<NetworkStage, String> {
-    let mut stage = NetworkStage {
-        env: Vec::new(),
-        restrict_sockets: false,
-    };
-    match (network, plan) {
-        (NetworkMode::Host, _) | (NetworkMode::None, PlanMode::BwrapView) => {}
-        (NetworkMode::None, _) if args.network_fallback => stage.restrict_sockets = true,
-        (NetworkMode::None, _) => match netns::enter_loopback_netns() {
-            Ok(kind) => {
-                if args.verbose {
-                    eprintln!("jaula: network none: namespace {kind:?}");
-                }
-            }
-            Err(e) => {
-                eprintln!(
-                    "jaula: network none: {e}; refusing TCP with landlock and non-unix \
-                     sockets with seccomp instead (no loopback inside either)"
-                );
-                stage.restrict_sockets = true;
-            }
-        },
-        (NetworkMode::Allow, _) => {
-            let Some(fd) = args.network_handoff_fd else {
-                return Err("--network allow stage started without its hand-off".to_owned());
-            };
-            let channel = netns::take_handoff_fd(fd).map_err(|e| e.to_string())?;
-            if plan == PlanMode::Native {
-                netns::enter_loopback_netns().map_err(|e| {
-                    format!("--network allow needs a network namespace and none can be made: {e}")
-                })?;
-            }
-            let listener = netns::bind_cage_listener()
-                .map_err(|e| format!("cannot listen on the cage's loopback: {e}"))?;
-            netns::send_listener(&channel, &listener).map_err(|e| e.to_string())?;
-            stage.env = netns::proxy_env(args.network_proxy_localhost);
-        }
-    }
-    Ok(stage)
-}
-
-/// Run bubblewrap with the rendered view and jaula's own inner stage inside it, wait for
-/// it, report the protected paths the view could not cover (absent ones) if they changed,
-/// and leave as it left.
+/// Run bubblewrap with the rendered view and jaula's own stage inside it (the plan on its
+/// descriptor), wait for it, report the protected paths the view could not cover (absent
+/// ones) if they changed, and leave as it left.
 #[cfg(target_os = "linux")]
 fn exec_bwrap(
     args: &RunArgs,
     policy_args: &PolicyArgs,
-    policy: &Policy,
-    env: Vec<(OsString, OsString)>,
+    plan: LaunchPlan,
     availability: &bwrap::Availability,
-    mode: NetworkMode,
 ) -> Outcome {
+    let mode = plan.network.mode;
     let mut options = bwrap_options(args, mode);
     // Held open until the exec: bubblewrap binds these descriptors.
-    let _private_tmp = match private_view(args, policy, policy_args, &mut options) {
+    let _private_tmp = match private_view(args, &plan.policy, policy_args, &mut options) {
         Ok(p) => p,
         Err(reason) => return refuse(&reason),
     };
-    let argv = bwrap_argv(
-        args,
-        policy_args,
-        policy,
-        &options,
-        availability,
-        mode,
-        Vec::new(),
-    )?;
+    let argv = bwrap_argv(args, &plan.policy, &options, availability)?;
+    let stage = LaunchPlan {
+        stage: PlanMode::BwrapView,
+        ..plan.clone()
+    };
+    let sealed = SealedPlan::new(&stage).map_err(|e| CliError::Launch(e.to_string()))?;
     let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]).env_clear().envs(env);
+    cmd.args(&argv[1..]).env_clear().envs(plan.env.iter().cloned());
+    sealed.hand_to(&mut cmd);
     if args.tenant {
         let err = std::os::unix::process::CommandExt::exec(&mut cmd);
         eprintln!("jaula: cannot execute {}: {err}", argv[0].to_string_lossy());
         return Ok(REFUSED);
     }
-    wait_and_report(&mut cmd, policy, args.verbose, mode)
+    wait_and_report(&mut cmd, &plan.policy, args.verbose, mode)
 }
 
 /// Natively Landlock cannot stop the creation of an absent protected path, nor any write
 /// to one it does not split around, so the protected paths are snapshotted before the
 /// command runs and reported on after it ends. The socket gate's supervisor already waits
 /// for the command and does the reporting; with `--no-socket-gate` there is no supervisor,
-/// so this jaula re-executes itself as the confined stage (`--planting-child`) and waits.
+/// so this jaula starts the confined stage as its child and waits.
 #[cfg(target_os = "linux")]
-fn native(
-    args: &RunArgs,
-    policy: &Policy,
-    env: Vec<(OsString, OsString)>,
-    mode: NetworkMode,
-) -> Outcome {
-    let mut argv = std::env::args_os();
-    let me = argv.next();
-    let subcommand = argv.next();
-    // A tenant's spawn is not reported on: nobody runs a tenant's tree uncaged later, and
-    // the runner keeps its own evidence (crates/contract).
-    if !args.no_socket_gate
-        || args.planting_child
-        || args.tenant
-        || subcommand.as_deref() != Some(std::ffi::OsStr::new("run"))
-    {
-        return confine(args, policy, env, PlanMode::Native, mode);
+fn native(args: &RunArgs, plan: LaunchPlan) -> Outcome {
+    if plan.socket_gate || args.tenant {
+        // The limits and the cgroup are in force already (`run`).
+        return run_stage::launch_here(&plan, None);
     }
-    let mut cmd = Command::new(own_binary()?);
-    if let Some(me) = me {
-        std::os::unix::process::CommandExt::arg0(&mut cmd, me);
-    }
-    cmd.arg("run").arg("--planting-child").args(argv);
-    wait_and_report(&mut cmd, policy, args.verbose, mode)
-}
-
-/// The planting report the socket gate's supervisor makes after the command: the snapshot
-/// and the evidence log are taken now, before this process confines itself.
-#[cfg(target_os = "linux")]
-fn planting_hook(
-    args: &RunArgs,
-    policy: &Policy,
-    mode: PlanMode,
-) -> Option<Box<dyn FnOnce(std::process::ExitStatus)>> {
-    let reports = mode == PlanMode::Native
-        && !args.tenant
-        && !args.planting_child
-        && args.network_handoff_fd.is_none();
-    if !reports {
-        return None;
-    }
-    // The log first: opening it may create it, which must not show as a change.
-    let log = planting::EvidenceLog::open(policy);
-    let snapshot = Snapshot::take(policy);
-    if args.verbose {
-        eprintln!(
-            "jaula: planting guard: {} protected paths snapshotted; changes are reported \
-             after the command exits (evidence: {})",
-            snapshot.len(),
-            planting::evidence_path(policy).display()
-        );
-    }
-    let policy = policy.clone();
-    Some(Box::new(move |_status| {
-        planting::report_after_into(&snapshot, &policy, log);
-    }))
-}
-
-#[cfg(target_os = "linux")]
-/// Natively the socket gate's supervisor is the one that sees the command end: add the
-/// `--network none` reminder to what it runs then (the bwrap and `allow` paths print it
-/// from the jaula that waits).
-fn with_network_note(
-    hook: Option<Box<dyn FnOnce(std::process::ExitStatus)>>,
-    args: &RunArgs,
-    mode: PlanMode,
-    network: NetworkMode,
-) -> Option<Box<dyn FnOnce(std::process::ExitStatus)>> {
-    let notes =
-        network == NetworkMode::None && !args.planting_child && args.network_handoff_fd.is_none();
-    if !notes {
-        return hook;
-    }
-    // The refused addresses are known only to this process, the gate's supervisor (in the
-    // bwrap view, the inner stage); the failure reminder is printed by the outermost
-    // jaula, which under bwrap is the one waiting for bwrap.
-    let remind = mode == PlanMode::Native;
-    Some(Box::new(move |status| {
-        if let Some(hook) = hook {
-            hook(status);
-        }
-        let refused = jaula_sandbox::socket_gate::unreachable_destinations();
-        if let Some(note) = network_notice::refused_under_none(&refused) {
-            eprintln!("{note}");
-        }
-        if let Some(note) = remind.then(|| network_notice::after_none(status)).flatten() {
-            eprintln!("{note}");
-        }
-    }))
+    let stage = LaunchPlan {
+        reports: Reports::default(),
+        ..plan.clone()
+    };
+    let sealed = SealedPlan::new(&stage).map_err(|e| CliError::Launch(e.to_string()))?;
+    let mut cmd = stage_command()?;
+    sealed.hand_to(&mut cmd);
+    wait_and_report(&mut cmd, &plan.policy, args.verbose, plan.network.mode)
 }
 
 #[cfg(target_os = "linux")]
@@ -1041,16 +801,13 @@ fn beneath_private_dirs(path: &std::path::Path) -> Option<PathBuf> {
         .then_some(real)
 }
 
-/// bubblewrap's argv with jaula's inner stage (and `extra` flags for it) as the command.
+/// bubblewrap's argv with jaula's own stage as the command (it reads the plan handed to it).
 #[cfg(target_os = "linux")]
 fn bwrap_argv(
     args: &RunArgs,
-    policy_args: &PolicyArgs,
     policy: &Policy,
     options: &bwrap::BwrapOptions,
     availability: &bwrap::Availability,
-    mode: NetworkMode,
-    extra: Vec<OsString>,
 ) -> Result<Vec<OsString>, CliError> {
     context::ensure_protected_dirs(policy)?;
     let mut argv = bwrap::render_argv(policy, options, &bwrap::RealDisk)?;
@@ -1088,13 +845,8 @@ fn bwrap_argv(
     argv.extend([
         "--".into(),
         own_binary()?.into_os_string(),
-        "run".into(),
-        "--inner-stage".into(),
+        STAGE_SUBCOMMAND.into(),
     ]);
-    argv.extend(inner_stage_args(args, policy_args, policy, "bwrap", mode));
-    argv.extend(extra);
-    argv.push("--".into());
-    argv.extend(args.command.iter().cloned());
     if args.verbose {
         eprintln!(
             "jaula: backend bwrap, one mount a line:\n  {}",
@@ -1102,46 +854,6 @@ fn bwrap_argv(
         );
     }
     Ok(argv)
-}
-
-/// The inner stage re-resolves the same policy inside the view: the outer stage's resolved
-/// paths are passed explicitly so both stages agree whatever the environment says.
-#[cfg(target_os = "linux")]
-fn inner_stage_args(
-    args: &RunArgs,
-    policy_args: &PolicyArgs,
-    policy: &Policy,
-    backend: &str,
-    mode: NetworkMode,
-) -> Vec<OsString> {
-    let mut out = context::policy_flags(policy, policy_args);
-    let mut flag = |name: &str, value: OsString| {
-        out.push(name.into());
-        out.push(value);
-    };
-    flag("--backend", backend.into());
-    if mode == NetworkMode::None {
-        flag("--network", "none".into());
-    }
-    for fd in &args.keep_fd {
-        flag("--keep-fd", fd.to_string().into());
-    }
-    for k in &args.keep_env {
-        flag("--keep-env", k.into());
-    }
-    for s in &args.scrub_env {
-        flag("--scrub-env", s.into());
-    }
-    if args.verbose {
-        out.push("--verbose".into());
-    }
-    if args.tenant {
-        out.push("--tenant".into());
-    }
-    if args.no_socket_gate {
-        out.push("--no-socket-gate".into());
-    }
-    out
 }
 
 /// No cage: refuse (exit 126) with the reason, unless the user asked to run anyway.

@@ -162,11 +162,7 @@ fn linux_only_flag(args: &RunArgs) -> Option<String> {
     if args.cgroup_fd.is_some() {
         return linux("--cgroup-fd", "cgroups are Linux's");
     }
-    if args.inner_stage
-        || args.planting_child
-        || args.network_handoff_fd.is_some()
-        || args.network_fallback
-    {
+    if args.network_fallback {
         return linux("an internal stage flag", "it belongs to the Linux launch");
     }
     None
