@@ -20,6 +20,7 @@ pub mod network;
 #[cfg(target_os = "linux")]
 pub mod plan_fd;
 pub mod planting;
+pub mod run_argv;
 pub mod seatbelt;
 pub mod seccomp;
 #[cfg(target_os = "linux")]

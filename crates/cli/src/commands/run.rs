@@ -710,7 +710,9 @@ fn exec_bwrap(
     };
     let sealed = SealedPlan::new(&stage).map_err(|e| CliError::Launch(e.to_string()))?;
     let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]).env_clear().envs(plan.env.iter().cloned());
+    cmd.args(&argv[1..])
+        .env_clear()
+        .envs(plan.env.iter().cloned());
     sealed.hand_to(&mut cmd);
     if args.tenant {
         let err = std::os::unix::process::CommandExt::exec(&mut cmd);
