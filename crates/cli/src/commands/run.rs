@@ -136,13 +136,6 @@ pub struct RunArgs {
     /// refusal with the rule that refused it (`--network-log` is the older name).
     #[arg(long = "log", visible_alias = "network-log", value_name = "FILE")]
     pub network_log: Option<PathBuf>,
-    /// Internal (tests): the proxy resolves HOST to ADDR:PORT without DNS (repeatable).
-    #[arg(long = "network-resolve", value_name = "HOST=ADDR:PORT", hide = true)]
-    pub network_resolve: Vec<String>,
-    /// Internal (tests): with --network none natively, apply the no-namespace fallback
-    /// (Landlock TCP + seccomp socket families) even where a namespace could be made.
-    #[arg(long = "network-fallback", hide = true)]
-    pub network_fallback: bool,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -251,7 +244,7 @@ pub fn run(args: &RunArgs) -> Outcome {
         stage: PlanMode::Native,
         network: NetworkPlan {
             mode,
-            fallback: args.network_fallback,
+            fallback: sources.network.none_without_namespace == Some(true),
             handoff_fd: None,
             proxy_localhost: false,
         },
@@ -475,12 +468,19 @@ fn describe_mode(mode: NetworkMode, rules: &DomainRules) -> String {
     }
 }
 
-pub(crate) fn resolve_overrides(args: &RunArgs) -> Result<Vec<(String, SocketAddr)>, CliError> {
-    args.network_resolve
+/// The config's `network.resolve`: names the proxy answers without DNS.
+pub(crate) fn resolve_overrides(sources: &Sources) -> Result<Vec<(String, SocketAddr)>, CliError> {
+    sources
+        .network
+        .resolve
         .iter()
         .map(|entry| {
-            let bad =
-                || CliError::Usage(format!("--network-resolve {entry:?}: want HOST=ADDR:PORT"));
+            let bad = || {
+                CliError::Config(format!(
+                    "config {}: network.resolve {entry:?}: want HOST=ADDR:PORT",
+                    sources.config_path.display()
+                ))
+            };
             let (host, addr) = entry.split_once('=').ok_or_else(bad)?;
             let host = jaula_sandbox::network::normalize_host(host).ok_or_else(bad)?;
             Ok((host, addr.parse().map_err(|_| bad())?))
@@ -529,7 +529,7 @@ fn run_allow(
 ) -> Outcome {
     let proxy_localhost = rules.decide("localhost").allowed;
     let mut config = jaula_proxy::ProxyConfig::new(rules);
-    config.resolve = resolve_overrides(args)?.into_iter().collect();
+    config.resolve = resolve_overrides(sources)?.into_iter().collect();
     config.allow_addresses = allow_addresses(args, sources)?;
     config.log = args.network_log.clone();
     let proxy = jaula_proxy::Proxy::new(config).map_err(|e| CliError::Launch(e.to_string()))?;
