@@ -132,3 +132,37 @@ fn keep_fd_cannot_claim_the_plan_descriptor() {
     assert_ne!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("launch plan"), "{stderr}");
 }
+
+/// The plan carries paths byte-exact: a repo whose name is not UTF-8 is caged by every
+/// backend (natively in-process, and through the plan handed to the stage in the bwrap
+/// view), with the repo writable and the command started in it.
+#[test]
+fn a_repo_named_with_non_utf8_bytes_is_caged_by_both_backends() {
+    use common::{cage_available, scratch, Backend, User, HOST_PATH};
+    use std::os::unix::ffi::OsStringExt;
+    for backend in [Backend::Landlock, Backend::Bwrap] {
+        if let Err(reason) = cage_available(backend, User::Root) {
+            skip_or_fail(&reason);
+            continue;
+        }
+        let (_keep, root) = scratch("plan-bytes-");
+        let home = root.join("home");
+        let repo = root.join(std::ffi::OsString::from_vec(b"r\xe9po".to_vec()));
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&repo).unwrap();
+        let out = Command::new(jaula())
+            .args(["run", "--backend", backend.name(), "--home"])
+            .arg(&home)
+            .args(["--", "/bin/sh", "-c", "echo caged > written && cat written"])
+            .current_dir(&repo)
+            .env_clear()
+            .env("PATH", HOST_PATH)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{}: {stderr}", backend.name());
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "caged\n");
+        assert!(repo.join("written").is_file(), "{}", backend.name());
+    }
+}

@@ -48,6 +48,7 @@ impl SealSource {
 /// A root unreadable and unwritable inside the cage.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SealedRoot {
+    #[serde(with = "crate::serde_path")]
     pub path: PathBuf,
     pub kind: SealKind,
     pub source: SealSource,
@@ -82,6 +83,7 @@ impl WriteSource {
 /// A root beneath which writes (and creation) are allowed, unless sealed or protected.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WritableRoot {
+    #[serde(with = "crate::serde_path")]
     pub path: PathBuf,
     pub source: WriteSource,
 }
@@ -95,6 +97,7 @@ pub struct WritableRoot {
 /// path whether or not it exists.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AbsentRoot {
+    #[serde(with = "crate::serde_path")]
     pub path: PathBuf,
     pub source: WriteSource,
     /// Created by `jaula run` before caging: an agent-state or cache root (or the state
@@ -216,6 +219,7 @@ impl ProtectKind {
 /// inside any cage, even beneath a writable root such as `~/.config` or the repo.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProtectedPath {
+    #[serde(with = "crate::serde_path")]
     pub path: PathBuf,
     pub kind: ProtectKind,
     pub source: ProtectedSource,
@@ -247,15 +251,33 @@ pub enum CageProfile {
 pub enum Warning {
     /// A write-allow extra resolved inside a sealed root: it would be dead under the seal,
     /// and honouring it silently would only mislead.
-    WriteAllowInsideSealed { path: PathBuf, sealed: PathBuf },
+    WriteAllowInsideSealed {
+        #[serde(with = "crate::serde_path")]
+        path: PathBuf,
+        #[serde(with = "crate::serde_path")]
+        sealed: PathBuf,
+    },
     /// An allowed unix socket inside a sealed root: the seal wins (the bwrap view hides
     /// the socket, and a sealed directory is the owner's statement that nothing in it is
     /// the cage's business). Move the socket, or unseal the directory.
-    SocketInsideSealed { path: PathBuf, sealed: PathBuf },
+    SocketInsideSealed {
+        #[serde(with = "crate::serde_path")]
+        path: PathBuf,
+        #[serde(with = "crate::serde_path")]
+        sealed: PathBuf,
+    },
     /// An unprotect that names no protected path: probably a typo, said so.
-    UnprotectMatchedNothing { path: PathBuf },
+    UnprotectMatchedNothing {
+        #[serde(with = "crate::serde_path")]
+        path: PathBuf,
+    },
     /// An unprotect that names jaula's own configuration, which every later cage reads.
-    UnprotectRefused { path: PathBuf, protected: PathBuf },
+    UnprotectRefused {
+        #[serde(with = "crate::serde_path")]
+        path: PathBuf,
+        #[serde(with = "crate::serde_path")]
+        protected: PathBuf,
+    },
 }
 
 impl std::fmt::Display for Warning {
@@ -294,16 +316,23 @@ impl std::fmt::Display for Warning {
 pub struct Policy {
     pub(crate) platform: Platform,
     pub(crate) profile: CageProfile,
+    #[serde(with = "crate::serde_path")]
     pub(crate) home: PathBuf,
+    #[serde(with = "crate::serde_path")]
     pub(crate) state_home: PathBuf,
+    #[serde(with = "crate::serde_path")]
     pub(crate) repo: PathBuf,
     pub(crate) sealed: Vec<SealedRoot>,
+    #[serde(with = "crate::serde_path")]
     pub(crate) channels_root: PathBuf,
+    #[serde(with = "crate::serde_path::vec")]
     pub(crate) channel_token_files: Vec<PathBuf>,
     pub(crate) writable: Vec<WritableRoot>,
     pub(crate) absent: Vec<AbsentRoot>,
+    #[serde(with = "crate::serde_path")]
     pub(crate) claude_json: PathBuf,
     pub(crate) protected: Vec<ProtectedPath>,
+    #[serde(with = "crate::serde_path::option")]
     pub(crate) token_file: Option<PathBuf>,
     pub(crate) unix_sockets: Vec<crate::AllowedSocket>,
     pub(crate) warnings: Vec<Warning>,

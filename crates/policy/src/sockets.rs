@@ -125,6 +125,7 @@ impl SocketSource {
 /// A host socket the owner lets the cage connect to, canonical.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AllowedSocket {
+    #[serde(with = "crate::serde_path")]
     pub path: PathBuf,
     pub source: SocketSource,
 }

@@ -118,3 +118,20 @@ fn a_plan_without_a_command_is_refused() {
     let err = LaunchPlan::from_bytes(&plan.to_bytes().unwrap()).unwrap_err();
     assert!(matches!(err, PlanError::NoCommand), "{err}");
 }
+
+#[test]
+fn a_policy_with_a_non_utf8_repo_survives() {
+    use std::os::unix::ffi::OsStringExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let home = root.join("home");
+    let repo = home.join(OsString::from_vec(b"r\xe9po".to_vec()));
+    std::fs::create_dir_all(&repo).unwrap();
+    let (_keep, mut plan) = sample_plan();
+    plan.policy = PolicySpec::with_defaults(Platform::Linux, home, repo.clone())
+        .resolve()
+        .unwrap();
+    let back = LaunchPlan::from_bytes(&plan.to_bytes().unwrap()).unwrap();
+    assert_eq!(back.policy.repo(), repo);
+    assert_eq!(back, plan);
+}
