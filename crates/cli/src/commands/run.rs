@@ -28,8 +28,6 @@ use jaula_sandbox::plan_fd::{self, SealedPlan};
 #[cfg(target_os = "linux")]
 use jaula_sandbox::planting::{self, Snapshot};
 #[cfg(target_os = "linux")]
-use std::path::Path;
-#[cfg(target_os = "linux")]
 use std::process::Command;
 
 use crate::args::PolicyArgs;
@@ -351,10 +349,8 @@ fn bwrap_options(args: &RunArgs, mode: NetworkMode) -> bwrap::BwrapOptions {
     }
 }
 
-/// The cage's own `/tmp`, `/var/tmp` and `/run/user/UID` in the bwrap view, wherever the
-/// policy makes the host's writable (a window; a tenant never gets them): the host's hold
-/// the owner's tmux, X11, D-Bus, docker and agent sockets, which connect(2) reaches
-/// through any bind. Err is the reason to refuse: never fall back to the host's `/tmp`.
+/// The cage's own `/tmp`, `/var/tmp` and `/run/user/UID` in the view (see
+/// `bwrap::private_view`); Err is the reason to refuse.
 #[cfg(target_os = "linux")]
 fn private_view(
     args: &RunArgs,
@@ -362,53 +358,10 @@ fn private_view(
     policy_args: &PolicyArgs,
     options: &mut bwrap::BwrapOptions,
 ) -> Result<Option<bwrap::PrivateTmp>, String> {
-    if args.verbose {
-        eprintln!("jaula: pid namespace: {}", describe_pid_ns(options.proc_fs));
-    }
-    let writable = |p: &str| policy.writable().iter().any(|w| w.path == Path::new(p));
-    if writable("/run/user") {
-        // The real uid: the one bubblewrap maps into its user namespace, and the one the
-        // owner's XDG_RUNTIME_DIR is named after.
-        let uid = rustix::process::getuid().as_raw();
-        options.private_run_user = Some(uid);
-        if args.verbose {
-            eprintln!(
-                "jaula: /run/user: the cage's own, empty /run/user/{uid} (the host's bus, \
-                 docker, podman and agent sockets are not in the view)"
-            );
-        }
-    }
-    if !writable("/tmp") {
-        return Ok(None);
-    }
     // `--window` defaults to the literal "window": that default means "not given".
     let given = (policy_args.window != "window").then_some(policy_args.window.as_str());
-    let name = bwrap::window_dir_name(given, policy.repo());
-    let tmp = bwrap::PrivateTmp::open(policy.state_home(), &name)
-        .map_err(|e| format!("cannot make the cage's private /tmp: {e}"))?;
-    options.private_tmp = Some(tmp.fds());
-    if args.verbose {
-        eprintln!(
-            "jaula: /tmp and /var/tmp: the cage's own, {dir}/{} and {dir}/{} (the host's are \
-             not in the view)",
-            bwrap::TMP_NAME,
-            bwrap::VAR_TMP_NAME,
-            dir = tmp.window_dir().display()
-        );
-    }
-    Ok(Some(tmp))
-}
-
-/// What `/proc` shows the caged process, for `-v` (bwrap) and the native backend.
-#[cfg(target_os = "linux")]
-pub fn describe_pid_ns(own: bool) -> &'static str {
-    if own {
-        "the cage's own, with its own /proc: host processes and their command lines are \
-         not visible"
-    } else {
-        "the host's (LIMIT): /proc lists every host process, and their command lines \
-         (/proc/<pid>/cmdline) are readable; never pass secrets in argv"
-    }
+    bwrap::private_view(policy, given, options, args.verbose)
+        .map_err(|e| format!("cannot make the cage's private /tmp: {e}"))
 }
 
 /// The mode and validated lists: flags over the config's `[network]`. The config's lists
@@ -779,30 +732,6 @@ fn wait_and_report(
     exit_like(status)
 }
 
-#[cfg(target_os = "linux")]
-fn command_beneath_private_dirs(program: &OsString, cwd: &std::path::Path) -> Option<PathBuf> {
-    let path = std::path::Path::new(program);
-    if path.components().count() < 2 {
-        return None; // a bare name is found on PATH, outside /tmp
-    }
-    beneath_private_dirs(&cwd.join(path))
-}
-
-/// `path`, canonical, when it lies beneath a directory the bwrap view replaces with the
-/// window's own (/tmp, /var/tmp).
-#[cfg(target_os = "linux")]
-fn beneath_private_dirs(path: &std::path::Path) -> Option<PathBuf> {
-    let real = std::fs::canonicalize(path).ok()?;
-    let replaced = [
-        std::path::Path::new("/tmp"),
-        std::path::Path::new("/var/tmp"),
-    ];
-    replaced
-        .iter()
-        .any(|dir| real.starts_with(dir) && real != *dir)
-        .then_some(real)
-}
-
 /// bubblewrap's argv with jaula's own stage as the command (it reads the plan handed to it).
 #[cfg(target_os = "linux")]
 fn bwrap_argv(
@@ -812,43 +741,17 @@ fn bwrap_argv(
     availability: &bwrap::Availability,
 ) -> Result<Vec<OsString>, CliError> {
     context::ensure_protected_dirs(policy)?;
-    let mut argv = bwrap::render_argv(policy, options, &bwrap::RealDisk)?;
-    if let Some(program) = availability.program() {
-        argv[0] = program.as_os_str().to_os_string();
-    }
     let cwd = std::env::current_dir().map_err(CliError::Cwd)?;
-    // The command itself, named by a path beneath a directory the view replaces with the
-    // window's own (/tmp, /var/tmp): bound read-only at its own path, or it could not even
-    // be started. Only the file: what it reads from there stays the window's.
-    if let Some(program) = command_beneath_private_dirs(&args.command[0], &cwd) {
-        argv.extend([
-            "--ro-bind-try".into(),
-            program.clone().into_os_string(),
-            program.into_os_string(),
-        ]);
-    }
-    // The working directory, when it lies beneath /tmp or /var/tmp and outside every
-    // writable root: bound read-only at its own path, so the command starts where the
-    // caller stood (the private /tmp has no such directory).
-    let in_writable = policy
-        .writable()
-        .iter()
-        .any(|w| !matches!(w.path.to_str(), Some("/tmp" | "/var/tmp")) && cwd.starts_with(&w.path));
-    if !in_writable {
-        if let Some(dir) = beneath_private_dirs(&cwd) {
-            argv.extend([
-                "--ro-bind-try".into(),
-                dir.clone().into_os_string(),
-                dir.into_os_string(),
-            ]);
-        }
-    }
-    argv.extend(["--chdir".into(), cwd.into_os_string()]);
-    argv.extend([
-        "--".into(),
-        own_binary()?.into_os_string(),
-        STAGE_SUBCOMMAND.into(),
-    ]);
+    let stage = [own_binary()?.into_os_string(), STAGE_SUBCOMMAND.into()];
+    let argv = bwrap::stage_argv(
+        policy,
+        options,
+        availability,
+        &bwrap::RealDisk,
+        &args.command[0],
+        &cwd,
+        &stage,
+    )?;
     if args.verbose {
         eprintln!(
             "jaula: backend bwrap, one mount a line:\n  {}",

@@ -12,8 +12,9 @@ use jaula_sandbox::plan_fd;
 use jaula_sandbox::planting::{self, Snapshot};
 
 use crate::commands::network_notice;
-use crate::commands::run::{describe_pid_ns, REFUSED};
+use crate::commands::run::REFUSED;
 use crate::Outcome;
+use jaula_sandbox::bwrap::describe_pid_ns;
 
 /// `jaula stage`: read the inherited plan, refuse (126) one that is missing, of another
 /// version or malformed, else launch it.
