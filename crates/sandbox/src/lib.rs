@@ -5,6 +5,7 @@
 //! the only crate allowed `unsafe`, each block with a `// SAFETY:` comment.
 
 pub mod absent_roots;
+pub mod backend;
 pub mod bwrap;
 pub mod child;
 pub mod doc_tables;

@@ -14,6 +14,8 @@ use jaula_sandbox::network::{DomainRules, NetworkMode, NetworkSpec};
 #[cfg(target_os = "linux")]
 use jaula_policy::{CageProfile, Platform, Policy};
 #[cfg(target_os = "linux")]
+use jaula_sandbox::backend::{self, Launcher, NoCage};
+#[cfg(target_os = "linux")]
 use jaula_sandbox::bwrap;
 #[cfg(target_os = "linux")]
 use jaula_sandbox::landlock::{self, PlanMode};
@@ -163,6 +165,17 @@ pub enum Backend {
     Bwrap,
 }
 
+#[cfg(target_os = "linux")]
+impl From<Backend> for backend::Requested {
+    fn from(b: Backend) -> backend::Requested {
+        match b {
+            Backend::Auto => backend::Requested::Auto,
+            Backend::Landlock => backend::Requested::Landlock,
+            Backend::Bwrap => backend::Requested::Bwrap,
+        }
+    }
+}
+
 /// On macOS: the Seatbelt launch (`run_seatbelt`).
 #[cfg(not(target_os = "linux"))]
 pub fn run(args: &RunArgs) -> Outcome {
@@ -264,33 +277,27 @@ pub fn run(args: &RunArgs) -> Outcome {
     } else if let Some(line) = network_notice::at_start(mode, rules.allow().len()) {
         eprintln!("{line}");
     }
-    let landlock_ok = landlock::probe().floor_met;
-    if mode == NetworkMode::Allow {
-        return run_allow(args, &policy_args, plan, backend, &sources, rules);
-    }
-    let bwrap_probe = || {
+    let landlock = landlock::probe();
+    let landlock_missing = (!landlock.floor_met).then(|| format!("landlock: {}", landlock.kernel));
+    let launcher = backend::choose(backend.into(), landlock_missing, || {
         bwrap::probe_cached(
             sources.bwrap,
             &bwrap_options(args, mode),
             &bwrap_probe_cache(&plan.policy),
         )
-    };
-    match backend {
-        Backend::Landlock if landlock_ok => native(args, plan),
-        Backend::Landlock => uncaged(args, &landlock_missing()),
-        Backend::Bwrap | Backend::Auto => match bwrap_probe() {
-            a if a.is_available() => exec_bwrap(args, &policy_args, plan, &a),
-            a if backend == Backend::Auto && landlock_ok => {
-                if args.verbose {
-                    eprintln!("jaula: bwrap unavailable ({}); using landlock", a.reason());
-                }
-                native(args, plan)
+    });
+    if mode == NetworkMode::Allow {
+        return run_allow(args, &policy_args, plan, launcher, &sources, rules);
+    }
+    match launcher {
+        Ok(Launcher::Bwrap(a)) => exec_bwrap(args, &policy_args, plan, &a),
+        Ok(Launcher::Native { bwrap_unavailable }) => {
+            if let (Some(a), true) = (bwrap_unavailable, args.verbose) {
+                eprintln!("jaula: bwrap unavailable ({}); using landlock", a.reason());
             }
-            a if backend == Backend::Auto => {
-                uncaged(args, &format!("{}; and {}", a.reason(), landlock_missing()))
-            }
-            a => uncaged(args, &format!("bwrap backend: {}", a.reason())),
-        },
+            native(args, plan)
+        }
+        Err(no_cage) => uncaged(args, &no_cage.reason()),
     }
 }
 
@@ -320,11 +327,6 @@ fn create_absent_roots(policy: &Policy, verbose: bool) {
             .collect();
         eprintln!("jaula: created (0700): {}", made.join(" "));
     }
-}
-
-#[cfg(target_os = "linux")]
-fn landlock_missing() -> String {
-    format!("landlock: {}", landlock::probe().kernel)
 }
 
 #[cfg(target_os = "linux")]
@@ -476,7 +478,7 @@ fn run_allow(
     args: &RunArgs,
     policy_args: &PolicyArgs,
     plan: LaunchPlan,
-    backend: Backend,
+    launcher: Result<Launcher, NoCage>,
     sources: &Sources,
     rules: DomainRules,
 ) -> Outcome {
@@ -498,19 +500,10 @@ fn run_allow(
         reports: Reports::default(),
         ..plan.clone()
     };
-    let landlock_ok = landlock::probe().floor_met;
-    let probe = match backend {
-        Backend::Landlock => None,
-        _ => Some(bwrap::probe_cached(
-            sources.bwrap,
-            &bwrap_options(args, NetworkMode::Allow),
-            &bwrap_probe_cache(&plan.policy),
-        )),
-    };
     let mut options = bwrap_options(args, NetworkMode::Allow);
     let mut _private_tmp = None;
-    let mut cmd = match probe {
-        Some(a) if a.is_available() => {
+    let mut cmd = match launcher {
+        Ok(Launcher::Bwrap(a)) => {
             match private_view(args, &plan.policy, policy_args, &mut options) {
                 Ok(p) => _private_tmp = p,
                 Err(reason) => return refuse(&reason),
@@ -521,19 +514,20 @@ fn run_allow(
             cmd.args(&argv[1..]);
             cmd
         }
-        Some(a) if backend == Backend::Bwrap || !landlock_ok => {
+        Ok(Launcher::Native { .. }) => stage_command()?,
+        // No uncaged fallback here: a port rule would admit any host.
+        Err(NoCage {
+            bwrap: Some(a),
+            landlock,
+            ..
+        }) => {
             return refuse(&format!(
                 "--network allow needs a network namespace; bwrap: {}{}",
                 a.reason(),
-                if landlock_ok {
-                    String::new()
-                } else {
-                    format!("; {}", landlock_missing())
-                }
+                landlock.map(|l| format!("; {l}")).unwrap_or_default()
             ));
         }
-        _ if !landlock_ok => return refuse(&landlock_missing()),
-        _ => stage_command()?,
+        Err(no_cage) => return refuse(&no_cage.reason()),
     };
     let sealed = SealedPlan::new(&stage).map_err(|e| CliError::Launch(e.to_string()))?;
     sealed.hand_to(&mut cmd);
