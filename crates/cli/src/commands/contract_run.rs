@@ -108,9 +108,7 @@ fn spawn(
         }
         None => None,
     };
-    run.cgroup_fd = inherited
-        .as_ref()
-        .map(|fd| std::os::fd::AsRawFd::as_raw_fd(fd));
+    run.cgroup_fd = inherited.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
     let argv = run.argv(&me, args.cmd.iter().map(OsString::from));
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]).current_dir(&workspace);
