@@ -46,6 +46,7 @@ pub const REFUSED: i32 = 126;
 /// The hidden subcommand jaula starts its own stages with (inside the bubblewrap view, the
 /// `--network allow` child, the child a planting-reporting parent waits for). It takes no
 /// arguments: its whole input is the launch plan on an inherited descriptor.
+#[cfg(target_os = "linux")]
 pub const STAGE_SUBCOMMAND: &str = "stage";
 
 /// Run CMD confined: writes only to the working set, credentials sealed, seccomp and
