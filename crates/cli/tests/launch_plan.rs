@@ -166,3 +166,50 @@ fn a_repo_named_with_non_utf8_bytes_is_caged_by_both_backends() {
         assert!(repo.join("written").is_file(), "{}", backend.name());
     }
 }
+
+/// The command never inherits the plan's descriptor, whichever way the plan reached the
+/// stage (bwrap, the planting child under --no-socket-gate, in-process).
+#[test]
+fn the_command_never_sees_the_plan_descriptor() {
+    use common::{cage_available, scratch, Backend, User, HOST_PATH};
+    let cases: [(Backend, &[&str]); 4] = [
+        (Backend::Bwrap, &[]),
+        (Backend::Bwrap, &["--no-socket-gate"]),
+        (Backend::Landlock, &[]),
+        (Backend::Landlock, &["--no-socket-gate"]),
+    ];
+    for (backend, extra) in cases {
+        if let Err(reason) = cage_available(backend, User::Root) {
+            skip_or_fail(&reason);
+            continue;
+        }
+        let (_keep, root) = scratch("plan-fd-");
+        let (home, repo) = (root.join("home"), root.join("repo"));
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&repo).unwrap();
+        let out = Command::new(jaula())
+            .args(["run", "--backend", backend.name(), "--home"])
+            .arg(&home)
+            .args(extra)
+            .args([
+                "--",
+                "/bin/sh",
+                "-c",
+                &format!("if [ -e /proc/self/fd/{PLAN_FD} ]; then echo open; else echo closed; fi"),
+            ])
+            .current_dir(&repo)
+            .env_clear()
+            .env("PATH", HOST_PATH)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{} {extra:?}: {stderr}", backend.name());
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "closed\n",
+            "{} {extra:?}",
+            backend.name()
+        );
+    }
+}
