@@ -204,7 +204,11 @@ fn the_command_never_sees_the_plan_descriptor() {
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{} {extra:?}: {stderr}", backend.name());
+        assert!(
+            out.status.success(),
+            "{} {extra:?}: {stderr}",
+            backend.name()
+        );
         assert_eq!(
             String::from_utf8_lossy(&out.stdout),
             "closed\n",

@@ -193,8 +193,30 @@ pub fn run(args: &RunArgs) -> Outcome {
     }
 }
 
+/// Everything `run` resolved from its arguments, once.
+#[cfg(target_os = "linux")]
+struct Planned {
+    plan: LaunchPlan,
+    policy_args: PolicyArgs,
+    sources: Sources,
+    backend: Backend,
+    rules: DomainRules,
+}
+
+/// Arguments -> plan -> launch.
 #[cfg(target_os = "linux")]
 pub fn run(args: &RunArgs) -> Outcome {
+    match plan(args)? {
+        Ok(planned) => launch(args, planned),
+        Err(reason) => uncaged(args, &reason),
+    }
+}
+
+/// Gather the sources, resolve the policy, scrub the environment and settle the network:
+/// the launch plan, and what the outer stage needs beside it. `Ok(Err(reason))`: the cage
+/// is disabled.
+#[cfg(target_os = "linux")]
+fn plan(args: &RunArgs) -> Result<Result<Planned, String>, CliError> {
     let mut policy_args = args.policy.clone();
     if policy_args.repo.is_none() {
         policy_args.repo = Some(std::env::current_dir().map_err(CliError::Cwd)?);
@@ -211,10 +233,9 @@ pub fn run(args: &RunArgs) -> Outcome {
         return Err(CliError::Config(problem));
     }
     if !sources.enabled {
-        return uncaged(
-            args,
-            "the cage is disabled (CITY_CAGE=0 or config cage.enabled = false)",
-        );
+        return Ok(Err(
+            "the cage is disabled (CITY_CAGE=0 or config cage.enabled = false)".to_owned(),
+        ));
     }
     if args.keep_fd.contains(&plan_fd::PLAN_FD) {
         return Err(CliError::Usage(format!(
@@ -235,16 +256,6 @@ pub fn run(args: &RunArgs) -> Outcome {
     if let Some(hint) = crate::commands::agent_hint::login_hint(&args.command[0], &policy, &env) {
         eprintln!("{hint}");
     }
-    let limits = ResourceLimits {
-        max_processes: args.max_procs,
-        max_data_bytes: args.max_data,
-    };
-    // Steps 1 and 2 of the launch, here, before any stage is started: every process after
-    // this one inherits the limits and the cgroup.
-    if let Err(e) = enter_limits(&limits, args.cgroup_fd) {
-        eprintln!("jaula: {e}");
-        return Ok(REFUSED);
-    }
     let backend = match args.backend {
         Some(b) => b,
         None => configured_backend(&sources)?,
@@ -261,7 +272,10 @@ pub fn run(args: &RunArgs) -> Outcome {
             proxy_localhost: false,
         },
         env,
-        limits,
+        limits: ResourceLimits {
+            max_processes: args.max_procs,
+            max_data_bytes: args.max_data,
+        },
         keep_fds: args.keep_fd.clone(),
         socket_gate: !args.no_socket_gate,
         // A tenant's spawn is not reported on: nobody runs a tenant's tree uncaged later,
@@ -273,6 +287,33 @@ pub fn run(args: &RunArgs) -> Outcome {
         verbose: args.verbose,
         command: args.command.clone(),
     };
+    Ok(Ok(Planned {
+        plan,
+        policy_args,
+        sources,
+        backend,
+        rules,
+    }))
+}
+
+/// Choose the cage and start it: in-process natively, or the stage inside bubblewrap's
+/// view, or (`allow`) a stage child beside the proxy.
+#[cfg(target_os = "linux")]
+fn launch(args: &RunArgs, planned: Planned) -> Outcome {
+    let Planned {
+        plan,
+        policy_args,
+        sources,
+        backend,
+        rules,
+    } = planned;
+    // Steps 1 and 2 of the launch sequence, here, before any stage is started: every
+    // process after this one inherits the limits and the cgroup.
+    if let Err(e) = enter_limits(&plan.limits, args.cgroup_fd) {
+        eprintln!("jaula: {e}");
+        return Ok(REFUSED);
+    }
+    let mode = plan.network.mode;
     if args.verbose {
         eprintln!("jaula: network: {}", describe_mode(mode, &rules));
     } else if let Some(line) = network_notice::at_start(mode, rules.allow().len()) {
