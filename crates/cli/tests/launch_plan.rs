@@ -217,3 +217,31 @@ fn the_command_never_sees_the_plan_descriptor() {
         );
     }
 }
+
+/// An open-file limit that leaves no room for the plan's descriptor is refused up front,
+/// in words (a failed dup2 in the child would only say EBADF on bubblewrap's name).
+#[test]
+fn no_room_for_the_plan_descriptor_is_refused_in_words() {
+    use common::{cage_available, scratch, Backend, User, HOST_PATH};
+    if let Err(reason) = cage_available(Backend::Landlock, User::Root) {
+        return skip_or_fail(&reason);
+    }
+    let (_keep, root) = scratch("plan-nofile-");
+    let (home, repo) = (root.join("home"), root.join("repo"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&repo).unwrap();
+    // --no-socket-gate natively: the planting child is a stage started with the plan.
+    let out = Command::new("/bin/sh")
+        .args(["-c", "ulimit -n 512 && exec \"$@\"", "sh"])
+        .arg(jaula())
+        .args(["run", "--backend", "landlock", "--no-socket-gate", "--home"])
+        .arg(&home)
+        .args(["--", "echo", "ran"])
+        .current_dir(&repo)
+        .env_clear()
+        .env("PATH", HOST_PATH)
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    says(&out, 126, "leaves no room for descriptor 1000");
+}

@@ -97,6 +97,11 @@ pub enum PlanError {
     Encode(String),
     #[error("no launch plan was inherited on descriptor {fd}: {reason}")]
     NotInherited { fd: RawFd, reason: String },
+    #[error(
+        "the open-file limit (RLIMIT_NOFILE {limit}) leaves no room for descriptor {fd}, on \
+         which jaula hands its launch plan to its own stage; raise it (ulimit -n 1024)"
+    )]
+    NoRoom { fd: RawFd, limit: u64 },
     #[error("cannot hand the launch plan over: {0}")]
     Io(#[from] std::io::Error),
 }

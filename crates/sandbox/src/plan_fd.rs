@@ -45,6 +45,15 @@ impl SealedPlan {
     /// Write `plan` into a new memfd and seal it. The memfd is close-on-exec: only
     /// [`SealedPlan::hand_to`] places it in a child.
     pub fn new(plan: &LaunchPlan) -> Result<SealedPlan, PlanError> {
+        // Said here, in words: a failed dup2 in the child reaches the parent as a bare
+        // EBADF on the program's name.
+        let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+        if limit.is_some_and(|n| n <= PLAN_FD as u64) {
+            return Err(PlanError::NoRoom {
+                fd: PLAN_FD,
+                limit: limit.unwrap_or_default(),
+            });
+        }
         let bytes = plan.to_bytes()?;
         let fd = rustix::fs::memfd_create(
             "jaula-launch-plan",
