@@ -80,44 +80,23 @@ pub fn json_path(path: &std::path::Path) -> Result<serde_json::Value, CliError> 
         })
 }
 
-/// The policy flags that make a re-executed `jaula run` (the bwrap inner stage, the prefix
-/// `line` prints) resolve the very cage `policy` is: its resolved repo, home, state home and
-/// token, plus the declared extras of `args`.
-pub fn policy_flags(policy: &Policy, args: &PolicyArgs) -> Vec<std::ffi::OsString> {
-    let mut out: Vec<std::ffi::OsString> = Vec::new();
-    let mut flag = |name: &str, value: std::ffi::OsString| {
-        out.push(name.into());
-        out.push(value);
-    };
-    flag("--repo", policy.repo().into());
-    flag("--home", policy.home().into());
-    flag("--state-home", policy.state_home().into());
-    if let Some(t) = policy.token_file() {
-        flag("--token-file", t.into());
+/// The `jaula run` flags that resolve the very cage `policy` is, wherever that command
+/// runs later (the prefix `line` prints): its resolved repo, home, state home and token,
+/// plus the declared extras of `args`.
+pub fn run_argv(policy: &Policy, args: &PolicyArgs) -> jaula_sandbox::run_argv::RunArgv {
+    jaula_sandbox::run_argv::RunArgv {
+        repo: Some(policy.repo().to_path_buf()),
+        home: Some(policy.home().to_path_buf()),
+        state_home: Some(policy.state_home().to_path_buf()),
+        token_file: policy.token_file().map(|t| t.to_path_buf()),
+        mounts: args.mounts.clone(),
+        config: args.config.clone(),
+        deny: args.deny.clone(),
+        allow_write: args.allow_write.clone(),
+        allow_unix_socket: args.allow_unix_socket.clone(),
+        allow_unix_preset: args.allow_unix_preset.clone(),
+        unprotect: args.unprotect.clone(),
+        protect_path_dirs: args.protect_path_dirs,
+        ..Default::default()
     }
-    if !args.mounts.is_empty() {
-        flag("--mounts", args.mounts.clone());
-    }
-    if let Some(c) = &args.config {
-        flag("--config", c.clone().into());
-    }
-    for d in &args.deny {
-        flag("--deny", d.clone().into());
-    }
-    for w in &args.allow_write {
-        flag("--allow-write", w.clone().into());
-    }
-    for s in &args.allow_unix_socket {
-        flag("--allow-unix-socket", s.clone().into());
-    }
-    for p in &args.allow_unix_preset {
-        flag("--allow-unix-preset", p.into());
-    }
-    for u in &args.unprotect {
-        flag("--unprotect", u.clone().into());
-    }
-    if args.protect_path_dirs {
-        out.push("--protect-path-dirs".into());
-    }
-    out
 }

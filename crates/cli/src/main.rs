@@ -45,12 +45,18 @@ enum Command {
     Render(commands::render::RenderArgs),
     Run(Box<commands::run::RunArgs>),
     Contract(commands::contract::ContractArgs),
+    /// Internal: jaula's own launch stage. Its only input is the launch plan the outer
+    /// `jaula run` hands it on an inherited sealed memfd; no flags, no environment.
+    #[cfg(target_os = "linux")]
+    #[command(name = commands::run::STAGE_SUBCOMMAND, hide = true)]
+    Stage,
 }
 
 fn main() {
     let cli = Cli::parse();
     // Whether this command runs something: its refusals then exit 126 (error.rs).
     let runs = matches!(&cli.command, Command::Run(_))
+        || is_stage(&cli.command)
         || matches!(&cli.command, Command::Contract(c) if c.runs_a_command());
     let result = match cli.command {
         Command::Line(a) => commands::line::run(&a),
@@ -59,6 +65,8 @@ fn main() {
         Command::Explain(a) => commands::explain::run(&a),
         Command::Render(a) => commands::render::run(&a),
         Command::Run(a) => commands::run::run(&a),
+        #[cfg(target_os = "linux")]
+        Command::Stage => commands::run_stage::from_inherited(),
         #[cfg(target_os = "linux")]
         Command::Contract(a) => commands::contract_wiring::run(&a),
         #[cfg(not(target_os = "linux"))]
@@ -75,6 +83,16 @@ fn main() {
             std::process::exit(err.exit_code());
         }
     }
+}
+
+#[cfg(target_os = "linux")]
+fn is_stage(command: &Command) -> bool {
+    matches!(command, Command::Stage)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn is_stage(_: &Command) -> bool {
+    false
 }
 
 /// `jaula: ` before a refusal of `run` that does not carry it yet, so every refusal of a

@@ -107,15 +107,37 @@ print("udp=" + udp())
 print("dns=" + dns())
 "#;
 
+/// `jaula run ARGS -- COMMAND` in `repo`. The test-only knobs are config keys, not flags
+/// (`jaula run --help` has no internal ones): `--network-resolve HOST=ADDR:PORT` and
+/// `--network-fallback` in `args` are written to a config file beside the repo as
+/// `network.resolve` and `network.none_without_namespace`.
 fn run_jaula(repo: &Path, args: &[&str], command: &[&str]) -> Output {
-    Command::new(jaula())
-        .current_dir(repo)
-        .arg("run")
-        .args(args)
-        .arg("--")
-        .args(command)
-        .output()
-        .unwrap()
+    let mut flags: Vec<&str> = Vec::new();
+    let mut resolve: Vec<String> = Vec::new();
+    let mut fallback = false;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match *arg {
+            "--network-resolve" => resolve.push(format!("{:?}", rest.next().unwrap())),
+            "--network-fallback" => fallback = true,
+            other => flags.push(other),
+        }
+    }
+    let mut cmd = Command::new(jaula());
+    cmd.current_dir(repo).arg("run").args(&flags);
+    if !resolve.is_empty() || fallback {
+        let config = repo.join("jaula-test-config.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "[network]\nresolve = [{}]\nnone_without_namespace = {fallback}\n",
+                resolve.join(", ")
+            ),
+        )
+        .unwrap();
+        cmd.arg("--config").arg(&config);
+    }
+    cmd.arg("--").args(command).output().unwrap()
 }
 
 fn stdout(o: &Output) -> String {

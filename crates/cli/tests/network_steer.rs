@@ -4,7 +4,7 @@
 //!
 //! The upstreams run on the host's loopback outside the cage: a plain HTTP server and a
 //! TLS server whose self-signed certificate (made here with `openssl`) the caged client
-//! is told to trust. The proxy dials them through `--network-resolve`, never DNS, with
+//! is told to trust. The proxy dials them through the config key `network.resolve`, never DNS, with
 //! the owner's `--allow-address 127.0.0.1` (the upstreams are loopback). Inside the cage
 //! the client is pointed at the steering address the way the cage's DNS would point it
 //! (curl `--resolve`, a `dns.lookup` override for Node), so no name is resolved anywhere.
@@ -200,9 +200,19 @@ impl Steered {
     }
 }
 
+/// A config file in `root` whose `network.resolve` makes the proxy dial each
+/// `HOST=ADDR:PORT` entry instead of looking the name up (the test-only knob is a config
+/// key: `jaula run` has no internal flags). Readable by every test identity.
+fn resolve_config(root: &Path, entries: &[String]) -> PathBuf {
+    let path = root.join("jaula-test-config.toml");
+    let quoted: Vec<String> = entries.iter().map(|e| format!("{e:?}")).collect();
+    std::fs::write(&path, format!("[network]\nresolve = [{}]\n", quoted.join(", "))).unwrap();
+    path
+}
+
 /// Run `script` (with `$CERT` and `$PRELOAD` set) in a `--network allow` cage admitting
 /// `example.test`, as `user`. The HTTP upstream answers for port 80, the TLS one for 443:
-/// `--network-resolve` maps a name to one address whatever the port, so each run maps
+/// `network.resolve` maps a name to one address whatever the port, so each run maps
 /// `example.test` to the upstream its script's port needs, via `which`.
 fn steered_run(backend: Backend, user: User, which: Upstream, script: &str) -> Steered {
     let (dir, root) = scratch("net-steer");
@@ -212,22 +222,27 @@ fn steered_run(backend: Backend, user: User, which: Upstream, script: &str) -> S
     let (tls, cert) = tls_upstream(&root);
     let preload = root.join("preload.js");
     std::fs::write(&preload, NODE_PRELOAD).unwrap();
-    chown_tree(&root, user.uid());
     let log = root.join("decisions.jsonl");
     let target = match which {
         Upstream::Http => http_upstream(),
         Upstream::Tls => tls.addr,
     };
+    let config = resolve_config(
+        &root,
+        &[
+            format!("example.test={target}"),
+            format!("refused.test={target}"),
+        ],
+    );
+    chown_tree(&root, user.uid());
     let mut cmd = Command::new(jaula());
     cmd.args(["run", "--backend", backend.name(), "--repo"])
         .arg(&repo)
         .arg("--home")
         .arg(&home)
         .args(["--network", "allow", "--allow-domain", "example.test"])
-        .args(["--allow-address", "127.0.0.1", "--network-resolve"])
-        .arg(format!("example.test={target}"))
-        .arg("--network-resolve")
-        .arg(format!("refused.test={target}"))
+        .args(["--allow-address", "127.0.0.1", "--config"])
+        .arg(&config)
         .arg("--log")
         .arg(&log)
         .args(["--", "sh", "-c", script])
@@ -484,8 +499,8 @@ fn without_steering_the_run_says_so_and_the_proxy_still_works() {
         .arg("--home")
         .arg(&home)
         .args(["--network", "allow", "--allow-domain", "example.test"])
-        .args(["--allow-address", "127.0.0.1", "--network-resolve"])
-        .arg(format!("example.test={upstream}"))
+        .args(["--allow-address", "127.0.0.1", "--config"])
+        .arg(resolve_config(&root, &[format!("example.test={upstream}")]))
         .args(["--", "sh", "-c", script])
         .current_dir(&repo)
         .env_clear()

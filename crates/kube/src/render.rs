@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use std::path::{Component, Path};
 
 use jaula_contract::{ContractId, Limits, RuntimeKind, WorkRecordId};
+use jaula_sandbox::run_argv::RunArgv;
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, EmptyDirVolumeSource, EnvVar, Namespace, Pod, PodSecurityContext,
     PodSpec, ResourceRequirements, SeccompProfile, SecurityContext, Volume, VolumeMount,
@@ -387,38 +388,29 @@ impl RenderSpec {
 
     /// The container's argv: `jaula run` with the Contract's tenant policy, then the agent.
     pub fn container_command(&self) -> Vec<String> {
-        let mut argv: Vec<String> = [
-            self.jaula_path.as_str(),
-            "run",
-            "--backend",
-            "landlock",
-            "--tenant",
-        ]
-        .map(String::from)
-        .to_vec();
-        let mut flag = |name: &str, value: String| {
-            argv.push(name.to_string());
-            argv.push(value);
+        // check() has verified the memory limit is whole bytes; were it not, RLIMIT_DATA 0
+        // makes the spawn refuse to start rather than run without a ceiling.
+        let max_data = self.memory.bytes("memory limit").unwrap_or(0);
+        let run = RunArgv {
+            backend: Some("landlock"),
+            tenant: true,
+            repo: Some(self.workspace_path().into()),
+            home: Some(CONTRACT_HOME.into()),
+            allow_write: vec![self.harness_path().into(), self.tmp_path().into()],
+            max_processes: Some(self.max_processes),
+            max_data_bytes: Some(max_data),
+            ..RunArgv::default()
         };
-        flag("--repo", self.workspace_path());
-        flag("--home", CONTRACT_HOME.to_string());
-        flag("--allow-write", self.harness_path());
-        flag("--allow-write", self.tmp_path());
-        flag("--max-procs", self.max_processes.to_string());
-        // check() has verified the memory limit is whole bytes.
-        flag(
-            "--max-data",
-            self.memory
-                .bytes("memory limit")
-                .map_or_else(|_| self.memory.as_str().to_string(), |b| b.to_string()),
-        );
-        argv.push("--".into());
-        if self.command.is_empty() {
-            argv.push(self.runtime.to_string());
+        let agent = if self.command.is_empty() {
+            vec![self.runtime.to_string()]
         } else {
-            argv.extend(self.command.iter().cloned());
-        }
-        argv
+            self.command.clone()
+        };
+        // Every part went in as a String, so every part comes out as one.
+        run.argv(self.jaula_path.as_str(), agent)
+            .into_iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
     }
 
     fn env(&self) -> Vec<EnvVar> {

@@ -42,6 +42,13 @@ pub struct NetworkSection {
     /// resolve to, like `--allow-address`.
     #[serde(default)]
     pub allow_address: Vec<String>,
+    /// `HOST=ADDR:PORT` answers the `allow` proxy uses instead of DNS (each still checked
+    /// like a DNS answer): a pinned name, or a test's local upstream.
+    #[serde(default)]
+    pub resolve: Vec<String>,
+    /// `true`: `--network none` natively uses the no-namespace fallback (Landlock TCP +
+    /// seccomp socket families, no loopback) even where a namespace could be made.
+    pub none_without_namespace: Option<bool>,
 }
 
 /// `[contract]`: defaults for `jaula contract` (flags and `JAULA_CONTRACT_*` win).

@@ -18,6 +18,7 @@ pub mod error;
 pub mod paths;
 pub mod policy;
 mod protect;
+pub mod serde_path;
 pub mod sockets;
 pub mod sources;
 pub mod spec;
@@ -33,11 +34,11 @@ pub use sockets::{AllowedSocket, SocketSource, UnixPreset};
 pub use sources::{CageFlags, EnvVars, Sources};
 pub use spec::PolicySpec;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The kernel a policy is resolved for. Both are computable on any host: a Linux machine
 /// renders the macOS profile (tests, review) and the other way round.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum Platform {

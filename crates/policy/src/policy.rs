@@ -3,7 +3,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::defaults;
 use crate::paths::{canonicalize_lenient, expand_tilde, is_within};
@@ -14,7 +14,7 @@ use crate::{Platform, PolicyError, PolicySpec};
 /// `/dev/null`, `subpath` versus `literal`), and a credential file that does not exist yet
 /// must still be sealed as a file, or the cage would put a directory where the tool will
 /// later try to create it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SealKind {
     File,
@@ -22,7 +22,7 @@ pub enum SealKind {
 }
 
 /// Why a root is sealed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum SealSource {
@@ -46,15 +46,16 @@ impl SealSource {
 }
 
 /// A root unreadable and unwritable inside the cage.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SealedRoot {
+    #[serde(with = "crate::serde_path")]
     pub path: PathBuf,
     pub kind: SealKind,
     pub source: SealSource,
 }
 
 /// Why a root is writable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum WriteSource {
@@ -80,8 +81,9 @@ impl WriteSource {
 }
 
 /// A root beneath which writes (and creation) are allowed, unless sealed or protected.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WritableRoot {
+    #[serde(with = "crate::serde_path")]
     pub path: PathBuf,
     pub source: WriteSource,
 }
@@ -93,8 +95,9 @@ pub struct WritableRoot {
 /// cages (`jaula run`), and `decide` refuses writes beneath every other one, so the
 /// reference and the backends agree. macOS never records one: a Seatbelt rule names a
 /// path whether or not it exists.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AbsentRoot {
+    #[serde(with = "crate::serde_path")]
     pub path: PathBuf,
     pub source: WriteSource,
     /// Created by `jaula run` before caging: an agent-state or cache root (or the state
@@ -104,7 +107,7 @@ pub struct AbsentRoot {
 }
 
 /// Why a path is protected from writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum ProtectedSource {
@@ -189,7 +192,7 @@ impl ProtectedSource {
 }
 
 /// What a protection covers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ProtectKind {
     /// Exactly this file.
@@ -214,8 +217,9 @@ impl ProtectKind {
 
 /// A path that shapes a cage or runs later outside it: readable, but never writable from
 /// inside any cage, even beneath a writable root such as `~/.config` or the repo.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProtectedPath {
+    #[serde(with = "crate::serde_path")]
     pub path: PathBuf,
     pub kind: ProtectKind,
     pub source: ProtectedSource,
@@ -228,7 +232,7 @@ pub struct ProtectedPath {
 }
 
 /// Which built-in writable set a cage starts from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CageProfile {
     /// An agent window on the owner's machine: the repo, the state home, the home caches
@@ -241,21 +245,39 @@ pub enum CageProfile {
 }
 
 /// Something the resolver dropped or doubted, for the CLI to print on stderr.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "warning", rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Warning {
     /// A write-allow extra resolved inside a sealed root: it would be dead under the seal,
     /// and honouring it silently would only mislead.
-    WriteAllowInsideSealed { path: PathBuf, sealed: PathBuf },
+    WriteAllowInsideSealed {
+        #[serde(with = "crate::serde_path")]
+        path: PathBuf,
+        #[serde(with = "crate::serde_path")]
+        sealed: PathBuf,
+    },
     /// An allowed unix socket inside a sealed root: the seal wins (the bwrap view hides
     /// the socket, and a sealed directory is the owner's statement that nothing in it is
     /// the cage's business). Move the socket, or unseal the directory.
-    SocketInsideSealed { path: PathBuf, sealed: PathBuf },
+    SocketInsideSealed {
+        #[serde(with = "crate::serde_path")]
+        path: PathBuf,
+        #[serde(with = "crate::serde_path")]
+        sealed: PathBuf,
+    },
     /// An unprotect that names no protected path: probably a typo, said so.
-    UnprotectMatchedNothing { path: PathBuf },
+    UnprotectMatchedNothing {
+        #[serde(with = "crate::serde_path")]
+        path: PathBuf,
+    },
     /// An unprotect that names jaula's own configuration, which every later cage reads.
-    UnprotectRefused { path: PathBuf, protected: PathBuf },
+    UnprotectRefused {
+        #[serde(with = "crate::serde_path")]
+        path: PathBuf,
+        #[serde(with = "crate::serde_path")]
+        protected: PathBuf,
+    },
 }
 
 impl std::fmt::Display for Warning {
@@ -290,20 +312,27 @@ impl std::fmt::Display for Warning {
 
 /// A cage resolved for one host. Build it with [`PolicySpec::resolve`]; ask it with
 /// [`Policy::decide`](crate::Policy::decide).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Policy {
     pub(crate) platform: Platform,
     pub(crate) profile: CageProfile,
+    #[serde(with = "crate::serde_path")]
     pub(crate) home: PathBuf,
+    #[serde(with = "crate::serde_path")]
     pub(crate) state_home: PathBuf,
+    #[serde(with = "crate::serde_path")]
     pub(crate) repo: PathBuf,
     pub(crate) sealed: Vec<SealedRoot>,
+    #[serde(with = "crate::serde_path")]
     pub(crate) channels_root: PathBuf,
+    #[serde(with = "crate::serde_path::vec")]
     pub(crate) channel_token_files: Vec<PathBuf>,
     pub(crate) writable: Vec<WritableRoot>,
     pub(crate) absent: Vec<AbsentRoot>,
+    #[serde(with = "crate::serde_path")]
     pub(crate) claude_json: PathBuf,
     pub(crate) protected: Vec<ProtectedPath>,
+    #[serde(with = "crate::serde_path::option")]
     pub(crate) token_file: Option<PathBuf>,
     pub(crate) unix_sockets: Vec<crate::AllowedSocket>,
     pub(crate) warnings: Vec<Warning>,

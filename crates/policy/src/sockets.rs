@@ -10,13 +10,13 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::sources::EnvVars;
 
 /// A named set of host sockets an owner can allow with one word. Each one gives away what
 /// the program behind it can do; `docs/security.md` says what that is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum UnixPreset {
@@ -104,7 +104,7 @@ impl std::fmt::Display for UnixPreset {
 }
 
 /// Why a host socket is reachable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "source", content = "preset", rename_all = "kebab-case")]
 pub enum SocketSource {
     /// `--allow-unix-socket` or config `allow_unix_socket`.
@@ -123,8 +123,9 @@ impl SocketSource {
 }
 
 /// A host socket the owner lets the cage connect to, canonical.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AllowedSocket {
+    #[serde(with = "crate::serde_path")]
     pub path: PathBuf,
     pub source: SocketSource,
 }

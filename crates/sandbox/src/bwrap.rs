@@ -21,6 +21,7 @@ mod probe;
 mod probe_cache;
 mod quote;
 mod render;
+mod stage;
 mod view;
 
 use std::ffi::OsString;
@@ -37,6 +38,7 @@ pub use probe::{
 pub use probe_cache::{cache_key, probe_cached};
 pub use quote::{shell_join, shell_lines, shell_quote};
 pub use render::{base_argv, option_flags, render_argv, BASE_FLAGS};
+pub use stage::{describe_pid_ns, private_view, stage_argv};
 pub use view::{view_effect, MountView, ViewEffect};
 
 /// How the cage is launched, beyond the policy.

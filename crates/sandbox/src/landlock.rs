@@ -11,12 +11,14 @@
 //! Where Landlock cannot say exactly what `decide` says, the difference is one of
 //! [`DEVIATIONS`], each pinned by a live test and listed in `docs/security.md`.
 
+mod effect;
 mod enforce;
 mod plan;
 mod rights;
 
 use std::path::PathBuf;
 
+pub use effect::effect;
 #[cfg(target_os = "linux")]
 pub use enforce::scope_signals_below_parent;
 pub use enforce::{

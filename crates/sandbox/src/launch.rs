@@ -1,8 +1,10 @@
 //! Launch: confine the current process, then `exec` the command in its place.
 //!
-//! The steps run in the one order the kernel allows, one line each, in
-//! [`confine_and_exec`]. The command replaces jaula (same pid), so exit codes, signals and
-//! the pid files agents write keep working unchanged.
+//! [`launch`] is the one sequence: it takes a resolved [`LaunchPlan`] and runs the steps
+//! in the one order the kernel allows, one line each (rlimits, cgroup, network namespace,
+//! then [`confine_and_exec`]: hardening, Landlock, the socket gate, seccomp, exec). The
+//! command replaces jaula (same pid), so exit codes, signals and the pid files agents
+//! write keep working unchanged.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -11,8 +13,10 @@ use std::process::Command;
 use serde::Serialize;
 
 use crate::hardening::{self, HardeningOptions, HardeningReport};
-use crate::landlock::{self, Enforcement, Floor, Plan};
+use crate::landlock::{self, Enforcement, Floor, Plan, PlanMode, RealFs};
+use crate::launch_plan::LaunchPlan;
 use crate::network::netns::{self, NetnsError, SocketRestriction};
+use crate::network::NetworkMode;
 use crate::seccomp::{self, SeccompReport};
 
 pub use crate::exit::exit_like;
@@ -134,6 +138,10 @@ pub enum LaunchError {
         name: &'static str,
         source: std::io::Error,
     },
+    #[error("refusing to run: {0}")]
+    Refused(String),
+    #[error("cannot enter the contract's cgroup: {0}")]
+    Cgroup(std::io::Error),
     #[error("cannot execute {}: {source}", .program.to_string_lossy())]
     Exec {
         program: OsString,
@@ -154,7 +162,7 @@ impl LaunchError {
 }
 
 /// Resource ceilings set (soft and hard) before confining, inherited by the command.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ResourceLimits {
     /// `RLIMIT_NPROC`: counted per real uid across the host, so per tenant with one uid each.
     pub max_processes: Option<u64>,
@@ -195,6 +203,260 @@ pub fn enter_cgroup(fd: std::os::fd::RawFd) -> std::io::Result<()> {
     let owned = unsafe { OwnedFd::from_raw_fd(fd) };
     rustix::io::write(&owned, b"0")?;
     Ok(())
+}
+
+/// After-the-command work for the socket gate's supervisor (the planting report, the
+/// `--network none` notes): built by the caller, run with the command's status.
+pub type AfterExit = Box<dyn FnOnce(std::process::ExitStatus)>;
+
+/// Steps 1 and 2 of [`launch`], for a caller that starts a stage (bubblewrap, the `allow`
+/// child) rather than launching in-process: the limits and the cgroup are inherited by it.
+pub fn enter_limits(
+    limits: &ResourceLimits,
+    cgroup: Option<std::os::fd::RawFd>,
+) -> Result<(), LaunchError> {
+    set_resource_limits(limits)?;
+    if let Some(fd) = cgroup {
+        enter_cgroup(fd).map_err(LaunchError::Cgroup)?;
+    }
+    Ok(())
+}
+
+/// The one launch sequence: apply `plan` to this process and `exec` its command. Returns
+/// only on failure; nothing of the command has run then.
+///
+/// `cgroup` is the inherited `cgroup.procs` descriptor of a contract spawn (consumed), for
+/// the first stage only. `after_exit` runs in the socket gate's supervisor after the
+/// command ends; `on_ready` sees what is in force just before `exec` (`--verbose`).
+pub fn launch(
+    plan: &LaunchPlan,
+    cgroup: Option<std::os::fd::RawFd>,
+    after_exit: Option<AfterExit>,
+    on_ready: impl FnOnce(&LaunchReport),
+) -> LaunchError {
+    // 1. rlimits, 2. cgroup: before anything is forked, so every process inherits them.
+    if let Err(e) = enter_limits(&plan.limits, cgroup) {
+        return e;
+    }
+    // 3. The network namespace (and under `allow` the proxy listener, bound inside it).
+    let network = match enter_network(plan) {
+        Ok(n) => n,
+        Err(e) => return e,
+    };
+    // The Landlock rules, listed in this stage's own view of the filesystem (inside
+    // bubblewrap the sealed paths are tmpfs): a backend artifact, not a second resolution.
+    let rules = match landlock_rules(plan) {
+        Ok(r) => r,
+        Err(e) => return e,
+    };
+    let (mut command, confinement) = confinement(plan, network, rules.as_ref(), after_exit);
+    // 4. hardening, 5. Landlock, 6. the socket gate, 7. seccomp, 8. exec.
+    confine_and_exec(&mut command, confinement, on_ready)
+}
+
+/// The command with its final environment, and the layers steps 4 to 7 apply.
+fn confinement<'a>(
+    plan: &LaunchPlan,
+    network: NetworkStage,
+    rules: Option<&'a Plan>,
+    after_exit: Option<AfterExit>,
+) -> (Command, Confinement<'a>) {
+    let mut env = plan.env.clone();
+    for (name, value) in network.env {
+        env.retain(|(k, _)| k.as_os_str() != name.as_str());
+        env.push((name.into(), value.into()));
+    }
+    let mut command = Command::new(&plan.command[0]);
+    command.args(&plan.command[1..]).env_clear().envs(env);
+    let mut hardening = HardeningOptions::new();
+    for fd in &plan.keep_fds {
+        hardening = hardening.keep_fd(*fd);
+    }
+    let confinement = Confinement {
+        hardening,
+        landlock: rules.map(|r| (r, Floor::FsV1)),
+        seccomp: true,
+        restrict_sockets: network.restrict_sockets,
+        gate: plan.socket_gate.then(|| Gate {
+            policy: plan.policy.clone(),
+            after_exit,
+            dns_stub: network.dns_stub,
+        }),
+    };
+    (command, confinement)
+}
+
+/// The plan's Landlock rules. `None` only in the bwrap view on a kernel without Landlock,
+/// where the mount view is the filesystem layer (said on stderr); natively Landlock is the
+/// cage, and its absence a refusal.
+fn landlock_rules(plan: &LaunchPlan) -> Result<Option<Plan>, LaunchError> {
+    let support = landlock::probe();
+    if !support.floor_met {
+        if plan.stage == PlanMode::BwrapView {
+            eprintln!(
+                "jaula: warning: landlock: {}: the bwrap view is the only filesystem layer",
+                support.kernel
+            );
+            return Ok(None);
+        }
+        return Err(LaunchError::Refused(format!(
+            "landlock: {}",
+            support.kernel
+        )));
+    }
+    let rules = landlock::plan(&plan.policy, plan.stage, &RealFs)
+        .map_err(|e| LaunchError::Refused(format!("the landlock plan failed: {e}")))?;
+    if plan.verbose {
+        eprintln!("jaula: {}", rules.summary());
+    }
+    Ok(Some(rules))
+}
+
+/// What step 3 leaves for the later ones.
+struct NetworkStage {
+    env: Vec<(String, String)>,
+    restrict_sockets: bool,
+    /// `none`: the DNS stub's sockets, for the socket gate's supervisor.
+    dns_stub: Vec<std::net::UdpSocket>,
+}
+
+/// Step 3, the network:
+/// - `none`, native: a namespace of its own, with the DNS stub; where none can be made,
+///   the socket restriction (Landlock TCP + seccomp families) instead. In bwrap's view
+///   the jaula that started bubblewrap made the namespace and bound the stub.
+/// - `allow`: natively a namespace first (required: no fallback); then, in both
+///   backends, bind the proxy's listener and the steering listeners on the namespace's
+///   loopback, and hand them and the stub's sockets out to the proxy.
+fn enter_network(plan: &LaunchPlan) -> Result<NetworkStage, LaunchError> {
+    let mut stage = NetworkStage {
+        env: Vec::new(),
+        restrict_sockets: false,
+        dns_stub: Vec::new(),
+    };
+    let network = &plan.network;
+    match (network.mode, plan.stage) {
+        (NetworkMode::Host, _) => {}
+        // In the view no process of jaula's can bind the stub: only the sockets the
+        // launching jaula bound are served.
+        (NetworkMode::None, PlanMode::BwrapView) if network.dns_fds.is_empty() => {}
+        (NetworkMode::None, PlanMode::BwrapView) => {
+            stage.dns_stub = none_stub(plan, &network.dns_fds);
+        }
+        (NetworkMode::None, _) if network.fallback => stage.restrict_sockets = true,
+        (NetworkMode::None, _) => match netns::enter_loopback_netns() {
+            Ok(kind) => {
+                if plan.verbose {
+                    eprintln!("jaula: network none: namespace {kind:?}");
+                }
+                stage.dns_stub = none_stub(plan, &[]);
+            }
+            Err(e) => {
+                eprintln!(
+                    "jaula: network none: {e}; refusing TCP with landlock and non-unix \
+                     sockets with seccomp instead (no loopback inside either)"
+                );
+                stage.restrict_sockets = true;
+            }
+        },
+        (NetworkMode::Allow, _) => {
+            let Some(fd) = network.handoff_fd else {
+                return Err(LaunchError::Refused(
+                    "--network allow stage started without its hand-off".to_owned(),
+                ));
+            };
+            let channel = netns::take_handoff_fd(fd)?;
+            if plan.stage == PlanMode::Native {
+                netns::enter_loopback_netns().map_err(|e| {
+                    LaunchError::Refused(format!(
+                        "--network allow needs a network namespace and none can be made: {e}"
+                    ))
+                })?;
+            }
+            enter_allow(plan, &channel)?;
+            stage.env = netns::proxy_env(network.proxy_localhost);
+        }
+    }
+    Ok(stage)
+}
+
+/// `allow`, after the namespace: bind the listeners and the stub, hand them out.
+///
+/// In bwrap's view an unprivileged stage cannot bind the web ports in bwrap's namespace
+/// (see `enter_loopback_netns_with_userns`) and makes one of its own; root cannot map
+/// itself into a new user namespace without CAP_SETFCAP (Linux 5.12+) and binds them in
+/// bwrap's, by bwrap's `--cap-add`.
+fn enter_allow(plan: &LaunchPlan, channel: &impl std::os::fd::AsFd) -> Result<(), LaunchError> {
+    let root = rustix::process::geteuid().is_root();
+    let nested = match plan.stage {
+        PlanMode::Native => Ok(false),
+        _ if root => Ok(false),
+        _ => match netns::enter_loopback_netns_with_userns() {
+            Ok(_) => Ok(true),
+            Err(e) if e.changed_nothing() => Err(e.to_string()),
+            Err(e) => return Err(LaunchError::Refused(format!("--network allow: {e}"))),
+        },
+    };
+    let own_namespace = matches!(nested, Ok(true));
+    let mut listeners = netns::CageListeners::bind().map_err(|e| {
+        LaunchError::Refused(format!("cannot listen on the cage's loopback: {e}"))
+    })?;
+    if let Err(e) = nested.and_then(|_| listeners.bind_steering().map_err(|e| e.to_string())) {
+        eprintln!(
+            "jaula: network allow: no steering for clients that ignore the proxy variables \
+             ({e}); they reach nothing"
+        );
+    }
+    listeners.send(channel)?;
+    // The stub must answer in the namespace the command runs in: a nested one made just
+    // now binds its own; otherwise the sockets bubblewrap's parent bound are taken
+    // (natively there are none, and the stage binds them here).
+    let addresses = netns::stub_addresses();
+    let fds: &[std::os::fd::RawFd] = if own_namespace {
+        // The parent's sockets serve the outer namespace: close them here.
+        if !plan.network.dns_fds.is_empty() {
+            drop(netns::stub_sockets(&addresses, &plan.network.dns_fds));
+        }
+        &[]
+    } else {
+        &plan.network.dns_fds
+    };
+    // Without the stub a client that ignores the proxy variables fails to resolve, as it
+    // did before the stub existed: warn, and hand out none.
+    let stub = netns::stub_sockets(&addresses, fds).unwrap_or_else(|e| {
+        eprintln!("jaula: warning: network allow: {e}; names do not resolve");
+        Vec::new()
+    });
+    netns::send_dns_sockets(channel, &stub)?;
+    Ok(())
+}
+
+/// The `none` stub's sockets: taken from `fds` (bound by the jaula that started
+/// bubblewrap) or bound here. Only with the socket gate, whose supervisor serves them. A
+/// stub that cannot be set up costs the names in the exit summary, not the cage: warn.
+fn none_stub(plan: &LaunchPlan, fds: &[std::os::fd::RawFd]) -> Vec<std::net::UdpSocket> {
+    if !plan.socket_gate {
+        return Vec::new();
+    }
+    match netns::stub_sockets(&netns::stub_addresses(), fds) {
+        Ok(sockets) => {
+            if plan.verbose {
+                let at: Vec<String> = sockets
+                    .iter()
+                    .filter_map(|s| s.local_addr().ok())
+                    .map(|a| a.to_string())
+                    .collect();
+                eprintln!(
+                    "jaula: network none: DNS stub on {} (answers REFUSED, names recorded)",
+                    at.join(" ")
+                );
+            }
+            sockets
+        }
+        Err(e) => {
+            eprintln!("jaula: warning: network none: {e}; names looked up are not recorded");
+            Vec::new()
+        }
+    }
 }
 
 /// Confine this process and `exec` `command`. Returns only on failure.

@@ -5,6 +5,7 @@
 //! the only crate allowed `unsafe`, each block with a `// SAFETY:` comment.
 
 pub mod absent_roots;
+pub mod backend;
 pub mod bwrap;
 pub mod child;
 pub mod doc_tables;
@@ -13,9 +14,14 @@ pub mod hardening;
 pub mod landlock;
 #[cfg(target_os = "linux")]
 pub mod launch;
+#[cfg(target_os = "linux")]
+pub mod launch_plan;
 pub mod limits;
 pub mod network;
+#[cfg(target_os = "linux")]
+pub mod plan_fd;
 pub mod planting;
+pub mod run_argv;
 pub mod seatbelt;
 pub mod seccomp;
 #[cfg(target_os = "linux")]

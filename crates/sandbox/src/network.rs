@@ -52,7 +52,7 @@ pub fn proxy_env_at(port: u16, proxy_localhost: bool) -> Vec<(String, String)> {
 }
 
 /// What a caged process may reach.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum NetworkMode {
     /// The host's network, unchanged: the default, as launchers have always had it.

@@ -63,7 +63,7 @@ pub fn views(
     let fs = AfterCreation::new(&linux, landlock::RealFs);
     let plan = landlock::plan(&linux, landlock::PlanMode::Native, &fs)
         .map_err(|e| CliError::Launch(e.to_string()))?;
-    let (mut allowed, mut why) = landlock_effect(&plan, path, access);
+    let (mut allowed, mut why) = landlock::effect(&plan, path, access);
     // A protected path Landlock leaves writable is the named deviation; what closes it is
     // the gate's supervisor, which refuses the write itself: say both.
     if allowed {
@@ -156,44 +156,4 @@ fn seatbelt_connect_view(args: &ExplainArgs, path: &Path) -> Result<BackendView,
 fn policy_for(args: &ExplainArgs, platform: Platform) -> Result<Policy, CliError> {
     let sources = context::sources(&args.policy, Some(platform))?;
     Ok(sources.spec.resolve()?)
-}
-
-/// Landlock grants accumulate down the hierarchy: a path's rights are the union of the
-/// rules on it and on its ancestors. Read needs read-file (or read-dir for a directory),
-/// write needs write-file, create needs make-reg on the parent.
-fn landlock_effect(plan: &landlock::Plan, path: &Path, access: Access) -> (bool, String) {
-    let (target, needed) = match access {
-        Access::Read if path.is_dir() => (path, landlock::Right::ReadDir),
-        Access::Read => (path, landlock::Right::ReadFile),
-        Access::Write => (path, landlock::Right::WriteFile),
-        Access::Create => (path.parent().unwrap_or(path), landlock::Right::MakeReg),
-        Access::Connect => return (false, "connect is decided by the socket gate".to_owned()),
-    };
-    let granting: Vec<&landlock::PlanRule> = plan
-        .rules
-        .iter()
-        .filter(|r| target.starts_with(&r.path) && r.rights.has(needed))
-        .collect();
-    match granting.last() {
-        Some(rule) => {
-            let reasons: Vec<String> = rule.reasons.iter().map(|r| r.to_string()).collect();
-            (
-                true,
-                format!(
-                    "{} granted on {} [{}]",
-                    needed.name(),
-                    rule.path.display(),
-                    reasons.join("; ")
-                ),
-            )
-        }
-        None => (
-            false,
-            format!(
-                "no rule grants {} on {} or above",
-                needed.name(),
-                target.display()
-            ),
-        ),
-    }
 }

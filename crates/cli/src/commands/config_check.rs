@@ -40,6 +40,9 @@ pub fn problems(sources: &Sources) -> Vec<String> {
             out.push(format!("config {file}: network.allow_address: {e}"));
         }
     }
+    if let Err(e) = crate::commands::run::resolve_overrides(sources) {
+        out.push(e.to_string());
+    }
     for (key, patterns) in [
         ("env.keep", &sources.env.keep),
         ("env.scrub", &sources.env.scrub),

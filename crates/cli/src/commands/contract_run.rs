@@ -10,6 +10,7 @@ use jaula_contract::{
     ContractId, ContractIsolation, LimitInForce, RunRecord, RuntimeKind, WorkRecordId,
 };
 use jaula_policy::paths::is_within;
+use jaula_sandbox::run_argv::RunArgv;
 
 use crate::commands::contract::{ContractCliError, RunArgs};
 
@@ -65,28 +66,16 @@ fn spawn(
     iso.hand_over(&contract, &workspace)?;
 
     let me = std::env::current_exe().map_err(ContractCliError::Output)?;
-    let mut argv: Vec<OsString> = vec![
-        "run".into(),
-        "--backend".into(),
-        "landlock".into(),
-        "--tenant".into(),
-    ];
-    let mut flag = |name: &str, value: OsString| {
-        argv.push(name.into());
-        argv.push(value);
+    let mut run = RunArgv {
+        backend: Some("landlock"),
+        tenant: true,
+        repo: Some(workspace.clone()),
+        home: Some(sandbox.home_dir.clone()),
+        allow_write: vec![sandbox.harness_config_dir.clone(), sandbox.tmp_dir.clone()],
+        max_processes: Some(sandbox.floor.limits.max_processes),
+        max_data_bytes: Some(sandbox.floor.limits.max_memory_bytes),
+        ..RunArgv::default()
     };
-    flag("--repo", workspace.clone().into());
-    flag("--home", sandbox.home_dir.clone().into());
-    flag("--allow-write", sandbox.harness_config_dir.clone().into());
-    flag("--allow-write", sandbox.tmp_dir.clone().into());
-    flag(
-        "--max-procs",
-        sandbox.floor.limits.max_processes.to_string().into(),
-    );
-    flag(
-        "--max-data",
-        sandbox.floor.limits.max_memory_bytes.to_string().into(),
-    );
     // The runner's own home holds the credentials only the runner may touch: sealed, unless
     // the workspace root lives inside it (then the uid and the 0700 trees are the line).
     if let Some(runner_home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
@@ -95,11 +84,9 @@ fn spawn(
             && !is_within(iso.workspace_root(), &runner_home)
             && runner_home.parent().is_some()
         {
-            flag("--deny", runner_home.into());
+            run.deny.push(runner_home);
         }
     }
-    argv.push("--".into());
-    argv.extend(args.cmd.iter().map(OsString::from));
 
     // cgroup v2 limits where the host delegates a subtree: the spawn moves itself in
     // through a descriptor the runner opened, before it confines itself and execs.
@@ -121,16 +108,10 @@ fn spawn(
         }
         None => None,
     };
-    if let Some(fd) = &inherited {
-        use std::os::fd::AsRawFd;
-        let at = argv.iter().position(|a| a == "--").unwrap_or(argv.len());
-        argv.splice(
-            at..at,
-            ["--cgroup-fd".into(), fd.as_raw_fd().to_string().into()],
-        );
-    }
-    let mut cmd = Command::new(&me);
-    cmd.args(&argv).current_dir(&workspace);
+    run.cgroup_fd = inherited.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
+    let argv = run.argv(&me, args.cmd.iter().map(OsString::from));
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..]).current_dir(&workspace);
     for (name, value) in &sandbox.env {
         cmd.env(name, value);
     }

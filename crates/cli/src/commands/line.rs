@@ -79,7 +79,6 @@ fn run_prefix(
 ) -> Result<Vec<OsString>, CliError> {
     let me = std::env::current_exe()
         .map_err(|e| CliError::Launch(format!("cannot find jaula's own binary: {e}")))?;
-    let mut argv: Vec<OsString> = vec![me.into_os_string(), "run".into()];
     // Every source's extras are baked in (config, environment and flags, already merged),
     // so the prefix means the same cage whatever environment the launcher runs it in.
     let baked = PolicyArgs {
@@ -87,16 +86,13 @@ fn run_prefix(
         allow_write: spec.extra_writable.clone(),
         ..args.clone()
     };
-    argv.extend(context::policy_flags(policy, &baked));
+    let mut run = context::run_argv(policy, &baked);
     // The window names the cage's private /tmp in the bwrap view, so each window finds its
     // own files again. Nothing else is added: no --keep-env (TMUX and TMUX_PANE stay
     // scrubbed) and no --no-pid-ns, so the prefix never hands the cage the owner's tmux
     // server, which would run whatever a caged client asks, uncaged.
-    if args.window != "window" {
-        argv.extend(["--window".into(), args.window.clone().into()]);
-    }
-    argv.push("--".into());
-    Ok(argv)
+    run.window = (args.window != "window").then(|| args.window.clone());
+    Ok(run.argv(me, Vec::<OsString>::new()))
 }
 
 pub use jaula_sandbox::bwrap::sanitize_window;

@@ -30,6 +30,8 @@ pub mod none_log;
 pub mod profile;
 pub mod render;
 pub mod run;
+#[cfg(target_os = "linux")]
+pub mod run_stage;
 // The macOS launch; compiled for the tests everywhere, since it runs up to its exec on any
 // host with a recording executor.
 #[cfg(any(target_os = "macos", test))]

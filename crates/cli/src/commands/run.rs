@@ -14,30 +14,27 @@ use jaula_sandbox::network::{DomainRules, NetworkMode, NetworkSpec};
 #[cfg(target_os = "linux")]
 use jaula_policy::{CageProfile, Platform, Policy};
 #[cfg(target_os = "linux")]
+use jaula_sandbox::backend::{self, Launcher, NoCage};
+#[cfg(target_os = "linux")]
 use jaula_sandbox::bwrap;
 #[cfg(target_os = "linux")]
-use jaula_sandbox::hardening::HardeningOptions;
+use jaula_sandbox::landlock::{self, PlanMode};
 #[cfg(target_os = "linux")]
-use jaula_sandbox::landlock::{self, Floor, PlanMode, RealFs};
+use jaula_sandbox::launch::{enter_limits, exit_like, ResourceLimits};
 #[cfg(target_os = "linux")]
-use jaula_sandbox::launch::{
-    confine_and_exec, enter_cgroup, exit_like, set_resource_limits, Confinement, Gate,
-    ResourceLimits,
-};
+use jaula_sandbox::launch_plan::{LaunchPlan, NetworkPlan, Reports, PLAN_VERSION};
 #[cfg(target_os = "linux")]
 use jaula_sandbox::network::netns;
 #[cfg(target_os = "linux")]
-use jaula_sandbox::planting::{self, Snapshot};
+use jaula_sandbox::plan_fd::{self, SealedPlan};
 #[cfg(target_os = "linux")]
-use std::path::Path;
+use jaula_sandbox::planting::{self, Snapshot};
 #[cfg(target_os = "linux")]
 use std::process::Command;
 
 use crate::args::PolicyArgs;
 #[cfg(target_os = "linux")]
-use crate::commands::network_notice;
-#[cfg(target_os = "linux")]
-use crate::commands::none_log;
+use crate::commands::{network_notice, run_stage};
 #[cfg(target_os = "linux")]
 use crate::context;
 use crate::error::CliError;
@@ -45,6 +42,12 @@ use crate::Outcome;
 
 /// Exit status when jaula refuses to start the command (the shell's "cannot execute").
 pub const REFUSED: i32 = 126;
+
+/// The hidden subcommand jaula starts its own stages with (inside the bubblewrap view, the
+/// `--network allow` child, the child a planting-reporting parent waits for). It takes no
+/// arguments: its whole input is the launch plan on an inherited descriptor.
+#[cfg(target_os = "linux")]
+pub const STAGE_SUBCOMMAND: &str = "stage";
 
 /// Run CMD confined: writes only to the working set, credentials sealed, seccomp and
 /// process hardening applied, credential environment variables scrubbed.
@@ -136,39 +139,10 @@ pub struct RunArgs {
     /// default (repeatable).
     #[arg(long = "allow-address", value_name = "ADDR[/PREFIX]")]
     pub allow_address: Vec<String>,
-    /// With --network allow or none: append every network decision to FILE as a JSON
-    /// line, each refusal with the rule that refused it (`--network-log` is the older
-    /// name).
+    /// With --network allow: append every network decision to FILE as a JSON line, each
+    /// refusal with the rule that refused it (`--network-log` is the older name).
     #[arg(long = "log", visible_alias = "network-log", value_name = "FILE")]
     pub network_log: Option<PathBuf>,
-    /// Internal (tests): the proxy resolves HOST to ADDR:PORT without DNS (repeatable).
-    #[arg(long = "network-resolve", value_name = "HOST=ADDR:PORT", hide = true)]
-    pub network_resolve: Vec<String>,
-    /// Internal: the descriptor over which the caged stage hands its loopback listener to
-    /// the proxy.
-    #[arg(long = "network-handoff-fd", value_name = "FD", hide = true)]
-    pub network_handoff_fd: Option<RawFd>,
-    /// Internal: a DNS stub socket that the launching jaula bound in the cage's namespace
-    /// before starting bubblewrap (repeatable).
-    #[arg(long = "network-dns-fd", value_name = "FD", hide = true)]
-    pub network_dns_fd: Vec<RawFd>,
-    /// Internal: `--log` under `none`, opened by the launching jaula before bubblewrap.
-    #[arg(long = "network-log-fd", value_name = "FD", hide = true)]
-    pub network_log_fd: Option<RawFd>,
-    /// Internal (tests): with --network none natively, apply the no-namespace fallback
-    /// (Landlock TCP + seccomp socket families) even where a namespace could be made.
-    #[arg(long = "network-fallback", hide = true)]
-    pub network_fallback: bool,
-    /// Internal: the allow list admits `localhost`, so it is not put in NO_PROXY.
-    #[arg(long = "network-proxy-localhost", hide = true)]
-    pub network_proxy_localhost: bool,
-    /// Internal: jaula's own stage inside the bubblewrap view.
-    #[arg(long, hide = true)]
-    pub inner_stage: bool,
-    /// Internal: the native stage, re-executed by a parent jaula that waits for it and
-    /// then reports changed protected paths.
-    #[arg(long, hide = true)]
-    pub planting_child: bool,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -198,6 +172,17 @@ pub enum Backend {
     Bwrap,
 }
 
+#[cfg(target_os = "linux")]
+impl From<Backend> for backend::Requested {
+    fn from(b: Backend) -> backend::Requested {
+        match b {
+            Backend::Auto => backend::Requested::Auto,
+            Backend::Landlock => backend::Requested::Landlock,
+            Backend::Bwrap => backend::Requested::Bwrap,
+        }
+    }
+}
+
 /// On macOS: the Seatbelt launch (`run_seatbelt`).
 #[cfg(not(target_os = "linux"))]
 pub fn run(args: &RunArgs) -> Outcome {
@@ -214,8 +199,30 @@ pub fn run(args: &RunArgs) -> Outcome {
     }
 }
 
+/// Everything `run` resolved from its arguments, once.
+#[cfg(target_os = "linux")]
+struct Planned {
+    plan: LaunchPlan,
+    policy_args: PolicyArgs,
+    sources: Sources,
+    backend: Backend,
+    rules: DomainRules,
+}
+
+/// Arguments -> plan -> launch.
 #[cfg(target_os = "linux")]
 pub fn run(args: &RunArgs) -> Outcome {
+    match plan(args)? {
+        Ok(planned) => launch(args, planned),
+        Err(reason) => uncaged(args, &reason),
+    }
+}
+
+/// Gather the sources, resolve the policy, scrub the environment and settle the network:
+/// the launch plan, and what the outer stage needs beside it. `Ok(Err(reason))`: the cage
+/// is disabled.
+#[cfg(target_os = "linux")]
+fn plan(args: &RunArgs) -> Result<Result<Planned, String>, CliError> {
     let mut policy_args = args.policy.clone();
     if policy_args.repo.is_none() {
         policy_args.repo = Some(std::env::current_dir().map_err(CliError::Cwd)?);
@@ -232,96 +239,126 @@ pub fn run(args: &RunArgs) -> Outcome {
         return Err(CliError::Config(problem));
     }
     if !sources.enabled {
-        return uncaged(
-            args,
-            "the cage is disabled (CITY_CAGE=0 or config cage.enabled = false)",
-        );
+        return Ok(Err(
+            "the cage is disabled (CITY_CAGE=0 or config cage.enabled = false)".to_owned(),
+        ));
+    }
+    if args.keep_fd.contains(&plan_fd::PLAN_FD) {
+        return Err(CliError::Usage(format!(
+            "--keep-fd {}: jaula hands its launch plan to its own stages on that descriptor",
+            plan_fd::PLAN_FD
+        )));
     }
     let policy = context::resolve(&sources, &policy_args)?;
-    if args.no_socket_gate && !args.inner_stage && args.network_handoff_fd.is_none() {
+    if args.no_socket_gate {
         eprintln!(
             "jaula: warning: --no-socket-gate: host unix sockets (tmux, docker, D-Bus, key \
              agents) are reachable from this cage, and protected paths it can write are only \
              reported after the command"
         );
     }
-    if !args.inner_stage && !args.planting_child && args.network_handoff_fd.is_none() {
-        create_absent_roots(&policy, args.verbose);
-    }
+    create_absent_roots(&policy, args.verbose);
     let mut env = scrubbed_env(args, &sources)?;
-    if !args.inner_stage && !args.planting_child && args.network_handoff_fd.is_none() {
-        if let Err(refusal) = hand_access_tokens(args, &sources, &policy, &mut env) {
-            eprintln!("jaula: refusing to run: --hand-access-token: {refusal}");
-            return Ok(REFUSED);
-        }
-        if let Some(hint) = crate::commands::agent_hint::login_hint(&args.command[0], &policy, &env)
-        {
-            eprintln!("{hint}");
-        }
+    if let Err(refusal) = hand_access_tokens(args, &sources, &policy, &mut env) {
+        return Err(CliError::Launch(format!(
+            "refusing to run: --hand-access-token: {refusal}"
+        )));
     }
-    let limits = ResourceLimits {
-        max_processes: args.max_procs,
-        max_data_bytes: args.max_data,
-    };
-    if let Err(e) = set_resource_limits(&limits) {
-        eprintln!("jaula: {e}");
-        return Ok(REFUSED);
-    }
-    // The planting child inherits the cgroup its parent entered (and the descriptor was
-    // consumed there).
-    if let Some(fd) = args.cgroup_fd.filter(|_| !args.planting_child) {
-        if let Err(e) = enter_cgroup(fd) {
-            eprintln!("jaula: cannot enter the contract's cgroup: {e}");
-            return Ok(REFUSED);
-        }
+    if let Some(hint) = crate::commands::agent_hint::login_hint(&args.command[0], &policy, &env) {
+        eprintln!("{hint}");
     }
     let backend = match args.backend {
         Some(b) => b,
         None => configured_backend(&sources)?,
     };
     let (mode, rules) = network_settings(args, &sources)?;
-    if args.inner_stage {
-        return confine(args, &policy, env, PlanMode::BwrapView, mode);
+    // `--log` under `none`: opened here, before anything is confined, and inherited by the
+    // stage whose socket gate supervisor writes it (`allow`'s proxy opens its own).
+    let log_fd = match (mode, &args.network_log) {
+        (NetworkMode::None, Some(path)) => Some(open_none_log(path)?),
+        _ => None,
+    };
+    let plan = LaunchPlan {
+        version: PLAN_VERSION,
+        policy,
+        stage: PlanMode::Native,
+        network: NetworkPlan {
+            mode,
+            fallback: sources.network.none_without_namespace == Some(true),
+            handoff_fd: None,
+            proxy_localhost: false,
+            dns_fds: Vec::new(),
+            log_fd,
+        },
+        env,
+        limits: ResourceLimits {
+            max_processes: args.max_procs,
+            max_data_bytes: args.max_data,
+        },
+        keep_fds: args.keep_fd.clone(),
+        socket_gate: !args.no_socket_gate,
+        // A tenant's spawn is not reported on: nobody runs a tenant's tree uncaged later,
+        // and the runner keeps its own evidence (crates/contract).
+        reports: Reports {
+            planting: !args.tenant,
+            network_none: true,
+        },
+        verbose: args.verbose,
+        command: args.command.clone(),
+    };
+    Ok(Ok(Planned {
+        plan,
+        policy_args,
+        sources,
+        backend,
+        rules,
+    }))
+}
+
+/// Choose the cage and start it: in-process natively, or the stage inside bubblewrap's
+/// view, or (`allow`) a stage child beside the proxy.
+#[cfg(target_os = "linux")]
+fn launch(args: &RunArgs, planned: Planned) -> Outcome {
+    let Planned {
+        plan,
+        policy_args,
+        sources,
+        backend,
+        rules,
+    } = planned;
+    // Steps 1 and 2 of the launch sequence, here, before any stage is started: every
+    // process after this one inherits the limits and the cgroup.
+    if let Err(e) = enter_limits(&plan.limits, args.cgroup_fd) {
+        eprintln!("jaula: {e}");
+        return Ok(REFUSED);
     }
-    if args.network_handoff_fd.is_some() {
-        // The native `allow` stage, spawned by the supervising jaula below.
-        return confine(args, &policy, env, PlanMode::Native, mode);
-    }
+    let mode = plan.network.mode;
     if args.verbose {
         eprintln!("jaula: network: {}", describe_mode(mode, &rules));
     } else if let Some(line) = network_notice::at_start(mode, rules.allow().len()) {
-        // Said once, by the outermost jaula (a planting child is its re-execution).
-        if !args.planting_child {
-            eprintln!("{line}");
-        }
+        eprintln!("{line}");
     }
-    let landlock_ok = landlock::probe().floor_met;
-    if mode == NetworkMode::Allow {
-        return run_allow(args, &policy_args, &policy, env, backend, &sources, rules);
-    }
-    let bwrap_probe = || {
+    let landlock = landlock::probe();
+    let landlock_missing = (!landlock.floor_met).then(|| format!("landlock: {}", landlock.kernel));
+    let launcher = backend::choose(backend.into(), landlock_missing, || {
         bwrap::probe_cached(
             sources.bwrap,
             &bwrap_options(args, mode),
-            &bwrap_probe_cache(&policy),
+            &bwrap_probe_cache(&plan.policy),
         )
-    };
-    match backend {
-        Backend::Landlock if landlock_ok => native(args, &policy, env, mode),
-        Backend::Landlock => uncaged(args, &landlock_missing()),
-        Backend::Bwrap | Backend::Auto => match bwrap_probe() {
-            a if a.is_available() => exec_bwrap(args, &policy_args, &policy, env, &a, mode),
-            a if backend == Backend::Auto && landlock_ok => {
-                if args.verbose {
-                    eprintln!("jaula: bwrap unavailable ({}); using landlock", a.reason());
-                }
-                native(args, &policy, env, mode)
+    });
+    if mode == NetworkMode::Allow {
+        return run_allow(args, &policy_args, plan, launcher, &sources, rules);
+    }
+    match launcher {
+        Ok(Launcher::Bwrap(a)) => exec_bwrap(args, &policy_args, plan, &a),
+        Ok(Launcher::Native { bwrap_unavailable }) => {
+            if let (Some(a), true) = (bwrap_unavailable, args.verbose) {
+                eprintln!("jaula: bwrap unavailable ({}); using landlock", a.reason());
             }
-            a if backend == Backend::Auto => {
-                uncaged(args, &format!("{}; and {}", a.reason(), landlock_missing()))
-            }
-            a => uncaged(args, &format!("bwrap backend: {}", a.reason())),
-        },
+            native(args, plan)
+        }
+        Err(no_cage) => uncaged(args, &no_cage.reason()),
     }
 }
 
@@ -351,11 +388,6 @@ fn create_absent_roots(policy: &Policy, verbose: bool) {
 }
 
 #[cfg(target_os = "linux")]
-fn landlock_missing() -> String {
-    format!("landlock: {}", landlock::probe().kernel)
-}
-
-#[cfg(target_os = "linux")]
 fn configured_backend(sources: &Sources) -> Result<Backend, CliError> {
     match sources.run.backend.as_deref() {
         None => Ok(Backend::Auto),
@@ -379,10 +411,8 @@ fn bwrap_options(args: &RunArgs, mode: NetworkMode) -> bwrap::BwrapOptions {
     }
 }
 
-/// The cage's own `/tmp`, `/var/tmp` and `/run/user/UID` in the bwrap view, wherever the
-/// policy makes the host's writable (a window; a tenant never gets them): the host's hold
-/// the owner's tmux, X11, D-Bus, docker and agent sockets, which connect(2) reaches
-/// through any bind. Err is the reason to refuse: never fall back to the host's `/tmp`.
+/// The cage's own `/tmp`, `/var/tmp` and `/run/user/UID` in the view (see
+/// `bwrap::private_view`); Err is the reason to refuse.
 #[cfg(target_os = "linux")]
 fn private_view(
     args: &RunArgs,
@@ -390,53 +420,10 @@ fn private_view(
     policy_args: &PolicyArgs,
     options: &mut bwrap::BwrapOptions,
 ) -> Result<Option<bwrap::PrivateTmp>, String> {
-    if args.verbose {
-        eprintln!("jaula: pid namespace: {}", describe_pid_ns(options.proc_fs));
-    }
-    let writable = |p: &str| policy.writable().iter().any(|w| w.path == Path::new(p));
-    if writable("/run/user") {
-        // The real uid: the one bubblewrap maps into its user namespace, and the one the
-        // owner's XDG_RUNTIME_DIR is named after.
-        let uid = rustix::process::getuid().as_raw();
-        options.private_run_user = Some(uid);
-        if args.verbose {
-            eprintln!(
-                "jaula: /run/user: the cage's own, empty /run/user/{uid} (the host's bus, \
-                 docker, podman and agent sockets are not in the view)"
-            );
-        }
-    }
-    if !writable("/tmp") {
-        return Ok(None);
-    }
     // `--window` defaults to the literal "window": that default means "not given".
     let given = (policy_args.window != "window").then_some(policy_args.window.as_str());
-    let name = bwrap::window_dir_name(given, policy.repo());
-    let tmp = bwrap::PrivateTmp::open(policy.state_home(), &name)
-        .map_err(|e| format!("cannot make the cage's private /tmp: {e}"))?;
-    options.private_tmp = Some(tmp.fds());
-    if args.verbose {
-        eprintln!(
-            "jaula: /tmp and /var/tmp: the cage's own, {dir}/{} and {dir}/{} (the host's are \
-             not in the view)",
-            bwrap::TMP_NAME,
-            bwrap::VAR_TMP_NAME,
-            dir = tmp.window_dir().display()
-        );
-    }
-    Ok(Some(tmp))
-}
-
-/// What `/proc` shows the caged process, for `-v` (bwrap) and the native backend.
-#[cfg(target_os = "linux")]
-pub fn describe_pid_ns(own: bool) -> &'static str {
-    if own {
-        "the cage's own, with its own /proc: host processes and their command lines are \
-         not visible"
-    } else {
-        "the host's (LIMIT): /proc lists every host process, and their command lines \
-         (/proc/<pid>/cmdline) are readable; never pass secrets in argv"
-    }
+    bwrap::private_view(policy, given, options, args.verbose)
+        .map_err(|e| format!("cannot make the cage's private /tmp: {e}"))
 }
 
 /// The mode and validated lists: flags over the config's `[network]`. The config's lists
@@ -505,12 +492,19 @@ fn describe_mode(mode: NetworkMode, rules: &DomainRules) -> String {
     }
 }
 
-pub(crate) fn resolve_overrides(args: &RunArgs) -> Result<Vec<(String, SocketAddr)>, CliError> {
-    args.network_resolve
+/// The config's `network.resolve`: names the proxy answers without DNS.
+pub(crate) fn resolve_overrides(sources: &Sources) -> Result<Vec<(String, SocketAddr)>, CliError> {
+    sources
+        .network
+        .resolve
         .iter()
         .map(|entry| {
-            let bad =
-                || CliError::Usage(format!("--network-resolve {entry:?}: want HOST=ADDR:PORT"));
+            let bad = || {
+                CliError::Config(format!(
+                    "config {}: network.resolve {entry:?}: want HOST=ADDR:PORT",
+                    sources.config_path.display()
+                ))
+            };
             let (host, addr) = entry.split_once('=').ok_or_else(bad)?;
             let host = jaula_sandbox::network::normalize_host(host).ok_or_else(bad)?;
             Ok((host, addr.parse().map_err(|_| bad())?))
@@ -552,100 +546,71 @@ pub(crate) fn allow_addresses(
 fn run_allow(
     args: &RunArgs,
     policy_args: &PolicyArgs,
-    policy: &Policy,
-    env: Vec<(OsString, OsString)>,
-    backend: Backend,
+    plan: LaunchPlan,
+    launcher: Result<Launcher, NoCage>,
     sources: &Sources,
     rules: DomainRules,
 ) -> Outcome {
     let proxy_localhost = rules.decide("localhost").allowed;
     let mut config = jaula_proxy::ProxyConfig::new(rules);
-    config.resolve = resolve_overrides(args)?.into_iter().collect();
+    config.resolve = resolve_overrides(sources)?.into_iter().collect();
     config.allow_addresses = allow_addresses(args, sources)?;
     config.log = args.network_log.clone();
     let proxy = jaula_proxy::Proxy::new(config).map_err(|e| CliError::Launch(e.to_string()))?;
     let (channel, stage_end) =
         netns::handoff_pair().map_err(|e| CliError::Launch(e.to_string()))?;
-    let mut stage_flags: Vec<OsString> = vec![
-        "--network".into(),
-        "allow".into(),
-        "--network-handoff-fd".into(),
-        std::os::fd::AsRawFd::as_raw_fd(&stage_end)
-            .to_string()
-            .into(),
-    ];
-    if proxy_localhost {
-        stage_flags.push("--network-proxy-localhost".into());
-    }
-    let landlock_ok = landlock::probe().floor_met;
-    let probe = match backend {
-        Backend::Landlock => None,
-        _ => Some(bwrap::probe_cached(
-            sources.bwrap,
-            &bwrap_options(args, NetworkMode::Allow),
-            &bwrap_probe_cache(policy),
-        )),
+    // The stage binds the listener and hands it back; this jaula reports after it ends.
+    let mut stage = LaunchPlan {
+        network: NetworkPlan {
+            handoff_fd: Some(std::os::fd::AsRawFd::as_raw_fd(&stage_end)),
+            proxy_localhost,
+            ..plan.network.clone()
+        },
+        reports: Reports::default(),
+        ..plan.clone()
     };
     let mut options = bwrap_options(args, NetworkMode::Allow);
     let mut _private_tmp = None;
     let mut netns_setup = None;
-    let mut cmd = match probe {
-        Some(a) if a.is_available() => {
-            match private_view(args, policy, policy_args, &mut options) {
+    let mut cmd = match launcher {
+        Ok(Launcher::Bwrap(a)) => {
+            match private_view(args, &plan.policy, policy_args, &mut options) {
                 Ok(p) => _private_tmp = p,
                 Err(reason) => return refuse(&reason),
             }
+            stage.stage = PlanMode::BwrapView;
             // The namespace and the DNS stub are made by the child that execs bubblewrap
-            // (see NetnsInChild); the stage passes the stub on with its listener.
-            let setup = netns::NetnsInChild::prepare(Some(stub_addresses()))
+            // (see NetnsInChild); the stage passes the stub on with its listeners.
+            let setup = netns::NetnsInChild::prepare(Some(netns::stub_addresses()))
                 .map_err(|e| CliError::Launch(e.to_string()))?;
             options.unshare_net = false;
-            stage_flags.extend(dns_fd_flags(Some(&setup)));
-            netns_setup = Some(setup);
-            let argv = bwrap_argv(
-                args,
-                policy_args,
-                policy,
-                &options,
-                &a,
-                NetworkMode::Allow,
-                stage_flags,
-            )?;
+            stage.network.dns_fds = setup.dns_fds();
+            let argv = bwrap_argv(args, &plan.policy, &options, &a)?;
             let mut cmd = Command::new(&argv[0]);
             cmd.args(&argv[1..]);
-            if let Some(setup) = &netns_setup {
-                setup.install(&mut cmd);
-            }
+            setup.install(&mut cmd);
+            netns_setup = Some(setup);
             cmd
         }
-        Some(a) if backend == Backend::Bwrap || !landlock_ok => {
+        Ok(Launcher::Native { .. }) => stage_command()?,
+        // No uncaged fallback here: a port rule would admit any host.
+        Err(NoCage {
+            bwrap: Some(a),
+            landlock,
+            ..
+        }) => {
             return refuse(&format!(
                 "--network allow needs a network namespace; bwrap: {}{}",
                 a.reason(),
-                if landlock_ok {
-                    String::new()
-                } else {
-                    format!("; {}", landlock_missing())
-                }
+                landlock.map(|l| format!("; {l}")).unwrap_or_default()
             ));
         }
-        _ if !landlock_ok => return refuse(&landlock_missing()),
-        _ => {
-            let mut cmd = Command::new(own_binary()?);
-            cmd.arg("run");
-            cmd.args(inner_stage_args(
-                args,
-                policy_args,
-                policy,
-                "landlock",
-                NetworkMode::Allow,
-            ));
-            cmd.args(stage_flags);
-            cmd.arg("--").args(&args.command);
-            cmd
-        }
+        Err(no_cage) => return refuse(&no_cage.reason()),
     };
-    cmd.env_clear().envs(env);
+    let sealed = SealedPlan::new(&stage).map_err(|e| CliError::Launch(e.to_string()))?;
+    sealed.hand_to(&mut cmd);
+    cmd.env_clear().envs(plan.env.iter().cloned());
+    let policy = &plan.policy;
     let snapshot = Snapshot::take(policy);
     let child = match cmd.spawn() {
         Ok(c) => c,
@@ -658,6 +623,7 @@ fn run_allow(
         }
     };
     drop(stage_end);
+    drop(sealed);
     drop(netns_setup);
     let listeners = match netns::CageListeners::recv(&channel) {
         Ok(Some(l)) => l,
@@ -697,6 +663,14 @@ fn run_allow(
     exit_like(done.status)
 }
 
+/// `jaula stage`, this very binary: it reads the plan handed to it and nothing else.
+#[cfg(target_os = "linux")]
+fn stage_command() -> Result<Command, CliError> {
+    let mut cmd = Command::new(own_binary()?);
+    cmd.arg(STAGE_SUBCOMMAND);
+    Ok(cmd)
+}
+
 #[cfg(target_os = "linux")]
 fn refuse(reason: &str) -> Outcome {
     eprintln!("jaula: refusing to run: {reason}");
@@ -707,6 +681,17 @@ fn refuse(reason: &str) -> Outcome {
 fn own_binary() -> Result<PathBuf, CliError> {
     std::env::current_exe()
         .map_err(|e| CliError::Launch(format!("cannot find jaula's own binary: {e}")))
+}
+
+/// Open the `--log` file of `--network none` for a stage to inherit: close-on-exec cleared,
+/// ownership handed to the plan's descriptor number (the stage takes it back, and sets
+/// close-on-exec again, so the command never holds it).
+#[cfg(target_os = "linux")]
+fn open_none_log(path: &std::path::Path) -> Result<RawFd, CliError> {
+    let file = jaula_proxy::open_log(path).map_err(|e| CliError::Launch(e.to_string()))?;
+    rustix::io::fcntl_setfd(&file, rustix::io::FdFlags::empty())
+        .map_err(|e| CliError::Launch(format!("cannot pass the log on: {e}")))?;
+    Ok(std::os::fd::IntoRawFd::into_raw_fd(file))
 }
 
 /// `--hand-access-token` and `env.hand_access_token`: each agent's access token joins the
@@ -769,7 +754,7 @@ pub(crate) fn scrubbed_env_from(
         rules = rules.scrub(pattern(p)?);
     }
     let scrubbed = scrub_env(vars, &rules);
-    if args.verbose && !args.inner_stage && !scrubbed.removed_names.is_empty() {
+    if args.verbose && !scrubbed.removed_names.is_empty() {
         let names: Vec<_> = scrubbed
             .removed_names
             .iter()
@@ -780,314 +765,47 @@ pub(crate) fn scrubbed_env_from(
     Ok(scrubbed.kept)
 }
 
-#[cfg(target_os = "linux")]
-fn command(args: &RunArgs, env: Vec<(OsString, OsString)>) -> Command {
-    let mut cmd = Command::new(&args.command[0]);
-    cmd.args(&args.command[1..]).env_clear().envs(env);
-    cmd
-}
-
-/// Landlock + seccomp + hardening on this process, then exec CMD in its place.
-#[cfg(target_os = "linux")]
-fn confine(
-    args: &RunArgs,
-    policy: &Policy,
-    mut env: Vec<(OsString, OsString)>,
-    mode: PlanMode,
-    network: NetworkMode,
-) -> Outcome {
-    let (restrict_sockets, dns_stub) = match network_stage(args, mode, network) {
-        Ok(stage) => {
-            for (k, v) in stage.env {
-                env.retain(|(name, _)| name != k.as_str());
-                env.push((k.into(), v.into()));
-            }
-            (stage.restrict_sockets, stage.dns_stub)
-        }
-        Err(reason) => return refuse(&reason),
-    };
-    // `--log` under `none`: opened (or taken from the launching jaula) before Landlock,
-    // so the supervisor can write it wherever it is; every refusal goes there as it
-    // happens.
-    if network == NetworkMode::None && !args.no_socket_gate {
-        match none_log_file(args) {
-            Ok(Some(file)) => {
-                jaula_sandbox::network::none_log::set_sink(none_log::sink(file));
-            }
-            Ok(None) => {}
-            Err(reason) => return refuse(&reason),
-        }
-    }
-    // Before the plan: the evidence log (and its directory) must exist when the Landlock
-    // rules are listed, or the supervisor could not read back what it snapshots there.
-    let after_exit = if args.no_socket_gate {
-        None
-    } else {
-        with_network_note(planting_hook(args, policy, mode), args, mode, network)
-    };
-    let plan = match landlock::plan(policy, mode, &RealFs) {
-        Ok(plan) => plan,
-        Err(e) => {
-            eprintln!("jaula: refusing to run: the landlock plan failed: {e}");
-            return Ok(REFUSED);
-        }
-    };
-    if args.verbose {
-        eprintln!("jaula: {}", plan.summary());
-    }
-    let support = landlock::probe();
-    // Inside bwrap's view the mount namespace already seals; a kernel without Landlock
-    // there is reported, not refused. Natively Landlock is the cage: refuse without it.
-    let landlock = if support.floor_met {
-        Some((&plan, Floor::FsV1))
-    } else if mode == PlanMode::BwrapView {
-        eprintln!(
-            "jaula: warning: {}: the bwrap view is the only filesystem layer",
-            landlock_missing()
-        );
-        None
-    } else {
-        return uncaged(args, &landlock_missing());
-    };
-    let mut hardening = HardeningOptions::new();
-    for fd in &args.keep_fd {
-        hardening = hardening.keep_fd(*fd);
-    }
-    let confinement = Confinement {
-        hardening,
-        landlock,
-        seccomp: true,
-        restrict_sockets,
-        gate: (!args.no_socket_gate).then(|| Gate {
-            policy: policy.clone(),
-            after_exit,
-            dns_stub,
-        }),
-    };
-
-    let verbose = args.verbose;
-    let backend = if mode == PlanMode::Native {
-        "landlock"
-    } else {
-        "bwrap (inner stage)"
-    };
-    if verbose && mode == PlanMode::Native {
-        eprintln!("jaula: pid namespace: {}", describe_pid_ns(false));
-    }
-    let err = confine_and_exec(&mut command(args, env), confinement, |report| {
-        if verbose {
-            eprintln!("jaula: backend {backend}; layers in force:\n{report}");
-        }
-    });
-    eprintln!("jaula: {err}");
-    Ok(err.exit_code())
-}
-
-#[cfg(target_os = "linux")]
-struct NetworkStage {
-    env: Vec<(String, String)>,
-    restrict_sockets: bool,
-    /// `none`: the DNS stub's sockets, for the socket gate's supervisor.
-    dns_stub: Vec<std::net::UdpSocket>,
-}
-
-/// The network steps of the stage that execs the command, before it is confined.
-///
-/// - `none`, native: a namespace of its own; where none can be made, the socket
-///   restriction (Landlock TCP + seccomp families) instead. In bwrap's view bubblewrap
-///   already made the namespace.
-/// - `allow`: natively a namespace first (required: no fallback); then, in both
-///   backends, bind the proxy's listener and the steering listeners on the namespace's
-///   loopback and hand them out.
-#[cfg(target_os = "linux")]
-fn network_stage(
-    args: &RunArgs,
-    plan: PlanMode,
-    network: NetworkMode,
-) -> Result<NetworkStage, String> {
-    let mut stage = NetworkStage {
-        env: Vec::new(),
-        restrict_sockets: false,
-        dns_stub: Vec::new(),
-    };
-    match (network, plan) {
-        (NetworkMode::Host, _) => {}
-        // In the view no process of jaula's can bind the stub: only the sockets the
-        // launching jaula bound are served.
-        (NetworkMode::None, PlanMode::BwrapView) if args.network_dns_fd.is_empty() => {}
-        (NetworkMode::None, PlanMode::BwrapView) => {
-            stage.dns_stub = none_stub(args, &args.network_dns_fd);
-        }
-        (NetworkMode::None, _) if args.network_fallback => stage.restrict_sockets = true,
-        (NetworkMode::None, _) => match netns::enter_loopback_netns() {
-            Ok(kind) => {
-                if args.verbose {
-                    eprintln!("jaula: network none: namespace {kind:?}");
-                }
-                stage.dns_stub = none_stub(args, &[]);
-            }
-            Err(e) => {
-                eprintln!(
-                    "jaula: network none: {e}; refusing TCP with landlock and non-unix \
-                     sockets with seccomp instead (no loopback inside either)"
-                );
-                stage.restrict_sockets = true;
-            }
-        },
-        (NetworkMode::Allow, _) => {
-            let Some(fd) = args.network_handoff_fd else {
-                return Err("--network allow stage started without its hand-off".to_owned());
-            };
-            let channel = netns::take_handoff_fd(fd).map_err(|e| e.to_string())?;
-            if plan == PlanMode::Native {
-                netns::enter_loopback_netns().map_err(|e| {
-                    format!("--network allow needs a network namespace and none can be made: {e}")
-                })?;
-            }
-            // In bwrap's view an unprivileged stage cannot bind the web ports in bwrap's
-            // namespace (see enter_loopback_netns_with_userns) and makes one of its own;
-            // root cannot map itself into a new user namespace without CAP_SETFCAP
-            // (Linux 5.12+) and binds them in bwrap's, by bwrap's --cap-add.
-            let root = rustix::process::geteuid().is_root();
-            let nested = match plan {
-                PlanMode::Native => Ok(false),
-                _ if root => Ok(false),
-                _ => match netns::enter_loopback_netns_with_userns() {
-                    Ok(_) => Ok(true),
-                    Err(e) if e.changed_nothing() => Err(e.to_string()),
-                    Err(e) => return Err(format!("--network allow: {e}")),
-                },
-            };
-            let own_namespace = matches!(nested, Ok(true));
-            let mut listeners = netns::CageListeners::bind()
-                .map_err(|e| format!("cannot listen on the cage's loopback: {e}"))?;
-            if let Err(e) =
-                nested.and_then(|_| listeners.bind_steering().map_err(|e| e.to_string()))
-            {
-                eprintln!(
-                    "jaula: network allow: no steering for clients that ignore the proxy \
-                     variables ({e}); they reach nothing"
-                );
-            }
-            listeners.send(&channel).map_err(|e| e.to_string())?;
-            // The stub must answer in the namespace the command runs in: a nested one made
-            // just now binds its own; otherwise the sockets bubblewrap's parent bound are
-            // taken (natively there are none, and the stage binds them here).
-            let dns_fds: &[RawFd] = if own_namespace {
-                // The parent's sockets serve the outer namespace: close them here.
-                if !args.network_dns_fd.is_empty() {
-                    drop(netns::stub_sockets(&stub_addresses(), &args.network_dns_fd));
-                }
-                &[]
-            } else {
-                &args.network_dns_fd
-            };
-            // Without the stub a client that ignores the proxy variables fails to resolve,
-            // as it did before the stub existed: warn, and hand out none.
-            let stub = netns::stub_sockets(&stub_addresses(), dns_fds).unwrap_or_else(|e| {
-                eprintln!("jaula: warning: network allow: {e}; names do not resolve");
-                Vec::new()
-            });
-            netns::send_dns_sockets(&channel, &stub).map_err(|e| e.to_string())?;
-            stage.env = netns::proxy_env(args.network_proxy_localhost);
-        }
-    }
-    Ok(stage)
-}
-
-/// Where the cage's DNS stub answers: the nameservers of the host's `/etc/resolv.conf`,
-/// which the cage reads too (an unreadable file reads as none listed, as glibc does).
-#[cfg(target_os = "linux")]
-fn stub_addresses() -> jaula_sandbox::network::dns_stub::StubAddresses {
-    let text = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
-    jaula_sandbox::network::dns_stub::stub_addresses(&text)
-}
-
-/// The `none` stub's sockets: taken from `fds` (bound by the jaula that started
-/// bubblewrap) or bound here. Only with the socket gate, whose supervisor serves them. A
-/// stub that cannot be set up costs the names in the exit summary, not the cage: warn.
-#[cfg(target_os = "linux")]
-fn none_stub(args: &RunArgs, fds: &[RawFd]) -> Vec<std::net::UdpSocket> {
-    if args.no_socket_gate {
-        return Vec::new();
-    }
-    match netns::stub_sockets(&stub_addresses(), fds) {
-        Ok(sockets) => {
-            if args.verbose {
-                let at: Vec<String> = sockets
-                    .iter()
-                    .filter_map(|s| s.local_addr().ok())
-                    .map(|a| a.to_string())
-                    .collect();
-                eprintln!(
-                    "jaula: network none: DNS stub on {} (answers REFUSED, names recorded)",
-                    at.join(" ")
-                );
-            }
-            sockets
-        }
-        Err(e) => {
-            eprintln!("jaula: warning: network none: {e}; names looked up are not recorded");
-            Vec::new()
-        }
-    }
-}
-
-/// Run bubblewrap with the rendered view and jaula's own inner stage inside it, wait for
-/// it, report the protected paths the view could not cover (absent ones) if they changed,
-/// and leave as it left.
+/// Run bubblewrap with the rendered view and jaula's own stage inside it (the plan on its
+/// descriptor), wait for it, report the protected paths the view could not cover (absent
+/// ones) if they changed, and leave as it left.
 #[cfg(target_os = "linux")]
 fn exec_bwrap(
     args: &RunArgs,
     policy_args: &PolicyArgs,
-    policy: &Policy,
-    env: Vec<(OsString, OsString)>,
+    plan: LaunchPlan,
     availability: &bwrap::Availability,
-    mode: NetworkMode,
 ) -> Outcome {
+    let mode = plan.network.mode;
     let mut options = bwrap_options(args, mode);
     // Held open until the exec: bubblewrap binds these descriptors.
-    let _private_tmp = match private_view(args, policy, policy_args, &mut options) {
+    let _private_tmp = match private_view(args, &plan.policy, policy_args, &mut options) {
         Ok(p) => p,
         Err(reason) => return refuse(&reason),
     };
     // `none`: the namespace is made before bubblewrap starts, by the child that execs it,
     // with the DNS stub bound for the inner stage's supervisor (see NetnsInChild).
+    let mut stage = LaunchPlan {
+        stage: PlanMode::BwrapView,
+        ..plan.clone()
+    };
     let netns_setup = match mode {
         NetworkMode::None => {
-            let stub = (!args.no_socket_gate).then(stub_addresses);
+            let stub = plan.socket_gate.then(netns::stub_addresses);
             options.unshare_net = false;
-            Some(netns::NetnsInChild::prepare(stub).map_err(|e| CliError::Launch(e.to_string()))?)
+            let setup =
+                netns::NetnsInChild::prepare(stub).map_err(|e| CliError::Launch(e.to_string()))?;
+            stage.network.dns_fds = setup.dns_fds();
+            Some(setup)
         }
         _ => None,
     };
-    let mut extra = dns_fd_flags(netns_setup.as_ref());
-    // `--log` under `none`: opened here, outside everything, and inherited by the inner
-    // stage's supervisor, which writes it (held open until bubblewrap has started).
-    let _none_log = match (mode, &args.network_log) {
-        (NetworkMode::None, Some(path)) if !args.no_socket_gate => {
-            let file = jaula_proxy::open_log(path).map_err(|e| CliError::Launch(e.to_string()))?;
-            rustix::io::fcntl_setfd(&file, rustix::io::FdFlags::empty())
-                .map_err(|e| CliError::Launch(format!("cannot pass the log on: {e}")))?;
-            extra.extend([
-                "--network-log-fd".into(),
-                std::os::fd::AsRawFd::as_raw_fd(&file).to_string().into(),
-            ]);
-            Some(file)
-        }
-        _ => None,
-    };
-    let argv = bwrap_argv(
-        args,
-        policy_args,
-        policy,
-        &options,
-        availability,
-        mode,
-        extra,
-    )?;
+    let argv = bwrap_argv(args, &plan.policy, &options, availability)?;
+    let sealed = SealedPlan::new(&stage).map_err(|e| CliError::Launch(e.to_string()))?;
     let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]).env_clear().envs(env);
+    cmd.args(&argv[1..])
+        .env_clear()
+        .envs(plan.env.iter().cloned());
+    sealed.hand_to(&mut cmd);
     if let Some(setup) = &netns_setup {
         setup.install(&mut cmd);
     }
@@ -1096,131 +814,28 @@ fn exec_bwrap(
         eprintln!("jaula: cannot execute {}: {err}", argv[0].to_string_lossy());
         return Ok(REFUSED);
     }
-    wait_and_report(&mut cmd, policy, args.verbose, mode)
-}
-
-/// The `--log` file under `none`: the one the launching jaula passed down
-/// (`--network-log-fd`), or the one named, opened here (the outermost jaula natively).
-#[cfg(target_os = "linux")]
-fn none_log_file(args: &RunArgs) -> Result<Option<std::fs::File>, String> {
-    if let Some(fd) = args.network_log_fd {
-        return netns::take_log_fd(fd).map(Some).map_err(|e| e.to_string());
-    }
-    match &args.network_log {
-        Some(path) if !args.inner_stage => jaula_proxy::open_log(path)
-            .map(Some)
-            .map_err(|e| e.to_string()),
-        _ => Ok(None),
-    }
-}
-
-/// `--network-dns-fd N` for each descriptor the stage receives a stub socket on.
-#[cfg(target_os = "linux")]
-fn dns_fd_flags(setup: Option<&netns::NetnsInChild>) -> Vec<OsString> {
-    setup
-        .map(|s| s.dns_fds())
-        .unwrap_or_default()
-        .into_iter()
-        .flat_map(|fd| ["--network-dns-fd".into(), fd.to_string().into()])
-        .collect()
+    wait_and_report(&mut cmd, &plan.policy, args.verbose, mode)
 }
 
 /// Natively Landlock cannot stop the creation of an absent protected path, nor any write
 /// to one it does not split around, so the protected paths are snapshotted before the
 /// command runs and reported on after it ends. The socket gate's supervisor already waits
 /// for the command and does the reporting; with `--no-socket-gate` there is no supervisor,
-/// so this jaula re-executes itself as the confined stage (`--planting-child`) and waits.
+/// so this jaula starts the confined stage as its child and waits.
 #[cfg(target_os = "linux")]
-fn native(
-    args: &RunArgs,
-    policy: &Policy,
-    env: Vec<(OsString, OsString)>,
-    mode: NetworkMode,
-) -> Outcome {
-    let mut argv = std::env::args_os();
-    let me = argv.next();
-    let subcommand = argv.next();
-    // A tenant's spawn is not reported on: nobody runs a tenant's tree uncaged later, and
-    // the runner keeps its own evidence (crates/contract).
-    if !args.no_socket_gate
-        || args.planting_child
-        || args.tenant
-        || subcommand.as_deref() != Some(std::ffi::OsStr::new("run"))
-    {
-        return confine(args, policy, env, PlanMode::Native, mode);
+fn native(args: &RunArgs, plan: LaunchPlan) -> Outcome {
+    if plan.socket_gate || args.tenant {
+        // The limits and the cgroup are in force already (`run`).
+        return run_stage::launch_here(&plan, None);
     }
-    let mut cmd = Command::new(own_binary()?);
-    if let Some(me) = me {
-        std::os::unix::process::CommandExt::arg0(&mut cmd, me);
-    }
-    cmd.arg("run").arg("--planting-child").args(argv);
-    wait_and_report(&mut cmd, policy, args.verbose, mode)
-}
-
-/// The planting report the socket gate's supervisor makes after the command: the snapshot
-/// and the evidence log are taken now, before this process confines itself.
-#[cfg(target_os = "linux")]
-fn planting_hook(
-    args: &RunArgs,
-    policy: &Policy,
-    mode: PlanMode,
-) -> Option<Box<dyn FnOnce(std::process::ExitStatus)>> {
-    let reports = mode == PlanMode::Native
-        && !args.tenant
-        && !args.planting_child
-        && args.network_handoff_fd.is_none();
-    if !reports {
-        return None;
-    }
-    // The log first: opening it may create it, which must not show as a change.
-    let log = planting::EvidenceLog::open(policy);
-    let snapshot = Snapshot::take(policy);
-    if args.verbose {
-        eprintln!(
-            "jaula: planting guard: {} protected paths snapshotted; changes are reported \
-             after the command exits (evidence: {})",
-            snapshot.len(),
-            planting::evidence_path(policy).display()
-        );
-    }
-    let policy = policy.clone();
-    Some(Box::new(move |_status| {
-        planting::report_after_into(&snapshot, &policy, log);
-    }))
-}
-
-#[cfg(target_os = "linux")]
-/// Natively the socket gate's supervisor is the one that sees the command end: add the
-/// `--network none` reminder to what it runs then (the bwrap and `allow` paths print it
-/// from the jaula that waits).
-fn with_network_note(
-    hook: Option<Box<dyn FnOnce(std::process::ExitStatus)>>,
-    args: &RunArgs,
-    mode: PlanMode,
-    network: NetworkMode,
-) -> Option<Box<dyn FnOnce(std::process::ExitStatus)>> {
-    let notes =
-        network == NetworkMode::None && !args.planting_child && args.network_handoff_fd.is_none();
-    if !notes {
-        return hook;
-    }
-    // The refused addresses are known only to this process, the gate's supervisor (in the
-    // bwrap view, the inner stage); the failure reminder is printed by the outermost
-    // jaula, which under bwrap is the one waiting for bwrap.
-    let remind = mode == PlanMode::Native;
-    Some(Box::new(move |status| {
-        if let Some(hook) = hook {
-            hook(status);
-        }
-        let lookups = jaula_sandbox::network::dns_stub::refused_lookups();
-        let refused = jaula_sandbox::socket_gate::unreachable_destinations();
-        if let Some(note) = network_notice::refused_under_none(&lookups, &refused) {
-            eprintln!("{note}");
-        }
-        if let Some(note) = remind.then(|| network_notice::after_none(status)).flatten() {
-            eprintln!("{note}");
-        }
-    }))
+    let stage = LaunchPlan {
+        reports: Reports::default(),
+        ..plan.clone()
+    };
+    let sealed = SealedPlan::new(&stage).map_err(|e| CliError::Launch(e.to_string()))?;
+    let mut cmd = stage_command()?;
+    sealed.hand_to(&mut cmd);
+    wait_and_report(&mut cmd, &plan.policy, args.verbose, plan.network.mode)
 }
 
 #[cfg(target_os = "linux")]
@@ -1259,84 +874,26 @@ fn wait_and_report(
     exit_like(status)
 }
 
-#[cfg(target_os = "linux")]
-fn command_beneath_private_dirs(program: &OsString, cwd: &std::path::Path) -> Option<PathBuf> {
-    let path = std::path::Path::new(program);
-    if path.components().count() < 2 {
-        return None; // a bare name is found on PATH, outside /tmp
-    }
-    beneath_private_dirs(&cwd.join(path))
-}
-
-/// `path`, canonical, when it lies beneath a directory the bwrap view replaces with the
-/// window's own (/tmp, /var/tmp).
-#[cfg(target_os = "linux")]
-fn beneath_private_dirs(path: &std::path::Path) -> Option<PathBuf> {
-    let real = std::fs::canonicalize(path).ok()?;
-    let replaced = [
-        std::path::Path::new("/tmp"),
-        std::path::Path::new("/var/tmp"),
-    ];
-    replaced
-        .iter()
-        .any(|dir| real.starts_with(dir) && real != *dir)
-        .then_some(real)
-}
-
-/// bubblewrap's argv with jaula's inner stage (and `extra` flags for it) as the command.
+/// bubblewrap's argv with jaula's own stage as the command (it reads the plan handed to it).
 #[cfg(target_os = "linux")]
 fn bwrap_argv(
     args: &RunArgs,
-    policy_args: &PolicyArgs,
     policy: &Policy,
     options: &bwrap::BwrapOptions,
     availability: &bwrap::Availability,
-    mode: NetworkMode,
-    extra: Vec<OsString>,
 ) -> Result<Vec<OsString>, CliError> {
     context::ensure_protected_dirs(policy)?;
-    let mut argv = bwrap::render_argv(policy, options, &bwrap::RealDisk)?;
-    if let Some(program) = availability.program() {
-        argv[0] = program.as_os_str().to_os_string();
-    }
     let cwd = std::env::current_dir().map_err(CliError::Cwd)?;
-    // The command itself, named by a path beneath a directory the view replaces with the
-    // window's own (/tmp, /var/tmp): bound read-only at its own path, or it could not even
-    // be started. Only the file: what it reads from there stays the window's.
-    if let Some(program) = command_beneath_private_dirs(&args.command[0], &cwd) {
-        argv.extend([
-            "--ro-bind-try".into(),
-            program.clone().into_os_string(),
-            program.into_os_string(),
-        ]);
-    }
-    // The working directory, when it lies beneath /tmp or /var/tmp and outside every
-    // writable root: bound read-only at its own path, so the command starts where the
-    // caller stood (the private /tmp has no such directory).
-    let in_writable = policy
-        .writable()
-        .iter()
-        .any(|w| !matches!(w.path.to_str(), Some("/tmp" | "/var/tmp")) && cwd.starts_with(&w.path));
-    if !in_writable {
-        if let Some(dir) = beneath_private_dirs(&cwd) {
-            argv.extend([
-                "--ro-bind-try".into(),
-                dir.clone().into_os_string(),
-                dir.into_os_string(),
-            ]);
-        }
-    }
-    argv.extend(["--chdir".into(), cwd.into_os_string()]);
-    argv.extend([
-        "--".into(),
-        own_binary()?.into_os_string(),
-        "run".into(),
-        "--inner-stage".into(),
-    ]);
-    argv.extend(inner_stage_args(args, policy_args, policy, "bwrap", mode));
-    argv.extend(extra);
-    argv.push("--".into());
-    argv.extend(args.command.iter().cloned());
+    let stage = [own_binary()?.into_os_string(), STAGE_SUBCOMMAND.into()];
+    let argv = bwrap::stage_argv(
+        policy,
+        options,
+        availability,
+        &bwrap::RealDisk,
+        &args.command[0],
+        &cwd,
+        &stage,
+    )?;
     if args.verbose {
         eprintln!(
             "jaula: backend bwrap, one mount a line:\n  {}",
@@ -1344,46 +901,6 @@ fn bwrap_argv(
         );
     }
     Ok(argv)
-}
-
-/// The inner stage re-resolves the same policy inside the view: the outer stage's resolved
-/// paths are passed explicitly so both stages agree whatever the environment says.
-#[cfg(target_os = "linux")]
-fn inner_stage_args(
-    args: &RunArgs,
-    policy_args: &PolicyArgs,
-    policy: &Policy,
-    backend: &str,
-    mode: NetworkMode,
-) -> Vec<OsString> {
-    let mut out = context::policy_flags(policy, policy_args);
-    let mut flag = |name: &str, value: OsString| {
-        out.push(name.into());
-        out.push(value);
-    };
-    flag("--backend", backend.into());
-    if mode == NetworkMode::None {
-        flag("--network", "none".into());
-    }
-    for fd in &args.keep_fd {
-        flag("--keep-fd", fd.to_string().into());
-    }
-    for k in &args.keep_env {
-        flag("--keep-env", k.into());
-    }
-    for s in &args.scrub_env {
-        flag("--scrub-env", s.into());
-    }
-    if args.verbose {
-        out.push("--verbose".into());
-    }
-    if args.tenant {
-        out.push("--tenant".into());
-    }
-    if args.no_socket_gate {
-        out.push("--no-socket-gate".into());
-    }
-    out
 }
 
 /// No cage: refuse (exit 126) with the reason, unless the user asked to run anyway.

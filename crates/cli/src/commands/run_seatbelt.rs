@@ -169,16 +169,6 @@ fn linux_only_flag(args: &RunArgs) -> Option<String> {
     if args.cgroup_fd.is_some() {
         return linux("--cgroup-fd", "cgroups are Linux's");
     }
-    if args.inner_stage
-        || args.planting_child
-        || args.network_handoff_fd.is_some()
-        || args.network_fallback
-        || !args.network_dns_fd.is_empty()
-        || args.network_log_fd.is_some()
-    {
-        return linux("an internal stage flag", "it belongs to the Linux launch");
-    }
-
     None
 }
 
@@ -232,7 +222,7 @@ pub fn plan(args: &RunArgs, inputs: &Inputs) -> Result<Planned, CliError> {
         NetworkMode::Allow => {
             let proxy_localhost = rules.decide("localhost").allowed;
             let mut config = jaula_proxy::ProxyConfig::new(rules);
-            config.resolve = resolve_overrides(args)?.into_iter().collect();
+            config.resolve = resolve_overrides(&sources)?.into_iter().collect();
             config.allow_addresses = allow_addresses(args, &sources)?;
             config.log = args.network_log.clone();
             let proxy =

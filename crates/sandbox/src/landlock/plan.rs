@@ -25,7 +25,7 @@ use super::rights::{Right, Rights};
 use super::LandlockError;
 
 /// What the ruleset is built for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PlanMode {
     /// Landlock alone on the host's filesystem: sealed roots become holes in the complement.

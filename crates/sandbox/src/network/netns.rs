@@ -550,6 +550,13 @@ pub fn take_log_fd(fd: RawFd) -> Result<std::fs::File, NetnsError> {
     Ok(file)
 }
 
+/// Where the cage's DNS stub answers: the nameservers of the host's `/etc/resolv.conf`,
+/// which the cage reads too (an unreadable file reads as none listed, as glibc does).
+pub fn stub_addresses() -> StubAddresses {
+    let text = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
+    dns_stub::stub_addresses(&text)
+}
+
 /// Bind the stub in the namespace this process just made, or take the sockets a parent
 /// bound for it (`fds`, from [`enter_in_child`]).
 pub fn stub_sockets(
