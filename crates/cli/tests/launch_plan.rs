@@ -7,6 +7,7 @@ mod common;
 use std::process::{Command, Output};
 
 use common::{jaula, skip_or_fail};
+use jaula_sandbox::launch_plan::PLAN_VERSION;
 
 /// The plan descriptor (`jaula_sandbox::plan_fd::PLAN_FD`).
 const PLAN_FD: i32 = 1000;
@@ -69,7 +70,9 @@ fn a_plan_of_another_version_is_refused_by_name() {
 
 #[test]
 fn a_malformed_plan_is_refused() {
-    let Some(out) = stage_with(r#"{"version": 1, "command": ["echo", "ran"]}"#, "all") else {
+    // The current version, so the refusal is about the missing fields, not the version.
+    let partial = format!(r#"{{"version": {PLAN_VERSION}, "command": ["echo", "ran"]}}"#);
+    let Some(out) = stage_with(&partial, "all") else {
         return;
     };
     says(&out, 126, "the launch plan is malformed");
@@ -82,7 +85,7 @@ fn a_malformed_plan_is_refused() {
 #[test]
 fn a_plan_that_is_not_a_sealed_memfd_is_not_read() {
     // Contents that would parse as far as the version: only the descriptor is wrong.
-    let plan = r#"{"version": 1}"#;
+    let plan = &format!(r#"{{"version": {PLAN_VERSION}}}"#);
     let Some(out) = stage_with(plan, "none") else {
         return;
     };

@@ -206,7 +206,11 @@ impl Steered {
 fn resolve_config(root: &Path, entries: &[String]) -> PathBuf {
     let path = root.join("jaula-test-config.toml");
     let quoted: Vec<String> = entries.iter().map(|e| format!("{e:?}")).collect();
-    std::fs::write(&path, format!("[network]\nresolve = [{}]\n", quoted.join(", "))).unwrap();
+    std::fs::write(
+        &path,
+        format!("[network]\nresolve = [{}]\n", quoted.join(", ")),
+    )
+    .unwrap();
     path
 }
 

@@ -397,9 +397,8 @@ fn enter_allow(plan: &LaunchPlan, channel: &impl std::os::fd::AsFd) -> Result<()
         },
     };
     let own_namespace = matches!(nested, Ok(true));
-    let mut listeners = netns::CageListeners::bind().map_err(|e| {
-        LaunchError::Refused(format!("cannot listen on the cage's loopback: {e}"))
-    })?;
+    let mut listeners = netns::CageListeners::bind()
+        .map_err(|e| LaunchError::Refused(format!("cannot listen on the cage's loopback: {e}")))?;
     if let Err(e) = nested.and_then(|_| listeners.bind_steering().map_err(|e| e.to_string())) {
         eprintln!(
             "jaula: network allow: no steering for clients that ignore the proxy variables \

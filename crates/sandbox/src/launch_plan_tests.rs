@@ -23,6 +23,8 @@ pub(crate) fn sample_plan() -> (tempfile::TempDir, LaunchPlan) {
             fallback: false,
             handoff_fd: Some(7),
             proxy_localhost: true,
+            dns_fds: vec![8, 9],
+            log_fd: Some(10),
         },
         env: vec![("PATH".into(), "/usr/bin".into())],
         limits: ResourceLimits {
