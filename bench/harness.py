@@ -225,7 +225,8 @@ class Harness:
     # ---------------------------------------------------------------- groups
 
     def group_micro(self):
-        crit = os.path.join(self.root, "target/criterion")
+        crit = os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(self.root, "target"),
+                            "criterion")
         shutil.rmtree(crit, ignore_errors=True)
         log("criterion micro-benchmarks (cargo bench -p jaula-bench)")
         args = ["cargo", "bench", "-q", "-p", "jaula-bench", "--bench", "micro", "--"]

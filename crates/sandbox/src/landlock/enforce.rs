@@ -19,9 +19,9 @@ use rustix::fs::{FileType, Mode, OFlags, ResolveFlags, CWD};
 use rustix::io::Errno;
 use serde::Serialize;
 
+use super::plan::{Plan, PlanMode};
 #[cfg(target_os = "linux")]
 use super::plan::{PlanRule, TargetKind};
-use super::plan::{Plan, PlanMode};
 use super::rights::{Right, Rights, ScopeKind};
 use super::LandlockError;
 
