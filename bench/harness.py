@@ -383,6 +383,8 @@ class Harness:
         cenv = dict(env, CARGO_HOME=os.path.join(home, ".cargo"),
                     RUSTC=os.path.join(sysroot, "bin/rustc"), CARGO_TERM_QUIET="true")
         cenv.pop("RUSTUP_TOOLCHAIN", None)
+        # A build dir set for the benchmark's own cargo lies outside the cage's writable set.
+        cenv.pop("CARGO_TARGET_DIR", None)
         clean = shlex.join(["rm", "-rf", os.path.join(crate, "target")])
         build = [cargo, "build", "--offline", "--manifest-path", os.path.join(crate, "Cargo.toml")]
         rows = [("cargo build, bare", shlex.join(build), clean)]
