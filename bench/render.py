@@ -370,10 +370,18 @@ def issue12_targets(r):
     if "work" in g:
         R = g["work"]["git_status"]["rows"]
         bare = R["git status, bare"]["median_ms"]
+        launch = g.get("launch", {}).get("rows", {})
         for b, today in (("landlock", "+8%"), ("bwrap", "+18%")):
-            over = R[f"git status, {b}"]["median_ms"] / bare - 1
+            caged = R[f"git status, {b}"]["median_ms"]
+            over = caged / bare - 1
+            # What costs: the caged time includes the launch; the same cage's launch of
+            # `true` (full home) is the part of the overhead that is not git's own work.
+            start = launch.get(f"jaula run, {b}, full", {}).get("median_ms")
+            where = (f"; of the {ms(caged - bare)} added, the launch alone takes {ms(start)}"
+                     if start else "")
             row(f"git status, {g['work']['git_status']['files']:,}-file repo, {b}", today, "≤ +5%",
-                f"{over * 100:+.1f}%", met(over <= 0.05, f"{(over - 0.05) * 100:.1f} points over"))
+                f"{over * 100:+.1f}%{where}",
+                met(over <= 0.05, f"{(over - 0.05) * 100:.1f} points over"))
     if "contract" in g and "trees" in g["contract"]:
         T = g["contract"]["trees"]
         big = str(max(int(n) for n in T))
