@@ -22,7 +22,7 @@ import sys
 import time
 import uuid
 
-GROUPS = ["micro", "launch", "gate", "work", "home", "roots", "contract"]
+GROUPS = ["micro", "launch", "gate", "work", "home", "roots", "contract", "network"]
 HOME_SIZES = [10, 1_000, 10_000, 100_000]
 ROOT_COUNTS = [10, 100, 1_000]
 CONTRACT_SIZES = [10_000, 100_000]
@@ -60,11 +60,15 @@ def put(path, text="x\n"):
 
 
 class Harness:
-    def __init__(self, root, quick, only):
+    def __init__(self, root, quick, only, jaula=None, jaula_dynamic=None):
         self.root = root
         self.quick = quick
         self.only = only
-        self.jaula = os.path.join(root, "target/release/jaula")
+        # The jaula measured: bench/run passes the static-pie release build (what a
+        # launcher should install: no dynamic loader at each exec), and the ordinary
+        # dynamically linked one for the process-floor comparison.
+        self.jaula = jaula or os.path.join(root, "target/release/jaula")
+        self.jaula_dynamic = jaula_dynamic
         self.work = os.path.join(root, "target/bench-run")
         self.true = os.path.realpath(shutil.which("true"))
         self.results = {
@@ -221,7 +225,8 @@ class Harness:
     # ---------------------------------------------------------------- groups
 
     def group_micro(self):
-        crit = os.path.join(self.root, "target/criterion")
+        crit = os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(self.root, "target"),
+                            "criterion")
         shutil.rmtree(crit, ignore_errors=True)
         log("criterion micro-benchmarks (cargo bench -p jaula-bench)")
         args = ["cargo", "bench", "-q", "-p", "jaula-bench", "--bench", "micro", "--"]
@@ -260,6 +265,9 @@ class Harness:
         self.real_home(full)
         rows = [("bare true", self.true, None),
                 ("jaula --version (process floor)", shlex.join([self.jaula, "--version"]), None)]
+        if self.jaula_dynamic and os.path.isfile(self.jaula_dynamic):
+            rows.append(("jaula --version, dynamically linked build",
+                         shlex.join([self.jaula_dynamic, "--version"]), None))
         homes = {}
         for tag, home in (("minimal", empty), ("full", full)):
             repo = os.path.join(home, "src/repo")
@@ -375,6 +383,8 @@ class Harness:
         cenv = dict(env, CARGO_HOME=os.path.join(home, ".cargo"),
                     RUSTC=os.path.join(sysroot, "bin/rustc"), CARGO_TERM_QUIET="true")
         cenv.pop("RUSTUP_TOOLCHAIN", None)
+        # A build dir set for the benchmark's own cargo lies outside the cage's writable set.
+        cenv.pop("CARGO_TARGET_DIR", None)
         clean = shlex.join(["rm", "-rf", os.path.join(crate, "target")])
         build = [cargo, "build", "--offline", "--manifest-path", os.path.join(crate, "Cargo.toml")]
         rows = [("cargo build, bare", shlex.join(build), clean)]
@@ -442,7 +452,34 @@ class Harness:
                 self.check_caged(f"{b} with {n} home entries", c, home)
                 rows.append((b, c, None))
             out[str(n)] = self.hyperfine(f"home-{n}", rows, self.runs(runs[n]), 2, repo)
-        self.results["groups"]["home"] = {"sizes": HOME_SIZES, "rows": out}
+        # System calls per launch (repeatable, unlike time): the cost per extra home entry
+        # is read against the floor of three (open, landlock_add_rule, close).
+        calls = {}
+        if shutil.which("strace"):
+            for n in (10, 10_000):
+                home = self.scaling_home(n)
+                repo = os.path.join(home, "src/repo")
+                calls[str(n)] = self.syscalls(self.jaula_cmd("landlock", home, repo), repo)
+        self.results["groups"]["home"] = {"sizes": HOME_SIZES, "rows": out, "syscalls": calls}
+
+    def syscalls(self, command, cwd):
+        """`strace -f -c` of one run: calls per system call name, and the total."""
+        summary = os.path.join(self.work, "strace-summary.txt")
+        subprocess.run(["strace", "-f", "-c", "-o", summary, *shlex.split(command)],
+                       check=True, cwd=cwd, capture_output=True)
+        counts = {}
+        for line in open(summary):
+            parts = line.split()
+            if len(parts) >= 5 and parts[0][0].isdigit() and parts[-1] != "total":
+                counts[parts[-1]] = int(parts[3])
+        return {"total": sum(counts.values()), "by_call": counts}
+
+    def group_network(self):
+        """The proxy against direct loopback (crates/proxy/examples/bench.rs), release."""
+        log("network proxy throughput and latency (cargo run --release --example bench)")
+        out = sh(["cargo", "run", "--quiet", "--release", "-p", "jaula-proxy", "--example", "bench"],
+                 cwd=self.root)
+        self.results["groups"]["network"] = json.loads(out)
 
     def group_roots(self):
         home = self.scaling_home(10)
@@ -678,12 +715,15 @@ def main():
     ap.add_argument("--root", required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default="")
+    ap.add_argument("--jaula", default=None, help="the jaula binary to measure")
+    ap.add_argument("--jaula-dynamic", default=None,
+                    help="a dynamically linked build, for the process-floor row")
     a = ap.parse_args()
     only = [g for g in a.only.split(",") if g]
     for g in only:
         if g not in GROUPS:
             raise SystemExit(f"bench: unknown group {g} (groups: {', '.join(GROUPS)})")
-    h = Harness(os.path.realpath(a.root), a.quick, only)
+    h = Harness(os.path.realpath(a.root), a.quick, only, a.jaula, a.jaula_dynamic)
     h.run()
     results_dir = os.path.join(h.root, "bench/results")
     os.makedirs(results_dir, exist_ok=True)

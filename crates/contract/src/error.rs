@@ -107,6 +107,46 @@ pub enum ContractError {
         /// What failed.
         reason: String,
     },
+    /// The Contract's uid could not reach a path its spawn needs: a directory on the way
+    /// it may not search, or a program it may not execute. Found before anything runs.
+    #[error(
+        "uid {uid} cannot {step} {}: {} (mode {mode:04o}, owner {owner}, group {group}) {why}",
+        target.display(),
+        blocked.display()
+    )]
+    TenantCannotReach {
+        /// The Contract's uid (`none yet` is never shown: a fresh uid is checked as one
+        /// that owns nothing).
+        uid: String,
+        /// What the spawn does there: "enter its workspace under", "execute".
+        step: &'static str,
+        /// The path the step needs.
+        target: PathBuf,
+        /// The path on the way that refuses it.
+        blocked: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+        /// Its owner.
+        owner: u32,
+        /// Its group.
+        group: u32,
+        /// "is not searchable by it", "is not executable by it", "is not a regular file".
+        why: &'static str,
+    },
+    /// A path the spawn needs could not be examined at all.
+    #[error("cannot check that uid {uid} can {step} {}: {}: {source}", target.display(), path.display())]
+    ReachCheck {
+        /// The Contract's uid.
+        uid: String,
+        /// What the spawn does there.
+        step: &'static str,
+        /// The path the step needs.
+        target: PathBuf,
+        /// The path that could not be examined.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
 }
 
 impl ContractError {

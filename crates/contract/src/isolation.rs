@@ -38,6 +38,7 @@ use crate::ids::{
     is_safe_segment, is_uuid, ContractId, RuntimeKind, WorkRecordId, HARNESS_DIR, RESERVED_DIRS,
     TMP_DIR,
 };
+use crate::reach;
 use crate::remove::{remove_tree, RemovalFailure};
 use crate::uids::{first_free, UidMap, UidRange};
 
@@ -388,6 +389,21 @@ impl ContractIsolation {
                 limits,
             },
         ))
+    }
+
+    /// Check, before anything is created or spawned, that the Contract's uid can enter
+    /// its workspace (every directory down to the workspace root searchable) and execute
+    /// `binary` (the jaula its spawn runs). Nothing to check when the runner cannot
+    /// separate uids: the spawn then runs as the runner. A Contract without a uid yet is
+    /// checked as a uid that owns nothing, so the check allocates nothing.
+    pub fn check_tenant_reach(&self, contract: &ContractId, binary: &Path) -> Result<()> {
+        if !self.can_separate_uids() || contract.is_no_contract() {
+            return Ok(());
+        }
+        let uid = self.current_uid(contract)?.unwrap_or(reach::UNALLOCATED);
+        // The spawn's gid is its uid (see `sandbox`).
+        reach::check(uid, uid, &self.root, reach::Step::EnterWorkspaceUnder)?;
+        reach::check(uid, uid, binary, reach::Step::Execute)
     }
 
     /// Create `{contract}/{work_record}`, 0700, owned by the Contract's uid, and return

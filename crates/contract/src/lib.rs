@@ -25,6 +25,8 @@ pub mod ids;
 #[cfg(target_os = "linux")]
 pub mod isolation;
 #[cfg(target_os = "linux")]
+pub mod reach;
+#[cfg(target_os = "linux")]
 mod remove;
 #[cfg(target_os = "linux")]
 pub mod settings;

@@ -55,12 +55,21 @@ fn remove_entry(
     out: &mut Vec<RemovalFailure>,
     depth: usize,
 ) {
+    // Unlink first: most entries are not directories, and `unlinkat` without REMOVEDIR
+    // never follows a symlink and never removes a directory (Linux answers EISDIR), so a
+    // file costs one system call, as in `rm -rf`, with nothing to race.
+    match unlinkat(parent, name, AtFlags::empty()) {
+        Ok(()) | Err(Errno::NOENT) => return,
+        Err(Errno::ISDIR) => {}
+        Err(e) => return fail(out, path, e),
+    }
     let st = match lstat_at(parent, name) {
         Ok(st) => st,
         Err(Errno::NOENT) => return,
         Err(e) => return fail(out, path, e),
     };
     if file_type(&st) != FileType::Directory {
+        // Swapped for a non-directory since the unlink: unlink that, once.
         match unlinkat(parent, name, AtFlags::empty()) {
             Ok(()) | Err(Errno::NOENT) => {}
             Err(e) => fail(out, path, e),

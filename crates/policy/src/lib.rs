@@ -18,6 +18,7 @@ pub mod error;
 pub mod paths;
 pub mod policy;
 mod protect;
+mod resolve;
 pub mod serde_path;
 pub mod sockets;
 pub mod sources;

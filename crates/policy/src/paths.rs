@@ -46,10 +46,12 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
 
 /// Resolve `path` to an absolute, symlink-free path, even when its tail does not exist.
 ///
-/// The longest existing prefix is resolved by the kernel (`realpath`); the missing rest is
-/// appended lexically. This is what a seal needs: `~/.aws` must name the same place whether
-/// or not the owner has created it yet, and a symlinked `~/.config` must seal its target.
-/// A relative path is taken relative to `base` (the caller's working directory).
+/// The longest existing prefix is resolved as `realpath` would resolve it; the missing
+/// rest is appended lexically. This is what a seal needs: `~/.aws` must name the same
+/// place whether or not the owner has created it yet, and a symlinked `~/.config` must
+/// seal its target. A relative path is taken relative to `base` (the caller's working
+/// directory). Inside a policy resolution, prefixes resolved once are not asked again
+/// (see `resolve.rs`).
 pub fn canonicalize_lenient(path: &Path, base: &Path) -> PathBuf {
     let absolute = if path.is_absolute() {
         path.to_path_buf()
@@ -57,26 +59,29 @@ pub fn canonicalize_lenient(path: &Path, base: &Path) -> PathBuf {
         base.join(path)
     };
     let absolute = normalize_lexically(&absolute);
-    if let Ok(real) = std::fs::canonicalize(&absolute) {
-        return real;
+    if absolute.is_absolute() {
+        return crate::resolve::lenient(&absolute);
     }
-    // Walk up until a prefix resolves, then re-append the missing components.
+    // A relative base (never jaula's own use): the kernel resolves against the process's
+    // working directory.
     let mut missing: Vec<OsString> = Vec::new();
     let mut cursor = absolute.as_path();
-    while let Some(parent) = cursor.parent() {
-        if let Some(name) = cursor.file_name() {
-            missing.push(name.to_os_string());
-        }
-        if let Ok(real) = std::fs::canonicalize(parent) {
+    loop {
+        if let Ok(real) = std::fs::canonicalize(cursor) {
             let mut out = real;
             for name in missing.iter().rev() {
                 out.push(name);
             }
             return out;
         }
-        cursor = parent;
+        match (cursor.parent(), cursor.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name.to_os_string());
+                cursor = parent;
+            }
+            _ => return absolute,
+        }
     }
-    absolute
 }
 
 /// Whether `path` equals `root` or lies beneath it, compared component by component.

@@ -415,6 +415,12 @@ impl PolicySpec {
     /// contains one. Write-allow extras inside a sealed root are dropped with a
     /// [`Warning`].
     pub fn resolve(&self) -> Result<Policy, PolicyError> {
+        // One resolution sees one filesystem: each directory prefix is resolved once and
+        // remembered until this returns (resolve.rs).
+        crate::resolve::with_cache(|| self.resolve_once())
+    }
+
+    fn resolve_once(&self) -> Result<Policy, PolicyError> {
         let cwd = &self.cwd;
         let home = absolute("home", &self.home, &self.home, cwd)?;
         let home = canonicalize_lenient(&home, cwd);

@@ -212,6 +212,12 @@ fn connect_tunnels_bytes_untouched() {
     reader.read_exact(&mut back).unwrap();
     writer.join().unwrap();
     assert_eq!(back, payload);
+    // A half-close crosses the tunnel both ways: the client's end of writing reaches the
+    // upstream (the echo's copy ends and it closes), whose close reaches the client.
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut rest = Vec::new();
+    reader.read_to_end(&mut rest).unwrap();
+    assert!(rest.is_empty(), "{} bytes after the close", rest.len());
 }
 
 #[test]

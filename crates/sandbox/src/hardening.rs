@@ -322,6 +322,35 @@ fn parse_cap_last_cap(text: &str) -> Option<u32> {
     text.trim().parse::<u32>().ok().filter(|cap| *cap < 64)
 }
 
+/// The bounding and ambient sets as `/proc/thread-self/status` shows them (`CapBnd:` and
+/// `CapAmb:`, 16 hex digits each). `None` without a `CapBnd` line; `ambient` is `None`
+/// when there is no `CapAmb` line (kernels before 4.3 have no ambient set).
+fn parse_status_caps(text: &str) -> Option<StatusCaps> {
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+    };
+    Some(StatusCaps {
+        bounding: field("CapBnd:")?,
+        ambient: field("CapAmb:"),
+    })
+}
+
+/// Two capability sets read in one go from `/proc/thread-self/status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StatusCaps {
+    bounding: u64,
+    ambient: Option<u64>,
+}
+
+/// The capability numbers (at most `last`) set in `mask`.
+fn caps_in(mask: u64, last: u32) -> Vec<u32> {
+    (0..=last.min(63))
+        .filter(|cap| mask & (1u64 << cap) != 0)
+        .collect()
+}
+
 /// The highest capability number the kernel knows, found by asking about numbers around
 /// `start`: `exists(n)` is false when the kernel rejects `n` (EINVAL).
 fn probe_cap_last_cap(start: u32, exists: impl Fn(u32) -> bool) -> u32 {
@@ -477,7 +506,34 @@ mod linux {
         }
     }
 
+    /// The calling thread's status: capabilities are per thread, and `/proc/self` would
+    /// show the main thread's, which is not the one [`harden`] runs on when it is called
+    /// from another (the live tests do that).
+    const PROC_THREAD_SELF_STATUS: &str = "/proc/thread-self/status";
+
+    /// The bounding and ambient sets from one read of `/proc/thread-self/status` (four
+    /// system calls where asking `prctl` costs one per capability per set); `None` when
+    /// /proc is not there or does not say, and the callers ask `prctl` instead.
+    fn status_caps() -> Option<StatusCaps> {
+        use std::io::Read;
+        let mut file = std::fs::File::open(PROC_THREAD_SELF_STATUS).ok()?;
+        // The whole file is about 1.5 KiB; the capability lines sit in its middle.
+        let mut buf = [0u8; 8192];
+        let mut len = 0;
+        while len < buf.len() {
+            match file.read(&mut buf[len..]) {
+                Ok(0) => break,
+                Ok(n) => len += n,
+                Err(_) => return None,
+            }
+        }
+        parse_status_caps(std::str::from_utf8(&buf[..len]).ok()?)
+    }
+
     fn bounding_set(last: u32) -> Result<Vec<u32>, HardeningError> {
+        if let Some(caps) = status_caps() {
+            return Ok(caps_in(caps.bounding, last));
+        }
         let mut present = Vec::new();
         for cap in 0..=last {
             let held = thread::capability_is_in_bounding_set(cap_bit(cap)).map_err(|e| {
@@ -521,6 +577,15 @@ mod linux {
 
     /// Ambient capabilities held, or `None` on a kernel without an ambient set.
     fn ambient_set(last: u32) -> Result<Option<Vec<u32>>, HardeningError> {
+        if let Some(StatusCaps {
+            ambient: Some(mask),
+            ..
+        }) = status_caps()
+        {
+            return Ok(Some(caps_in(mask, last)));
+        }
+        // No CapAmb line (or no /proc): ask the kernel, which also tells a kernel without
+        // an ambient set apart.
         let mut present = Vec::new();
         for cap in 0..=last {
             match thread::capability_is_in_ambient_set(cap_bit(cap)) {

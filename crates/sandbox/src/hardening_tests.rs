@@ -177,3 +177,38 @@ fn procfs_fallback_marks_every_unkept_descriptor_close_on_exec() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+#[test]
+fn status_capability_lines_parse_and_a_missing_line_is_said() {
+    let text = "Name:\tjaula\nCapInh:\t0000000000000000\nCapPrm:\t000001ffffffffff\n\
+                CapEff:\t000001ffffffffff\nCapBnd:\t000001ffffffffff\nCapAmb:\t0000000000000104\n";
+    let caps = parse_status_caps(text).unwrap();
+    assert_eq!(caps.bounding, 0x1ff_ffff_ffff);
+    assert_eq!(caps.ambient, Some(0x104));
+    assert_eq!(caps_in(caps.ambient.unwrap(), 40), vec![2, 8]);
+    assert_eq!(caps_in(caps.bounding, 40).len(), 41);
+    // A kernel without an ambient set has no CapAmb line; no CapBnd means "ask prctl".
+    let old = "CapBnd:\t0000003fffffffff\n";
+    assert_eq!(parse_status_caps(old).unwrap().ambient, None);
+    assert_eq!(parse_status_caps("Name:\tx\n"), None);
+    assert_eq!(parse_status_caps("CapBnd:\tnot-hex\n"), None);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn status_and_prctl_agree_on_this_process() {
+    // The fast read must report what PR_CAPBSET_READ / PR_CAP_AMBIENT_IS_SET report.
+    let caps =
+        parse_status_caps(&std::fs::read_to_string("/proc/thread-self/status").unwrap()).unwrap();
+    for cap in 0..=COMPILED_CAP_LAST_CAP {
+        let bit = rustix::thread::CapabilitySet::from_bits_retain(1u64 << cap);
+        let in_bounding = rustix::thread::capability_is_in_bounding_set(bit).unwrap();
+        assert_eq!(in_bounding, caps.bounding & (1 << cap) != 0, "cap {cap}");
+        let in_ambient = rustix::thread::capability_is_in_ambient_set(bit).unwrap();
+        assert_eq!(
+            in_ambient,
+            caps.ambient.unwrap() & (1 << cap) != 0,
+            "cap {cap}"
+        );
+    }
+}

@@ -163,6 +163,26 @@ pub enum ContractCliError {
     /// Writing the output failed.
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
+    /// The path of the running jaula, which the spawn executes, is unknown.
+    #[error("cannot find the jaula binary to spawn (/proc/self/exe): {0}")]
+    OwnBinary(std::io::Error),
+    /// The cgroup descriptor could not be handed to the spawn.
+    #[error("cannot pass the Contract's cgroup to its spawn (dup): {0}")]
+    CgroupFd(std::io::Error),
+    /// The spawn did not start: std reports the child's failure to change directory and
+    /// to execute alike, so both are named. The check before the spawn catches the usual
+    /// causes with the exact directory; this is what an ACL or an LSM refusal looks like.
+    #[error(
+        "cannot start the tenant cage as uid {uid}: changing into {} or executing {} failed: {source}",
+        workspace.display(),
+        binary.display()
+    )]
+    Spawn {
+        uid: String,
+        workspace: std::path::PathBuf,
+        binary: std::path::PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// Run with the config file's `[contract]` section, printing to stdout.
@@ -250,6 +270,9 @@ pub fn run_to(
         } => {
             let c = ContractId::parse(contract)?;
             let w = WorkRecordId::parse(work_record)?;
+            // What `contract run` will need, refused before anything is created.
+            let me = std::env::current_exe().map_err(ContractCliError::OwnBinary)?;
+            iso.check_tenant_reach(&c, &me)?;
             let path = iso.prepare_workspace(&c, &w)?;
             if o.json {
                 let uid = iso.current_uid(&c)?;

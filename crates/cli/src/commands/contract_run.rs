@@ -58,6 +58,10 @@ fn spawn(
     let contract = contract.clone();
     let runtime = RuntimeKind::parse(&args.runtime)?;
     let work_record = WorkRecordId::parse(&args.work_record)?;
+    // Before anything is created: can the tenant's uid enter its workspace and execute
+    // this binary? Otherwise the spawn fails with a bare EACCES from the child.
+    let me = std::env::current_exe().map_err(ContractCliError::OwnBinary)?;
+    iso.check_tenant_reach(&contract, &me)?;
     let mut sandbox = iso.sandbox(&contract, &runtime, args.memory)?;
     if let Some(n) = args.max_procs {
         sandbox.floor.limits.max_processes = n;
@@ -65,7 +69,6 @@ fn spawn(
     let workspace = iso.prepare_workspace(&contract, &work_record)?;
     iso.hand_over(&contract, &workspace)?;
 
-    let me = std::env::current_exe().map_err(ContractCliError::Output)?;
     let mut run = RunArgv {
         backend: Some("landlock"),
         tenant: true,
@@ -104,7 +107,7 @@ fn spawn(
     };
     let inherited = match &cgroup {
         Some(cg) => {
-            Some(rustix::io::dup(cg.procs_fd()).map_err(|e| ContractCliError::Output(e.into()))?)
+            Some(rustix::io::dup(cg.procs_fd()).map_err(|e| ContractCliError::CgroupFd(e.into()))?)
         }
         None => None,
     };
@@ -119,7 +122,15 @@ fn spawn(
         // std clears the supplementary groups (when it may), then sets gid, then uid.
         cmd.uid(uid).gid(gid);
     }
-    let status = cmd.status().map_err(ContractCliError::Output)?;
+    let status = cmd.status().map_err(|source| ContractCliError::Spawn {
+        uid: sandbox
+            .floor
+            .uid
+            .map_or("none (runner's own)".to_string(), |u| u.to_string()),
+        workspace: workspace.clone(),
+        binary: me.clone(),
+        source,
+    })?;
     drop(inherited);
     let mut limits: Vec<LimitInForce> = sandbox.floor.limits_in_force(iso.runner_uid());
     if let Some(cg) = cgroup {

@@ -19,9 +19,9 @@ use rustix::fs::{FileType, Mode, OFlags, ResolveFlags, CWD};
 use rustix::io::Errno;
 use serde::Serialize;
 
-#[cfg(target_os = "linux")]
-use super::plan::PlanRule;
 use super::plan::{Plan, PlanMode};
+#[cfg(target_os = "linux")]
+use super::plan::{PlanRule, TargetKind};
 use super::rights::{Right, Rights, ScopeKind};
 use super::LandlockError;
 
@@ -298,33 +298,45 @@ fn access_fs(rights: Rights) -> BitFlags<AccessFs> {
 /// planning; following it could attach the grant to whatever it points at, a sealed root
 /// included. `O_PATH` needs no read permission on the object, so the open does not itself
 /// depend on DAC (it still needs search permission on the parents).
+///
+/// Three system calls per rule (this open, `landlock_add_rule`, `close`) plus the one
+/// `fstat` the landlock crate makes to check the type: the planned [`TargetKind`] decides
+/// the rights, so no second `fstat` here. A final symlink fails the open (`ELOOP`: no
+/// `O_NOFOLLOW`, so `RESOLVE_NO_SYMLINKS` refuses it) and is skipped. A planned directory
+/// that has become a file meanwhile makes the crate narrow the rule and report the ruleset
+/// partially enforced, which the `Everything` floor refuses: the race fails closed.
 #[cfg(target_os = "linux")]
 fn open_beneath(rule: &PlanRule) -> Result<Option<(OwnedFd, Rights)>, Errno> {
-    let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let fd = match rustix::fs::openat2(
+    let planned = match rule.kind {
+        TargetKind::Directory => rule.rights,
+        // A non-directory only takes file rights (EINVAL otherwise).
+        TargetKind::File => rule.rights & Rights::FILE,
+    };
+    if planned.is_empty() {
+        return Ok(None);
+    }
+    match rustix::fs::openat2(
         CWD,
         &rule.path,
-        flags,
+        OFlags::PATH | OFlags::CLOEXEC,
         Mode::empty(),
         ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
     ) {
-        Ok(fd) => fd,
-        // openat2 (5.6) predates Landlock (5.13) but a seccomp filter may refuse it.
-        Err(Errno::NOSYS) => rustix::fs::openat(CWD, &rule.path, flags, Mode::empty())?,
-        Err(e) => return Err(e),
-    };
-    let stat = rustix::fs::fstat(&fd)?;
-    let rights = match FileType::from_raw_mode(stat.st_mode) {
-        FileType::Directory => rule.rights,
-        // A final symlink opened with O_NOFOLLOW|O_PATH: a rule on it would grant nothing.
-        FileType::Symlink => return Ok(None),
-        // Whatever was planned, a non-directory only takes file rights (EINVAL otherwise).
-        _ => rule.rights & Rights::FILE,
-    };
-    if rights.is_empty() {
-        return Ok(None);
+        Ok(fd) => Ok(Some((fd, planned))),
+        // openat2 (5.6) predates Landlock (5.13) but a seccomp filter may refuse it: then
+        // only the last component is kept from being followed, and its type is asked.
+        Err(Errno::NOSYS) => {
+            let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            let fd = rustix::fs::openat(CWD, &rule.path, flags, Mode::empty())?;
+            let rights = match FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode) {
+                FileType::Directory => rule.rights,
+                FileType::Symlink => return Ok(None),
+                _ => rule.rights & Rights::FILE,
+            };
+            Ok((!rights.is_empty()).then_some((fd, rights)))
+        }
+        Err(e) => Err(e),
     }
-    Ok(Some((fd, rights)))
 }
 
 /// Restrict the calling thread (and, from ABI 8, every thread of the process) to `plan`.
@@ -378,7 +390,7 @@ pub fn restrict_self(plan: &Plan, floor: Floor) -> Result<Enforcement, LandlockE
             }
             Ok(None) => skipped.push(SkippedRule {
                 path: rule.path.clone(),
-                error: "now a symlink or empty for its type".to_string(),
+                error: "now a symlink, or no right its type can take".to_string(),
             }),
             // Gone, replaced by a symlink, or unreachable since planning: granting less
             // is the safe direction, and the report says so.
