@@ -9,7 +9,7 @@
 //! Runs as the current user and, when that is root, again as uid/gid 65534 (bubblewrap
 //! then builds an unprivileged user namespace, the way a normal owner runs it).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::fs;
 use std::os::unix::process::CommandExt;
@@ -18,11 +18,9 @@ use std::process::Command;
 
 use jaula_policy::sources::BwrapHint;
 use jaula_policy::{Access, Platform, Policy, PolicySpec};
-use jaula_sandbox::bwrap::{
-    probe, render_argv, shell_quote, Availability, BwrapOptions, MountView, RealDisk,
-};
-
-const NOBODY: u32 = 65534;
+use jaula_sandbox::bwrap::{probe, render_argv, Availability, BwrapOptions, MountView, RealDisk};
+use jaula_testkit::probe::matrix::{self, Kind, Outcome, Target};
+use jaula_testkit::{chown_tree, is_root, under_ci, NOBODY};
 
 /// Where the kernel and the reference meaning differ, each for a reason. A disagreement
 /// missing from this table fails the test; so does an entry that no longer disagrees.
@@ -78,34 +76,11 @@ const DEVIATIONS: &[(&str, Access, &str)] = &[
     ),
 ];
 
-#[derive(Clone, Debug)]
-enum Kind {
-    /// A file holding a unique marker: probed for read and write.
-    File,
-    /// A directory holding an entry named after a unique marker: probed for read (listing).
-    Dir,
-    /// Absent before the run: probed for create, as a file or a directory.
-    NewFile,
-    NewDir,
-}
-
-#[derive(Clone, Debug)]
-struct Target {
-    label: String,
-    path: PathBuf,
-    kind: Kind,
-    marker: String,
-}
-
 struct Scenario {
     root: PathBuf,
     home: PathBuf,
     targets: Vec<Target>,
     policy: Policy,
-}
-
-fn ci() -> bool {
-    std::env::var("CI").as_deref() == Ok("true")
 }
 
 /// The absolute bubblewrap program, or a printed skip (a failure under CI).
@@ -115,7 +90,7 @@ fn bwrap_or_skip() -> Option<PathBuf> {
             assert!(program.is_absolute(), "{}", program.display());
             Some(program)
         }
-        other if ci() => panic!("bubblewrap is required under CI=true: {other}"),
+        other if under_ci() => panic!("bubblewrap is required under CI=true: {other}"),
         other => {
             eprintln!("skipping the bubblewrap live test: {other}");
             None
@@ -123,43 +98,13 @@ fn bwrap_or_skip() -> Option<PathBuf> {
     }
 }
 
-fn scratch() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("bwrap-live-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap()
-}
-
 fn build(root: &Path) -> Scenario {
     let root = fs::canonicalize(root).unwrap();
     let home = root.join("home");
     let repo = home.join("src/repo");
-    let unique = root.file_name().unwrap().to_string_lossy().into_owned();
     let broker = ".agents-city/.runtime/broker";
-    let mut targets = Vec::new();
-    let mut add = |label: &str, kind: Kind| {
-        let (path, label) = if let Some(rest) = label.strip_prefix("~/") {
-            (home.join(rest), label.to_string())
-        } else if label == "~" {
-            (home.clone(), label.to_string())
-        } else if let Some(rest) = label.strip_prefix("@/") {
-            (root.join(rest), label.to_string())
-        } else {
-            // A system path: unique per run, labelled generically.
-            let dir = Path::new(label).parent().unwrap();
-            (
-                dir.join(format!("jaula-bwrap-live-{unique}")),
-                format!("{}/<new>", dir.display()),
-            )
-        };
-        let marker = format!("jaula-marker-{}-{unique}", targets.len());
-        targets.push(Target {
-            label,
-            path,
-            kind,
-            marker,
-        });
-    };
+    let mut entries: Vec<(String, Kind)> = Vec::new();
+    let mut add = |label: &str, kind: Kind| entries.push((label.to_string(), kind));
     use Kind::*;
     // Secrets present.
     add("~/.ssh/id_x", File);
@@ -231,31 +176,12 @@ fn build(root: &Path) -> Scenario {
     add("/tmp/x", NewFile);
     add("/var/tmp/x", NewDir);
     add("/dev/x", NewFile);
+    let entries: Vec<(&str, Kind)> = entries.iter().map(|(l, k)| (l.as_str(), *k)).collect();
+    let targets = matrix::targets(&root, &home, "bwrap-live", &entries);
 
     fs::create_dir_all(&repo).unwrap();
     fs::create_dir_all(root.join("outside")).unwrap();
-    for t in &targets {
-        match t.kind {
-            Kind::File => {
-                fs::create_dir_all(t.path.parent().unwrap()).unwrap();
-                fs::write(&t.path, &t.marker).unwrap();
-            }
-            Kind::Dir => {
-                fs::create_dir_all(&t.path).unwrap();
-                fs::write(t.path.join(&t.marker), "").unwrap();
-            }
-            Kind::NewFile | Kind::NewDir => {
-                // Every create happens in an existing directory, so the parent's mount is
-                // what decides; a missing parent would fail anywhere.
-                let parent = t.path.parent().unwrap();
-                if parent.starts_with(&root) {
-                    fs::create_dir_all(parent).unwrap();
-                }
-                assert!(parent.is_dir(), "{}", t.label);
-                assert!(fs::symlink_metadata(&t.path).is_err(), "{} exists", t.label);
-            }
-        }
-    }
+    matrix::plant(&root, &targets);
 
     let mut spec = PolicySpec::with_defaults(Platform::Linux, home.clone(), repo);
     spec.token_file = Some(home.join(broker).join("window-a.token"));
@@ -272,64 +198,11 @@ fn build(root: &Path) -> Scenario {
     }
 }
 
-fn q(path: &Path) -> String {
-    String::from_utf8(shell_quote(path.as_os_str().as_encoded_bytes()).into_owned()).unwrap()
-}
-
-/// One `/bin/sh` script, one output line per probe: reads, then writes, then creates.
-fn script(targets: &[Target]) -> String {
-    let mut s = String::from(
-        r#"r() { if c=$(cat -- "$2" 2>/dev/null); then printf 'R %s ok %s\n' "$1" "$c"; else printf 'R %s err\n' "$1"; fi; }
-l() { if ls -a -- "$2" 2>/dev/null | grep -qxF -- "$3"; then printf 'L %s yes\n' "$1"; else printf 'L %s no\n' "$1"; fi; }
-w() { if ( printf '+w' >> "$2" ) 2>/dev/null; then printf 'W %s ok\n' "$1"; else printf 'W %s err\n' "$1"; fi; }
-cf() { if ( : > "$2" ) 2>/dev/null; then printf 'C %s ok\n' "$1"; else printf 'C %s err\n' "$1"; fi; }
-cd_() { if mkdir -- "$2" 2>/dev/null; then printf 'C %s ok\n' "$1"; else printf 'C %s err\n' "$1"; fi; }
-printf 'U 0 %s\n' "$(id -u)"
-"#,
-    );
-    for (i, t) in targets.iter().enumerate() {
-        match t.kind {
-            Kind::File => s.push_str(&format!("r {i} {}\n", q(&t.path))),
-            Kind::Dir => s.push_str(&format!("l {i} {} {}\n", q(&t.path), t.marker)),
-            _ => {}
-        }
-    }
-    for (i, t) in targets.iter().enumerate() {
-        if let Kind::File = t.kind {
-            s.push_str(&format!("w {i} {}\n", q(&t.path)));
-        }
-    }
-    for (i, t) in targets.iter().enumerate() {
-        match t.kind {
-            Kind::NewFile => s.push_str(&format!("cf {i} {}\n", q(&t.path))),
-            Kind::NewDir => s.push_str(&format!("cd_ {i} {}\n", q(&t.path))),
-            _ => {}
-        }
-    }
-    s
-}
-
-fn chown_tree(path: &Path, id: u32) {
-    std::os::unix::fs::lchown(path, Some(id), Some(id)).unwrap();
-    if fs::symlink_metadata(path).unwrap().is_dir() {
-        for entry in fs::read_dir(path).unwrap() {
-            chown_tree(&entry.unwrap().path(), id);
-        }
-    }
-}
-
-struct Outcome {
-    target: usize,
-    access: Access,
-    live: bool,
-    inside: String,
-}
-
 /// Run the cage once; return each probe's host effect, and the model of the mount view
 /// built from the very argv that ran, with the disk as it was at launch.
 fn run(program: &Path, sc: &Scenario, as_uid: Option<u32>) -> (Vec<Outcome>, MountView) {
     let script_path = sc.root.join("probe.sh");
-    fs::write(&script_path, script(&sc.targets)).unwrap();
+    fs::write(&script_path, matrix::script(&sc.targets)).unwrap();
     if let Some(uid) = as_uid {
         chown_tree(&sc.root, uid);
     }
@@ -358,79 +231,16 @@ fn run(program: &Path, sc: &Scenario, as_uid: Option<u32>) -> (Vec<Outcome>, Mou
         String::from_utf8_lossy(&out.stderr)
     );
 
-    let mut lines: BTreeMap<(char, usize), String> = BTreeMap::new();
-    for line in stdout.lines() {
-        let mut parts = line.splitn(3, ' ');
-        let tag = parts.next().unwrap().chars().next().unwrap();
-        let id: usize = parts.next().unwrap().parse().unwrap();
-        let rest = parts.next().unwrap_or("").to_string();
-        assert!(lines.insert((tag, id), rest).is_none(), "duplicate {line}");
-    }
-
     let expected_uid = as_uid.unwrap_or_else(|| rustix::process::getuid().as_raw());
-    assert_eq!(lines.get(&('U', 0)), Some(&expected_uid.to_string()));
-
-    let mut outcomes = Vec::new();
-    for (i, t) in sc.targets.iter().enumerate() {
-        let line = |tag: char| {
-            lines
-                .get(&(tag, i))
-                .unwrap_or_else(|| panic!("no {tag} line for {}:\n{stdout}", t.label))
-                .clone()
-        };
-        match t.kind {
-            Kind::File => {
-                let read = line('R');
-                outcomes.push(Outcome {
-                    target: i,
-                    access: Access::Read,
-                    live: read == format!("ok {}", t.marker),
-                    inside: read,
-                });
-                let host = fs::read_to_string(&t.path).unwrap();
-                assert!(
-                    host == t.marker || host == format!("{}+w", t.marker),
-                    "{host}"
-                );
-                outcomes.push(Outcome {
-                    target: i,
-                    access: Access::Write,
-                    live: host != t.marker,
-                    inside: line('W'),
-                });
-            }
-            Kind::Dir => {
-                let listed = line('L');
-                outcomes.push(Outcome {
-                    target: i,
-                    access: Access::Read,
-                    live: listed == "yes",
-                    inside: listed,
-                });
-            }
-            Kind::NewFile | Kind::NewDir => {
-                let created = fs::symlink_metadata(&t.path).is_ok();
-                outcomes.push(Outcome {
-                    target: i,
-                    access: Access::Create,
-                    live: created,
-                    inside: line('C'),
-                });
-            }
-        }
-    }
+    let outcomes = matrix::outcomes(&sc.targets, &stdout, expected_uid);
     // Probes outside the scratch tree leave nothing behind.
-    for t in &sc.targets {
-        if !t.path.starts_with(&sc.root) && fs::symlink_metadata(&t.path).is_ok() {
-            let _ = fs::remove_file(&t.path).or_else(|_| fs::remove_dir(&t.path));
-        }
-    }
+    matrix::remove_outside(&sc.root, &sc.targets);
     (outcomes, view)
 }
 
 fn judge(program: &Path, as_uid: Option<u32>, who: &str) {
-    let dir = scratch();
-    let sc = build(dir.path());
+    let (_dir, root) = jaula_testkit::scratch!("bwrap-live-");
+    let sc = build(&root);
     let (outcomes, view) = run(program, &sc, as_uid);
 
     let mut disagreements = BTreeSet::new();
@@ -484,10 +294,6 @@ fn judge(program: &Path, as_uid: Option<u32>, who: &str) {
     assert!(failures.is_empty(), "{who}:\n{}", failures.join("\n"));
 }
 
-fn is_root() -> bool {
-    rustix::process::getuid().is_root()
-}
-
 #[test]
 fn the_cage_matches_decide_on_the_probe_matrix() {
     let Some(program) = bwrap_or_skip() else {
@@ -518,8 +324,7 @@ fn an_absent_claude_json_cannot_be_created_from_inside() {
     let Some(program) = bwrap_or_skip() else {
         return;
     };
-    let dir = scratch();
-    let root = fs::canonicalize(dir.path()).unwrap();
+    let (_dir, root) = jaula_testkit::scratch!("bwrap-live-");
     let home = root.join("home");
     let repo = home.join("src/repo");
     fs::create_dir_all(&repo).unwrap();
@@ -564,8 +369,7 @@ fn as_root_the_cap_drop_in_the_base_keeps_seals_shut() {
         eprintln!("skipping: only real root keeps capabilities inside bubblewrap");
         return;
     }
-    let dir = scratch();
-    let root = fs::canonicalize(dir.path()).unwrap();
+    let (_dir, root) = jaula_testkit::scratch!("bwrap-live-");
     let home = root.join("home");
     let repo = home.join("src/repo");
     fs::create_dir_all(&repo).unwrap();

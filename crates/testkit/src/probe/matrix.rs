@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 
 use jaula_policy::Access;
 
-#[derive(Clone, Copy, Debug)]
+/// What a target is on the host, and so how it is probed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     /// A file holding a unique marker: probed for read and write.
     File,
