@@ -10,7 +10,6 @@
 
 mod common;
 
-use std::collections::HashSet;
 use std::fs;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -19,34 +18,9 @@ use std::process::Command;
 use jaula_policy::{Access, Platform, Policy, PolicySpec};
 
 use common::{chown_tree, is_root, jaula, open_to_others, skip_or_fail, NOBODY};
-use jaula_testkit::probe::matrix::{self, Kind, Outcome, Target};
+use jaula_testkit::probe::matrix::{self, dev, Decided, Deviation, Kind, Outcome, Target};
 
 const BROKER: &str = ".agents-city/.runtime/broker";
-
-/// One known disagreement: `live` is what the kernel did, `decide` what the reference says.
-struct Deviation {
-    label: &'static str,
-    access: Access,
-    live: bool,
-    decide: bool,
-    why: &'static str,
-}
-
-const fn dev(
-    label: &'static str,
-    access: Access,
-    live: bool,
-    decide: bool,
-    why: &'static str,
-) -> Deviation {
-    Deviation {
-        label,
-        access,
-        live,
-        decide,
-        why,
-    }
-}
 
 /// `jaula run --backend landlock`: Landlock (native plan) + seccomp + hardening.
 const LANDLOCK_DEVIATIONS: &[Deviation] = &[
@@ -416,24 +390,9 @@ fn run(sc: &Scenario, backend: &str, as_uid: Option<u32>) -> Vec<Outcome> {
         chown_tree(&sc.root, uid);
         open_to_others(&sc.root);
     }
-    let out = run_jaula(sc, backend, as_uid, &[Path::new("/bin/sh"), &script_path])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "jaula run --backend {backend} failed ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let cmd = run_jaula(sc, backend, as_uid, &[Path::new("/bin/sh"), &script_path]);
     let expected_uid = as_uid.unwrap_or_else(|| rustix::process::geteuid().as_raw());
-    let outcomes = matrix::outcomes(
-        &sc.targets,
-        &String::from_utf8_lossy(&out.stdout),
-        expected_uid,
-    );
-    // Probes outside the scratch tree leave nothing behind.
-    matrix::remove_outside(&sc.root, &sc.targets);
-    outcomes
+    matrix::run(cmd, &sc.root, &sc.targets, expected_uid)
 }
 
 fn available(backend: &str) -> bool {
@@ -465,52 +424,14 @@ fn judge(backend: &str, table: &[Deviation], as_uid: Option<u32>) {
     let sc = build(&root);
     let outcomes = run(&sc, backend, as_uid);
 
-    let mut disagreements = HashSet::new();
-    let mut failures = Vec::new();
     println!("── {backend} as {who}: {} probes", outcomes.len());
-    for o in &outcomes {
-        let t = &sc.targets[o.target];
-        let decision = sc.policy.decide(&t.decided, o.access);
-        println!(
-            "{:<48} {:<6} live={:<5} decide={:<5} [{}] {}",
-            t.label,
-            o.access.to_string(),
-            o.live,
-            decision.allowed,
-            o.inside,
-            decision.rule.describe(&sc.home)
-        );
-        if decision.allowed == o.live {
-            continue;
+    let failures = matrix::compare(&sc.targets, &outcomes, table, |path, access| {
+        let decision = sc.policy.decide(path, access);
+        Decided {
+            allowed: decision.allowed,
+            rule: decision.rule.describe(&sc.home),
         }
-        disagreements.insert((t.label.clone(), o.access));
-        match table
-            .iter()
-            .find(|d| d.label == t.label && d.access == o.access)
-        {
-            Some(d) if d.live == o.live && d.decide == decision.allowed => {}
-            Some(d) => failures.push(format!(
-                "deviation {} {} recorded as live={} decide={}, but live={} decide={}",
-                o.access, t.label, d.live, d.decide, o.live, decision.allowed
-            )),
-            None => failures.push(format!(
-                "unexplained: {} {}: live {} but decide {} ({})",
-                o.access,
-                t.label,
-                o.live,
-                decision.allowed,
-                decision.rule.describe(&sc.home)
-            )),
-        }
-    }
-    for d in table {
-        if !disagreements.contains(&(d.label.to_string(), d.access)) {
-            failures.push(format!(
-                "stale deviation: {} {} now agrees with decide ({})",
-                d.access, d.label, d.why
-            ));
-        }
-    }
+    });
     // The matrix must have measured something real.
     assert!(outcomes.len() >= 120, "{} probes", outcomes.len());
     let live = |label: &str, access: Access| {
@@ -538,12 +459,18 @@ fn landlock_backend_matches_decide() {
     judge("landlock", LANDLOCK_DEVIATIONS, None);
 }
 
-#[test]
-fn landlock_backend_matches_decide_as_uid_65534() {
+/// The matrix again as uid 65534; only root can switch to it (and a non-root caller's own
+/// run above is already unprivileged).
+fn judge_as_nobody(backend: &str, table: &[Deviation]) {
     if !is_root() {
         return eprintln!("skipping: not root, so the main matrix already ran unprivileged");
     }
-    judge("landlock", LANDLOCK_DEVIATIONS, Some(NOBODY));
+    judge(backend, table, Some(NOBODY));
+}
+
+#[test]
+fn landlock_backend_matches_decide_as_uid_65534() {
+    judge_as_nobody("landlock", LANDLOCK_DEVIATIONS);
 }
 
 #[test]
@@ -553,10 +480,7 @@ fn bwrap_backend_matches_decide() {
 
 #[test]
 fn bwrap_backend_matches_decide_as_uid_65534() {
-    if !is_root() {
-        return eprintln!("skipping: not root, so the main matrix already ran unprivileged");
-    }
-    judge("bwrap", BWRAP_DEVIATIONS, Some(NOBODY));
+    judge_as_nobody("bwrap", BWRAP_DEVIATIONS);
 }
 
 #[test]

@@ -9,7 +9,6 @@
 //! Runs as the current user and, when that is root, again as uid/gid 65534 (bubblewrap
 //! then builds an unprivileged user namespace, the way a normal owner runs it).
 
-use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::fs;
 use std::os::unix::process::CommandExt;
@@ -19,58 +18,75 @@ use std::process::Command;
 use jaula_policy::sources::BwrapHint;
 use jaula_policy::{Access, Platform, Policy, PolicySpec};
 use jaula_sandbox::bwrap::{probe, render_argv, Availability, BwrapOptions, MountView, RealDisk};
-use jaula_testkit::probe::matrix::{self, Kind, Outcome, Target};
+use jaula_testkit::probe::matrix::{self, dev, Decided, Deviation, Kind, Outcome, Target};
 use jaula_testkit::{chown_tree, is_root, under_ci, NOBODY};
 
-/// Where the kernel and the reference meaning differ, each for a reason. A disagreement
-/// missing from this table fails the test; so does an entry that no longer disagrees.
-const DEVIATIONS: &[(&str, Access, &str)] = &[
-    (
+/// Where the kernel and the reference meaning differ, each for a reason and in a recorded
+/// direction (`live`, then `decide`). A disagreement missing from this table, or in the
+/// other direction, fails the test; so does an entry that no longer disagrees.
+const DEVIATIONS: &[Deviation] = &[
+    dev(
         "~/src/repo/.git/hooks",
         Access::Create,
+        true,
+        false,
         "a planting-guard path absent at launch is not mounted over (a mount point would be \
          left on the host as a placeholder), so the cage can create it; jaula run reports \
          the creation after the command exits",
     ),
-    (
+    dev(
         "~/.cargo/credentials",
         Access::Create,
+        true,
+        false,
         "an absent sealed file inside a writable root is not mounted over (a seal over a \
          missing path would abort the launch or leave an empty file on the owner's disk), \
          so the cage can create it; it then holds only what the cage wrote",
     ),
-    (
+    dev(
         "~/.config/gcloud",
         Access::Create,
+        true,
+        false,
         "the same for an absent sealed directory inside a writable root (~/.config)",
     ),
-    (
+    dev(
         "~/.kimi",
         Access::Create,
+        false,
+        true,
         "an absent writable root is skipped by --bind-try, and $HOME itself is read-only, \
          so the root cannot be created from inside",
     ),
-    (
+    dev(
         "~/.claude/channels/seat2/.env",
         Access::Create,
+        true,
+        false,
         "channel tokens are sealed one existing file at a time (a mount needs a path, not a \
          pattern): one created after launch is not covered",
     ),
-    (
+    dev(
         "~/.agents-city/.runtime/cage",
         Access::Create,
+        true,
+        false,
         "a protected path absent at launch is not mounted read-only, so it can be created \
          beneath the writable state home",
     ),
-    (
+    dev(
         "~/.pgpass/inner",
         Access::Read,
+        false,
+        true,
         "a declared-file seal that is a directory on disk gets a read-only tmpfs (/dev/null \
          cannot be bound on a directory), which also hides its entries: stricter than decide",
     ),
-    (
+    dev(
         "/dev/<new>",
         Access::Create,
+        false,
+        true,
         "/dev is the cage's own device tree (--dev): writes succeed there but never reach \
          the host's /dev",
     ),
@@ -222,19 +238,8 @@ fn run(program: &Path, sc: &Scenario, as_uid: Option<u32>) -> (Vec<Outcome>, Mou
     if let Some(uid) = as_uid {
         cmd.uid(uid).gid(uid);
     }
-    let out = cmd.output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "bwrap failed ({}): {}\nargv: {argv:?}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-
     let expected_uid = as_uid.unwrap_or_else(|| rustix::process::getuid().as_raw());
-    let outcomes = matrix::outcomes(&sc.targets, &stdout, expected_uid);
-    // Probes outside the scratch tree leave nothing behind.
-    matrix::remove_outside(&sc.root, &sc.targets);
+    let outcomes = matrix::run(cmd, &sc.root, &sc.targets, expected_uid);
     (outcomes, view)
 }
 
@@ -243,50 +248,22 @@ fn judge(program: &Path, as_uid: Option<u32>, who: &str) {
     let sc = build(&root);
     let (outcomes, view) = run(program, &sc, as_uid);
 
-    let mut disagreements = BTreeSet::new();
-    let mut failures = Vec::new();
     println!("── {who}: {} probes", outcomes.len());
+    let mut failures = matrix::compare(&sc.targets, &outcomes, DEVIATIONS, |path, access| {
+        let decision = sc.policy.decide(path, access);
+        Decided {
+            allowed: decision.allowed,
+            rule: decision.rule.describe(&sc.home),
+        }
+    });
+    // The mount-view model must predict every live result, agreeing with decide or not.
     for o in &outcomes {
         let t = &sc.targets[o.target];
-        let decision = sc.policy.decide(&t.path, o.access);
         let effect = view.effect(&t.path, o.access);
-        println!(
-            "{:<48} {:<6} live={:<5} decide={:<5} model={:<5} [{}] {}",
-            t.label,
-            o.access.to_string(),
-            o.live,
-            decision.allowed,
-            effect.reaches_host,
-            o.inside,
-            effect.op
-        );
         if effect.reaches_host != o.live {
             failures.push(format!(
                 "model disagrees on {} {}: live {} but model {} ({})",
                 o.access, t.label, o.live, effect.reaches_host, effect.op
-            ));
-        }
-        if decision.allowed != o.live {
-            disagreements.insert((t.label.clone(), o.access.to_string()));
-            if !DEVIATIONS
-                .iter()
-                .any(|(l, a, _)| *l == t.label && *a == o.access)
-            {
-                failures.push(format!(
-                    "unexplained: {} {}: live {} but decide {} ({})",
-                    o.access,
-                    t.label,
-                    o.live,
-                    decision.allowed,
-                    decision.rule.describe(&sc.home)
-                ));
-            }
-        }
-    }
-    for (label, access, reason) in DEVIATIONS {
-        if !disagreements.contains(&(label.to_string(), access.to_string())) {
-            failures.push(format!(
-                "stale deviation: {access} {label} now agrees with decide ({reason})"
             ));
         }
     }
@@ -319,21 +296,36 @@ fn the_cage_matches_decide_as_an_unprivileged_user() {
     judge(&program, Some(NOBODY), "uid 65534");
 }
 
+/// The default policy's bubblewrap argv (with `program` as argv[0]) over a scratch home
+/// under `root` holding `files` (relative to home, with their content).
+fn default_cage(
+    root: &Path,
+    program: PathBuf,
+    files: &[(&str, &str)],
+) -> (PathBuf, Policy, Vec<OsString>) {
+    let home = root.join("home");
+    let repo = home.join("src/repo");
+    fs::create_dir_all(&repo).unwrap();
+    for (rel, content) in files {
+        fs::create_dir_all(home.join(rel).parent().unwrap()).unwrap();
+        fs::write(home.join(rel), content).unwrap();
+    }
+    let policy = PolicySpec::with_defaults(Platform::Linux, home.clone(), repo)
+        .resolve()
+        .unwrap();
+    let mut argv = render_argv(&policy, &BwrapOptions::default(), &RealDisk).unwrap();
+    argv[0] = program.into_os_string();
+    (home, policy, argv)
+}
+
 #[test]
 fn an_absent_claude_json_cannot_be_created_from_inside() {
     let Some(program) = bwrap_or_skip() else {
         return;
     };
     let (_dir, root) = jaula_testkit::scratch!("bwrap-live-");
-    let home = root.join("home");
-    let repo = home.join("src/repo");
-    fs::create_dir_all(&repo).unwrap();
-    let policy = PolicySpec::with_defaults(Platform::Linux, home.clone(), repo)
-        .resolve()
-        .unwrap();
+    let (home, policy, argv) = default_cage(&root, program, &[]);
     let claude = home.join(".claude.json");
-    let mut argv = render_argv(&policy, &BwrapOptions::default(), &RealDisk).unwrap();
-    argv[0] = program.into_os_string();
     let out = Command::new(&argv[0])
         .args(&argv[1..])
         .args(["/bin/sh", "-c", "( : > \"$1\" ) 2>/dev/null; echo $?", "sh"])
@@ -370,28 +362,21 @@ fn as_root_the_cap_drop_in_the_base_keeps_seals_shut() {
         return;
     }
     let (_dir, root) = jaula_testkit::scratch!("bwrap-live-");
-    let home = root.join("home");
-    let repo = home.join("src/repo");
-    fs::create_dir_all(&repo).unwrap();
-    fs::create_dir_all(home.join(".ssh")).unwrap();
-    fs::write(home.join(".ssh/id_x"), "secret-marker").unwrap();
-    let policy = PolicySpec::with_defaults(Platform::Linux, home.clone(), repo)
-        .resolve()
-        .unwrap();
-    let mut argv = render_argv(&policy, &BwrapOptions::default(), &RealDisk).unwrap();
-    argv[0] = program.into_os_string();
-    let attack = [
-        "/bin/sh",
-        "-c",
-        "umount \"$1\" 2>/dev/null; cat \"$1/id_x\" 2>/dev/null; true",
-        "sh",
-    ];
-    let out = Command::new(&argv[0])
-        .args(&argv[1..])
-        .args(attack)
-        .arg(home.join(".ssh"))
-        .output()
-        .unwrap();
+    let (home, policy, argv) = default_cage(&root, program, &[(".ssh/id_x", "secret-marker")]);
+    // Unmount the seal over ~/.ssh, then read the key beneath it.
+    let unseal = |argv: &[OsString], uid: Option<u32>| {
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..])
+            .args(["/bin/sh", "-c"])
+            .arg("umount \"$1\" 2>/dev/null; cat \"$1/id_x\" 2>/dev/null; true")
+            .arg("sh")
+            .arg(home.join(".ssh"));
+        if let Some(uid) = uid {
+            cmd.uid(uid).gid(uid);
+        }
+        cmd.output().unwrap()
+    };
+    let out = unseal(&argv, None);
     assert!(
         out.status.success(),
         "{}",
@@ -405,30 +390,13 @@ fn as_root_the_cap_drop_in_the_base_keeps_seals_shut() {
     let pos = argv.iter().position(|a| a == "--cap-drop").unwrap();
     let mut weaker = argv.clone();
     weaker.drain(pos..pos + 2);
-    let out = Command::new(&weaker[0])
-        .args(&weaker[1..])
-        .args(attack)
-        .arg(home.join(".ssh"))
-        .output()
-        .unwrap();
+    let out = unseal(&weaker, None);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "secret-marker");
 
     // An unprivileged owner's cage (a user namespace, capabilities dropped by bubblewrap)
     // cannot do the same.
     chown_tree(&root, NOBODY);
-    let out = Command::new(&argv[0])
-        .args(&argv[1..])
-        .args([
-            "/bin/sh",
-            "-c",
-            "umount \"$1\" 2>/dev/null; cat \"$1/id_x\" 2>/dev/null; true",
-            "sh",
-        ])
-        .arg(home.join(".ssh"))
-        .uid(NOBODY)
-        .gid(NOBODY)
-        .output()
-        .unwrap();
+    let out = unseal(&argv, Some(NOBODY));
     assert!(
         out.status.success(),
         "{}",

@@ -7,10 +7,11 @@
 //! the host file changed (or its mode, or it is gone), a create when the new entry exists
 //! on the host afterwards.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use jaula_policy::Access;
 
@@ -271,4 +272,107 @@ pub fn remove_outside(root: &Path, targets: &[Target]) {
             let _ = fs::remove_file(&t.path).or_else(|_| fs::remove_dir(&t.path));
         }
     }
+}
+
+/// Run `cmd` (a cage around `/bin/sh` and the [`script`] of `targets`), require that it
+/// succeeded, judge every probe ([`outcomes`]) and remove what probes left outside `root`.
+pub fn run(mut cmd: Command, root: &Path, targets: &[Target], expected_uid: u32) -> Vec<Outcome> {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "the caged probe shell failed ({}): {}\n{cmd:?}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let judged = outcomes(targets, &String::from_utf8_lossy(&out.stdout), expected_uid);
+    remove_outside(root, targets);
+    judged
+}
+
+/// One known disagreement between a backend and `Policy::decide`: `live` is what the
+/// kernel did, `decide` what the reference says, `why` the reason (the text the security
+/// document carries).
+pub struct Deviation {
+    pub label: &'static str,
+    pub access: Access,
+    pub live: bool,
+    pub decide: bool,
+    pub why: &'static str,
+}
+
+/// A [`Deviation`], for `const` tables.
+pub const fn dev(
+    label: &'static str,
+    access: Access,
+    live: bool,
+    decide: bool,
+    why: &'static str,
+) -> Deviation {
+    Deviation {
+        label,
+        access,
+        live,
+        decide,
+        why,
+    }
+}
+
+/// What the reference says about one probe: allowed or not, and the rule, described.
+pub struct Decided {
+    pub allowed: bool,
+    pub rule: String,
+}
+
+/// Judge every outcome against `decide` (asked about the target's canonical path): a
+/// disagreement must be listed in `table` with the same direction, and a listed one that
+/// no longer disagrees is stale, so the table stays exactly the truth. Prints one line a
+/// probe; returns the failures.
+pub fn compare(
+    targets: &[Target],
+    outcomes: &[Outcome],
+    table: &[Deviation],
+    decide: impl Fn(&Path, Access) -> Decided,
+) -> Vec<String> {
+    let mut disagreements = HashSet::new();
+    let mut failures = Vec::new();
+    for o in outcomes {
+        let t = &targets[o.target];
+        let decision = decide(&t.decided, o.access);
+        println!(
+            "{:<48} {:<6} live={:<5} decide={:<5} [{}] {}",
+            t.label,
+            o.access.to_string(),
+            o.live,
+            decision.allowed,
+            o.inside,
+            decision.rule
+        );
+        if decision.allowed == o.live {
+            continue;
+        }
+        disagreements.insert((t.label.clone(), o.access));
+        match table
+            .iter()
+            .find(|d| d.label == t.label && d.access == o.access)
+        {
+            Some(d) if d.live == o.live && d.decide == decision.allowed => {}
+            Some(d) => failures.push(format!(
+                "deviation {} {} recorded as live={} decide={}, but live={} decide={}",
+                o.access, t.label, d.live, d.decide, o.live, decision.allowed
+            )),
+            None => failures.push(format!(
+                "unexplained: {} {}: live {} but decide {} ({})",
+                o.access, t.label, o.live, decision.allowed, decision.rule
+            )),
+        }
+    }
+    for d in table {
+        if !disagreements.contains(&(d.label.to_string(), d.access)) {
+            failures.push(format!(
+                "stale deviation: {} {} now agrees with decide ({})",
+                d.access, d.label, d.why
+            ));
+        }
+    }
+    failures
 }
