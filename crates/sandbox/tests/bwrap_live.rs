@@ -243,6 +243,17 @@ fn run(program: &Path, sc: &Scenario, as_uid: Option<u32>) -> (Vec<Outcome>, Mou
     (outcomes, view)
 }
 
+/// [`bwrap_or_skip`] for a test that only means something as root: otherwise it is
+/// skipped (not a CI failure, since the non-root case is covered) with `why`.
+fn bwrap_as_root_or_skip(why: &str) -> Option<PathBuf> {
+    let program = bwrap_or_skip()?;
+    if !is_root() {
+        eprintln!("skipping: not root, and {why}");
+        return None;
+    }
+    Some(program)
+}
+
 fn judge(program: &Path, as_uid: Option<u32>, who: &str) {
     let (_dir, root) = jaula_testkit::scratch!("bwrap-live-");
     let sc = build(&root);
@@ -285,14 +296,10 @@ fn the_cage_matches_decide_on_the_probe_matrix() {
 
 #[test]
 fn the_cage_matches_decide_as_an_unprivileged_user() {
-    let Some(program) = bwrap_or_skip() else {
+    // Not root: the other test already ran unprivileged.
+    let Some(program) = bwrap_as_root_or_skip("the main matrix already ran unprivileged") else {
         return;
     };
-    if !is_root() {
-        // The other test already runs unprivileged.
-        eprintln!("skipping: not root, so the main matrix already ran unprivileged");
-        return;
-    }
     judge(&program, Some(NOBODY), "uid 65534");
 }
 
@@ -354,13 +361,11 @@ fn an_absent_claude_json_cannot_be_created_from_inside() {
 /// `exec`) is what closes this. When that changes, this test must be updated.
 #[test]
 fn as_root_the_cap_drop_in_the_base_keeps_seals_shut() {
-    let Some(program) = bwrap_or_skip() else {
+    let Some(program) =
+        bwrap_as_root_or_skip("only real root keeps capabilities inside bubblewrap")
+    else {
         return;
     };
-    if !is_root() {
-        eprintln!("skipping: only real root keeps capabilities inside bubblewrap");
-        return;
-    }
     let (_dir, root) = jaula_testkit::scratch!("bwrap-live-");
     let (home, policy, argv) = default_cage(&root, program, &[(".ssh/id_x", "secret-marker")]);
     // Unmount the seal over ~/.ssh, then read the key beneath it.
