@@ -17,7 +17,7 @@ use std::process::Command;
 
 use jaula_policy::{Access, Platform, Policy, PolicySpec};
 
-use common::{chown_tree, is_root, jaula, open_to_others, skip_or_fail, NOBODY};
+use common::{cage_or_skip, chown_tree, is_root, jaula, open_to_others, NOBODY};
 use jaula_testkit::probe::matrix::{self, dev, Decided, Deviation, Kind, Outcome, Target};
 
 const BROKER: &str = ".agents-city/.runtime/broker";
@@ -398,17 +398,8 @@ fn run(sc: &Scenario, backend: &str, as_uid: Option<u32>) -> Vec<Outcome> {
 fn available(backend: &str) -> bool {
     let (_keep, root) = common::scratch("conformance-probe-");
     let sc = build(&root);
-    let out = run_jaula(&sc, backend, None, &[Path::new("/bin/true")])
-        .output()
-        .unwrap();
-    if out.status.success() {
-        return true;
-    }
-    skip_or_fail(&format!(
-        "jaula run --backend {backend} cannot cage here: {}",
-        String::from_utf8_lossy(&out.stderr).trim()
-    ));
-    false
+    let mut trial = run_jaula(&sc, backend, None, &[Path::new("/bin/true")]);
+    cage_or_skip(backend, &trial.output().unwrap())
 }
 
 fn judge(backend: &str, table: &[Deviation], as_uid: Option<u32>) {

@@ -14,15 +14,6 @@ const B: &str = "bbbbbbbb-0000-4000-8000-000000000002";
 const WA: &str = "aaaaaaaa-1111-4111-8111-000000000001";
 const WB: &str = "bbbbbbbb-1111-4111-8111-000000000002";
 
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .map(|s| {
-            s.lines()
-                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
-        })
-        .unwrap_or(false)
-}
-
 fn contract(root: &Path) -> Command {
     let mut c = Command::new(jaula());
     c.env("JAULA_CONTRACT_ROOT", root.join("tenants"))

@@ -30,44 +30,13 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
-use common::{build_home, jaula, scratch, skip_or_fail, Home};
+use common::{build_home, chown_tree, jaula, scratch, skip_or_fail, Backend, Home, User, NOBODY};
 
 /// The command server every non-tmux, non-agent route talks to (see its docstring).
 const CMD_SERVER: &str = include_str!("escape/cmd_server.py");
 /// Not a version manager's shim: pyenv's would look for its root under the scratch HOME.
 const PYTHON: &str = "/usr/bin/python3";
-const NOBODY: u32 = 65534;
 const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Backend {
-    Landlock,
-    Bwrap,
-}
-
-impl Backend {
-    fn name(self) -> &'static str {
-        match self {
-            Backend::Landlock => "landlock",
-            Backend::Bwrap => "bwrap",
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum User {
-    Root,
-    Nobody,
-}
-
-impl User {
-    fn uid(self) -> u32 {
-        match self {
-            User::Root => 0,
-            User::Nobody => NOBODY,
-        }
-    }
-}
 
 /// A name no other case of this run (or another run's leftovers) uses.
 fn unique_tag() -> String {
@@ -77,15 +46,6 @@ fn unique_tag() -> String {
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     )
-}
-
-fn chown_tree(path: &Path, uid: u32) {
-    std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();
-    if fs::symlink_metadata(path).unwrap().is_dir() {
-        for entry in fs::read_dir(path).unwrap() {
-            chown_tree(&entry.unwrap().path(), uid);
-        }
-    }
 }
 
 /// A host directory several cases share (`/run/user/UID`, `/tmp/.X11-unix`): created if

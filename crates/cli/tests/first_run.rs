@@ -16,9 +16,8 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{jaula, skip_or_fail};
-
-const NOBODY: u32 = 65534;
+use common::{cage_or_skip, chown_tree, jaula, open_to_others, skip_or_fail, tools_or_skip};
+use jaula_testkit::accounts;
 
 /// A fresh account: its home holds one secret (to prove the cage is in force) and the
 /// repo, nothing else. Owned by `uid` when given.
@@ -52,20 +51,7 @@ impl Fresh {
     fn hand_over(&self) {
         let Some(uid) = self.uid else { return };
         chown_tree(&self.root, uid);
-        let target =
-            fs::canonicalize(Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap()).unwrap();
-        for dir in self.root.ancestors().skip(1) {
-            let meta = fs::metadata(dir).unwrap();
-            if meta.mode() & 0o001 != 0 {
-                continue;
-            }
-            assert!(
-                dir.starts_with(&target),
-                "{} is not searchable by others",
-                dir.display()
-            );
-            fs::set_permissions(dir, fs::Permissions::from_mode(meta.mode() | 0o011)).unwrap();
-        }
+        open_to_others(&self.root);
     }
 
     /// `jaula run --backend B -- /bin/sh -ec SCRIPT` in `dir`, as the account.
@@ -110,47 +96,13 @@ impl Fresh {
     }
 }
 
-fn chown_tree(path: &Path, id: u32) {
-    std::os::unix::fs::lchown(path, Some(id), Some(id)).unwrap();
-    if fs::symlink_metadata(path).unwrap().is_dir() {
-        for entry in fs::read_dir(path).unwrap() {
-            chown_tree(&entry.unwrap().path(), id);
-        }
-    }
-}
-
-fn is_root() -> bool {
-    fs::metadata("/proc/self").map(|m| m.uid()).ok() == Some(0)
-}
-
-/// The accounts to run as: the caller, and uid 65534 when the caller is root.
-fn accounts() -> Vec<Option<u32>> {
-    if is_root() {
-        vec![None, Some(NOBODY)]
-    } else {
-        vec![None]
-    }
-}
-
 fn backend_or_skip(backend: &str) -> bool {
     let f = fresh("first-run-probe-", None);
-    let out = f.run(backend, &f.repo, &[], "true");
-    if out.status.success() {
-        return true;
-    }
-    skip_or_fail(&format!(
-        "jaula run --backend {backend} cannot cage here: {}",
-        String::from_utf8_lossy(&out.stderr).trim()
-    ));
-    false
+    cage_or_skip(backend, &f.run(backend, &f.repo, &[], "true"))
 }
 
 fn tool_or_skip(path: &str) -> bool {
-    if Path::new(path).is_file() {
-        return true;
-    }
-    skip_or_fail(&format!("{path} is not installed"));
-    false
+    tools_or_skip(&[path])
 }
 
 fn assert_ok(f: &Fresh, backend: &str, what: &str, out: &Output) {

@@ -40,15 +40,6 @@ fn pod_uid(items: &[serde_json::Value]) -> i64 {
         .unwrap()
 }
 
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .map(|s| {
-            s.lines()
-                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
-        })
-        .unwrap_or(false)
-}
-
 #[test]
 fn a_given_uid_renders_without_touching_the_state_directory() {
     let (_guard, root) = scratch("kube-render");

@@ -14,20 +14,10 @@ mod common;
 
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{jaula, scratch, skip_or_fail};
-
-const NOBODY: u32 = 65534;
-const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum User {
-    Root,
-    Nobody,
-}
+use common::{cage_or_skip, chown_tree, jaula, scratch, skip_or_fail, User, HOST_PATH, NOBODY};
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -64,15 +54,6 @@ fn git(dir: &Path, args: &[&str]) -> Command {
     cmd
 }
 
-fn chown_tree(path: &Path) {
-    std::os::unix::fs::lchown(path, Some(NOBODY), Some(NOBODY)).unwrap();
-    if fs::symlink_metadata(path).unwrap().is_dir() {
-        for entry in fs::read_dir(path).unwrap() {
-            chown_tree(&entry.unwrap().path());
-        }
-    }
-}
-
 impl Fixture {
     fn new(name: &str, user: User) -> Fixture {
         let (dir, root) = scratch(&format!("planting-{name}-"));
@@ -96,7 +77,7 @@ impl Fixture {
         };
         fs::write(f.repo.join("file.txt"), "one\n").unwrap();
         if user == User::Nobody {
-            chown_tree(&f.root);
+            chown_tree(&f.root, NOBODY);
         }
         f.host_git(&["init", "-q", "-b", "main"]);
         f.host_git(&["add", "."]);
@@ -119,13 +100,11 @@ impl Fixture {
 
     fn as_owner(&self, cmd: &mut Command) {
         cmd.env_clear()
-            .env("PATH", PATH)
+            .env("PATH", HOST_PATH)
             .env("HOME", &self.home)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("LC_ALL", "C");
-        if self.user == User::Nobody {
-            cmd.uid(NOBODY).gid(NOBODY);
-        }
+        self.user.apply(cmd);
     }
 
     /// `sh -c script` in `jaula run --backend B`, in the repo, as the fixture's user.
@@ -162,15 +141,7 @@ impl Fixture {
 
 fn backend_or_skip(backend: &str, user: User) -> bool {
     let f = Fixture::new("probe", user);
-    let out = f.caged(backend, &[], "true");
-    if out.status.success() {
-        return true;
-    }
-    skip_or_fail(&format!(
-        "jaula run --backend {backend} cannot cage here: {}",
-        String::from_utf8_lossy(&out.stderr).trim()
-    ));
-    false
+    cage_or_skip(backend, &f.caged(backend, &[], "true"))
 }
 
 fn text(out: &Output) -> String {

@@ -13,7 +13,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{jaula, skip_or_fail};
+use common::{cage_or_skip, jaula, skip_or_fail, tools_or_skip};
 
 /// A realistic scratch home: the default secrets, the state and cache directories a
 /// working agent's home already has, and a repo.
@@ -52,27 +52,9 @@ fn home(name: &str) -> Home {
     }
 }
 
-/// `name` on this process's PATH.
-fn find_tool(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file())
-}
-
-fn tools_or_skip(names: &[&str]) -> bool {
-    for name in names {
-        if find_tool(name).is_none() {
-            skip_or_fail(&format!("{name} is not installed"));
-            return false;
-        }
-    }
-    true
-}
-
 fn backend_or_skip(backend: &str) -> bool {
     let h = home("workload-probe-");
-    let out = Command::new(jaula())
+    let trial = Command::new(jaula())
         .args(["run", "--backend", backend, "--repo"])
         .arg(&h.repo)
         .arg("--home")
@@ -80,14 +62,7 @@ fn backend_or_skip(backend: &str) -> bool {
         .args(["--", "/bin/true"])
         .output()
         .unwrap();
-    if out.status.success() {
-        return true;
-    }
-    skip_or_fail(&format!(
-        "jaula run --backend {backend} cannot cage here: {}",
-        String::from_utf8_lossy(&out.stderr).trim()
-    ));
-    false
+    cage_or_skip(backend, &trial)
 }
 
 /// The output of a command run outside the cage (setup and discovery only).

@@ -79,31 +79,7 @@ fn harness_with(
 /// An upstream that answers every connection with a fixed HTTP response naming the
 /// request line it saw.
 fn http_upstream() -> SocketAddr {
-    let listener = StdListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut first = String::new();
-                reader.read_line(&mut first).unwrap_or(0);
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                }
-                let body = format!("saw {}", first.trim_end());
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            });
-        }
-    });
-    addr
+    jaula_testkit::net::http_upstream("saw ")
 }
 
 /// An upstream that echoes bytes back.

@@ -28,3 +28,17 @@ pub fn require_root(what: &str) -> bool {
     skip_or_fail(&format!("{what} needs root"));
     false
 }
+
+/// True when a trial cage (`jaula run --backend B -- true`, say) ran; otherwise
+/// [`skip_or_fail`] with jaula's own reason, and false: a host that cannot build this
+/// backend's cage skips the suite, except under CI.
+pub fn cage_or_skip(backend: &str, trial: &std::process::Output) -> bool {
+    if trial.status.success() {
+        return true;
+    }
+    skip_or_fail(&format!(
+        "jaula run --backend {backend} cannot cage here: {}",
+        String::from_utf8_lossy(&trial.stderr).trim()
+    ));
+    false
+}

@@ -9,6 +9,7 @@
 //! - [`fixture`]: the credential home (present and absent secrets, caches, a repo).
 //! - [`probe`]: the probe harness that judges a cage by its effect on the host.
 //! - [`net`]: loopback servers for the network tests.
+//! - [`output`]: a finished command's output in assertions.
 //!
 //! This crate is test code (`publish = false`): a broken fixture panics, on purpose.
 
@@ -16,11 +17,12 @@ pub mod ci;
 pub mod fixture;
 pub mod identity;
 pub mod net;
+pub mod output;
 pub mod probe;
 pub mod scratch;
 pub mod tools;
 
-pub use ci::{is_root, require_root, skip_or_fail, under_ci};
+pub use ci::{cage_or_skip, is_root, require_root, skip_or_fail, under_ci};
 pub use fixture::{
     build_home, marker, write_marker, Home, CREATE_PATHS, EXTRA_DIRS, PRESENT_FILES,
 };

@@ -8,8 +8,9 @@ use std::process::Command;
 
 pub use jaula_testkit::probe::{parse_shell_prefix, run_probes, standard_probes, Op, Probe};
 pub use jaula_testkit::{
-    build_home, chown_tree, is_root, marker, missing_tool, skip_or_fail, tools_or_skip,
-    write_marker, Backend, Home, User, CREATE_PATHS, EXTRA_DIRS, HOST_PATH, NOBODY, PRESENT_FILES,
+    build_home, cage_or_skip, chown_tree, chown_tree_except, is_root, marker, missing_tool,
+    skip_or_fail, tools_or_skip, write_marker, Backend, Home, User, CREATE_PATHS, EXTRA_DIRS,
+    HOST_PATH, NOBODY, PRESENT_FILES,
 };
 
 pub fn jaula() -> PathBuf {

@@ -1,0 +1,25 @@
+//! Reading a finished command's output in assertions.
+
+use std::process::Output;
+
+/// Bytes as text, lossily (a test message must print whatever came out).
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).to_string()
+}
+
+/// The command's status, stdout and stderr, for a failure message.
+pub fn describe(out: &Output) -> String {
+    format!(
+        "{:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    )
+}
+
+/// The stdout of a command that must have succeeded; otherwise the test fails with
+/// [`describe`].
+pub fn success(out: &Output) -> String {
+    assert!(out.status.success(), "{}", describe(out));
+    text(&out.stdout)
+}
