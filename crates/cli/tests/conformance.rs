@@ -545,11 +545,7 @@ fn absent_root_with_creation_off(backend: &str, as_uid: Option<u32>) {
         cmd.uid(uid).gid(uid);
     }
     let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    jaula_testkit::output::assert_ok(&out);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), targets.len(), "{stdout}");

@@ -198,11 +198,7 @@ fn a_tenant_spawn_moves_itself_into_the_cgroup_the_runner_opened() {
         .unwrap();
     drop(inherited);
     let removed = std::fs::remove_dir(&cg);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    jaula_testkit::output::assert_ok(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.lines()

@@ -291,11 +291,7 @@ fn cargo_build(backend: &str) {
         .env("RUSTC", bin.join("rustc"))
         .output()
         .unwrap();
-    assert!(
-        pack.status.success(),
-        "{}",
-        String::from_utf8_lossy(&pack.stderr)
-    );
+    jaula_testkit::output::assert_ok(&pack);
     let krate = dep.join("target/package/dep-0.1.0.crate");
     fs::create_dir_all(registry.join("index/3/d")).unwrap();
     fs::copy(&krate, registry.join("dep-0.1.0.crate")).unwrap();
@@ -411,11 +407,7 @@ fn explain_agrees_with_the_run_on_an_absent_cache_root() {
             .current_dir(&f.repo)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        jaula_testkit::output::assert_ok(&out);
         serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
     };
     let on = explain(None);

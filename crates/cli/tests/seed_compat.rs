@@ -318,11 +318,7 @@ fn macos_profile_matches_the_seed() {
                 .arg(&h.token)
                 .output()
                 .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            jaula_testkit::output::assert_ok(&out);
             String::from_utf8(out.stdout).unwrap()
         };
         let mut py = Command::new("python3");

@@ -339,11 +339,7 @@ fn an_absent_claude_json_cannot_be_created_from_inside() {
         .arg(&claude)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    jaula_testkit::output::assert_ok(&out);
     assert_ne!(String::from_utf8_lossy(&out.stdout).trim(), "0");
     // Deviation: decide allows it (Claude's state file), but --bind-try skips an absent
     // source and $HOME is read-only, so Claude cannot create it from inside the cage.
@@ -382,11 +378,7 @@ fn as_root_the_cap_drop_in_the_base_keeps_seals_shut() {
         cmd.output().unwrap()
     };
     let out = unseal(&argv, None);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    jaula_testkit::output::assert_ok(&out);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
     assert!(!policy.decide(&home.join(".ssh/id_x"), Access::Read).allowed);
 
@@ -402,10 +394,6 @@ fn as_root_the_cap_drop_in_the_base_keeps_seals_shut() {
     // cannot do the same.
     chown_tree(&root, NOBODY);
     let out = unseal(&argv, Some(NOBODY));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    jaula_testkit::output::assert_ok(&out);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
 }

@@ -23,3 +23,15 @@ pub fn success(out: &Output) -> String {
     assert!(out.status.success(), "{}", describe(out));
     text(&out.stdout)
 }
+
+/// Fail the test, with status, stdout and stderr, unless the command succeeded.
+#[track_caller]
+pub fn assert_ok(out: &Output) {
+    assert!(out.status.success(), "{}", describe(out));
+}
+
+/// [`assert_ok`], naming what ran (a script, a tool) in the failure message.
+#[track_caller]
+pub fn assert_ok_for(what: impl std::fmt::Display, out: &Output) {
+    assert!(out.status.success(), "{what}: {}", describe(out));
+}
