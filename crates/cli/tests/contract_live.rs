@@ -3,7 +3,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -66,10 +65,7 @@ fn two_contracts_cannot_reach_each_other() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(victim.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let line = jaula_testkit::output::first_line(&mut victim);
     let pid: u32 = line.trim().parse().unwrap();
     assert!(ws_b.join("secret.txt").exists());
     let attack = format!(

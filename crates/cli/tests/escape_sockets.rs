@@ -21,7 +21,7 @@ mod common;
 
 use std::collections::HashMap;
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixDatagram, UnixStream};
 use std::os::unix::process::CommandExt;
@@ -197,10 +197,7 @@ impl World {
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let line = jaula_testkit::output::first_line(&mut child);
         assert_eq!(line, "ready\n", "the command server did not start");
         if !sock.starts_with(&self.root) {
             self.own_files.push(sock.to_path_buf());
@@ -220,12 +217,7 @@ impl World {
         let mut cmd = self.command(jaula());
         cmd.args(["run", "--backend", backend.name()])
             .args(flags)
-            .arg("--repo")
-            .arg(&self.h.repo)
-            .arg("--home")
-            .arg(&self.h.home)
-            .arg("--token-file")
-            .arg(&self.h.token)
+            .args(self.h.cage_args())
             .arg("--")
             .args(argv)
             .envs(env.iter().copied())
@@ -321,14 +313,8 @@ fn preflight(tools: &[&str]) -> bool {
     true
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+/// An output's status, stdout and stderr, for a failure message.
+use jaula_testkit::output::describe as text;
 
 /// The service's own record since `from`: (every line, the new lines).
 fn log_since(log: &Path, from: usize) -> Vec<String> {
@@ -662,10 +648,7 @@ fn ssh_agent(w: &mut World) -> Agent {
         .spawn()
         .unwrap();
     // ssh-agent -D prints its environment lines once the socket is listening.
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let line = jaula_testkit::output::first_line(&mut child);
     assert!(line.starts_with("SSH_AUTH_SOCK="), "ssh-agent: {line}");
     w.children.push(child);
     w.host(

@@ -144,14 +144,8 @@ fn backend_or_skip(backend: &str, user: User) -> bool {
     cage_or_skip(backend, &f.caged(backend, &[], "true"))
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "{}\n--- stdout\n{}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+/// An output's status, stdout and stderr, for a failure message.
+use jaula_testkit::output::describe as text;
 
 /// Inside a bwrap cage: every protected file stays as it was, no hook appears, `.git`
 /// stays the same directory, and git's daily work succeeds.
@@ -775,7 +769,6 @@ fn a_symlinked_dotfile_target_is_read_only_and_the_link_cannot_be_replaced() {
 /// the caged command (forwarded), and jaula leaves as the command did.
 #[test]
 fn sigterm_to_jaula_reaches_the_caged_command() {
-    use std::io::{BufRead, BufReader};
     use std::os::unix::process::ExitStatusExt;
     use std::process::Stdio;
     for backend in ["landlock", "bwrap"] {
@@ -793,10 +786,7 @@ fn sigterm_to_jaula_reaches_the_caged_command() {
             .stdout(Stdio::piped());
         f.as_owner(&mut cmd);
         let mut child = cmd.spawn().unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let line = jaula_testkit::output::first_line(&mut child);
         assert_eq!(line, "ready\n");
         // SAFETY: kill(2) on our own unreaped child.
         assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);

@@ -680,7 +680,6 @@ impl Drop for HostAgent {
 }
 
 fn host_agent(h: &Home) -> HostAgent {
-    use std::io::BufRead;
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let dir = PathBuf::from(format!(
         "/tmp/jaula-wl-agent-{}-{}",
@@ -706,10 +705,7 @@ fn host_agent(h: &Home) -> HostAgent {
         .spawn()
         .unwrap();
     // ssh-agent -D prints its environment once the socket listens.
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let line = jaula_testkit::output::first_line(&mut child);
     let agent = HostAgent {
         child,
         dir,

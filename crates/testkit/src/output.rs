@@ -35,3 +35,14 @@ pub fn assert_ok(out: &Output) {
 pub fn assert_ok_for(what: impl std::fmt::Display, out: &Output) {
     assert!(out.status.success(), "{what}: {}", describe(out));
 }
+
+/// The first line a spawned child (stdout piped) writes: how a helper process says it is
+/// ready, or hands over an address or a pid, without the test sleeping.
+pub fn first_line(child: &mut std::process::Child) -> String {
+    use std::io::{BufRead, BufReader};
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    line
+}

@@ -223,12 +223,7 @@ impl Fixture {
         let mut cmd = Command::new(jaula());
         cmd.args(["run", "--backend", backend.name()])
             .args(flags)
-            .arg("--repo")
-            .arg(&self.h.repo)
-            .arg("--home")
-            .arg(&self.h.home)
-            .arg("--token-file")
-            .arg(&self.h.token)
+            .args(self.h.cage_args())
             .arg("--")
             .args(Self::prober_args());
         self.prepare(&mut cmd, probe);
