@@ -5,7 +5,7 @@ mod common;
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use common::*;
 
@@ -17,20 +17,7 @@ fn jaula_in(home: &Path) -> Command {
     c
 }
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).to_string()
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "{:?}\nstdout: {}\nstderr: {}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    text(&out.stdout)
-}
+use jaula_testkit::output::{success as ok, text};
 
 #[test]
 fn line_and_profile_require_repo_with_exit_2() {

@@ -54,14 +54,10 @@ fn harness_with(
     config.max_connections = max;
     config.header_timeout = Duration::from_millis(300);
     let proxy = Proxy::new(config).unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let listener = StdListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    listener.set_nonblocking(true).unwrap();
+    // Two workers: a slow client must not stall the others (the limits under test).
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    let runtime = runtime.worker_threads(2).enable_all().build().unwrap();
+    let (listener, addr) = jaula_testkit::net::loopback_listener();
     let p = proxy.clone();
     runtime.spawn(async move {
         let listener = tokio::net::TcpListener::from_std(listener).unwrap();

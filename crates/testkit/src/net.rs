@@ -32,3 +32,12 @@ pub fn http_upstream(prefix: &'static str) -> SocketAddr {
     });
     addr
 }
+
+/// A listener on a free port of 127.0.0.1, non-blocking (ready to hand to an async
+/// runtime), and its address.
+pub fn loopback_listener() -> (TcpListener, SocketAddr) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    listener.set_nonblocking(true).unwrap();
+    (listener, addr)
+}
