@@ -124,21 +124,7 @@ fn npm_install(backend: &str) {
     }
     for uid in accounts() {
         let f = fresh("first-run-npm-", uid);
-        let pkg = f.repo.join("localpkg");
-        let app = f.repo.join("app");
-        fs::create_dir_all(&pkg).unwrap();
-        fs::create_dir_all(&app).unwrap();
-        fs::write(
-            pkg.join("package.json"),
-            r#"{"name": "jaula-localpkg", "version": "1.0.0", "main": "index.js"}"#,
-        )
-        .unwrap();
-        fs::write(pkg.join("index.js"), "module.exports = 'hello';\n").unwrap();
-        fs::write(
-            app.join("package.json"),
-            r#"{"name": "app", "version": "1.0.0", "private": true}"#,
-        )
-        .unwrap();
+        jaula_testkit::fixture::write_npm_packages(&f.repo, "hello");
         f.hand_over();
         assert!(!f.home.join(".npm").exists());
         let flags = "--offline --no-audit --no-fund --no-update-notifier";

@@ -381,25 +381,8 @@ fn npm_install(backend: &str) {
         return;
     }
     let h = home("workload-npm-");
-    let pkg = h.repo.join("localpkg");
+    jaula_testkit::fixture::write_npm_packages(&h.repo, "hello from the package");
     let app = h.repo.join("app");
-    fs::create_dir_all(&pkg).unwrap();
-    fs::create_dir_all(&app).unwrap();
-    fs::write(
-        pkg.join("package.json"),
-        r#"{"name": "jaula-localpkg", "version": "1.0.0", "main": "index.js"}"#,
-    )
-    .unwrap();
-    fs::write(
-        pkg.join("index.js"),
-        "module.exports = 'hello from the package';\n",
-    )
-    .unwrap();
-    fs::write(
-        app.join("package.json"),
-        r#"{"name": "app", "version": "1.0.0", "private": true}"#,
-    )
-    .unwrap();
     let flags = "--offline --no-audit --no-fund --no-update-notifier";
     caged(
         backend,

@@ -113,3 +113,34 @@ pub fn build_home(root: &Path) -> Home {
         token: root.join("home/.agents-city/.runtime/broker/w1.token"),
     }
 }
+
+/// Write each `(relative path, content)` under `base`, creating parent directories.
+pub fn write_files(base: &Path, files: &[(&str, &str)]) {
+    for (rel, content) in files {
+        let path = base.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, content).unwrap();
+    }
+}
+
+/// A local npm package (`localpkg`, exporting `greeting`) and an app that may install it,
+/// under `dir`: an npm workload that needs no registry.
+pub fn write_npm_packages(dir: &Path, greeting: &str) {
+    write_files(
+        dir,
+        &[
+            (
+                "localpkg/package.json",
+                r#"{"name": "jaula-localpkg", "version": "1.0.0", "main": "index.js"}"#,
+            ),
+            (
+                "localpkg/index.js",
+                &format!("module.exports = '{greeting}';\n"),
+            ),
+            (
+                "app/package.json",
+                r#"{"name": "app", "version": "1.0.0", "private": true}"#,
+            ),
+        ],
+    );
+}
