@@ -24,7 +24,7 @@ fn render(state: &Path, args: &[&str]) -> Output {
 }
 
 fn items(out: &Output) -> Vec<serde_json::Value> {
-    jaula_testkit::output::assert_ok(&out);
+    jaula_testkit::output::assert_ok(out);
     let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(list["kind"], "List");
     list["items"].as_array().unwrap().clone()
