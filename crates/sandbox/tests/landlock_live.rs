@@ -247,6 +247,46 @@ fn write(path: &Path, content: &str) {
     fs::write(path, content).expect("write");
 }
 
+/// Files of the home (relative to it) that the matrix probes: secrets, agent state,
+/// protected configuration, caches and the repo.
+const PROBED_FILES: &[&str] = &[
+    ".ssh/id_ed25519",
+    ".gnupg/pubring.kbx",
+    ".kube/config",
+    ".config/gh/hosts.yml",
+    ".netrc",
+    ".claude/.credentials.json",
+    ".claude/settings.json",
+    ".claude/projects/p1/log.jsonl",
+    ".claude/channels/seat1/.env",
+    ".claude/channels/seat1/other",
+    ".cargo/credentials.toml",
+    ".cargo/registry/cache/x.crate",
+    ".cargo/config.toml",
+    ".agents-city/.runtime/broker/w1.token",
+    ".agents-city/.runtime/broker/w2.token",
+    ".agents-city/.runtime/cage/w1.sb",
+    ".agents-city/state.json",
+    ".config/jaula/config.toml",
+    ".config/other/x.conf",
+    ".bashrc",
+    ".profile",
+    ".claude.json",
+    ".cache/pip/x",
+    ".npm/_cacache/x",
+    ".local/share/x",
+    ".local/bin/tool",
+    "code/repo/src/main.rs",
+    "code/repo/.git/config",
+];
+
+/// Files the home also holds, as victims of the rename, link and write probes.
+const UNPROBED_FILES: &[&str] = &[
+    ".claude/settings-victim.json",
+    "code/repo/a",
+    "code/repo/victim",
+];
+
 /// A home with every kind of path the default policy distinguishes, under the cargo
 /// target dir (never under /tmp, which is a writable root of every cage).
 fn world() -> World {
@@ -254,40 +294,7 @@ fn world() -> World {
     let home = base.join("home");
     let repo = home.join("code/repo");
     let outside = base.join("outside");
-    let files = [
-        ".ssh/id_ed25519",
-        ".gnupg/pubring.kbx",
-        ".kube/config",
-        ".config/gh/hosts.yml",
-        ".netrc",
-        ".claude/.credentials.json",
-        ".claude/settings.json",
-        ".claude/settings-victim.json",
-        ".claude/projects/p1/log.jsonl",
-        ".claude/channels/seat1/.env",
-        ".claude/channels/seat1/other",
-        ".cargo/credentials.toml",
-        ".cargo/registry/cache/x.crate",
-        ".cargo/config.toml",
-        ".agents-city/.runtime/broker/w1.token",
-        ".agents-city/.runtime/broker/w2.token",
-        ".agents-city/.runtime/cage/w1.sb",
-        ".agents-city/state.json",
-        ".config/jaula/config.toml",
-        ".config/other/x.conf",
-        ".bashrc",
-        ".profile",
-        ".claude.json",
-        ".cache/pip/x",
-        ".npm/_cacache/x",
-        ".local/share/x",
-        ".local/bin/tool",
-        "code/repo/src/main.rs",
-        "code/repo/.git/config",
-        "code/repo/a",
-        "code/repo/victim",
-    ];
-    for f in files {
+    for f in PROBED_FILES.iter().chain(UNPROBED_FILES) {
         write(&home.join(f), "secret-or-not\n");
     }
     fs::create_dir_all(home.join(".claude/channels/seat2")).expect("seat2");
@@ -324,36 +331,7 @@ fn matrix(w: &World, uid: Option<u32>) -> Vec<Entry> {
     let h = |rel: &str| w.home.join(rel);
     let mut out = Vec::new();
     let mut add = |path: PathBuf, shape| out.push(Entry { path, shape });
-    for f in [
-        ".ssh/id_ed25519",
-        ".gnupg/pubring.kbx",
-        ".kube/config",
-        ".config/gh/hosts.yml",
-        ".netrc",
-        ".claude/.credentials.json",
-        ".claude/settings.json",
-        ".claude/projects/p1/log.jsonl",
-        ".claude/channels/seat1/.env",
-        ".claude/channels/seat1/other",
-        ".cargo/credentials.toml",
-        ".cargo/registry/cache/x.crate",
-        ".cargo/config.toml",
-        ".agents-city/.runtime/broker/w1.token",
-        ".agents-city/.runtime/broker/w2.token",
-        ".agents-city/.runtime/cage/w1.sb",
-        ".agents-city/state.json",
-        ".config/jaula/config.toml",
-        ".config/other/x.conf",
-        ".bashrc",
-        ".profile",
-        ".claude.json",
-        ".cache/pip/x",
-        ".npm/_cacache/x",
-        ".local/share/x",
-        ".local/bin/tool",
-        "code/repo/src/main.rs",
-        "code/repo/.git/config",
-    ] {
+    for f in PROBED_FILES {
         add(h(f), Shape::File);
     }
     add(w.outside.join("file"), Shape::File);
