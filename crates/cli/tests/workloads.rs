@@ -80,13 +80,7 @@ fn host(cmd: &mut Command) -> String {
 /// HOME the scratch home and PATH `path` then the system's. The script must succeed.
 fn caged(backend: &str, h: &Home, path: &[&Path], env: &[(&str, OsString)], script: &str) {
     let out = caged_output(backend, h, &[], path, env, script);
-    assert!(
-        out.status.success(),
-        "{backend}: the caged workload failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    jaula_testkit::output::assert_ok_for(format!("{backend}: the caged workload"), &out);
 }
 
 /// [`caged`] with extra `jaula run` flags, returning the output whatever the status. A flag
@@ -724,13 +718,8 @@ fn ssh_add_through_allowed_agent(backend: &str) {
         &[("SSH_AUTH_SOCK", agent.sock.clone().into_os_string())],
         "ssh-add -L\n",
     );
-    assert!(
-        out.status.success(),
-        "{backend}: ssh-add -L through the allowed agent failed ({}):\n{}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let what = format!("{backend}: ssh-add -L through the allowed agent");
+    jaula_testkit::output::assert_ok_for(what, &out);
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), agent.pubkey);
 }
 

@@ -129,29 +129,23 @@ fn rule_probes(index: usize, rule: &DenyRule) -> Vec<Probe> {
         };
         args
     };
+    let name =
+        |value: u64, note: &str| format!("rule{index} {} arg{arg}={value:#x}{note}", rule.syscall);
     let mut out = Vec::new();
-    for value in refused_values(&cond) {
-        let value = u64::from(value);
-        out.push(probe(
-            format!("rule{index} {} arg{arg}={value:#x}", rule.syscall),
-            rule.nr,
-            with(value),
-            refused,
-        ));
-        out.push(probe(
-            format!(
-                "rule{index} {} arg{arg}={value:#x} with garbage in the high 32 bits",
-                rule.syscall
-            ),
-            rule.nr,
-            with(value | GARBAGE_HIGH),
-            refused,
-        ));
+    for value in refused_values(&cond).into_iter().map(u64::from) {
+        // The filter must compare all 64 bits: garbage above a refused value is no escape.
+        for (high, note) in [(0, ""), (GARBAGE_HIGH, " with garbage in the high 32 bits")] {
+            out.push(probe(
+                name(value, note),
+                rule.nr,
+                with(value | high),
+                refused,
+            ));
+        }
     }
-    for value in passing_values(&cond) {
-        let value = u64::from(value);
+    for value in passing_values(&cond).into_iter().map(u64::from) {
         out.push(probe(
-            format!("rule{index} {} arg{arg}={value:#x} passes", rule.syscall),
+            name(value, " passes"),
             rule.nr,
             with(value),
             Expect::Unchanged,
