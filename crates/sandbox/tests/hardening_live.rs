@@ -371,16 +371,26 @@ fn run_status(test_name: &str, identity: Identity, extra: &str) -> ChildOutput {
     out
 }
 
+/// Each test's first step. In a re-executed child: play the child's role (it exits). In
+/// the parent: true as root, otherwise a skip (a failure under CI) naming `why`.
+fn parent_as_root(why: &str) -> bool {
+    if let Some(role) = child_role() {
+        child_main(&role);
+    }
+    if is_root() {
+        return true;
+    }
+    skip_or_fail(why);
+    false
+}
+
 // ---------------------------------------------------------------------------------------
 // Tests.
 
 #[test]
 fn root_exec_after_harden_has_no_capabilities_no_core_and_only_kept_fds() {
-    if let Some(role) = child_role() {
-        child_main(&role);
-    }
-    if !is_root() {
-        return skip_or_fail("needs root to show that uid 0 regains nothing at execve");
+    if !parent_as_root("needs root to show that uid 0 regains nothing at execve") {
+        return;
     }
     // capsh reads the securebits back after execve: they are inherited, and locked.
     let capsh = Path::new(CAPSH).exists();
@@ -420,11 +430,8 @@ fn root_exec_after_harden_has_no_capabilities_no_core_and_only_kept_fds() {
 
 #[test]
 fn nobody_exec_after_harden_has_no_capabilities_no_core_and_only_kept_fds() {
-    if let Some(role) = child_role() {
-        child_main(&role);
-    }
-    if !is_root() {
-        return skip_or_fail("needs root to switch to uid 65534");
+    if !parent_as_root("needs root to switch to uid 65534") {
+        return;
     }
     let out = run_status(
         "nobody_exec_after_harden_has_no_capabilities_no_core_and_only_kept_fds",
@@ -451,11 +458,8 @@ fn nobody_exec_after_harden_has_no_capabilities_no_core_and_only_kept_fds() {
 
 #[test]
 fn root_after_harden_cannot_read_environ_of_host_processes() {
-    if let Some(role) = child_role() {
-        child_main(&role);
-    }
-    if !is_root() {
-        return skip_or_fail("needs root: the claim is about uid 0 without capabilities");
+    if !parent_as_root("needs root: the claim is about uid 0 without capabilities") {
+        return;
     }
     let name = "root_after_harden_cannot_read_environ_of_host_processes";
     // $PPID of the shell is this test process: uid 0 with the capabilities the test
@@ -510,11 +514,8 @@ fn root_owned_copy(dir: &Path, source: &str, name: &str, mode: u32) -> PathBuf {
 
 #[test]
 fn nobody_after_harden_gains_no_euid_from_a_setuid_root_binary() {
-    if let Some(role) = child_role() {
-        child_main(&role);
-    }
-    if !is_root() {
-        return skip_or_fail("needs root to create a setuid-root binary and switch to uid 65534");
+    if !parent_as_root("needs root to create a setuid-root binary and switch to uid 65534") {
+        return;
     }
     let name = "nobody_after_harden_gains_no_euid_from_a_setuid_root_binary";
     let dir = scratch();
@@ -543,11 +544,8 @@ fn nobody_after_harden_gains_no_euid_from_a_setuid_root_binary() {
 
 #[test]
 fn nobody_after_harden_gains_no_file_capabilities_despite_the_bounding_set() {
-    if let Some(role) = child_role() {
-        child_main(&role);
-    }
-    if !is_root() {
-        return skip_or_fail("needs root to set file capabilities and switch to uid 65534");
+    if !parent_as_root("needs root to set file capabilities and switch to uid 65534") {
+        return;
     }
     let setcap = Path::new("/usr/sbin/setcap");
     if !setcap.exists() {
@@ -592,11 +590,8 @@ fn nobody_after_harden_gains_no_file_capabilities_despite_the_bounding_set() {
 
 #[test]
 fn an_unopened_keep_fd_fails_before_anything_changes() {
-    if let Some(role) = child_role() {
-        child_main(&role);
-    }
-    if !is_root() {
-        return skip_or_fail("needs root to observe capabilities left intact");
+    if !parent_as_root("needs root to observe capabilities left intact") {
+        return;
     }
     let name = "an_unopened_keep_fd_fails_before_anything_changes";
     let mut child = Child::new(Identity::Root, Hardening::ExpectError, "");
@@ -615,11 +610,8 @@ fn an_unopened_keep_fd_fails_before_anything_changes() {
 
 #[test]
 fn hardening_twice_reports_everything_already_in_place() {
-    if let Some(role) = child_role() {
-        child_main(&role);
-    }
-    if !is_root() {
-        return skip_or_fail("needs root so the first pass has something to drop");
+    if !parent_as_root("needs root so the first pass has something to drop") {
+        return;
     }
     let name = "hardening_twice_reports_everything_already_in_place";
     let out = Child::new(Identity::Root, Hardening::Twice, STATUS_SCRIPT).run(name);
