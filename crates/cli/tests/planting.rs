@@ -455,34 +455,23 @@ fn absent_path_is_reported_without_the_gate(backend: &str, user: User) {
     assert_eq!(records[0]["source"], "repo-tool-settings");
 }
 
-#[test]
-fn bwrap_refuses_an_absent_protected_path_as_root() {
-    absent_path_is_refused("bwrap", User::Root);
+/// One `#[test]` per (case, backend, user): each runs alone, under its own name.
+macro_rules! case_tests {
+    ($($name:ident => $case:ident($backend:expr, $user:expr);)*) => {
+        $(#[test]
+        fn $name() {
+            $case($backend, $user);
+        })*
+    };
 }
 
-#[test]
-fn bwrap_refuses_an_absent_protected_path_as_nobody() {
-    absent_path_is_refused("bwrap", User::Nobody);
-}
-
-#[test]
-fn landlock_refuses_an_absent_protected_path_as_root() {
-    absent_path_is_refused("landlock", User::Root);
-}
-
-#[test]
-fn landlock_refuses_an_absent_protected_path_as_nobody() {
-    absent_path_is_refused("landlock", User::Nobody);
-}
-
-#[test]
-fn bwrap_without_the_gate_reports_an_absent_protected_path() {
-    absent_path_is_reported_without_the_gate("bwrap", User::Root);
-}
-
-#[test]
-fn landlock_without_the_gate_reports_an_absent_protected_path() {
-    absent_path_is_reported_without_the_gate("landlock", User::Nobody);
+case_tests! {
+    bwrap_refuses_an_absent_protected_path_as_root => absent_path_is_refused("bwrap", User::Root);
+    bwrap_refuses_an_absent_protected_path_as_nobody => absent_path_is_refused("bwrap", User::Nobody);
+    landlock_refuses_an_absent_protected_path_as_root => absent_path_is_refused("landlock", User::Root);
+    landlock_refuses_an_absent_protected_path_as_nobody => absent_path_is_refused("landlock", User::Nobody);
+    bwrap_without_the_gate_reports_an_absent_protected_path => absent_path_is_reported_without_the_gate("bwrap", User::Root);
+    landlock_without_the_gate_reports_an_absent_protected_path => absent_path_is_reported_without_the_gate("landlock", User::Nobody);
 }
 
 /// Natively the repo and `.git` are never split by Landlock (git could not commit), so the
