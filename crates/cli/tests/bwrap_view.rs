@@ -20,9 +20,8 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use common::{jaula, scratch, skip_or_fail};
+use common::{chown_tree, jaula, scratch, skip_or_fail, User, NOBODY};
 
-const NOBODY: u32 = 65534;
 const WINDOW: &str = "bv-window";
 
 /// The prober: does nothing unless run as one.
@@ -98,34 +97,6 @@ fn probe_entry() {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum User {
-    Root,
-    Nobody,
-}
-
-impl User {
-    fn uid(self) -> u32 {
-        match self {
-            User::Root => 0,
-            User::Nobody => NOBODY,
-        }
-    }
-}
-
-fn chown(path: &Path, uid: u32) {
-    std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();
-}
-
-fn chown_tree(path: &Path, uid: u32) {
-    chown(path, uid);
-    if fs::symlink_metadata(path).unwrap().is_dir() {
-        for entry in fs::read_dir(path).unwrap() {
-            chown_tree(&entry.unwrap().path(), uid);
-        }
-    }
-}
-
 /// A directory created for the test, removed (with what is in it) when dropped.
 struct Made(PathBuf);
 
@@ -171,14 +142,14 @@ impl Host {
         if !run_user.exists() {
             fs::create_dir_all(&run_user).unwrap();
             fs::set_permissions(&run_user, fs::Permissions::from_mode(0o700)).unwrap();
-            chown(&run_user, uid);
+            std::os::unix::fs::lchown(&run_user, Some(uid), Some(uid)).unwrap();
         }
         let tmp_sock = host_tmp.0.join("server.sock");
         let run_sock = run_user.join(format!("jaula-bv-{tag}.sock"));
         let listen = |path: &Path| {
             let l = UnixListener::bind(path).unwrap();
             l.set_nonblocking(true).unwrap();
-            chown(path, uid);
+            std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();
             l
         };
         let tmp_listener = listen(&tmp_sock);

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use common::*;
+use jaula_testkit::output::{success as ok, text};
 
 fn jaula_in(home: &Path) -> Command {
     let mut c = Command::new(jaula());
@@ -17,19 +18,29 @@ fn jaula_in(home: &Path) -> Command {
     c
 }
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).to_string()
+/// `jaula run FLAGS --repo REPO -- ARGV` in the scratch home, with `env` added.
+fn run_in(h: &Home, env: &[(&str, &str)], flags: &[&str], argv: &[&str]) -> Output {
+    jaula_in(&h.home)
+        .envs(env.iter().copied())
+        .arg("run")
+        .args(flags)
+        .arg("--repo")
+        .arg(&h.repo)
+        .arg("--")
+        .args(argv)
+        .output()
+        .unwrap()
 }
 
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "{:?}\nstdout: {}\nstderr: {}",
-        out.status,
-        text(&out.stdout),
+/// The exit code `code`, or a failure naming `what` with jaula's stderr.
+#[track_caller]
+fn assert_code(out: &Output, code: i32, what: &str) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{what}: {}",
         text(&out.stderr)
     );
-    text(&out.stdout)
 }
 
 #[test]
@@ -294,13 +305,7 @@ fn run_refuses_to_start_uncaged_with_126_and_the_missing_layer() {
     let marker = h.repo.join("ran");
     let script = format!("touch '{}'", marker.display());
     // The cage switched off: refuse unless --allow-uncaged.
-    let out = jaula_in(&h.home)
-        .env("CITY_CAGE", "0")
-        .args(["run", "--repo"])
-        .arg(&h.repo)
-        .args(["--", "sh", "-c", &script])
-        .output()
-        .unwrap();
+    let out = run_in(&h, &[("CITY_CAGE", "0")], &[], &["sh", "-c", &script]);
     assert_eq!(out.status.code(), Some(126));
     assert!(
         text(&out.stderr).contains("refusing to run uncaged"),
@@ -309,24 +314,22 @@ fn run_refuses_to_start_uncaged_with_126_and_the_missing_layer() {
     );
     assert!(!marker.exists());
     // bwrap declared unusable and the bwrap backend asked for: refuse, naming bwrap.
-    let out = jaula_in(&h.home)
-        .env("CITY_CAGE_BWRAP", "0")
-        .args(["run", "--backend", "bwrap", "--repo"])
-        .arg(&h.repo)
-        .args(["--", "sh", "-c", &script])
-        .output()
-        .unwrap();
+    let out = run_in(
+        &h,
+        &[("CITY_CAGE_BWRAP", "0")],
+        &["--backend", "bwrap"],
+        &["sh", "-c", &script],
+    );
     assert_eq!(out.status.code(), Some(126));
     assert!(text(&out.stderr).contains("bwrap"), "{}", text(&out.stderr));
     assert!(!marker.exists());
     // With --allow-uncaged it runs, loudly.
-    let out = jaula_in(&h.home)
-        .env("CITY_CAGE", "0")
-        .args(["run", "--allow-uncaged", "--repo"])
-        .arg(&h.repo)
-        .args(["--", "sh", "-c", &script])
-        .output()
-        .unwrap();
+    let out = run_in(
+        &h,
+        &[("CITY_CAGE", "0")],
+        &["--allow-uncaged"],
+        &["sh", "-c", &script],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("UNCAGED"));
     assert!(marker.exists());
@@ -337,30 +340,10 @@ fn run_keeps_the_exit_code_and_pid() {
     let (_k, root) = scratch("exit");
     let h = build_home(&root);
     for backend in ["landlock", "bwrap"] {
-        let out = jaula_in(&h.home)
-            .args(["run", "--backend", backend, "--repo"])
-            .arg(&h.repo)
-            .args(["--", "sh", "-c", "exit 42"])
-            .output()
-            .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(42),
-            "{backend}: {}",
-            text(&out.stderr)
-        );
-        let out = jaula_in(&h.home)
-            .args(["run", "--backend", backend, "--repo"])
-            .arg(&h.repo)
-            .args(["--", "/no/such/cmd"])
-            .output()
-            .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(127),
-            "{backend}: {}",
-            text(&out.stderr)
-        );
+        let out = run_in(&h, &[], &["--backend", backend], &["sh", "-c", "exit 42"]);
+        assert_code(&out, 42, backend);
+        let out = run_in(&h, &[], &["--backend", backend], &["/no/such/cmd"]);
+        assert_code(&out, 127, backend);
     }
     // Landlock mode confines jaula, then forks: the command is the direct child of the
     // jaula process (its socket gate's supervisor), which leaves with its status.
@@ -396,18 +379,8 @@ fn the_config_file_is_unwritable_from_every_cage() {
                 c = cfg.display()
             );
             let before = fs::read(&cfg).ok();
-            let out = jaula_in(&h.home)
-                .args(["run", "--backend", backend, "--repo"])
-                .arg(&h.repo)
-                .args(["--", "sh", "-c", &attack])
-                .output()
-                .unwrap();
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "{backend}: {}",
-                text(&out.stderr)
-            );
+            let out = run_in(&h, &[], &["--backend", backend], &["sh", "-c", &attack]);
+            assert_code(&out, 0, backend);
             assert_eq!(
                 fs::read(&cfg).ok(),
                 before,
@@ -428,12 +401,7 @@ fn the_config_file_is_unwritable_from_every_cage() {
                 ))
                 .output()
                 .unwrap();
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "{backend}: {}",
-                text(&out.stderr)
-            );
+            assert_code(&out, 0, backend);
         }
     }
 }

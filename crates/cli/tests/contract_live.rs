@@ -3,7 +3,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -13,15 +12,6 @@ const A: &str = "aaaaaaaa-0000-4000-8000-000000000001";
 const B: &str = "bbbbbbbb-0000-4000-8000-000000000002";
 const WA: &str = "aaaaaaaa-1111-4111-8111-000000000001";
 const WB: &str = "bbbbbbbb-1111-4111-8111-000000000002";
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .map(|s| {
-            s.lines()
-                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
-        })
-        .unwrap_or(false)
-}
 
 fn contract(root: &Path) -> Command {
     let mut c = Command::new(jaula());
@@ -75,10 +65,7 @@ fn two_contracts_cannot_reach_each_other() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(victim.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let line = jaula_testkit::output::first_line(&mut victim);
     let pid: u32 = line.trim().parse().unwrap();
     assert!(ws_b.join("secret.txt").exists());
     let attack = format!(
@@ -207,11 +194,7 @@ fn a_tenant_spawn_moves_itself_into_the_cgroup_the_runner_opened() {
         .unwrap();
     drop(inherited);
     let removed = std::fs::remove_dir(&cg);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    jaula_testkit::output::assert_ok(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.lines()

@@ -480,13 +480,6 @@ fn errno_name(errno: i32) -> &'static str {
     }
 }
 
-fn uid_of(user: User) -> u32 {
-    match user {
-        User::Root => 0,
-        User::Nobody => fixture::NOBODY,
-    }
-}
-
 fn assert_outcome(o: Outcome, r: &Report, user: User, probe: &str) {
     assert!(
         !r.data.contains("jaula-marker") && !r.data.contains("jaula-victim-env"),
@@ -523,7 +516,7 @@ fn assert_outcome(o: Outcome, r: &Report, user: User, probe: &str) {
             );
         }
         Outcome::NoPrivilege { .. } => {
-            let uid = uid_of(user);
+            let uid = user.uid();
             assert_eq!(
                 (r.ok, r.data.as_str()),
                 (

@@ -39,7 +39,7 @@ mod common;
 use std::collections::hash_map::DefaultHasher;
 use std::fs;
 use std::hash::{Hash, Hasher};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -629,10 +629,7 @@ impl World {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let mut address = String::new();
-        BufReader::new(daemon.stdout.take().unwrap())
-            .read_line(&mut address)
-            .unwrap();
+        let address = jaula_testkit::output::first_line(&mut daemon);
         self.children.push(daemon);
         self.command("dbus-send")
             .arg(format!("--bus={}", address.trim()))
@@ -665,14 +662,8 @@ impl Drop for World {
     }
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "{}\n--- stdout\n{}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+/// An output's status, stdout and stderr, for a failure message.
+use jaula_testkit::output::describe as text;
 
 /// The write gate's refusal of the protected path (or a path beneath it).
 fn gate_refused(stderr: &str, guarded: &Path) -> bool {

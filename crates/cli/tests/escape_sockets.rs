@@ -21,7 +21,7 @@ mod common;
 
 use std::collections::HashMap;
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixDatagram, UnixStream};
 use std::os::unix::process::CommandExt;
@@ -30,44 +30,13 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
-use common::{build_home, jaula, scratch, skip_or_fail, Home};
+use common::{build_home, chown_tree, jaula, scratch, skip_or_fail, Backend, Home, User, NOBODY};
 
 /// The command server every non-tmux, non-agent route talks to (see its docstring).
 const CMD_SERVER: &str = include_str!("escape/cmd_server.py");
 /// Not a version manager's shim: pyenv's would look for its root under the scratch HOME.
 const PYTHON: &str = "/usr/bin/python3";
-const NOBODY: u32 = 65534;
 const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Backend {
-    Landlock,
-    Bwrap,
-}
-
-impl Backend {
-    fn name(self) -> &'static str {
-        match self {
-            Backend::Landlock => "landlock",
-            Backend::Bwrap => "bwrap",
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum User {
-    Root,
-    Nobody,
-}
-
-impl User {
-    fn uid(self) -> u32 {
-        match self {
-            User::Root => 0,
-            User::Nobody => NOBODY,
-        }
-    }
-}
 
 /// A name no other case of this run (or another run's leftovers) uses.
 fn unique_tag() -> String {
@@ -77,15 +46,6 @@ fn unique_tag() -> String {
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     )
-}
-
-fn chown_tree(path: &Path, uid: u32) {
-    std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();
-    if fs::symlink_metadata(path).unwrap().is_dir() {
-        for entry in fs::read_dir(path).unwrap() {
-            chown_tree(&entry.unwrap().path(), uid);
-        }
-    }
 }
 
 /// A host directory several cases share (`/run/user/UID`, `/tmp/.X11-unix`): created if
@@ -237,10 +197,7 @@ impl World {
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let line = jaula_testkit::output::first_line(&mut child);
         assert_eq!(line, "ready\n", "the command server did not start");
         if !sock.starts_with(&self.root) {
             self.own_files.push(sock.to_path_buf());
@@ -260,12 +217,7 @@ impl World {
         let mut cmd = self.command(jaula());
         cmd.args(["run", "--backend", backend.name()])
             .args(flags)
-            .arg("--repo")
-            .arg(&self.h.repo)
-            .arg("--home")
-            .arg(&self.h.home)
-            .arg("--token-file")
-            .arg(&self.h.token)
+            .args(self.h.cage_args())
             .arg("--")
             .args(argv)
             .envs(env.iter().copied())
@@ -361,14 +313,8 @@ fn preflight(tools: &[&str]) -> bool {
     true
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+/// An output's status, stdout and stderr, for a failure message.
+use jaula_testkit::output::describe as text;
 
 /// The service's own record since `from`: (every line, the new lines).
 fn log_since(log: &Path, from: usize) -> Vec<String> {
@@ -702,10 +648,7 @@ fn ssh_agent(w: &mut World) -> Agent {
         .spawn()
         .unwrap();
     // ssh-agent -D prints its environment lines once the socket is listening.
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let line = jaula_testkit::output::first_line(&mut child);
     assert!(line.starts_with("SSH_AUTH_SOCK="), "ssh-agent: {line}");
     w.children.push(child);
     w.host(

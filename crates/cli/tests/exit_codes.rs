@@ -7,11 +7,10 @@
 mod common;
 
 use std::fs;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{jaula, scratch};
+use common::{is_root, jaula, scratch};
 
 struct Case {
     what: &'static str,
@@ -43,10 +42,6 @@ fn with_config(mut c: Case, text: &'static str) -> Case {
 fn with_env(mut c: Case, name: &'static str, value: &'static str) -> Case {
     c.env.push((name, value));
     c
-}
-
-fn is_root() -> bool {
-    fs::metadata("/proc/self").map(|m| m.uid()).ok() == Some(0)
 }
 
 #[test]

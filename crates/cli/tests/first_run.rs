@@ -16,9 +16,8 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{jaula, skip_or_fail};
-
-const NOBODY: u32 = 65534;
+use common::{cage_or_skip, chown_tree, jaula, open_to_others, skip_or_fail, tools_or_skip};
+use jaula_testkit::accounts;
 
 /// A fresh account: its home holds one secret (to prove the cage is in force) and the
 /// repo, nothing else. Owned by `uid` when given.
@@ -52,20 +51,7 @@ impl Fresh {
     fn hand_over(&self) {
         let Some(uid) = self.uid else { return };
         chown_tree(&self.root, uid);
-        let target =
-            fs::canonicalize(Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap()).unwrap();
-        for dir in self.root.ancestors().skip(1) {
-            let meta = fs::metadata(dir).unwrap();
-            if meta.mode() & 0o001 != 0 {
-                continue;
-            }
-            assert!(
-                dir.starts_with(&target),
-                "{} is not searchable by others",
-                dir.display()
-            );
-            fs::set_permissions(dir, fs::Permissions::from_mode(meta.mode() | 0o011)).unwrap();
-        }
+        open_to_others(&self.root);
     }
 
     /// `jaula run --backend B -- /bin/sh -ec SCRIPT` in `dir`, as the account.
@@ -110,47 +96,13 @@ impl Fresh {
     }
 }
 
-fn chown_tree(path: &Path, id: u32) {
-    std::os::unix::fs::lchown(path, Some(id), Some(id)).unwrap();
-    if fs::symlink_metadata(path).unwrap().is_dir() {
-        for entry in fs::read_dir(path).unwrap() {
-            chown_tree(&entry.unwrap().path(), id);
-        }
-    }
-}
-
-fn is_root() -> bool {
-    fs::metadata("/proc/self").map(|m| m.uid()).ok() == Some(0)
-}
-
-/// The accounts to run as: the caller, and uid 65534 when the caller is root.
-fn accounts() -> Vec<Option<u32>> {
-    if is_root() {
-        vec![None, Some(NOBODY)]
-    } else {
-        vec![None]
-    }
-}
-
 fn backend_or_skip(backend: &str) -> bool {
     let f = fresh("first-run-probe-", None);
-    let out = f.run(backend, &f.repo, &[], "true");
-    if out.status.success() {
-        return true;
-    }
-    skip_or_fail(&format!(
-        "jaula run --backend {backend} cannot cage here: {}",
-        String::from_utf8_lossy(&out.stderr).trim()
-    ));
-    false
+    cage_or_skip(backend, &f.run(backend, &f.repo, &[], "true"))
 }
 
 fn tool_or_skip(path: &str) -> bool {
-    if Path::new(path).is_file() {
-        return true;
-    }
-    skip_or_fail(&format!("{path} is not installed"));
-    false
+    tools_or_skip(&[path])
 }
 
 fn assert_ok(f: &Fresh, backend: &str, what: &str, out: &Output) {
@@ -172,21 +124,7 @@ fn npm_install(backend: &str) {
     }
     for uid in accounts() {
         let f = fresh("first-run-npm-", uid);
-        let pkg = f.repo.join("localpkg");
-        let app = f.repo.join("app");
-        fs::create_dir_all(&pkg).unwrap();
-        fs::create_dir_all(&app).unwrap();
-        fs::write(
-            pkg.join("package.json"),
-            r#"{"name": "jaula-localpkg", "version": "1.0.0", "main": "index.js"}"#,
-        )
-        .unwrap();
-        fs::write(pkg.join("index.js"), "module.exports = 'hello';\n").unwrap();
-        fs::write(
-            app.join("package.json"),
-            r#"{"name": "app", "version": "1.0.0", "private": true}"#,
-        )
-        .unwrap();
+        jaula_testkit::fixture::write_npm_packages(&f.repo, "hello");
         f.hand_over();
         assert!(!f.home.join(".npm").exists());
         let flags = "--offline --no-audit --no-fund --no-update-notifier";
@@ -339,11 +277,7 @@ fn cargo_build(backend: &str) {
         .env("RUSTC", bin.join("rustc"))
         .output()
         .unwrap();
-    assert!(
-        pack.status.success(),
-        "{}",
-        String::from_utf8_lossy(&pack.stderr)
-    );
+    jaula_testkit::output::assert_ok(&pack);
     let krate = dep.join("target/package/dep-0.1.0.crate");
     fs::create_dir_all(registry.join("index/3/d")).unwrap();
     fs::copy(&krate, registry.join("dep-0.1.0.crate")).unwrap();
@@ -459,11 +393,7 @@ fn explain_agrees_with_the_run_on_an_absent_cache_root() {
             .current_dir(&f.repo)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        jaula_testkit::output::assert_ok(&out);
         serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
     };
     let on = explain(None);

@@ -24,11 +24,7 @@ fn render(state: &Path, args: &[&str]) -> Output {
 }
 
 fn items(out: &Output) -> Vec<serde_json::Value> {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    jaula_testkit::output::assert_ok(out);
     let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(list["kind"], "List");
     list["items"].as_array().unwrap().clone()
@@ -38,15 +34,6 @@ fn pod_uid(items: &[serde_json::Value]) -> i64 {
     items.last().unwrap()["spec"]["securityContext"]["runAsUser"]
         .as_i64()
         .unwrap()
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .map(|s| {
-            s.lines()
-                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
-        })
-        .unwrap_or(false)
 }
 
 #[test]
@@ -64,11 +51,7 @@ fn a_given_uid_renders_without_touching_the_state_directory() {
             "20001",
         ],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    jaula_testkit::output::assert_ok(&out);
     let yaml = String::from_utf8(out.stdout).unwrap();
     assert_eq!(yaml.matches("\nkind: ").count(), 3, "{yaml}");
     assert!(yaml.contains("runAsUser: 20001"));
@@ -237,11 +220,7 @@ fn seccomp_json_is_the_oci_profile() {
         .args(["render", "seccomp-json"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    jaula_testkit::output::assert_ok(&out);
     let profile: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(profile["defaultAction"], "SCMP_ACT_ALLOW");
     let names: Vec<&str> = profile["syscalls"]

@@ -6,33 +6,28 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, ErrorKind, Write};
+use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpListener, UdpSocket};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::{jaula, scratch, skip_or_fail};
+use jaula_testkit::find_tool;
 
 /// The backends a namespace can be made with here; `landlock` makes its own.
 const BACKENDS: [&str; 2] = ["bwrap", "landlock"];
 
-fn have(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool} >/dev/null")])
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false)
-}
-
+/// python3 and curl drive every case here.
 fn tools_or_skip() -> bool {
-    for tool in ["python3", "curl"] {
-        if !have(tool) {
-            skip_or_fail(&format!("{tool} is not installed"));
-            return false;
-        }
+    match ["python3", "curl"]
+        .into_iter()
+        .find(|t| find_tool(t).is_none())
+    {
+        Some(tool) => skip_or_fail(&format!("{tool} is not installed")),
+        None => return true,
     }
-    true
+    false
 }
 
 /// A host-side TCP listener that is never served (a connection would sit in its queue)
@@ -238,31 +233,7 @@ fn none_keeps_the_cages_own_loopback() {
 /// An upstream HTTP server on the host's loopback: answers every request with a body
 /// naming the request line it saw.
 fn http_upstream() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut first = String::new();
-                reader.read_line(&mut first).unwrap_or(0);
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                }
-                let body = format!("upstream saw {}", first.trim_end());
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            });
-        }
-    });
-    addr
+    jaula_testkit::net::http_upstream("upstream saw ")
 }
 
 struct AllowRun {

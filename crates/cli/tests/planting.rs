@@ -14,20 +14,10 @@ mod common;
 
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{jaula, scratch, skip_or_fail};
-
-const NOBODY: u32 = 65534;
-const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum User {
-    Root,
-    Nobody,
-}
+use common::{cage_or_skip, chown_tree, jaula, scratch, skip_or_fail, User, HOST_PATH, NOBODY};
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -64,15 +54,6 @@ fn git(dir: &Path, args: &[&str]) -> Command {
     cmd
 }
 
-fn chown_tree(path: &Path) {
-    std::os::unix::fs::lchown(path, Some(NOBODY), Some(NOBODY)).unwrap();
-    if fs::symlink_metadata(path).unwrap().is_dir() {
-        for entry in fs::read_dir(path).unwrap() {
-            chown_tree(&entry.unwrap().path());
-        }
-    }
-}
-
 impl Fixture {
     fn new(name: &str, user: User) -> Fixture {
         let (dir, root) = scratch(&format!("planting-{name}-"));
@@ -96,7 +77,7 @@ impl Fixture {
         };
         fs::write(f.repo.join("file.txt"), "one\n").unwrap();
         if user == User::Nobody {
-            chown_tree(&f.root);
+            chown_tree(&f.root, NOBODY);
         }
         f.host_git(&["init", "-q", "-b", "main"]);
         f.host_git(&["add", "."]);
@@ -119,13 +100,11 @@ impl Fixture {
 
     fn as_owner(&self, cmd: &mut Command) {
         cmd.env_clear()
-            .env("PATH", PATH)
+            .env("PATH", HOST_PATH)
             .env("HOME", &self.home)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("LC_ALL", "C");
-        if self.user == User::Nobody {
-            cmd.uid(NOBODY).gid(NOBODY);
-        }
+        self.user.apply(cmd);
     }
 
     /// `sh -c script` in `jaula run --backend B`, in the repo, as the fixture's user.
@@ -162,25 +141,11 @@ impl Fixture {
 
 fn backend_or_skip(backend: &str, user: User) -> bool {
     let f = Fixture::new("probe", user);
-    let out = f.caged(backend, &[], "true");
-    if out.status.success() {
-        return true;
-    }
-    skip_or_fail(&format!(
-        "jaula run --backend {backend} cannot cage here: {}",
-        String::from_utf8_lossy(&out.stderr).trim()
-    ));
-    false
+    cage_or_skip(backend, &f.caged(backend, &[], "true"))
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "{}\n--- stdout\n{}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+/// An output's status, stdout and stderr, for a failure message.
+use jaula_testkit::output::describe as text;
 
 /// Inside a bwrap cage: every protected file stays as it was, no hook appears, `.git`
 /// stays the same directory, and git's daily work succeeds.
@@ -490,34 +455,23 @@ fn absent_path_is_reported_without_the_gate(backend: &str, user: User) {
     assert_eq!(records[0]["source"], "repo-tool-settings");
 }
 
-#[test]
-fn bwrap_refuses_an_absent_protected_path_as_root() {
-    absent_path_is_refused("bwrap", User::Root);
+/// One `#[test]` per (case, backend, user): each runs alone, under its own name.
+macro_rules! case_tests {
+    ($($name:ident => $case:ident($backend:expr, $user:expr);)*) => {
+        $(#[test]
+        fn $name() {
+            $case($backend, $user);
+        })*
+    };
 }
 
-#[test]
-fn bwrap_refuses_an_absent_protected_path_as_nobody() {
-    absent_path_is_refused("bwrap", User::Nobody);
-}
-
-#[test]
-fn landlock_refuses_an_absent_protected_path_as_root() {
-    absent_path_is_refused("landlock", User::Root);
-}
-
-#[test]
-fn landlock_refuses_an_absent_protected_path_as_nobody() {
-    absent_path_is_refused("landlock", User::Nobody);
-}
-
-#[test]
-fn bwrap_without_the_gate_reports_an_absent_protected_path() {
-    absent_path_is_reported_without_the_gate("bwrap", User::Root);
-}
-
-#[test]
-fn landlock_without_the_gate_reports_an_absent_protected_path() {
-    absent_path_is_reported_without_the_gate("landlock", User::Nobody);
+case_tests! {
+    bwrap_refuses_an_absent_protected_path_as_root => absent_path_is_refused("bwrap", User::Root);
+    bwrap_refuses_an_absent_protected_path_as_nobody => absent_path_is_refused("bwrap", User::Nobody);
+    landlock_refuses_an_absent_protected_path_as_root => absent_path_is_refused("landlock", User::Root);
+    landlock_refuses_an_absent_protected_path_as_nobody => absent_path_is_refused("landlock", User::Nobody);
+    bwrap_without_the_gate_reports_an_absent_protected_path => absent_path_is_reported_without_the_gate("bwrap", User::Root);
+    landlock_without_the_gate_reports_an_absent_protected_path => absent_path_is_reported_without_the_gate("landlock", User::Nobody);
 }
 
 /// Natively the repo and `.git` are never split by Landlock (git could not commit), so the
@@ -804,7 +758,6 @@ fn a_symlinked_dotfile_target_is_read_only_and_the_link_cannot_be_replaced() {
 /// the caged command (forwarded), and jaula leaves as the command did.
 #[test]
 fn sigterm_to_jaula_reaches_the_caged_command() {
-    use std::io::{BufRead, BufReader};
     use std::os::unix::process::ExitStatusExt;
     use std::process::Stdio;
     for backend in ["landlock", "bwrap"] {
@@ -822,10 +775,7 @@ fn sigterm_to_jaula_reaches_the_caged_command() {
             .stdout(Stdio::piped());
         f.as_owner(&mut cmd);
         let mut child = cmd.spawn().unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let line = jaula_testkit::output::first_line(&mut child);
         assert_eq!(line, "ready\n");
         // SAFETY: kill(2) on our own unreaped child.
         assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);

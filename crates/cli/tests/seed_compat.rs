@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 use common::*;
 
@@ -55,6 +55,21 @@ fn prefix_from(cmd: &mut Command) -> Vec<OsString> {
         String::from_utf8_lossy(&out.stdout)
     );
     parse_shell_prefix(&out.stdout)
+}
+
+/// `line --repo REPO` from the seed's cage and from jaula, in the same environment.
+fn both_lines(seed: &Path, env: &BTreeMap<String, String>, repo: &Path) -> (Output, Output) {
+    let mut seed_cmd = Command::new("python3");
+    seed_cmd.arg(seed.join("cage.py"));
+    let line = |mut cmd: Command| {
+        cmd.env_clear()
+            .envs(env)
+            .args(["line", "--repo"])
+            .arg(repo)
+            .output()
+            .unwrap()
+    };
+    (line(seed_cmd), line(Command::new(jaula())))
 }
 
 fn env_for(h: &Home, extra: &[(&str, String)]) -> BTreeMap<String, String> {
@@ -219,21 +234,7 @@ fn line_is_empty_when_the_cage_is_off_in_both() {
     {
         let (k, v) = ("CITY_CAGE", "0");
         let env = env_for(&h, &[(k, v.to_string())]);
-        let seed_out = Command::new("python3")
-            .arg(seed.join("cage.py"))
-            .env_clear()
-            .envs(&env)
-            .args(["line", "--repo"])
-            .arg(&h.repo)
-            .output()
-            .unwrap();
-        let ours = Command::new(jaula())
-            .env_clear()
-            .envs(&env)
-            .args(["line", "--repo"])
-            .arg(&h.repo)
-            .output()
-            .unwrap();
+        let (seed_out, ours) = both_lines(&seed, &env, &h.repo);
         assert_eq!(seed_out.status.code(), Some(0));
         assert_eq!(
             ours.status.code(),
@@ -247,22 +248,8 @@ fn line_is_empty_when_the_cage_is_off_in_both() {
     // Where the seed's only mechanism (bubblewrap) is declared unusable, jaula still cages
     // with Landlock; its prefix is then `jaula run`, whose own probe picks that backend.
     let env = env_for(&h, &[("CITY_CAGE_BWRAP", "0".to_string())]);
-    let seed_out = Command::new("python3")
-        .arg(seed.join("cage.py"))
-        .env_clear()
-        .envs(&env)
-        .args(["line", "--repo"])
-        .arg(&h.repo)
-        .output()
-        .unwrap();
+    let (seed_out, ours) = both_lines(&seed, &env, &h.repo);
     assert_eq!(seed_out.stdout, b"");
-    let ours = Command::new(jaula())
-        .env_clear()
-        .envs(&env)
-        .args(["line", "--repo"])
-        .arg(&h.repo)
-        .output()
-        .unwrap();
     let prefix = parse_shell_prefix(&ours.stdout);
     assert_eq!(
         prefix.get(1).map(|a| a.as_os_str()),
@@ -318,11 +305,7 @@ fn macos_profile_matches_the_seed() {
                 .arg(&h.token)
                 .output()
                 .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            jaula_testkit::output::assert_ok(&out);
             String::from_utf8(out.stdout).unwrap()
         };
         let mut py = Command::new("python3");

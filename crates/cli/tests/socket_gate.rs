@@ -14,6 +14,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use common::{jaula, scratch, skip_or_fail};
+use jaula_testkit::output::{success, text};
 
 const BACKENDS: [&str; 2] = ["landlock", "bwrap"];
 
@@ -23,10 +24,6 @@ fn python_or_skip() -> bool {
         return false;
     }
     true
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).to_string()
 }
 
 /// A home with a repo and a writable cache directory, under the target dir.
@@ -54,14 +51,7 @@ fn caged(backend: &str, home: &Path, repo: &Path, script: &str, extra: &[&str]) 
 }
 
 fn lines(out: &Output) -> Vec<String> {
-    assert!(
-        out.status.success(),
-        "{:?}\nstdout: {}\nstderr: {}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    text(&out.stdout).lines().map(str::to_owned).collect()
+    success(out).lines().map(str::to_owned).collect()
 }
 
 /// The cage binds `~/.cache/own.sock` (the gate records that file), moves it aside and

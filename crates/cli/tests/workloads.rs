@@ -13,7 +13,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{jaula, skip_or_fail};
+use common::{cage_or_skip, jaula, skip_or_fail, tools_or_skip};
 
 /// A realistic scratch home: the default secrets, the state and cache directories a
 /// working agent's home already has, and a repo.
@@ -52,27 +52,9 @@ fn home(name: &str) -> Home {
     }
 }
 
-/// `name` on this process's PATH.
-fn find_tool(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file())
-}
-
-fn tools_or_skip(names: &[&str]) -> bool {
-    for name in names {
-        if find_tool(name).is_none() {
-            skip_or_fail(&format!("{name} is not installed"));
-            return false;
-        }
-    }
-    true
-}
-
 fn backend_or_skip(backend: &str) -> bool {
     let h = home("workload-probe-");
-    let out = Command::new(jaula())
+    let trial = Command::new(jaula())
         .args(["run", "--backend", backend, "--repo"])
         .arg(&h.repo)
         .arg("--home")
@@ -80,14 +62,7 @@ fn backend_or_skip(backend: &str) -> bool {
         .args(["--", "/bin/true"])
         .output()
         .unwrap();
-    if out.status.success() {
-        return true;
-    }
-    skip_or_fail(&format!(
-        "jaula run --backend {backend} cannot cage here: {}",
-        String::from_utf8_lossy(&out.stderr).trim()
-    ));
-    false
+    cage_or_skip(backend, &trial)
 }
 
 /// The output of a command run outside the cage (setup and discovery only).
@@ -105,13 +80,7 @@ fn host(cmd: &mut Command) -> String {
 /// HOME the scratch home and PATH `path` then the system's. The script must succeed.
 fn caged(backend: &str, h: &Home, path: &[&Path], env: &[(&str, OsString)], script: &str) {
     let out = caged_output(backend, h, &[], path, env, script);
-    assert!(
-        out.status.success(),
-        "{backend}: the caged workload failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    jaula_testkit::output::assert_ok_for(format!("{backend}: the caged workload"), &out);
 }
 
 /// [`caged`] with extra `jaula run` flags, returning the output whatever the status. A flag
@@ -406,25 +375,8 @@ fn npm_install(backend: &str) {
         return;
     }
     let h = home("workload-npm-");
-    let pkg = h.repo.join("localpkg");
+    jaula_testkit::fixture::write_npm_packages(&h.repo, "hello from the package");
     let app = h.repo.join("app");
-    fs::create_dir_all(&pkg).unwrap();
-    fs::create_dir_all(&app).unwrap();
-    fs::write(
-        pkg.join("package.json"),
-        r#"{"name": "jaula-localpkg", "version": "1.0.0", "main": "index.js"}"#,
-    )
-    .unwrap();
-    fs::write(
-        pkg.join("index.js"),
-        "module.exports = 'hello from the package';\n",
-    )
-    .unwrap();
-    fs::write(
-        app.join("package.json"),
-        r#"{"name": "app", "version": "1.0.0", "private": true}"#,
-    )
-    .unwrap();
     let flags = "--offline --no-audit --no-fund --no-update-notifier";
     caged(
         backend,
@@ -705,7 +657,6 @@ impl Drop for HostAgent {
 }
 
 fn host_agent(h: &Home) -> HostAgent {
-    use std::io::BufRead;
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let dir = PathBuf::from(format!(
         "/tmp/jaula-wl-agent-{}-{}",
@@ -731,10 +682,7 @@ fn host_agent(h: &Home) -> HostAgent {
         .spawn()
         .unwrap();
     // ssh-agent -D prints its environment once the socket listens.
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let line = jaula_testkit::output::first_line(&mut child);
     let agent = HostAgent {
         child,
         dir,
@@ -770,13 +718,8 @@ fn ssh_add_through_allowed_agent(backend: &str) {
         &[("SSH_AUTH_SOCK", agent.sock.clone().into_os_string())],
         "ssh-add -L\n",
     );
-    assert!(
-        out.status.success(),
-        "{backend}: ssh-add -L through the allowed agent failed ({}):\n{}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let what = format!("{backend}: ssh-add -L through the allowed agent");
+    jaula_testkit::output::assert_ok_for(what, &out);
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), agent.pubkey);
 }
 

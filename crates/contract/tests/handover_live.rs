@@ -52,11 +52,7 @@ fn sh(cwd: &Path, script: &str) {
         .current_dir(cwd)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{script}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    jaula_testkit::output::assert_ok_for(script, &out);
 }
 
 /// A checkout as a root runner with umask 000 would leave it: every `.git` entry
@@ -161,18 +157,10 @@ fn handover_reowns_all_but_git_and_the_contract_cannot_plant_a_hook() {
         &home,
         "echo more >> src/main.rs && echo new > src/new",
     );
-    assert!(
-        ok.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ok.stderr)
-    );
+    jaula_testkit::output::assert_ok(&ok);
     // ...and its own git can read the runner-owned .git thanks to its .gitconfig.
     let st = as_uid(uid, &ws, &home, "git status --porcelain");
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
+    jaula_testkit::output::assert_ok(&st);
     assert!(String::from_utf8_lossy(&st.stdout).contains("src/new"));
 
     // ...but cannot plant a hook or change the runner's git config.
@@ -233,11 +221,7 @@ fn git_replacement_attacks_are_caught_by_the_guard() {
     ];
     for (script, expected) in attacks {
         let out = as_uid(uid, &ws, &home, script);
-        assert!(
-            out.status.success(),
-            "{script}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        jaula_testkit::output::assert_ok_for(script, &out);
         let err = iso.check_git(&c, &wr()).unwrap_err();
         assert!(
             matches!(&err, ContractError::GitGuard { reason, .. } if reason.contains(expected)),
@@ -258,11 +242,7 @@ fn git_replacement_attacks_are_caught_by_the_guard() {
         &home,
         &format!("mv {WR} mine && ln -s {} {WR}", other_ws.display()),
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    jaula_testkit::output::assert_ok(&out);
     assert!(matches!(
         iso.check_git(&c, &wr()),
         Err(ContractError::NotARealDirectory { .. })

@@ -8,7 +8,7 @@
 mod common;
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::*;
@@ -35,6 +35,22 @@ impl Drop for Undo {
     }
 }
 
+/// A scratch dir holding the tenant `name`, [`prepared`], and its workspace's path.
+fn prepared_tenant(
+    name: &str,
+) -> (
+    tempfile::TempDir,
+    ContractId,
+    jaula_contract::ContractIsolation,
+    PathBuf,
+) {
+    let dir = scratch();
+    let c = ContractId::parse(name).unwrap();
+    let iso = prepared(dir.path(), &c);
+    let ws = iso.workspace_path(&c, &WorkRecordId::parse(WR).unwrap());
+    (dir, c, iso, ws)
+}
+
 fn prepared(dir: &Path, c: &ContractId) -> jaula_contract::ContractIsolation {
     let iso = isolation(dir, None);
     let ws = iso
@@ -52,13 +68,9 @@ fn immutable_file_makes_an_honest_partial_wipe_that_keeps_the_uid() {
     if !require_root("immutable_file_wipe") {
         return;
     }
-    let dir = scratch();
-    let c = ContractId::parse("tenant-immutable").unwrap();
-    let iso = prepared(dir.path(), &c);
+    let (dir, c, iso, ws) = prepared_tenant("tenant-immutable");
     let uid = iso.current_uid(&c).unwrap().unwrap();
-    let stuck = iso
-        .workspace_path(&c, &WorkRecordId::parse(WR).unwrap())
-        .join("src/stuck");
+    let stuck = ws.join("src/stuck");
     fs::write(&stuck, "x").unwrap();
     let stuck_s = stuck.to_str().unwrap().to_string();
     run("chattr", &["+i", &stuck_s]);
@@ -101,12 +113,8 @@ fn busy_mount_makes_an_honest_partial_wipe_and_its_contents_survive() {
     if !require_root("busy_mount_wipe") {
         return;
     }
-    let dir = scratch();
-    let c = ContractId::parse("tenant-mount").unwrap();
-    let iso = prepared(dir.path(), &c);
-    let mnt = iso
-        .workspace_path(&c, &WorkRecordId::parse(WR).unwrap())
-        .join("mnt");
+    let (_dir, c, iso, ws) = prepared_tenant("tenant-mount");
+    let mnt = ws.join("mnt");
     fs::create_dir(&mnt).unwrap();
     let mnt_s = mnt.to_str().unwrap().to_string();
     run(

@@ -106,11 +106,7 @@ fn rendered_objects_validate_against_the_kubernetes_and_crd_schemas() {
         .arg(dir.path())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "validator failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    jaula_testkit::output::assert_ok_for("validator failed", &out);
     let report: serde_json::Map<String, Value> = serde_json::from_slice(&out.stdout).unwrap();
     for file in &expected_clean {
         assert_eq!(report[file], json!([]), "{file} does not validate");

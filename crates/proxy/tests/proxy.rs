@@ -54,14 +54,10 @@ fn harness_with(
     config.max_connections = max;
     config.header_timeout = Duration::from_millis(300);
     let proxy = Proxy::new(config).unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let listener = StdListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    listener.set_nonblocking(true).unwrap();
+    // Two workers: a slow client must not stall the others (the limits under test).
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    let runtime = runtime.worker_threads(2).enable_all().build().unwrap();
+    let (listener, addr) = jaula_testkit::net::loopback_listener();
     let p = proxy.clone();
     runtime.spawn(async move {
         let listener = tokio::net::TcpListener::from_std(listener).unwrap();
@@ -79,31 +75,7 @@ fn harness_with(
 /// An upstream that answers every connection with a fixed HTTP response naming the
 /// request line it saw.
 fn http_upstream() -> SocketAddr {
-    let listener = StdListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut first = String::new();
-                reader.read_line(&mut first).unwrap_or(0);
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                }
-                let body = format!("saw {}", first.trim_end());
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            });
-        }
-    });
-    addr
+    jaula_testkit::net::http_upstream("saw ")
 }
 
 /// An upstream that echoes bytes back.

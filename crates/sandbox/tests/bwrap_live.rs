@@ -9,7 +9,6 @@
 //! Runs as the current user and, when that is root, again as uid/gid 65534 (bubblewrap
 //! then builds an unprivileged user namespace, the way a normal owner runs it).
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::fs;
 use std::os::unix::process::CommandExt;
@@ -18,94 +17,86 @@ use std::process::Command;
 
 use jaula_policy::sources::BwrapHint;
 use jaula_policy::{Access, Platform, Policy, PolicySpec};
-use jaula_sandbox::bwrap::{
-    probe, render_argv, shell_quote, Availability, BwrapOptions, MountView, RealDisk,
-};
+use jaula_sandbox::bwrap::{probe, render_argv, Availability, BwrapOptions, MountView, RealDisk};
+use jaula_testkit::probe::matrix::{self, dev, Decided, Deviation, Kind, Outcome, Target};
+use jaula_testkit::{chown_tree, is_root, under_ci, NOBODY};
 
-const NOBODY: u32 = 65534;
-
-/// Where the kernel and the reference meaning differ, each for a reason. A disagreement
-/// missing from this table fails the test; so does an entry that no longer disagrees.
-const DEVIATIONS: &[(&str, Access, &str)] = &[
-    (
+/// Where the kernel and the reference meaning differ, each for a reason and in a recorded
+/// direction (`live`, then `decide`). A disagreement missing from this table, or in the
+/// other direction, fails the test; so does an entry that no longer disagrees.
+const DEVIATIONS: &[Deviation] = &[
+    dev(
         "~/src/repo/.git/hooks",
         Access::Create,
+        true,
+        false,
         "a planting-guard path absent at launch is not mounted over (a mount point would be \
          left on the host as a placeholder), so the cage can create it; jaula run reports \
          the creation after the command exits",
     ),
-    (
+    dev(
         "~/.cargo/credentials",
         Access::Create,
+        true,
+        false,
         "an absent sealed file inside a writable root is not mounted over (a seal over a \
          missing path would abort the launch or leave an empty file on the owner's disk), \
          so the cage can create it; it then holds only what the cage wrote",
     ),
-    (
+    dev(
         "~/.config/gcloud",
         Access::Create,
+        true,
+        false,
         "the same for an absent sealed directory inside a writable root (~/.config)",
     ),
-    (
+    dev(
         "~/.kimi",
         Access::Create,
+        false,
+        true,
         "an absent writable root is skipped by --bind-try, and $HOME itself is read-only, \
          so the root cannot be created from inside",
     ),
-    (
+    dev(
         "~/.claude/channels/seat2/.env",
         Access::Create,
+        true,
+        false,
         "channel tokens are sealed one existing file at a time (a mount needs a path, not a \
          pattern): one created after launch is not covered",
     ),
-    (
+    dev(
         "~/.agents-city/.runtime/cage",
         Access::Create,
+        true,
+        false,
         "a protected path absent at launch is not mounted read-only, so it can be created \
          beneath the writable state home",
     ),
-    (
+    dev(
         "~/.pgpass/inner",
         Access::Read,
+        false,
+        true,
         "a declared-file seal that is a directory on disk gets a read-only tmpfs (/dev/null \
          cannot be bound on a directory), which also hides its entries: stricter than decide",
     ),
-    (
+    dev(
         "/dev/<new>",
         Access::Create,
+        false,
+        true,
         "/dev is the cage's own device tree (--dev): writes succeed there but never reach \
          the host's /dev",
     ),
 ];
-
-#[derive(Clone, Debug)]
-enum Kind {
-    /// A file holding a unique marker: probed for read and write.
-    File,
-    /// A directory holding an entry named after a unique marker: probed for read (listing).
-    Dir,
-    /// Absent before the run: probed for create, as a file or a directory.
-    NewFile,
-    NewDir,
-}
-
-#[derive(Clone, Debug)]
-struct Target {
-    label: String,
-    path: PathBuf,
-    kind: Kind,
-    marker: String,
-}
 
 struct Scenario {
     root: PathBuf,
     home: PathBuf,
     targets: Vec<Target>,
     policy: Policy,
-}
-
-fn ci() -> bool {
-    std::env::var("CI").as_deref() == Ok("true")
 }
 
 /// The absolute bubblewrap program, or a printed skip (a failure under CI).
@@ -115,7 +106,7 @@ fn bwrap_or_skip() -> Option<PathBuf> {
             assert!(program.is_absolute(), "{}", program.display());
             Some(program)
         }
-        other if ci() => panic!("bubblewrap is required under CI=true: {other}"),
+        other if under_ci() => panic!("bubblewrap is required under CI=true: {other}"),
         other => {
             eprintln!("skipping the bubblewrap live test: {other}");
             None
@@ -123,43 +114,13 @@ fn bwrap_or_skip() -> Option<PathBuf> {
     }
 }
 
-fn scratch() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("bwrap-live-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap()
-}
-
 fn build(root: &Path) -> Scenario {
     let root = fs::canonicalize(root).unwrap();
     let home = root.join("home");
     let repo = home.join("src/repo");
-    let unique = root.file_name().unwrap().to_string_lossy().into_owned();
     let broker = ".agents-city/.runtime/broker";
-    let mut targets = Vec::new();
-    let mut add = |label: &str, kind: Kind| {
-        let (path, label) = if let Some(rest) = label.strip_prefix("~/") {
-            (home.join(rest), label.to_string())
-        } else if label == "~" {
-            (home.clone(), label.to_string())
-        } else if let Some(rest) = label.strip_prefix("@/") {
-            (root.join(rest), label.to_string())
-        } else {
-            // A system path: unique per run, labelled generically.
-            let dir = Path::new(label).parent().unwrap();
-            (
-                dir.join(format!("jaula-bwrap-live-{unique}")),
-                format!("{}/<new>", dir.display()),
-            )
-        };
-        let marker = format!("jaula-marker-{}-{unique}", targets.len());
-        targets.push(Target {
-            label,
-            path,
-            kind,
-            marker,
-        });
-    };
+    let mut entries: Vec<(String, Kind)> = Vec::new();
+    let mut add = |label: &str, kind: Kind| entries.push((label.to_string(), kind));
     use Kind::*;
     // Secrets present.
     add("~/.ssh/id_x", File);
@@ -231,31 +192,12 @@ fn build(root: &Path) -> Scenario {
     add("/tmp/x", NewFile);
     add("/var/tmp/x", NewDir);
     add("/dev/x", NewFile);
+    let entries: Vec<(&str, Kind)> = entries.iter().map(|(l, k)| (l.as_str(), *k)).collect();
+    let targets = matrix::targets(&root, &home, "bwrap-live", &entries);
 
     fs::create_dir_all(&repo).unwrap();
     fs::create_dir_all(root.join("outside")).unwrap();
-    for t in &targets {
-        match t.kind {
-            Kind::File => {
-                fs::create_dir_all(t.path.parent().unwrap()).unwrap();
-                fs::write(&t.path, &t.marker).unwrap();
-            }
-            Kind::Dir => {
-                fs::create_dir_all(&t.path).unwrap();
-                fs::write(t.path.join(&t.marker), "").unwrap();
-            }
-            Kind::NewFile | Kind::NewDir => {
-                // Every create happens in an existing directory, so the parent's mount is
-                // what decides; a missing parent would fail anywhere.
-                let parent = t.path.parent().unwrap();
-                if parent.starts_with(&root) {
-                    fs::create_dir_all(parent).unwrap();
-                }
-                assert!(parent.is_dir(), "{}", t.label);
-                assert!(fs::symlink_metadata(&t.path).is_err(), "{} exists", t.label);
-            }
-        }
-    }
+    matrix::plant(&root, &targets);
 
     let mut spec = PolicySpec::with_defaults(Platform::Linux, home.clone(), repo);
     spec.token_file = Some(home.join(broker).join("window-a.token"));
@@ -272,64 +214,11 @@ fn build(root: &Path) -> Scenario {
     }
 }
 
-fn q(path: &Path) -> String {
-    String::from_utf8(shell_quote(path.as_os_str().as_encoded_bytes()).into_owned()).unwrap()
-}
-
-/// One `/bin/sh` script, one output line per probe: reads, then writes, then creates.
-fn script(targets: &[Target]) -> String {
-    let mut s = String::from(
-        r#"r() { if c=$(cat -- "$2" 2>/dev/null); then printf 'R %s ok %s\n' "$1" "$c"; else printf 'R %s err\n' "$1"; fi; }
-l() { if ls -a -- "$2" 2>/dev/null | grep -qxF -- "$3"; then printf 'L %s yes\n' "$1"; else printf 'L %s no\n' "$1"; fi; }
-w() { if ( printf '+w' >> "$2" ) 2>/dev/null; then printf 'W %s ok\n' "$1"; else printf 'W %s err\n' "$1"; fi; }
-cf() { if ( : > "$2" ) 2>/dev/null; then printf 'C %s ok\n' "$1"; else printf 'C %s err\n' "$1"; fi; }
-cd_() { if mkdir -- "$2" 2>/dev/null; then printf 'C %s ok\n' "$1"; else printf 'C %s err\n' "$1"; fi; }
-printf 'U 0 %s\n' "$(id -u)"
-"#,
-    );
-    for (i, t) in targets.iter().enumerate() {
-        match t.kind {
-            Kind::File => s.push_str(&format!("r {i} {}\n", q(&t.path))),
-            Kind::Dir => s.push_str(&format!("l {i} {} {}\n", q(&t.path), t.marker)),
-            _ => {}
-        }
-    }
-    for (i, t) in targets.iter().enumerate() {
-        if let Kind::File = t.kind {
-            s.push_str(&format!("w {i} {}\n", q(&t.path)));
-        }
-    }
-    for (i, t) in targets.iter().enumerate() {
-        match t.kind {
-            Kind::NewFile => s.push_str(&format!("cf {i} {}\n", q(&t.path))),
-            Kind::NewDir => s.push_str(&format!("cd_ {i} {}\n", q(&t.path))),
-            _ => {}
-        }
-    }
-    s
-}
-
-fn chown_tree(path: &Path, id: u32) {
-    std::os::unix::fs::lchown(path, Some(id), Some(id)).unwrap();
-    if fs::symlink_metadata(path).unwrap().is_dir() {
-        for entry in fs::read_dir(path).unwrap() {
-            chown_tree(&entry.unwrap().path(), id);
-        }
-    }
-}
-
-struct Outcome {
-    target: usize,
-    access: Access,
-    live: bool,
-    inside: String,
-}
-
 /// Run the cage once; return each probe's host effect, and the model of the mount view
 /// built from the very argv that ran, with the disk as it was at launch.
 fn run(program: &Path, sc: &Scenario, as_uid: Option<u32>) -> (Vec<Outcome>, MountView) {
     let script_path = sc.root.join("probe.sh");
-    fs::write(&script_path, script(&sc.targets)).unwrap();
+    fs::write(&script_path, matrix::script(&sc.targets)).unwrap();
     if let Some(uid) = as_uid {
         chown_tree(&sc.root, uid);
     }
@@ -349,143 +238,48 @@ fn run(program: &Path, sc: &Scenario, as_uid: Option<u32>) -> (Vec<Outcome>, Mou
     if let Some(uid) = as_uid {
         cmd.uid(uid).gid(uid);
     }
-    let out = cmd.output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "bwrap failed ({}): {}\nargv: {argv:?}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-
-    let mut lines: BTreeMap<(char, usize), String> = BTreeMap::new();
-    for line in stdout.lines() {
-        let mut parts = line.splitn(3, ' ');
-        let tag = parts.next().unwrap().chars().next().unwrap();
-        let id: usize = parts.next().unwrap().parse().unwrap();
-        let rest = parts.next().unwrap_or("").to_string();
-        assert!(lines.insert((tag, id), rest).is_none(), "duplicate {line}");
-    }
-
     let expected_uid = as_uid.unwrap_or_else(|| rustix::process::getuid().as_raw());
-    assert_eq!(lines.get(&('U', 0)), Some(&expected_uid.to_string()));
-
-    let mut outcomes = Vec::new();
-    for (i, t) in sc.targets.iter().enumerate() {
-        let line = |tag: char| {
-            lines
-                .get(&(tag, i))
-                .unwrap_or_else(|| panic!("no {tag} line for {}:\n{stdout}", t.label))
-                .clone()
-        };
-        match t.kind {
-            Kind::File => {
-                let read = line('R');
-                outcomes.push(Outcome {
-                    target: i,
-                    access: Access::Read,
-                    live: read == format!("ok {}", t.marker),
-                    inside: read,
-                });
-                let host = fs::read_to_string(&t.path).unwrap();
-                assert!(
-                    host == t.marker || host == format!("{}+w", t.marker),
-                    "{host}"
-                );
-                outcomes.push(Outcome {
-                    target: i,
-                    access: Access::Write,
-                    live: host != t.marker,
-                    inside: line('W'),
-                });
-            }
-            Kind::Dir => {
-                let listed = line('L');
-                outcomes.push(Outcome {
-                    target: i,
-                    access: Access::Read,
-                    live: listed == "yes",
-                    inside: listed,
-                });
-            }
-            Kind::NewFile | Kind::NewDir => {
-                let created = fs::symlink_metadata(&t.path).is_ok();
-                outcomes.push(Outcome {
-                    target: i,
-                    access: Access::Create,
-                    live: created,
-                    inside: line('C'),
-                });
-            }
-        }
-    }
-    // Probes outside the scratch tree leave nothing behind.
-    for t in &sc.targets {
-        if !t.path.starts_with(&sc.root) && fs::symlink_metadata(&t.path).is_ok() {
-            let _ = fs::remove_file(&t.path).or_else(|_| fs::remove_dir(&t.path));
-        }
-    }
+    let outcomes = matrix::run(cmd, &sc.root, &sc.targets, expected_uid);
     (outcomes, view)
 }
 
+/// [`bwrap_or_skip`] for a test that only means something as root: otherwise it is
+/// skipped (not a CI failure, since the non-root case is covered) with `why`.
+fn bwrap_as_root_or_skip(why: &str) -> Option<PathBuf> {
+    let program = bwrap_or_skip()?;
+    if !is_root() {
+        eprintln!("skipping: not root, and {why}");
+        return None;
+    }
+    Some(program)
+}
+
 fn judge(program: &Path, as_uid: Option<u32>, who: &str) {
-    let dir = scratch();
-    let sc = build(dir.path());
+    let (_dir, root) = jaula_testkit::scratch!("bwrap-live-");
+    let sc = build(&root);
     let (outcomes, view) = run(program, &sc, as_uid);
 
-    let mut disagreements = BTreeSet::new();
-    let mut failures = Vec::new();
     println!("── {who}: {} probes", outcomes.len());
+    let mut failures = matrix::compare(&sc.targets, &outcomes, DEVIATIONS, |path, access| {
+        let decision = sc.policy.decide(path, access);
+        Decided {
+            allowed: decision.allowed,
+            rule: decision.rule.describe(&sc.home),
+        }
+    });
+    // The mount-view model must predict every live result, agreeing with decide or not.
     for o in &outcomes {
         let t = &sc.targets[o.target];
-        let decision = sc.policy.decide(&t.path, o.access);
         let effect = view.effect(&t.path, o.access);
-        println!(
-            "{:<48} {:<6} live={:<5} decide={:<5} model={:<5} [{}] {}",
-            t.label,
-            o.access.to_string(),
-            o.live,
-            decision.allowed,
-            effect.reaches_host,
-            o.inside,
-            effect.op
-        );
         if effect.reaches_host != o.live {
             failures.push(format!(
                 "model disagrees on {} {}: live {} but model {} ({})",
                 o.access, t.label, o.live, effect.reaches_host, effect.op
             ));
         }
-        if decision.allowed != o.live {
-            disagreements.insert((t.label.clone(), o.access.to_string()));
-            if !DEVIATIONS
-                .iter()
-                .any(|(l, a, _)| *l == t.label && *a == o.access)
-            {
-                failures.push(format!(
-                    "unexplained: {} {}: live {} but decide {} ({})",
-                    o.access,
-                    t.label,
-                    o.live,
-                    decision.allowed,
-                    decision.rule.describe(&sc.home)
-                ));
-            }
-        }
-    }
-    for (label, access, reason) in DEVIATIONS {
-        if !disagreements.contains(&(label.to_string(), access.to_string())) {
-            failures.push(format!(
-                "stale deviation: {access} {label} now agrees with decide ({reason})"
-            ));
-        }
     }
     assert!(outcomes.len() >= 90, "{} probes", outcomes.len());
     assert!(failures.is_empty(), "{who}:\n{}", failures.join("\n"));
-}
-
-fn is_root() -> bool {
-    rustix::process::getuid().is_root()
 }
 
 #[test]
@@ -502,15 +296,33 @@ fn the_cage_matches_decide_on_the_probe_matrix() {
 
 #[test]
 fn the_cage_matches_decide_as_an_unprivileged_user() {
-    let Some(program) = bwrap_or_skip() else {
+    // Not root: the other test already ran unprivileged.
+    let Some(program) = bwrap_as_root_or_skip("the main matrix already ran unprivileged") else {
         return;
     };
-    if !is_root() {
-        // The other test already runs unprivileged.
-        eprintln!("skipping: not root, so the main matrix already ran unprivileged");
-        return;
-    }
     judge(&program, Some(NOBODY), "uid 65534");
+}
+
+/// The default policy's bubblewrap argv (with `program` as argv[0]) over a scratch home
+/// under `root` holding `files` (relative to home, with their content).
+fn default_cage(
+    root: &Path,
+    program: PathBuf,
+    files: &[(&str, &str)],
+) -> (PathBuf, Policy, Vec<OsString>) {
+    let home = root.join("home");
+    let repo = home.join("src/repo");
+    fs::create_dir_all(&repo).unwrap();
+    for (rel, content) in files {
+        fs::create_dir_all(home.join(rel).parent().unwrap()).unwrap();
+        fs::write(home.join(rel), content).unwrap();
+    }
+    let policy = PolicySpec::with_defaults(Platform::Linux, home.clone(), repo)
+        .resolve()
+        .unwrap();
+    let mut argv = render_argv(&policy, &BwrapOptions::default(), &RealDisk).unwrap();
+    argv[0] = program.into_os_string();
+    (home, policy, argv)
 }
 
 #[test]
@@ -518,28 +330,16 @@ fn an_absent_claude_json_cannot_be_created_from_inside() {
     let Some(program) = bwrap_or_skip() else {
         return;
     };
-    let dir = scratch();
-    let root = fs::canonicalize(dir.path()).unwrap();
-    let home = root.join("home");
-    let repo = home.join("src/repo");
-    fs::create_dir_all(&repo).unwrap();
-    let policy = PolicySpec::with_defaults(Platform::Linux, home.clone(), repo)
-        .resolve()
-        .unwrap();
+    let (_dir, root) = jaula_testkit::scratch!("bwrap-live-");
+    let (home, policy, argv) = default_cage(&root, program, &[]);
     let claude = home.join(".claude.json");
-    let mut argv = render_argv(&policy, &BwrapOptions::default(), &RealDisk).unwrap();
-    argv[0] = program.into_os_string();
     let out = Command::new(&argv[0])
         .args(&argv[1..])
         .args(["/bin/sh", "-c", "( : > \"$1\" ) 2>/dev/null; echo $?", "sh"])
         .arg(&claude)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    jaula_testkit::output::assert_ok(&out);
     assert_ne!(String::from_utf8_lossy(&out.stdout).trim(), "0");
     // Deviation: decide allows it (Claude's state file), but --bind-try skips an absent
     // source and $HOME is read-only, so Claude cannot create it from inside the cage.
@@ -557,42 +357,28 @@ fn an_absent_claude_json_cannot_be_created_from_inside() {
 /// `exec`) is what closes this. When that changes, this test must be updated.
 #[test]
 fn as_root_the_cap_drop_in_the_base_keeps_seals_shut() {
-    let Some(program) = bwrap_or_skip() else {
+    let Some(program) =
+        bwrap_as_root_or_skip("only real root keeps capabilities inside bubblewrap")
+    else {
         return;
     };
-    if !is_root() {
-        eprintln!("skipping: only real root keeps capabilities inside bubblewrap");
-        return;
-    }
-    let dir = scratch();
-    let root = fs::canonicalize(dir.path()).unwrap();
-    let home = root.join("home");
-    let repo = home.join("src/repo");
-    fs::create_dir_all(&repo).unwrap();
-    fs::create_dir_all(home.join(".ssh")).unwrap();
-    fs::write(home.join(".ssh/id_x"), "secret-marker").unwrap();
-    let policy = PolicySpec::with_defaults(Platform::Linux, home.clone(), repo)
-        .resolve()
-        .unwrap();
-    let mut argv = render_argv(&policy, &BwrapOptions::default(), &RealDisk).unwrap();
-    argv[0] = program.into_os_string();
-    let attack = [
-        "/bin/sh",
-        "-c",
-        "umount \"$1\" 2>/dev/null; cat \"$1/id_x\" 2>/dev/null; true",
-        "sh",
-    ];
-    let out = Command::new(&argv[0])
-        .args(&argv[1..])
-        .args(attack)
-        .arg(home.join(".ssh"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (_dir, root) = jaula_testkit::scratch!("bwrap-live-");
+    let (home, policy, argv) = default_cage(&root, program, &[(".ssh/id_x", "secret-marker")]);
+    // Unmount the seal over ~/.ssh, then read the key beneath it.
+    let unseal = |argv: &[OsString], uid: Option<u32>| {
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..])
+            .args(["/bin/sh", "-c"])
+            .arg("umount \"$1\" 2>/dev/null; cat \"$1/id_x\" 2>/dev/null; true")
+            .arg("sh")
+            .arg(home.join(".ssh"));
+        if let Some(uid) = uid {
+            cmd.uid(uid).gid(uid);
+        }
+        cmd.output().unwrap()
+    };
+    let out = unseal(&argv, None);
+    jaula_testkit::output::assert_ok(&out);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
     assert!(!policy.decide(&home.join(".ssh/id_x"), Access::Read).allowed);
 
@@ -601,34 +387,13 @@ fn as_root_the_cap_drop_in_the_base_keeps_seals_shut() {
     let pos = argv.iter().position(|a| a == "--cap-drop").unwrap();
     let mut weaker = argv.clone();
     weaker.drain(pos..pos + 2);
-    let out = Command::new(&weaker[0])
-        .args(&weaker[1..])
-        .args(attack)
-        .arg(home.join(".ssh"))
-        .output()
-        .unwrap();
+    let out = unseal(&weaker, None);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "secret-marker");
 
     // An unprivileged owner's cage (a user namespace, capabilities dropped by bubblewrap)
     // cannot do the same.
     chown_tree(&root, NOBODY);
-    let out = Command::new(&argv[0])
-        .args(&argv[1..])
-        .args([
-            "/bin/sh",
-            "-c",
-            "umount \"$1\" 2>/dev/null; cat \"$1/id_x\" 2>/dev/null; true",
-            "sh",
-        ])
-        .arg(home.join(".ssh"))
-        .uid(NOBODY)
-        .gid(NOBODY)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = unseal(&argv, Some(NOBODY));
+    jaula_testkit::output::assert_ok(&out);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
 }

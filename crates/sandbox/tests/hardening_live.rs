@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use jaula_sandbox::hardening::{harden, HardeningOptions, Outcome, Step};
+use jaula_testkit::{is_root, skip_or_fail, NOBODY};
 use serde_json::Value;
 
 const ROLE: &str = "JAULA_HARDENING_LIVE_ROLE";
@@ -28,7 +29,6 @@ const HARDEN: &str = "JAULA_HARDENING_LIVE_HARDEN";
 const SCRIPT: &str = "JAULA_HARDENING_LIVE_SCRIPT";
 const KEEP_FD: &str = "JAULA_HARDENING_LIVE_KEEP_FD";
 const PROGRAM: &str = "JAULA_HARDENING_LIVE_PROGRAM";
-const NOBODY: u32 = 65534;
 const CAPSH: &str = "/usr/sbin/capsh";
 
 /// Descriptors the parent leaks into the child: in the first close-on-exec range, the one
@@ -127,17 +127,6 @@ fn drop_to_nobody() {
 
 // ---------------------------------------------------------------------------------------
 // Parent side.
-
-fn skip(reason: &str) {
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("required feature missing under CI: {reason}");
-    }
-    eprintln!("SKIP: {reason}");
-}
-
-fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
-}
 
 struct Child {
     identity: Identity,
@@ -309,10 +298,7 @@ fn outcome_name(outcome: Outcome) -> String {
 }
 
 fn scratch() -> tempfile::TempDir {
-    let dir = tempfile::Builder::new()
-        .prefix("hardening-live-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap();
+    let (dir, _) = jaula_testkit::scratch!("hardening-live-");
     // uid 65534 must reach the binaries placed here.
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     dir
@@ -385,16 +371,26 @@ fn run_status(test_name: &str, identity: Identity, extra: &str) -> ChildOutput {
     out
 }
 
+/// Each test's first step. In a re-executed child: play the child's role (it exits). In
+/// the parent: true as root, otherwise a skip (a failure under CI) naming `why`.
+fn parent_as_root(why: &str) -> bool {
+    if let Some(role) = child_role() {
+        child_main(&role);
+    }
+    if is_root() {
+        return true;
+    }
+    skip_or_fail(why);
+    false
+}
+
 // ---------------------------------------------------------------------------------------
 // Tests.
 
 #[test]
 fn root_exec_after_harden_has_no_capabilities_no_core_and_only_kept_fds() {
-    if let Some(role) = child_role() {
-        child_main(&role);
-    }
-    if !is_root() {
-        return skip("needs root to show that uid 0 regains nothing at execve");
+    if !parent_as_root("needs root to show that uid 0 regains nothing at execve") {
+        return;
     }
     // capsh reads the securebits back after execve: they are inherited, and locked.
     let capsh = Path::new(CAPSH).exists();
@@ -428,17 +424,14 @@ fn root_exec_after_harden_has_no_capabilities_no_core_and_only_kept_fds() {
         let line = out.section("securebits").join("");
         assert!(line.starts_with("Securebits: 0357/0xef/"), "{line}");
     } else {
-        skip("capsh (libcap2-bin) missing: securebits after execve not checked");
+        skip_or_fail("capsh (libcap2-bin) missing: securebits after execve not checked");
     }
 }
 
 #[test]
 fn nobody_exec_after_harden_has_no_capabilities_no_core_and_only_kept_fds() {
-    if let Some(role) = child_role() {
-        child_main(&role);
-    }
-    if !is_root() {
-        return skip("needs root to switch to uid 65534");
+    if !parent_as_root("needs root to switch to uid 65534") {
+        return;
     }
     let out = run_status(
         "nobody_exec_after_harden_has_no_capabilities_no_core_and_only_kept_fds",
@@ -465,11 +458,8 @@ fn nobody_exec_after_harden_has_no_capabilities_no_core_and_only_kept_fds() {
 
 #[test]
 fn root_after_harden_cannot_read_environ_of_host_processes() {
-    if let Some(role) = child_role() {
-        child_main(&role);
-    }
-    if !is_root() {
-        return skip("needs root: the claim is about uid 0 without capabilities");
+    if !parent_as_root("needs root: the claim is about uid 0 without capabilities") {
+        return;
     }
     let name = "root_after_harden_cannot_read_environ_of_host_processes";
     // $PPID of the shell is this test process: uid 0 with the capabilities the test
@@ -524,11 +514,8 @@ fn root_owned_copy(dir: &Path, source: &str, name: &str, mode: u32) -> PathBuf {
 
 #[test]
 fn nobody_after_harden_gains_no_euid_from_a_setuid_root_binary() {
-    if let Some(role) = child_role() {
-        child_main(&role);
-    }
-    if !is_root() {
-        return skip("needs root to create a setuid-root binary and switch to uid 65534");
+    if !parent_as_root("needs root to create a setuid-root binary and switch to uid 65534") {
+        return;
     }
     let name = "nobody_after_harden_gains_no_euid_from_a_setuid_root_binary";
     let dir = scratch();
@@ -541,7 +528,7 @@ fn nobody_after_harden_gains_no_euid_from_a_setuid_root_binary() {
     control.assert_success();
     if control.line_with("euid=") != "0" {
         // A nosuid mount under the target dir would make the hardened run prove nothing.
-        return skip(&format!(
+        return skip_or_fail(&format!(
             "setuid bit not honoured under {} (nosuid?): control euid {}",
             env!("CARGO_TARGET_TMPDIR"),
             control.line_with("euid=")
@@ -557,15 +544,12 @@ fn nobody_after_harden_gains_no_euid_from_a_setuid_root_binary() {
 
 #[test]
 fn nobody_after_harden_gains_no_file_capabilities_despite_the_bounding_set() {
-    if let Some(role) = child_role() {
-        child_main(&role);
-    }
-    if !is_root() {
-        return skip("needs root to set file capabilities and switch to uid 65534");
+    if !parent_as_root("needs root to set file capabilities and switch to uid 65534") {
+        return;
     }
     let setcap = Path::new("/usr/sbin/setcap");
     if !setcap.exists() {
-        return skip("/usr/sbin/setcap (libcap2-bin) is not installed");
+        return skip_or_fail("/usr/sbin/setcap (libcap2-bin) is not installed");
     }
     let name = "nobody_after_harden_gains_no_file_capabilities_despite_the_bounding_set";
     let dir = scratch();
@@ -606,11 +590,8 @@ fn nobody_after_harden_gains_no_file_capabilities_despite_the_bounding_set() {
 
 #[test]
 fn an_unopened_keep_fd_fails_before_anything_changes() {
-    if let Some(role) = child_role() {
-        child_main(&role);
-    }
-    if !is_root() {
-        return skip("needs root to observe capabilities left intact");
+    if !parent_as_root("needs root to observe capabilities left intact") {
+        return;
     }
     let name = "an_unopened_keep_fd_fails_before_anything_changes";
     let mut child = Child::new(Identity::Root, Hardening::ExpectError, "");
@@ -629,11 +610,8 @@ fn an_unopened_keep_fd_fails_before_anything_changes() {
 
 #[test]
 fn hardening_twice_reports_everything_already_in_place() {
-    if let Some(role) = child_role() {
-        child_main(&role);
-    }
-    if !is_root() {
-        return skip("needs root so the first pass has something to drop");
+    if !parent_as_root("needs root so the first pass has something to drop") {
+        return;
     }
     let name = "hardening_twice_reports_everything_already_in_place";
     let out = Child::new(Identity::Root, Hardening::Twice, STATUS_SCRIPT).run(name);

@@ -24,12 +24,12 @@ use jaula_sandbox::landlock::{
     plan, probe, restrict_self, Floor, KernelStatus, PlanMode, RealFs, Right, Rights, ScopeKind,
     DEVIATIONS,
 };
+use jaula_testkit::{chown_tree, skip_or_fail, NOBODY};
 use serde::{Deserialize, Serialize};
 
 const CHILD_ENV: &str = "JAULA_LANDLOCK_CHILD";
 const PREFIX: &str = "JAULA_PROBE ";
 const ENFORCEMENT: &str = "JAULA_ENFORCEMENT ";
-const NOBODY: u32 = 65534;
 
 // ---------------------------------------------------------------- skip policy
 
@@ -39,11 +39,7 @@ fn landlock_here(test: &str) -> bool {
     if matches!(support.kernel, KernelStatus::Available { .. }) {
         return true;
     }
-    let why = format!("{test}: skipped, Landlock {}", support.kernel);
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{why} (CI=true makes a skip a failure)");
-    }
-    eprintln!("{why}");
+    skip_or_fail(&format!("{test}: Landlock {}", support.kernel));
     false
 }
 
@@ -251,51 +247,54 @@ fn write(path: &Path, content: &str) {
     fs::write(path, content).expect("write");
 }
 
+/// Files of the home (relative to it) that the matrix probes: secrets, agent state,
+/// protected configuration, caches and the repo.
+const PROBED_FILES: &[&str] = &[
+    ".ssh/id_ed25519",
+    ".gnupg/pubring.kbx",
+    ".kube/config",
+    ".config/gh/hosts.yml",
+    ".netrc",
+    ".claude/.credentials.json",
+    ".claude/settings.json",
+    ".claude/projects/p1/log.jsonl",
+    ".claude/channels/seat1/.env",
+    ".claude/channels/seat1/other",
+    ".cargo/credentials.toml",
+    ".cargo/registry/cache/x.crate",
+    ".cargo/config.toml",
+    ".agents-city/.runtime/broker/w1.token",
+    ".agents-city/.runtime/broker/w2.token",
+    ".agents-city/.runtime/cage/w1.sb",
+    ".agents-city/state.json",
+    ".config/jaula/config.toml",
+    ".config/other/x.conf",
+    ".bashrc",
+    ".profile",
+    ".claude.json",
+    ".cache/pip/x",
+    ".npm/_cacache/x",
+    ".local/share/x",
+    ".local/bin/tool",
+    "code/repo/src/main.rs",
+    "code/repo/.git/config",
+];
+
+/// Files the home also holds, as victims of the rename, link and write probes.
+const UNPROBED_FILES: &[&str] = &[
+    ".claude/settings-victim.json",
+    "code/repo/a",
+    "code/repo/victim",
+];
+
 /// A home with every kind of path the default policy distinguishes, under the cargo
 /// target dir (never under /tmp, which is a writable root of every cage).
 fn world() -> World {
-    let dir = tempfile::Builder::new()
-        .prefix("landlock-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .expect("tempdir");
-    let base = dir.path().canonicalize().expect("canonical");
+    let (dir, base) = jaula_testkit::scratch!("landlock-");
     let home = base.join("home");
     let repo = home.join("code/repo");
     let outside = base.join("outside");
-    let files = [
-        ".ssh/id_ed25519",
-        ".gnupg/pubring.kbx",
-        ".kube/config",
-        ".config/gh/hosts.yml",
-        ".netrc",
-        ".claude/.credentials.json",
-        ".claude/settings.json",
-        ".claude/settings-victim.json",
-        ".claude/projects/p1/log.jsonl",
-        ".claude/channels/seat1/.env",
-        ".claude/channels/seat1/other",
-        ".cargo/credentials.toml",
-        ".cargo/registry/cache/x.crate",
-        ".cargo/config.toml",
-        ".agents-city/.runtime/broker/w1.token",
-        ".agents-city/.runtime/broker/w2.token",
-        ".agents-city/.runtime/cage/w1.sb",
-        ".agents-city/state.json",
-        ".config/jaula/config.toml",
-        ".config/other/x.conf",
-        ".bashrc",
-        ".profile",
-        ".claude.json",
-        ".cache/pip/x",
-        ".npm/_cacache/x",
-        ".local/share/x",
-        ".local/bin/tool",
-        "code/repo/src/main.rs",
-        "code/repo/.git/config",
-        "code/repo/a",
-        "code/repo/victim",
-    ];
-    for f in files {
+    for f in PROBED_FILES.iter().chain(UNPROBED_FILES) {
         write(&home.join(f), "secret-or-not\n");
     }
     fs::create_dir_all(home.join(".claude/channels/seat2")).expect("seat2");
@@ -311,15 +310,6 @@ fn world() -> World {
         repo,
         outside,
         token,
-    }
-}
-
-fn chown_tree(path: &Path, uid: u32) {
-    std::os::unix::fs::lchown(path, Some(uid), Some(uid)).expect("chown");
-    if fs::symlink_metadata(path).expect("stat").is_dir() {
-        for entry in fs::read_dir(path).expect("read_dir") {
-            chown_tree(&entry.expect("entry").path(), uid);
-        }
     }
 }
 
@@ -341,36 +331,7 @@ fn matrix(w: &World, uid: Option<u32>) -> Vec<Entry> {
     let h = |rel: &str| w.home.join(rel);
     let mut out = Vec::new();
     let mut add = |path: PathBuf, shape| out.push(Entry { path, shape });
-    for f in [
-        ".ssh/id_ed25519",
-        ".gnupg/pubring.kbx",
-        ".kube/config",
-        ".config/gh/hosts.yml",
-        ".netrc",
-        ".claude/.credentials.json",
-        ".claude/settings.json",
-        ".claude/projects/p1/log.jsonl",
-        ".claude/channels/seat1/.env",
-        ".claude/channels/seat1/other",
-        ".cargo/credentials.toml",
-        ".cargo/registry/cache/x.crate",
-        ".cargo/config.toml",
-        ".agents-city/.runtime/broker/w1.token",
-        ".agents-city/.runtime/broker/w2.token",
-        ".agents-city/.runtime/cage/w1.sb",
-        ".agents-city/state.json",
-        ".config/jaula/config.toml",
-        ".config/other/x.conf",
-        ".bashrc",
-        ".profile",
-        ".claude.json",
-        ".cache/pip/x",
-        ".npm/_cacache/x",
-        ".local/share/x",
-        ".local/bin/tool",
-        "code/repo/src/main.rs",
-        "code/repo/.git/config",
-    ] {
+    for f in PROBED_FILES {
         add(h(f), Shape::File);
     }
     add(w.outside.join("file"), Shape::File);

@@ -20,12 +20,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use jaula_sandbox::seccomp::{self, ArgMatch, DenyRule};
+use jaula_testkit::{skip_or_fail, NOBODY};
 use serde_json::{json, Value};
 
 const ROLE_ENV: &str = "JAULA_SECCOMP_LIVE_ROLE";
 const SCRATCH_ENV: &str = "JAULA_SECCOMP_LIVE_SCRATCH";
 const MARK: &str = "@@jaula-seccomp ";
-const NOBODY: u32 = 65534;
 const GARBAGE_HIGH: u64 = 0xdead_beef_0000_0000;
 /// -1 everywhere: an invalid fd, a kernel-space pointer, every flag bit set.
 const JUNK: u64 = u64::MAX;
@@ -129,29 +129,23 @@ fn rule_probes(index: usize, rule: &DenyRule) -> Vec<Probe> {
         };
         args
     };
+    let name =
+        |value: u64, note: &str| format!("rule{index} {} arg{arg}={value:#x}{note}", rule.syscall);
     let mut out = Vec::new();
-    for value in refused_values(&cond) {
-        let value = u64::from(value);
-        out.push(probe(
-            format!("rule{index} {} arg{arg}={value:#x}", rule.syscall),
-            rule.nr,
-            with(value),
-            refused,
-        ));
-        out.push(probe(
-            format!(
-                "rule{index} {} arg{arg}={value:#x} with garbage in the high 32 bits",
-                rule.syscall
-            ),
-            rule.nr,
-            with(value | GARBAGE_HIGH),
-            refused,
-        ));
+    for value in refused_values(&cond).into_iter().map(u64::from) {
+        // The filter must compare all 64 bits: garbage above a refused value is no escape.
+        for (high, note) in [(0, ""), (GARBAGE_HIGH, " with garbage in the high 32 bits")] {
+            out.push(probe(
+                name(value, note),
+                rule.nr,
+                with(value | high),
+                refused,
+            ));
+        }
     }
-    for value in passing_values(&cond) {
-        let value = u64::from(value);
+    for value in passing_values(&cond).into_iter().map(u64::from) {
         out.push(probe(
-            format!("rule{index} {} arg{arg}={value:#x} passes", rule.syscall),
+            name(value, " passes"),
             rule.nr,
             with(value),
             Expect::Unchanged,
@@ -493,13 +487,6 @@ fn seccomp_child_entry() {
 // ---------------------------------------------------------------------------------------
 // The parent side.
 
-fn skip_or_fail(reason: &str) {
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{reason} (CI=true: a missing feature is a failure)");
-    }
-    eprintln!("SKIP: {reason}");
-}
-
 fn seccomp_available() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .map(|status| status.lines().any(|line| line.starts_with("Seccomp:")))
@@ -592,21 +579,9 @@ fn outcome((ret, errno): (i64, i32)) -> String {
 }
 
 fn scratch_dir() -> tempfile::TempDir {
-    let root = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    if let Err(err) = std::fs::create_dir_all(root) {
-        panic!("creating {}: {err}", root.display());
-    }
-    let dir = match tempfile::Builder::new()
-        .prefix("seccomp-live-")
-        .tempdir_in(root)
-    {
-        Ok(dir) => dir,
-        Err(err) => panic!("tempdir in {}: {err}", root.display()),
-    };
+    let (dir, _) = jaula_testkit::scratch!("seccomp-live-");
     // nobody must be able to create its own subdirectory here.
-    if let Err(err) = std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)) {
-        panic!("chmod {}: {err}", dir.path().display());
-    }
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     dir
 }
 

@@ -14,32 +14,9 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-use crate::common::{build_home, jaula, scratch, Home, PRESENT_FILES};
+use crate::common::{build_home, chown_tree_except, jaula, scratch, Home, PRESENT_FILES};
+pub use crate::common::{Backend, User, NOBODY};
 use crate::prober::{self, Report};
-
-/// The unprivileged identity the "user" cases run as.
-pub const NOBODY: u32 = 65534;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    Landlock,
-    Bwrap,
-}
-
-impl Backend {
-    pub fn name(self) -> &'static str {
-        match self {
-            Backend::Landlock => "landlock",
-            Backend::Bwrap => "bwrap",
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum User {
-    Root,
-    Nobody,
-}
 
 pub struct Fixture {
     _dir: tempfile::TempDir,
@@ -58,18 +35,6 @@ pub struct Fixture {
 
 /// Files a successful attack would leave behind on the host.
 pub const ATTACK_LEFTOVERS: &[&str] = &["repo/stolen", "repo/hardlink", "repo/mem", "outside/new"];
-
-fn chown_tree(path: &Path, uid: u32, skip: &Path) {
-    if path == skip {
-        return;
-    }
-    std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();
-    if fs::symlink_metadata(path).unwrap().is_dir() {
-        for entry in fs::read_dir(path).unwrap() {
-            chown_tree(&entry.unwrap().path(), uid, skip);
-        }
-    }
-}
 
 fn cstr(path: &Path) -> CString {
     CString::new(path.as_os_str().as_bytes()).unwrap()
@@ -149,7 +114,7 @@ impl Fixture {
         std::os::unix::fs::chown(&suid, Some(0), Some(0)).unwrap();
         fs::set_permissions(&suid, fs::Permissions::from_mode(0o4755)).unwrap();
         if user == User::Nobody {
-            chown_tree(&root, NOBODY, &suid);
+            chown_tree_except(&root, NOBODY, Some(&suid));
         }
         let handle_hex = handle_of(&h.home.join(".ssh/id_x"));
         let mut victim = Command::new("/bin/sleep");
@@ -258,12 +223,7 @@ impl Fixture {
         let mut cmd = Command::new(jaula());
         cmd.args(["run", "--backend", backend.name()])
             .args(flags)
-            .arg("--repo")
-            .arg(&self.h.repo)
-            .arg("--home")
-            .arg(&self.h.home)
-            .arg("--token-file")
-            .arg(&self.h.token)
+            .args(self.h.cage_args())
             .arg("--")
             .args(Self::prober_args());
         self.prepare(&mut cmd, probe);

@@ -1,30 +1,18 @@
 //! Shared helpers for the integration tests.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use jaula_contract::{ContractIsolation, IsolationConfig, Limits, UidRange};
 
+pub use jaula_testkit::require_root;
+
 /// A fresh scratch dir under the target tmpdir, never under /tmp (which every cage can
 /// write and every uid can list).
 pub fn scratch() -> tempfile::TempDir {
     let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("contract");
-    std::fs::create_dir_all(&base).unwrap();
-    tempfile::tempdir_in(base).unwrap()
-}
-
-/// Skip (return false) when not root, but fail under CI=true, where the suite runs as
-/// root and a skip would hide a missing check.
-pub fn require_root(what: &str) -> bool {
-    if rustix::process::geteuid().is_root() {
-        return true;
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{what} needs root, and CI=true forbids skipping it");
-    }
-    eprintln!("SKIP {what}: needs root");
-    false
+    jaula_testkit::scratch_in(&base, ".tmp").0
 }
 
 pub const UID_MIN: u32 = 200000;

@@ -1,17 +1,12 @@
 //! Fixtures shared by the rendering tests: a few Contracts that between them set every
 //! option, and the CI rule for tests that need something from outside the crate.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use jaula_contract::{ContractId, Limits, RuntimeKind, WorkRecordId};
 use jaula_kube::{parse_time, Amount, Format, NamespaceMode, RenderSpec, Rendered, SeccompChoice};
 
 /// Skip with a printed reason, or fail when CI=true (where everything must be present).
-pub fn skip(reason: &str) {
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("CI=true and a required test input is missing: {reason}");
-    }
-    eprintln!("skipped: {reason}");
-}
+pub use jaula_testkit::skip_or_fail as skip;
 
 fn base(contract: &str, work_record: &str, runtime: &str, uid: u32) -> RenderSpec {
     RenderSpec::new(

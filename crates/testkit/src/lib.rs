@@ -1,0 +1,41 @@
+//! Shared fixtures for jaula's tests: one copy of what every test crate needs.
+//!
+//! - [`ci`]: the skip-or-fail rule (a missing kernel feature or tool skips with a printed
+//!   reason, but fails under `CI=true`) and the root check.
+//! - [`scratch`]: scratch trees under the caller's `CARGO_TARGET_TMPDIR`, never `/tmp`
+//!   (every Linux cage makes `/tmp` writable, so a fixture there proves nothing).
+//! - [`identity`]: root and the unprivileged uid 65534, and handing a tree to one of them.
+//! - [`tools`]: whether the host has the programs a test drives.
+//! - [`fixture`]: the credential home (present and absent secrets, caches, a repo).
+//! - [`probe`]: the probe harness that judges a cage by its effect on the host.
+//! - [`net`]: loopback servers for the network tests.
+//! - [`output`]: a finished command's output in assertions.
+//!
+//! This crate is test code (`publish = false`): a broken fixture panics, on purpose.
+
+pub mod ci;
+pub mod fixture;
+pub mod identity;
+pub mod net;
+pub mod output;
+pub mod probe;
+pub mod scratch;
+pub mod tools;
+
+pub use ci::{cage_or_skip, is_root, require_root, skip_or_fail, under_ci};
+pub use fixture::{
+    build_home, marker, write_marker, Home, CREATE_PATHS, EXTRA_DIRS, PRESENT_FILES,
+};
+pub use identity::{accounts, chown_tree, chown_tree_except, Backend, User, NOBODY};
+pub use scratch::{open_to_others, scratch_in};
+pub use tools::{find_tool, have, missing_tool, tools_or_skip, HOST_PATH};
+
+/// A fresh scratch directory under the calling test crate's `CARGO_TARGET_TMPDIR`:
+/// `scratch!("prefix-")` gives `(TempDir, canonical root)`. A macro because only the test
+/// crate itself sees that variable at compile time.
+#[macro_export]
+macro_rules! scratch {
+    ($prefix:expr) => {
+        $crate::scratch_in(::std::path::Path::new(env!("CARGO_TARGET_TMPDIR")), $prefix)
+    };
+}

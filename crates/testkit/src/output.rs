@@ -1,0 +1,48 @@
+//! Reading a finished command's output in assertions.
+
+use std::process::Output;
+
+/// Bytes as text, lossily (a test message must print whatever came out).
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).to_string()
+}
+
+/// The command's status, stdout and stderr, for a failure message.
+pub fn describe(out: &Output) -> String {
+    format!(
+        "{:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    )
+}
+
+/// The stdout of a command that must have succeeded; otherwise the test fails with
+/// [`describe`].
+pub fn success(out: &Output) -> String {
+    assert!(out.status.success(), "{}", describe(out));
+    text(&out.stdout)
+}
+
+/// Fail the test, with status, stdout and stderr, unless the command succeeded.
+#[track_caller]
+pub fn assert_ok(out: &Output) {
+    assert!(out.status.success(), "{}", describe(out));
+}
+
+/// [`assert_ok`], naming what ran (a script, a tool) in the failure message.
+#[track_caller]
+pub fn assert_ok_for(what: impl std::fmt::Display, out: &Output) {
+    assert!(out.status.success(), "{what}: {}", describe(out));
+}
+
+/// The first line a spawned child (stdout piped) writes: how a helper process says it is
+/// ready, or hands over an address or a pid, without the test sleeping.
+pub fn first_line(child: &mut std::process::Child) -> String {
+    use std::io::{BufRead, BufReader};
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    line
+}
