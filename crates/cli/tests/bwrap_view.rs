@@ -371,7 +371,11 @@ fn private_dirs_case(user: User) {
     // Empty, but for the host's systemd unit directory when the host has one: that is a
     // protected path, shown read-only so the cage cannot plant a unit there.
     let host_systemd = h.run_user.join("systemd").is_dir();
-    let expected = if host_systemd { "ok [systemd]" } else { "ok []" };
+    let expected = if host_systemd {
+        "ok [systemd]"
+    } else {
+        "ok []"
+    };
     assert_eq!(
         caged[&format!("list:/run/user/{uid}")],
         expected,
