@@ -530,3 +530,71 @@ fn without_steering_the_run_says_so_and_the_proxy_still_works() {
     );
     drop(dir);
 }
+
+/// The whole route with no help from the client: Node's `fetch` and curl (proxy switched
+/// off, no `--resolve`) look the names up through the host's `/etc/resolv.conf`, which in
+/// the cage's namespace reaches jaula's DNS stub. The allowed name resolves to the
+/// steering address and its request reaches the upstream; the refused name does not
+/// resolve at all, and the proxy's log names it with its rule (method `DNS`).
+fn names_resolve_through_the_stub_and_are_steered(user: User) {
+    if !tools_or_skip() {
+        return;
+    }
+    let script = format!(
+        "printf 'curl=%s\\n' \"$(curl -sS -m 30 --noproxy '*' http://example.test/plain)\"; \
+         curl -sS -m 30 --noproxy '*' http://refused.test/ >/dev/null 2>&1; \
+         echo refused_curl=$?; \
+         node -e '{}'",
+        node_fetch(&[
+            ("node_http", "http://example.test/node-plain"),
+            ("node_refused", "http://refused.test/node-plain"),
+        ])
+    );
+    for backend in BACKENDS {
+        if !available(backend, user) {
+            continue;
+        }
+        let r = steered_run(backend, user, Upstream::Http, &script);
+        let (text, stderr) = (r.stdout(), r.stderr());
+        let b = backend.name();
+        assert!(r.out.status.success(), "{b} {user:?}: {:?}", r.out);
+        assert!(
+            text.contains("curl=upstream saw GET /plain HTTP/1.1 host example.test\n"),
+            "{b} {user:?}: {text}\n{stderr}"
+        );
+        assert!(
+            text.contains(
+                "node_http=200 upstream saw GET /node-plain HTTP/1.1 host example.test\n"
+            ),
+            "{b} {user:?}: {text}\n{stderr}"
+        );
+        // curl exit 6: could not resolve host; Node: the lookup failed (REFUSED).
+        assert!(text.contains("refused_curl=6\n"), "{b} {user:?}: {text}");
+        assert!(
+            text.contains("node_refused=error ENOTFOUND")
+                || text.contains("node_refused=error EAI_AGAIN"),
+            "{b} {user:?}: {text}"
+        );
+        let refused_lookups: Vec<_> = r
+            .log()
+            .into_iter()
+            .filter(|l| l["method"] == "DNS" && l["host"] == "refused.test")
+            .collect();
+        assert!(!refused_lookups.is_empty(), "{b} {user:?}: {:?}", r.log());
+        for l in &refused_lookups {
+            assert_eq!(l["decision"], "deny", "{l}");
+            assert_eq!(l["rule"], "not in the allow list", "{l}");
+        }
+        assert!(stderr.contains("refused.test"), "{b} {user:?}: {stderr}");
+    }
+}
+
+#[test]
+fn names_resolve_through_the_stub_and_are_steered_as_root() {
+    names_resolve_through_the_stub_and_are_steered(User::Root);
+}
+
+#[test]
+fn names_resolve_through_the_stub_and_are_steered_unprivileged() {
+    names_resolve_through_the_stub_and_are_steered(User::Nobody);
+}
