@@ -51,13 +51,14 @@ pub fn views(
         backend: "bwrap",
         allowed: effect.reaches_host,
         summary: format!(
-            "{} ({})",
+            "{} ({}){}",
             if effect.reaches_host {
                 "reaches the host"
             } else {
                 "does not reach the host"
             },
-            effect.op
+            effect.op,
+            run_private_note(&linux, path)
         ),
     });
     let fs = AfterCreation::new(&linux, landlock::RealFs);
@@ -81,6 +82,23 @@ pub fn views(
         summary: format!("{} ({why})", if allowed { "allowed" } else { "denied" }),
     });
     Ok(out)
+}
+
+/// The argv modelled above is the bare view (`jaula render bwrap`); `jaula run` replaces
+/// the host's `/tmp`, `/var/tmp` and `/run/user` with the window's own wherever the policy
+/// makes them writable, so an access beneath them lands there, not on the host.
+fn run_private_note(policy: &Policy, path: &Path) -> &'static str {
+    let writable = |root: &str| policy.writable().iter().any(|w| w.path == Path::new(root));
+    let beneath = |root: &str| path.starts_with(root) && path != Path::new(root);
+    if (beneath("/tmp") && writable("/tmp")) || (beneath("/var/tmp") && writable("/var/tmp")) {
+        "; under `jaula run` the window's own directory (<state home>/.runtime/tmp/WINDOW) \
+         stands there instead, so the access lands in it, not on the host"
+    } else if beneath("/run/user") && writable("/run/user") {
+        "; under `jaula run` the cage's own empty /run/user/UID stands there instead, so the \
+         access lands in it, not on the host"
+    } else {
+        ""
+    }
 }
 
 /// A connect is not a file access: on Linux the socket gate decides it in both backends,
@@ -107,13 +125,14 @@ fn connect_views(args: &ExplainArgs, path: &Path) -> Result<Vec<BackendView>, Cl
             backend: "bwrap",
             allowed: decision.allowed,
             summary: format!(
-                "{gate}; the view {} ({})",
+                "{gate}; the view {} ({}){}",
                 if effect.reaches_host {
                     "shows the host's file"
                 } else {
                     "does not show the host's file"
                 },
-                effect.op
+                effect.op,
+                run_private_note(&linux, path)
             ),
         },
         BackendView {
