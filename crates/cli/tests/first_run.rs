@@ -3,7 +3,8 @@
 //! through each Linux backend, as root and as uid 65534, with nothing created by hand.
 //! jaula creates the absent cache roots (`~/.npm`, `~/.cache`, `~/.cargo`, ...) before it
 //! cages, 0700 and owned by the caller. No network: npm and pip install local archives,
-//! cargo reads a local registry.
+//! cargo reads a local registry. Every step runs as the caller and as uid 65534 (cargo with
+//! the system toolchain, which that account can execute).
 //!
 //! A missing tool is a printed skip, except under CI=true where it fails.
 
@@ -237,24 +238,46 @@ fn pip_install(backend: &str) {
     }
 }
 
+/// Where each account finds a Rust toolchain: the caller's own (rustup's sysroot, in the
+/// caller's home), and for another account the system's (`/usr/bin`, Debian's `cargo`
+/// package, which `.ci/run` installs): rustup's lives in a home another account cannot
+/// enter.
+fn toolchain_for(uid: Option<u32>) -> Option<PathBuf> {
+    let bin = match uid {
+        None => {
+            let Ok(out) = Command::new("rustc").args(["--print", "sysroot"]).output() else {
+                skip_or_fail("rustc is not installed");
+                return None;
+            };
+            PathBuf::from(String::from_utf8(out.stdout).unwrap().trim()).join("bin")
+        }
+        Some(_) => PathBuf::from("/usr/bin"),
+    };
+    if !bin.join("cargo").is_file() || !bin.join("rustc").is_file() {
+        skip_or_fail(&format!("no cargo and rustc in {}", bin.display()));
+        return None;
+    }
+    Some(bin)
+}
+
 /// A crate depending on `dep = "0.1.0"` from a local registry (the repo's
 /// `.cargo/config.toml` replaces crates.io): cargo unpacks the crate into
-/// `~/.cargo/registry/src`, which a fresh account does not have.
+/// `~/.cargo/registry/src`, which a fresh account does not have. As the caller and as
+/// uid 65534, each with a toolchain it can execute.
 fn cargo_build(backend: &str) {
-    let Ok(out) = Command::new("rustc").args(["--print", "sysroot"]).output() else {
-        return skip_or_fail("rustc is not installed");
-    };
-    let sysroot = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
-    let bin = sysroot.join("bin");
-    if !bin.join("cargo").is_file() {
-        return skip_or_fail(&format!("no cargo in {}", bin.display()));
-    }
     if !backend_or_skip(backend) {
         return;
     }
-    // Only the caller: the toolchain usually lives in the caller's own home (rustup), which
-    // another account cannot reach; npm and pip above run as uid 65534 too.
-    let f = fresh("first-run-cargo-", None);
+    for uid in accounts() {
+        let Some(bin) = toolchain_for(uid) else {
+            continue;
+        };
+        cargo_build_as(backend, uid, &bin);
+    }
+}
+
+fn cargo_build_as(backend: &str, uid: Option<u32>, bin: &Path) {
+    let f = fresh("first-run-cargo-", uid);
     let registry = f.root.join("registry");
     let dep = f.root.join("dep-src");
     fs::create_dir_all(dep.join("src")).unwrap();
@@ -315,6 +338,7 @@ fn cargo_build(backend: &str) {
     )
     .unwrap();
     assert!(!f.home.join(".cargo").exists());
+    f.hand_over();
     let mut path = OsString::from(bin.as_os_str());
     path.push(":/usr/bin:/bin");
     let out = f.run(
