@@ -34,7 +34,8 @@ pub fn run(args: &LineArgs) -> Outcome {
     let platform = Platform::host();
     let sources = context::sources(&args.policy, Some(platform))?;
     let availability = check::availability(&sources);
-    // As in the seed: no cage available means an empty prefix, before --repo is looked at.
+    // No cage available means an empty prefix, before --repo is looked at: the launcher
+    // then starts the window as it always did (docs/compatibility.md).
     let prefix: Vec<u8> = if !availability.available {
         Vec::new()
     } else {
@@ -102,7 +103,7 @@ pub use jaula_sandbox::bwrap::sanitize_window;
 /// and a crash never leaves half a profile.
 fn write_profile(policy: &Policy, window: &str) -> Result<PathBuf, CliError> {
     use std::os::unix::fs::DirBuilderExt;
-    // The profile `jaula profile` prints for the same flags: host network (the seed's line
+    // The profile `jaula profile` prints for the same flags: host network (a launcher's line
     // has no proxy).
     let profile = jaula_sandbox::seatbelt::render_profile(policy)?;
     let dir = policy
