@@ -66,7 +66,9 @@ fn a_plain_file_is_refused() {
 
 #[test]
 fn a_sealed_but_malformed_plan_is_refused() {
-    let sealed = memfd_with(b"{\"version\": 1}", required_seals());
+    // The current version, so the refusal is about the missing fields.
+    let text = format!("{{\"version\": {}}}", crate::launch_plan::PLAN_VERSION);
+    let sealed = memfd_with(text.as_bytes(), required_seals());
     let err = read_sealed(sealed).unwrap_err();
     assert!(matches!(err, PlanError::Malformed(_)), "{err}");
 }
