@@ -1,6 +1,8 @@
 //! The launch plan's hand-over, live: `jaula stage` reads only a sealed memfd on the fixed
 //! descriptor and refuses (126) anything else, a plan of another version, or a malformed
 //! one; and the user-facing command shows no internal knob.
+// The launch plan hands the Linux launch between its stages.
+#![cfg(target_os = "linux")]
 
 mod common;
 

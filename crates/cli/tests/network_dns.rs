@@ -10,6 +10,8 @@
 //!
 //! Every packet stays in the namespace jaula made for the cage: the host's nameserver
 //! address is the stub's own there, and nothing is sent from the host's namespace.
+// The DNS stub lives in the cage's Linux network namespace.
+#![cfg(target_os = "linux")]
 
 mod common;
 

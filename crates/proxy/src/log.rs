@@ -80,6 +80,8 @@ pub(crate) enum Verdict<'a> {
     AddressRefused { refusal: Refusal },
     /// A DNS lookup of an allowed name, answered by the stub: logged, not counted as a
     /// request (nothing has reached the proxy's upstream side yet).
+    // Answered only by the DNS stub, which exists on Linux alone.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     LookupAnswered { rule: &'a str },
 }
 

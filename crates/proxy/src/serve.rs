@@ -228,13 +228,26 @@ pub(crate) async fn relay(client: TcpStream, mut upstream: TcpStream, already_re
     if !already_read.is_empty() && upstream.write_all(already_read).await.is_err() {
         return;
     }
-    // Socket to socket through a pipe in the kernel: no copy through user space.
+    // Linux: socket to socket through a pipe in the kernel, no copy through user space.
+    #[cfg(target_os = "linux")]
     let _ = tokio::try_join!(
         splice_one_way(&client, &upstream),
         splice_one_way(&upstream, &client)
     );
+    // Elsewhere (macOS has no splice(2)): a user-space copy with large buffers.
+    #[cfg(not(target_os = "linux"))]
+    let mut client = client;
+    #[cfg(not(target_os = "linux"))]
+    let _ = tokio::io::copy_bidirectional_with_sizes(
+        &mut client,
+        &mut upstream,
+        TUNNEL_BUFFER,
+        TUNNEL_BUFFER,
+    )
+    .await;
 }
 
+#[cfg(target_os = "linux")]
 /// Most bytes one `splice` call moves, and the pipe's capacity asked for (the kernel
 /// may grant less; unprivileged callers are capped by /proc/sys/fs/pipe-max-size).
 const SPLICE_CHUNK: usize = 1024 * 1024;
@@ -242,6 +255,7 @@ const SPLICE_CHUNK: usize = 1024 * 1024;
 /// Move bytes from `from` to `to` with `splice(2)` through a pipe until `from` ends, then
 /// end `to`'s write side so the peer sees the close. Two system calls per chunk and no
 /// user-space copy: this is what brings a tunnel near loopback speed (bench/network.sh).
+#[cfg(target_os = "linux")]
 async fn splice_one_way(from: &TcpStream, to: &TcpStream) -> std::io::Result<()> {
     use rustix::pipe::{pipe_with, splice, PipeFlags, SpliceFlags};
     use tokio::io::Interest;

@@ -10,6 +10,10 @@
 //! access, not the account. When it expires the agent stops authenticating; the next
 //! `jaula run` hands in the token the owner's own `claude` has refreshed by then.
 
+// Only the flag's parser is used on macOS, where `run` refuses the flag (the login lives
+// in the Keychain there): the token reading is the Linux launch's.
+#![cfg_attr(not(target_os = "linux"), allow(dead_code))]
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

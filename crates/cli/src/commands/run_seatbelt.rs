@@ -315,7 +315,12 @@ impl Executor for SandboxExec {
                 return Ok(REFUSED);
             }
         };
-        let done = jaula_proxy::supervise(child, stage.listener, stage.proxy)
+        let served = jaula_proxy::Served {
+            listener: stage.listener,
+            steered: Vec::new(),
+            dns: Vec::new(),
+        };
+        let done = jaula_proxy::supervise(child, served, stage.proxy)
             .map_err(|e| CliError::Launch(e.to_string()))?;
         if !done.summary.is_empty() {
             eprintln!("{}", done.summary);
