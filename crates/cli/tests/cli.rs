@@ -476,3 +476,60 @@ fn a_host_unix_socket_is_reachable_only_when_allowed_in_both_backends() {
         );
     }
 }
+
+/// The README's tmux launcher recipe, run as written with a stand-in `tmux` that records
+/// what it was asked to start: a window starts caged in an existing repo, and none starts
+/// when `line` refuses the repo (missing) or no cage is in force (`CITY_CAGE=0`), where
+/// pasting `$(jaula line ...)` alone would have started the agent uncaged.
+#[test]
+fn the_readme_launcher_recipe_never_starts_a_window_uncaged() {
+    let readme =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+    let block = readme
+        .split("```sh\n")
+        .skip(1)
+        .map(|rest| rest.split("```").next().unwrap())
+        .find(|code| code.contains("jaula line --repo"))
+        .expect("the README has a launcher recipe");
+    let first = block.lines().next().unwrap();
+    assert!(first.starts_with("repo=~/src/myrepo;"), "{first}");
+    let recipe = block.replacen("repo=~/src/myrepo;", "repo=\"$TEST_REPO\";", 1);
+    let (_k, root) = scratch("readme-recipe");
+    let bin = root.join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(jaula(), bin.join("jaula")).unwrap();
+    let repo = root.join("home/src/myrepo");
+    fs::create_dir_all(&repo).unwrap();
+    let script = format!("tmux() {{ echo \"TMUX-CALLED $*\"; }}\n{recipe}");
+    let run = |repo: &Path, env: &[(&str, &str)]| {
+        Command::new("/bin/bash")
+            .args(["-c", &script])
+            .env_clear()
+            .env("PATH", format!("{}:{HOST_PATH}", bin.display()))
+            .env("HOME", root.join("home"))
+            .env("TEST_REPO", repo)
+            .envs(env.iter().copied())
+            .output()
+            .unwrap()
+    };
+    let both = |o: &Output| format!("{}{}", text(&o.stdout), text(&o.stderr));
+    let started = run(&repo, &[]);
+    let out = both(&started);
+    assert!(started.status.success(), "{out}");
+    assert!(
+        out.contains(&format!("TMUX-CALLED new-window -c {}", repo.display()))
+            && out.contains(" run ")
+            && out.trim_end().ends_with("-- claude"),
+        "{out}"
+    );
+    for (why, repo, env) in [
+        ("a missing repo", root.join("home/src/typo"), vec![]),
+        ("CITY_CAGE=0", repo.clone(), vec![("CITY_CAGE", "0")]),
+    ] {
+        let refused = run(&repo, &env);
+        let out = both(&refused);
+        assert_eq!(refused.status.code(), Some(1), "{why}: {out}");
+        assert!(!out.contains("TMUX-CALLED"), "{why}: {out}");
+        assert!(out.contains("not starting myrepo"), "{why}: {out}");
+    }
+}
