@@ -6,6 +6,7 @@
 //! (`jaula contract render kubernetes`, `jaula render seccomp-json`) gathers the uid and
 //! limits from `jaula_contract` and prints what this crate returns.
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 #![warn(missing_docs)]
 
 pub mod egress;

@@ -4,6 +4,8 @@
 //! act on the running process (`landlock`, `seccomp`, `hardening`) live here too; this is
 //! the only crate allowed `unsafe`, each block with a `// SAFETY:` comment.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod absent_roots;
 pub mod backend;
 pub mod bwrap;
