@@ -50,7 +50,11 @@ pub fn availability(sources: &Sources) -> Availability {
             }
         }
         _ => {
-            let probe = bwrap::probe(sources.bwrap, &bwrap::BwrapOptions::default());
+            let options = bwrap::BwrapOptions::default();
+            let probe = match probe_cache_path(sources) {
+                Some(cache) => bwrap::probe_cached(sources.bwrap, &options, &cache),
+                None => bwrap::probe(sources.bwrap, &options),
+            };
             let landlock = landlock::probe();
             match (probe.is_available(), landlock.floor_met) {
                 (true, _) => Availability {
@@ -68,6 +72,25 @@ pub fn availability(sources: &Sources) -> Availability {
             }
         }
     }
+}
+
+/// Where `jaula run` keeps the bubblewrap probe's answer for this home, so `line` (run
+/// once per window a launcher opens) and `check` reuse it instead of building a throwaway
+/// namespace each time. `None` where the state home is not an absolute path yet (it is
+/// then resolved against the repo, which `line` has not looked at): probe uncached.
+fn probe_cache_path(sources: &Sources) -> Option<std::path::PathBuf> {
+    let spec = &sources.spec;
+    let state_home = match &spec.state_home {
+        Some(p) if p.is_absolute() => p.clone(),
+        Some(_) => return None,
+        None if spec.home.is_absolute() => {
+            spec.home.join(jaula_policy::defaults::DEFAULT_STATE_HOME)
+        }
+        None => return None,
+    };
+    let cwd = std::env::current_dir().ok()?;
+    let state_home = jaula_policy::paths::canonicalize_lenient(&state_home, &cwd);
+    Some(state_home.join(jaula_sandbox::planting::PROBE_CACHE_FILE))
 }
 
 pub fn run(args: &CheckArgs) -> Outcome {

@@ -43,7 +43,10 @@ pub fn probe_cached(hint: BwrapHint, options: &BwrapOptions, cache: &Path) -> Av
     let Some(key) = cache_key(&program, options) else {
         return probe_with(hint, options, path_var.as_deref(), PROBE_TIMEOUT);
     };
-    if std::fs::read_to_string(cache).is_ok_and(|kept| kept == key) {
+    let kept = std::fs::read_to_string(cache)
+        .map(|text| entries(&text))
+        .unwrap_or_default();
+    if kept.contains(&key) {
         return Availability::Available {
             program,
             basis: AvailableBasis::Cached,
@@ -52,9 +55,30 @@ pub fn probe_cached(hint: BwrapHint, options: &BwrapOptions, cache: &Path) -> Av
     let answer = probe_with(hint, options, path_var.as_deref(), PROBE_TIMEOUT);
     if answer.is_available() {
         // A cache that cannot be written only costs the next launch a probe.
-        let _ = write_atomically(cache, &key);
+        let _ = write_atomically(cache, &with_entry(kept, key));
     }
     answer
+}
+
+/// How many answers the file keeps: one per set of probed flags in use (`jaula line` and
+/// `check` probe the base view, `run` adds its own per network mode and PID namespace),
+/// so they do not evict each other; the oldest goes first.
+pub const MAX_ENTRIES: usize = 8;
+
+/// The kept answers of a cache file's `text`, each a whole key (from its header line).
+fn entries(text: &str) -> Vec<String> {
+    text.split(HEADER)
+        .filter(|rest| !rest.is_empty())
+        .map(|rest| format!("{HEADER}{rest}"))
+        .collect()
+}
+
+/// `kept` with `key` added last, at most [`MAX_ENTRIES`], as the file's new text.
+fn with_entry(mut kept: Vec<String>, key: String) -> String {
+    kept.retain(|entry| *entry != key);
+    kept.push(key);
+    let skip = kept.len().saturating_sub(MAX_ENTRIES);
+    kept[skip..].concat()
 }
 
 /// Everything the answer depends on, as the text the cache file holds; `None` when the

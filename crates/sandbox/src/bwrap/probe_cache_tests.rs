@@ -8,19 +8,34 @@ fn options(program: &Path) -> BwrapOptions {
 }
 
 /// A stand-in bubblewrap that counts its runs in `count` and exits with `code`.
+///
+/// Written by `cp`, never opened for writing by this process: another test thread's fork
+/// would inherit such a descriptor until its exec, and executing the script meanwhile
+/// fails with ETXTBSY (the probe would then read as "unavailable").
 fn fake_bwrap(dir: &Path, code: i32) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
     let program = dir.join("bwrap");
+    let source = dir.join("bwrap.txt");
     let count = dir.join("count");
     std::fs::write(
-        &program,
+        &source,
         format!(
             "#!/bin/sh\necho run >> '{}'\nexit {code}\n",
             count.display()
         ),
     )
     .unwrap();
-    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let copied = std::process::Command::new("cp")
+        .arg(&source)
+        .arg(&program)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let made = std::process::Command::new("chmod")
+        .arg("0755")
+        .arg(&program)
+        .status()
+        .unwrap();
+    assert!(made.success());
     program
 }
 
@@ -108,4 +123,46 @@ fn the_key_names_the_options_the_probe_tests() {
     .unwrap();
     assert_ne!(plain, with_pid);
     assert!(plain.contains(&format!("euid {}", rustix::process::geteuid().as_raw())));
+}
+
+/// `line` probes the base view and `run` its own flags: both answers are kept side by
+/// side, so neither evicts the other, and the file keeps at most [`MAX_ENTRIES`].
+#[test]
+fn answers_for_different_flags_are_kept_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = fake_bwrap(dir.path(), 0);
+    let cache = dir.path().join("probe");
+    let base = options(&program);
+    let no_net = BwrapOptions {
+        unshare_net: true,
+        ..options(&program)
+    };
+    probe_cached(BwrapHint::Probe, &base, &cache);
+    probe_cached(BwrapHint::Probe, &no_net, &cache);
+    assert_eq!(runs(dir.path()), 2);
+    for opts in [&base, &no_net, &base] {
+        let again = probe_cached(BwrapHint::Probe, opts, &cache);
+        assert!(matches!(
+            again,
+            Availability::Available {
+                basis: AvailableBasis::Cached,
+                ..
+            }
+        ));
+    }
+    assert_eq!(runs(dir.path()), 2);
+    let text = std::fs::read_to_string(&cache).unwrap();
+    assert_eq!(entries(&text).len(), 2, "{text}");
+
+    let many: Vec<String> = (0..MAX_ENTRIES + 3)
+        .map(|i| format!("{HEADER}\nentry {i}\navailable\n"))
+        .collect();
+    let mut text = String::new();
+    for key in many.iter().cloned() {
+        text = with_entry(entries(&text), key);
+    }
+    let kept = entries(&text);
+    assert_eq!(kept.len(), MAX_ENTRIES);
+    assert_eq!(kept.last(), many.last());
+    assert_eq!(kept.first(), Some(&many[3]));
 }
