@@ -309,7 +309,7 @@ impl CageListeners {
         if let Some(steered) = &self.steered {
             fds.extend([steered.tls.as_fd(), steered.http.as_fd()]);
         }
-        send_fds(channel, &fds)
+        send_fds(channel, b'L', &fds)
     }
 
     /// Receive them; `None` when the stage closed the channel without sending (it failed
@@ -348,40 +348,42 @@ pub fn handoff_pair() -> Result<(UnixStream, OwnedFd), NetnsError> {
     Ok((proxy, stage.into()))
 }
 
-/// Take ownership of the hand-off descriptor the supervisor passed by number
-/// (`--network-handoff-fd`). Refused unless it is an open unix socket above 2.
-pub fn take_handoff_fd(fd: std::os::fd::RawFd) -> Result<OwnedFd, NetnsError> {
+/// Take ownership of the hand-off descriptor the supervisor passed by number (in the
+/// launch plan). Refused unless it is an open unix socket above 2.
+pub fn take_handoff_fd(fd: RawFd) -> Result<OwnedFd, NetnsError> {
     let bad = |what: &str| NetnsError::Handoff {
         source: io::Error::other(format!("descriptor {fd} {what}")),
     };
-    if fd <= 2 {
-        return Err(bad("is a standard stream"));
-    }
-    // SAFETY: F_GETFD only reads the descriptor table; EBADF for a closed number.
-    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
-        return Err(bad("is not open"));
-    }
-    // SAFETY: the number is open (checked above) and was inherited for this purpose
-    // only: nothing else in this process owns it, so the OwnedFd closes it exactly once.
-    let owned = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let owned = adopt_inherited(fd).map_err(bad)?;
     match rustix::net::sockopt::socket_domain(&owned) {
         Ok(domain) if domain == rustix::net::AddressFamily::UNIX => Ok(owned),
         _ => Err(bad("is not a unix socket")),
     }
 }
 
-/// Pass `fds` over `channel` in one message (SCM_RIGHTS).
-fn send_fds(channel: &impl AsFd, fds: &[std::os::fd::BorrowedFd<'_>]) -> Result<(), NetnsError> {
-    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(CageListeners::MAX))];
+/// The most descriptors one hand-off message carries: the three listeners, or the DNS
+/// stub's sockets (glibc reads three nameservers, plus `::1` and slack).
+const MAX_FDS: usize = 8;
+
+/// Pass `fds` (possibly none) over `channel` in one message (SCM_RIGHTS) whose one data
+/// byte is `tag`.
+fn send_fds(
+    channel: &impl AsFd,
+    tag: u8,
+    fds: &[std::os::fd::BorrowedFd<'_>],
+) -> Result<(), NetnsError> {
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
     let mut control = rustix::net::SendAncillaryBuffer::new(&mut space);
-    if !control.push(rustix::net::SendAncillaryMessage::ScmRights(fds)) {
+    if fds.len() > MAX_FDS
+        || (!fds.is_empty() && !control.push(rustix::net::SendAncillaryMessage::ScmRights(fds)))
+    {
         return Err(NetnsError::Handoff {
-            source: io::Error::other("control buffer too small"),
+            source: io::Error::other(format!("{} descriptors do not fit one message", fds.len())),
         });
     }
     rustix::net::sendmsg(
         channel,
-        &[IoSlice::new(b"L")],
+        &[IoSlice::new(&[tag])],
         &mut control,
         rustix::net::SendFlags::empty(),
     )
@@ -395,7 +397,7 @@ fn recv_fds(channel: &impl AsFd) -> Result<Option<Vec<OwnedFd>>, NetnsError> {
     let mut byte = [0u8; 1];
     // Room for one more than expected, so an extra descriptor is seen (and closed), not
     // silently truncated away.
-    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(CageListeners::MAX + 1))];
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS + 1))];
     let mut control = rustix::net::RecvAncillaryBuffer::new(&mut space);
     let got = rustix::net::recvmsg(
         channel,
@@ -416,6 +418,21 @@ fn recv_fds(channel: &impl AsFd) -> Result<Option<Vec<OwnedFd>>, NetnsError> {
     Ok(Some(received))
 }
 
+/// Take ownership of descriptor `fd`, inherited by number for one purpose: refused when it
+/// is a standard stream or not open. The caller checks what it is.
+fn adopt_inherited(fd: RawFd) -> Result<OwnedFd, &'static str> {
+    if fd <= 2 {
+        return Err("is a standard stream");
+    }
+    // SAFETY: F_GETFD only reads the descriptor table; EBADF for a closed number.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return Err("is not open");
+    }
+    // SAFETY: the number is open (checked above) and was inherited for this purpose
+    // only: nothing else in this process owns it, so the OwnedFd closes it exactly once.
+    Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+}
+
 /// The proxy variables for the caged process (see [`super::proxy_env_at`]), at the port
 /// the cage's own loopback listener has.
 pub fn proxy_env(proxy_localhost: bool) -> Vec<(String, String)> {
@@ -430,7 +447,7 @@ pub fn proxy_env(proxy_localhost: bool) -> Vec<(String, String)> {
 ///
 /// The stub's sockets land on descriptor numbers reserved here (open on `/dev/null`
 /// until then) and stay open across exec, so the caller can name them to the stage
-/// (`--network-dns-fd N`) before the fork. Keep the returned [`NetnsInChild`] until the
+/// (in its launch plan) before the fork. Keep the returned [`NetnsInChild`] until the
 /// command is spawned, then drop it.
 pub struct NetnsInChild {
     reserved: Vec<OwnedFd>,
@@ -489,23 +506,14 @@ impl NetnsInChild {
     }
 }
 
-/// Take a stub socket a parent left on descriptor `fd` (`--network-dns-fd`): refused
+/// Take a stub socket a parent left on descriptor `fd` (named in the launch plan): refused
 /// unless it is an open UDP socket above 2. Close-on-exec is set again, so the command
 /// never inherits it.
 pub fn take_dns_fd(fd: RawFd) -> Result<UdpSocket, NetnsError> {
     let bad = |what: &str| NetnsError::DnsStub {
         source: io::Error::other(format!("descriptor {fd} {what}")),
     };
-    if fd <= 2 {
-        return Err(bad("is a standard stream"));
-    }
-    // SAFETY: F_GETFD only reads the descriptor table; EBADF for a closed number.
-    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
-        return Err(bad("is not open"));
-    }
-    // SAFETY: the number is open (checked above) and was inherited for this purpose
-    // only: nothing else in this process owns it, so the OwnedFd closes it exactly once.
-    let owned = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let owned = adopt_inherited(fd).map_err(bad)?;
     let inet = matches!(
         rustix::net::sockopt::socket_domain(&owned),
         Ok(d) if d == rustix::net::AddressFamily::INET || d == rustix::net::AddressFamily::INET6
@@ -522,27 +530,18 @@ pub fn take_dns_fd(fd: RawFd) -> Result<UdpSocket, NetnsError> {
     Ok(UdpSocket::from(owned))
 }
 
-/// Take the `--log` file a parent opened on descriptor `fd` (`--network-log-fd`):
+/// Take the `--log` file a parent opened on descriptor `fd` (named in the launch plan):
 /// refused unless it is a regular file open for writing, above 2. Close-on-exec is set
 /// again, so the command never inherits it.
 pub fn take_log_fd(fd: RawFd) -> Result<std::fs::File, NetnsError> {
     let bad = |what: &str| NetnsError::Handoff {
         source: io::Error::other(format!("log descriptor {fd} {what}")),
     };
-    if fd <= 2 {
-        return Err(bad("is a standard stream"));
-    }
-    // SAFETY: F_GETFL only reads the descriptor's flags; EBADF for a closed number.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    if flags < 0 {
-        return Err(bad("is not open"));
-    }
-    // SAFETY: the number is open (checked above) and was inherited for this purpose
-    // only: nothing else in this process owns it, so the OwnedFd closes it exactly once.
-    let owned = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
-    let file = std::fs::File::from(owned);
+    let file = std::fs::File::from(adopt_inherited(fd).map_err(bad)?);
+    let writable = rustix::fs::fcntl_getfl(&file)
+        .is_ok_and(|flags| !(flags & rustix::fs::OFlags::RWMODE).is_empty());
     let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
-    if !regular || flags & libc::O_ACCMODE == libc::O_RDONLY {
+    if !regular || !writable {
         return Err(bad("is not a regular file open for writing"));
     }
     rustix::io::fcntl_setfd(&file, rustix::io::FdFlags::CLOEXEC)
@@ -583,49 +582,14 @@ fn is_open(fd: RawFd) -> bool {
 /// (one message, `D`, carrying every socket; none is a valid count).
 pub fn send_dns_sockets(channel: &impl AsFd, sockets: &[UdpSocket]) -> Result<(), NetnsError> {
     let fds: Vec<_> = sockets.iter().map(|s| s.as_fd()).collect();
-    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_DNS_SOCKETS))];
-    let mut control = rustix::net::SendAncillaryBuffer::new(&mut space);
-    if fds.len() > MAX_DNS_SOCKETS
-        || (!fds.is_empty() && !control.push(rustix::net::SendAncillaryMessage::ScmRights(&fds)))
-    {
-        return Err(NetnsError::Handoff {
-            source: io::Error::other("too many DNS stub sockets"),
-        });
-    }
-    rustix::net::sendmsg(
-        channel,
-        &[IoSlice::new(b"D")],
-        &mut control,
-        rustix::net::SendFlags::empty(),
-    )
-    .map_err(|e| NetnsError::Handoff { source: e.into() })?;
-    Ok(())
+    send_fds(channel, b'D', &fds)
 }
-
-/// At most this many stub sockets cross the hand-off: glibc reads three nameservers
-/// (MAXNS), plus `::1` and slack.
-const MAX_DNS_SOCKETS: usize = 8;
 
 /// Receive the stub's sockets; empty when the stage closed the channel first.
 pub fn recv_dns_sockets(channel: &impl AsFd) -> Result<Vec<UdpSocket>, NetnsError> {
-    let mut byte = [0u8; 1];
-    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_DNS_SOCKETS))];
-    let mut control = rustix::net::RecvAncillaryBuffer::new(&mut space);
-    let got = rustix::net::recvmsg(
-        channel,
-        &mut [IoSliceMut::new(&mut byte)],
-        &mut control,
-        rustix::net::RecvFlags::CMSG_CLOEXEC,
-    )
-    .map_err(|e| NetnsError::Handoff { source: e.into() })?;
-    let mut sockets = Vec::new();
-    if got.bytes == 0 {
-        return Ok(sockets);
-    }
-    for message in control.drain() {
-        if let rustix::net::RecvAncillaryMessage::ScmRights(fds) = message {
-            sockets.extend(fds.map(UdpSocket::from));
-        }
-    }
-    Ok(sockets)
+    Ok(recv_fds(channel)?
+        .unwrap_or_default()
+        .into_iter()
+        .map(UdpSocket::from)
+        .collect())
 }
