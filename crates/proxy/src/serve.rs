@@ -93,24 +93,8 @@ impl Proxy {
 /// of `max_connections` slots, so a flood waits in the kernel's accept queue instead of
 /// consuming this process's descriptors.
 pub async fn serve(listener: TcpListener, proxy: Proxy) {
-    loop {
-        let Ok(permit) = proxy.inner.slots.clone().acquire_owned().await else {
-            return;
-        };
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => stream,
-            Err(_) => {
-                // EMFILE/ENFILE/ECONNABORTED: the queued connection stays queued (or is
-                // gone); back off briefly rather than spin on the same error.
-                drop(permit);
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-                continue;
-            }
-        };
-        let _ = stream.set_nodelay(true);
+    while let Some((stream, slot)) = accept_slotted(&listener, &proxy).await {
         let proxy = proxy.clone();
-        let now = proxy.inner.active.fetch_add(1, Ordering::SeqCst) + 1;
-        proxy.inner.peak.fetch_max(now, Ordering::SeqCst);
         tokio::spawn(async move {
             let service = {
                 let proxy = proxy.clone();
@@ -125,9 +109,51 @@ pub async fn serve(listener: TcpListener, proxy: Proxy) {
                 .serve_connection(TokioIo::new(stream), service)
                 .with_upgrades()
                 .await;
-            proxy.inner.active.fetch_sub(1, Ordering::SeqCst);
-            drop(permit);
+            drop(slot);
         });
+    }
+}
+
+/// One of the proxy's shared connection slots, held for as long as a connection is
+/// served: counted in the active and peak figures, given back when dropped.
+pub(crate) struct Slot {
+    proxy: Proxy,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.proxy.inner.active.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The next connection on `listener` with a slot of its own (`None` once the slots are
+/// closed): a flood waits in the kernel's accept queue instead of consuming this process's
+/// descriptors. Every listener the proxy serves (its own, the steered ones) shares them.
+pub(crate) async fn accept_slotted(
+    listener: &TcpListener,
+    proxy: &Proxy,
+) -> Option<(TcpStream, Slot)> {
+    loop {
+        let permit = proxy.inner.slots.clone().acquire_owned().await.ok()?;
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(_) => {
+                // EMFILE/ENFILE/ECONNABORTED: the queued connection stays queued (or is
+                // gone); back off briefly rather than spin on the same error.
+                drop(permit);
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let now = proxy.inner.active.fetch_add(1, Ordering::SeqCst) + 1;
+        proxy.inner.peak.fetch_max(now, Ordering::SeqCst);
+        let slot = Slot {
+            proxy: proxy.clone(),
+            _permit: permit,
+        };
+        return Some((stream, slot));
     }
 }
 

@@ -17,7 +17,6 @@
 //! on an HTTP port.
 
 use std::io;
-use std::sync::atomic::Ordering;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -25,6 +24,7 @@ use tokio::task::JoinHandle;
 
 use crate::admit::{self, Ask, Closed};
 use crate::log::{Verdict, Via};
+use crate::serve::accept_slotted;
 use crate::sniff::{Sniffed, MAX_SNIFF};
 use crate::{http_host, sni, Proxy};
 
@@ -84,27 +84,12 @@ struct Target {
 
 /// As [`crate::serve`]'s loop: every connection holds one of the proxy's shared slots.
 async fn accept_loop(listener: TcpListener, target: Target, proxy: Proxy) {
-    loop {
-        let Ok(permit) = proxy.inner.slots.clone().acquire_owned().await else {
-            return;
-        };
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => stream,
-            Err(_) => {
-                drop(permit);
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-                continue;
-            }
-        };
-        let _ = stream.set_nodelay(true);
+    while let Some((stream, slot)) = accept_slotted(&listener, &proxy).await {
         let proxy = proxy.clone();
         let target = target.clone();
-        let now = proxy.inner.active.fetch_add(1, Ordering::SeqCst) + 1;
-        proxy.inner.peak.fetch_max(now, Ordering::SeqCst);
         tokio::spawn(async move {
             steer(stream, &target, &proxy).await;
-            proxy.inner.active.fetch_sub(1, Ordering::SeqCst);
-            drop(permit);
+            drop(slot);
         });
     }
 }
