@@ -13,12 +13,17 @@ pub fn sources(args: &PolicyArgs, platform: Option<Platform>) -> Result<Sources,
 /// Gather the sources for already-built flags. The running jaula binary is protected in
 /// the cage it builds: replaced from inside, it would be the next cage.
 pub fn sources_from(flags: &jaula_policy::CageFlags) -> Result<Sources, CliError> {
+    sources_with(flags, &EnvVars::from_process())
+}
+
+/// [`sources_from`] with a given environment instead of this process's own.
+pub fn sources_with(flags: &jaula_policy::CageFlags, env: &EnvVars) -> Result<Sources, CliError> {
     let cwd = std::env::current_dir().map_err(CliError::Cwd)?;
     let mut flags = flags.clone();
     if flags.launcher_exe.is_none() {
         flags.launcher_exe = std::env::current_exe().ok();
     }
-    Ok(Sources::gather(&flags, &EnvVars::from_process(), &cwd)?)
+    Ok(Sources::gather(&flags, env, &cwd)?)
 }
 
 /// Resolve the spec, requiring `--repo` (exit 2 without it, as launchers expect), and print the

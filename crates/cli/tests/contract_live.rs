@@ -1,12 +1,19 @@
 //! Contract mode, live, as root: two tenants run caged as their own uids and cannot reach
 //! each other's trees or processes, nor the runner's `.git`.
 
+// Contract mode and its launch plan are Linux-only.
+#![cfg(target_os = "linux")]
+
 mod common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use common::*;
+use jaula_sandbox::identity::Identity;
+use jaula_sandbox::launch::ResourceLimits;
+use jaula_sandbox::launch_plan::{LaunchPlan, NetworkPlan, Reports, PLAN_VERSION};
+use jaula_sandbox::plan_fd::SealedPlan;
 
 const A: &str = "aaaaaaaa-0000-4000-8000-000000000001";
 const B: &str = "bbbbbbbb-0000-4000-8000-000000000002";
@@ -151,16 +158,16 @@ fn a_contract_cannot_write_the_runner_git_dir_or_plant_a_hook() {
     assert_ne!(check(&ws), Some(0));
 }
 
-/// The descriptor hand-off `jaula contract run` uses for cgroup v2 limits: the runner opens
-/// `cgroup.procs`, and the spawn, already running as the tenant uid, moves itself in before
-/// it confines itself and execs. This host binds memory and pids to cgroup v1, so the test
-/// uses a plain cgroup in the v2 hierarchy to prove the hand-off itself.
+/// The first steps of a Contract spawn's launch sequence, from its plan: the stage starts
+/// as root, moves into the cgroup whose `cgroup.procs` the runner opened (inherited on the
+/// plan's descriptor), becomes the plan's uid and gid with no supplementary groups, and
+/// only then confines itself and execs. This host binds memory and pids to cgroup v1, so
+/// the test uses a plain cgroup in the v2 hierarchy to prove the hand-off itself.
 #[test]
-fn a_tenant_spawn_moves_itself_into_the_cgroup_the_runner_opened() {
+fn a_contract_stage_enters_the_runners_cgroup_then_becomes_the_tenant() {
     use std::os::fd::AsRawFd;
-    use std::os::unix::process::CommandExt;
     if !is_root() {
-        return skip_or_fail("creating a cgroup needs root");
+        return skip_or_fail("creating a cgroup and switching uids need root");
     }
     let unified = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"]
         .into_iter()
@@ -180,18 +187,16 @@ fn a_tenant_spawn_moves_itself_into_the_cgroup_the_runner_opened() {
         .unwrap();
     // A copy without close-on-exec, as the runner hands it down.
     let inherited = rustix::io::dup(&procs).unwrap();
-    let out = Command::new(jaula())
-        .args(["run", "--backend", "landlock", "--tenant", "--cgroup-fd"])
-        .arg(inherited.as_raw_fd().to_string())
-        .arg("--repo")
-        .arg(&h.repo)
-        .arg("--home")
-        .arg(&h.home)
-        .args(["--", "cat", "/proc/self/cgroup"])
-        .uid(65534)
-        .gid(65534)
-        .output()
-        .unwrap();
+    let plan = stage_plan(
+        &h,
+        Some(inherited.as_raw_fd()),
+        Some(Identity {
+            uid: 65534,
+            gid: 65534,
+        }),
+        "cat /proc/self/cgroup; id -u; id -g; id -G",
+    );
+    let out = run_stage(&plan, &h.repo, None);
     drop(inherited);
     let removed = std::fs::remove_dir(&cg);
     jaula_testkit::output::assert_ok(&out);
@@ -201,5 +206,78 @@ fn a_tenant_spawn_moves_itself_into_the_cgroup_the_runner_opened() {
             .any(|l| l.starts_with("0::") && l.ends_with(&format!("/{name}"))),
         "{text}"
     );
+    let ids: Vec<&str> = text.lines().rev().take(3).collect();
+    assert_eq!(ids, ["65534", "65534", "65534"], "groups, gid, uid: {text}");
     assert!(removed.is_ok(), "the cgroup was left busy: {removed:?}");
+}
+
+/// A stage that cannot become the plan's identity (here: started as nobody, asked to be
+/// root) refuses before anything runs: it never goes on with the ids it has.
+#[test]
+fn a_stage_that_cannot_become_the_plans_identity_runs_nothing() {
+    if !is_root() {
+        return skip_or_fail("starting the stage as another uid needs root");
+    }
+    let (_keep, root) = scratch("identity");
+    let h = build_home(&root);
+    let plan = stage_plan(&h, None, Some(Identity { uid: 0, gid: 0 }), "echo ran");
+    let out = run_stage(&plan, &h.repo, Some(65534));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(126), "{stderr}");
+    assert!(
+        stderr.contains("cannot become the contract's identity"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "the command ran: {out:?}");
+}
+
+/// A Contract spawn's plan for `script`, in `h`'s repo, with the first steps given.
+fn stage_plan(
+    h: &Home,
+    cgroup_fd: Option<i32>,
+    identity: Option<Identity>,
+    script: &str,
+) -> LaunchPlan {
+    let policy = jaula_policy::PolicySpec::with_defaults(
+        jaula_policy::Platform::Linux,
+        h.home.clone(),
+        h.repo.clone(),
+    )
+    .resolve()
+    .unwrap();
+    LaunchPlan {
+        version: PLAN_VERSION,
+        policy,
+        stage: jaula_sandbox::landlock::PlanMode::Native,
+        network: NetworkPlan {
+            mode: jaula_sandbox::network::NetworkMode::Host,
+            fallback: false,
+            handoff_fd: None,
+            proxy_localhost: false,
+            dns_fds: Vec::new(),
+            log_fd: None,
+        },
+        env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+        limits: ResourceLimits::default(),
+        cgroup_fd,
+        identity,
+        keep_fds: Vec::new(),
+        socket_gate: true,
+        reports: Reports::default(),
+        verbose: false,
+        command: vec!["sh".into(), "-c".into(), script.into()],
+    }
+}
+
+/// `jaula stage` with `plan` on its descriptor, in `cwd`, started as `uid` (else root).
+fn run_stage(plan: &LaunchPlan, cwd: &Path, uid: Option<u32>) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    let sealed = SealedPlan::new(plan).unwrap();
+    let mut stage = Command::new(jaula());
+    stage.arg("stage").current_dir(cwd);
+    if let Some(uid) = uid {
+        stage.uid(uid).gid(uid);
+    }
+    sealed.hand_to(&mut stage);
+    stage.output().unwrap()
 }

@@ -127,6 +127,20 @@ fn the_user_facing_help_shows_no_internal_knob() {
     );
 }
 
+/// The cgroup and the identity of a Contract's spawn travel only in its plan: `jaula run`
+/// has no flag for either (the hidden `--cgroup-fd` is gone).
+#[test]
+fn run_takes_no_cgroup_descriptor_from_its_command_line() {
+    let out = Command::new(jaula())
+        .args(["run", "--cgroup-fd", "3", "--", "echo", "ran"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--cgroup-fd"), "{stderr}");
+    assert!(out.stdout.is_empty(), "the command ran: {out:?}");
+}
+
 #[test]
 fn keep_fd_cannot_claim_the_plan_descriptor() {
     let out = Command::new(jaula())

@@ -392,18 +392,17 @@ impl ContractIsolation {
     }
 
     /// Check, before anything is created or spawned, that the Contract's uid can enter
-    /// its workspace (every directory down to the workspace root searchable) and execute
-    /// `binary` (the jaula its spawn runs). Nothing to check when the runner cannot
-    /// separate uids: the spawn then runs as the runner. A Contract without a uid yet is
-    /// checked as a uid that owns nothing, so the check allocates nothing.
-    pub fn check_tenant_reach(&self, contract: &ContractId, binary: &Path) -> Result<()> {
+    /// its workspace (every directory down to the workspace root searchable). Nothing to
+    /// check when the runner cannot separate uids: the spawn then runs as the runner. A
+    /// Contract without a uid yet is checked as a uid that owns nothing, so the check
+    /// allocates nothing.
+    pub fn check_tenant_reach(&self, contract: &ContractId) -> Result<()> {
         if !self.can_separate_uids() || contract.is_no_contract() {
             return Ok(());
         }
         let uid = self.current_uid(contract)?.unwrap_or(reach::UNALLOCATED);
         // The spawn's gid is its uid (see `sandbox`).
-        reach::check(uid, uid, &self.root, reach::Step::EnterWorkspaceUnder)?;
-        reach::check(uid, uid, binary, reach::Step::Execute)
+        reach::check(uid, uid, &self.root)
     }
 
     /// Create `{contract}/{work_record}`, 0700, owned by the Contract's uid, and return

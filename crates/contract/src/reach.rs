@@ -1,11 +1,13 @@
 //! Can a Contract's uid get where its spawn goes? Checked before the spawn, from the
 //! permission bits of every directory on the way.
 //!
-//! The spawn changes to the tenant's uid and gid (no supplementary groups), changes into
-//! the workspace and executes the jaula binary. When a parent of the workspace root is
-//! 0700 root, or the binary sits under `/root`, the kernel refuses with a bare `EACCES`
-//! from inside the half-started child, which names neither the step nor the path. Looking
-//! first lets the refusal say which directory, whose, and why.
+//! The spawn starts in the workspace and becomes the tenant's uid and gid (no
+//! supplementary groups) before its command runs; from then on every absolute path into
+//! the workspace is walked with the tenant's rights. When a parent of the workspace root
+//! is 0700 root, the tenant's command meets a bare `EACCES` that names neither the cause
+//! nor the path. Looking first lets the refusal say which directory, whose, and why.
+//! (The jaula binary itself is executed by the runner, before the switch: where it is
+//! installed does not matter to the tenant.)
 //!
 //! The check reads mode bits only: a POSIX ACL or an LSM may still refuse (or allow)
 //! where the bits say otherwise, and then the spawn's own error, which names both steps,
@@ -21,23 +23,8 @@ use crate::error::{ContractError, Result};
 /// bits count for it.
 pub const UNALLOCATED: u32 = u32::MAX;
 
-/// What the spawn does with a path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
-    /// Change into a directory beneath it: every directory down to it must be searchable.
-    EnterWorkspaceUnder,
-    /// Execute it: every directory on the way searchable, the file executable.
-    Execute,
-}
-
-impl Step {
-    fn label(self) -> &'static str {
-        match self {
-            Step::EnterWorkspaceUnder => "enter its workspace under",
-            Step::Execute => "execute",
-        }
-    }
-}
+/// What the refusal says the spawn was doing.
+const STEP: &str = "enter its workspace under";
 
 const EXECUTE_OR_SEARCH: u32 = 0o1;
 
@@ -55,8 +42,9 @@ pub fn permits(uid: u32, gid: u32, owner: u32, group: u32, mode: u32, bit: u32) 
     class & bit != 0
 }
 
-/// Check that `uid`/`gid` can do `step` on the absolute `target`.
-pub fn check(uid: u32, gid: u32, target: &Path, step: Step) -> Result<()> {
+/// Check that `uid`/`gid` can search every directory down to the absolute `target` (the
+/// workspace root, or a directory beneath which it will be created).
+pub fn check(uid: u32, gid: u32, target: &Path) -> Result<()> {
     let uid_text = if uid == UNALLOCATED {
         "of a new Contract".to_string()
     } else {
@@ -69,16 +57,11 @@ pub fn check(uid: u32, gid: u32, target: &Path, step: Step) -> Result<()> {
             Ok(meta) => meta,
             // The workspace root and its missing parents are created by jaula, searchable
             // (0711 and 0755): nothing below an absent directory can block the tenant.
-            Err(e)
-                if e.kind() == std::io::ErrorKind::NotFound
-                    && step == Step::EnterWorkspaceUnder =>
-            {
-                return Ok(())
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(source) => {
                 return Err(ContractError::ReachCheck {
                     uid: uid_text.clone(),
-                    step: step.label(),
+                    step: STEP,
                     target: target.to_path_buf(),
                     path: path.clone(),
                     source,
@@ -87,7 +70,7 @@ pub fn check(uid: u32, gid: u32, target: &Path, step: Step) -> Result<()> {
         };
         let refuse = |why: &'static str| ContractError::TenantCannotReach {
             uid: uid_text.clone(),
-            step: step.label(),
+            step: STEP,
             target: target.to_path_buf(),
             blocked: path.clone(),
             mode: meta.mode() & 0o7777,
@@ -103,15 +86,7 @@ pub fn check(uid: u32, gid: u32, target: &Path, step: Step) -> Result<()> {
             meta.mode(),
             EXECUTE_OR_SEARCH,
         );
-        let is_target = path == target;
-        if is_target && step == Step::Execute {
-            if !meta.is_file() {
-                return Err(refuse("is not a regular file"));
-            }
-            if !allowed {
-                return Err(refuse("is not executable by it"));
-            }
-        } else if !allowed {
+        if !allowed {
             return Err(refuse("is not searchable by it"));
         }
     }

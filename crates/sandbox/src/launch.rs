@@ -1,10 +1,10 @@
 //! Launch: confine the current process, then `exec` the command in its place.
 //!
 //! [`launch`] is the one sequence: it takes a resolved [`LaunchPlan`] and runs the steps
-//! in the one order the kernel allows, one line each (rlimits, cgroup, network namespace,
-//! then [`confine_and_exec`]: hardening, Landlock, the socket gate, seccomp, exec). The
-//! command replaces jaula (same pid), so exit codes, signals and the pid files agents
-//! write keep working unchanged.
+//! in the one order the kernel allows, one line each (rlimits, cgroup, identity, network
+//! namespace, then [`confine_and_exec`]: hardening, Landlock, the socket gate, seccomp,
+//! exec). The command replaces jaula (same pid), so exit codes, signals and the pid files
+//! agents write keep working unchanged.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -142,6 +142,8 @@ pub enum LaunchError {
     Refused(String),
     #[error("cannot enter the contract's cgroup: {0}")]
     Cgroup(std::io::Error),
+    #[error("cannot become the contract's identity: {0}")]
+    Identity(#[from] crate::identity::IdentityError),
     #[error("cannot execute {}: {source}", .program.to_string_lossy())]
     Exec {
         program: OsString,
@@ -209,15 +211,15 @@ pub fn enter_cgroup(fd: std::os::fd::RawFd) -> std::io::Result<()> {
 /// `--network none` notes): built by the caller, run with the command's status.
 pub type AfterExit = Box<dyn FnOnce(std::process::ExitStatus)>;
 
-/// Steps 1 and 2 of [`launch`], for a caller that starts a stage (bubblewrap, the `allow`
-/// child) rather than launching in-process: the limits and the cgroup are inherited by it.
-pub fn enter_limits(
-    limits: &ResourceLimits,
-    cgroup: Option<std::os::fd::RawFd>,
-) -> Result<(), LaunchError> {
-    set_resource_limits(limits)?;
-    if let Some(fd) = cgroup {
+/// Steps 1 to 3 of [`launch`]: the limits, then (a Contract's spawn) the cgroup and the
+/// identity, all before anything is forked, so every process after this one inherits them.
+fn enter_limits(plan: &LaunchPlan) -> Result<(), LaunchError> {
+    set_resource_limits(&plan.limits)?;
+    if let Some(fd) = plan.cgroup_fd {
         enter_cgroup(fd).map_err(LaunchError::Cgroup)?;
+    }
+    if let Some(identity) = plan.identity {
+        crate::identity::become_identity(identity)?;
     }
     Ok(())
 }
@@ -225,20 +227,18 @@ pub fn enter_limits(
 /// The one launch sequence: apply `plan` to this process and `exec` its command. Returns
 /// only on failure; nothing of the command has run then.
 ///
-/// `cgroup` is the inherited `cgroup.procs` descriptor of a contract spawn (consumed), for
-/// the first stage only. `after_exit` runs in the socket gate's supervisor after the
+/// `after_exit` runs in the socket gate's supervisor after the
 /// command ends; `on_ready` sees what is in force just before `exec` (`--verbose`).
 pub fn launch(
     plan: &LaunchPlan,
-    cgroup: Option<std::os::fd::RawFd>,
     after_exit: Option<AfterExit>,
     on_ready: impl FnOnce(&LaunchReport),
 ) -> LaunchError {
-    // 1. rlimits, 2. cgroup: before anything is forked, so every process inherits them.
-    if let Err(e) = enter_limits(&plan.limits, cgroup) {
+    // 1. rlimits, 2. cgroup, 3. identity.
+    if let Err(e) = enter_limits(plan) {
         return e;
     }
-    // 3. The network namespace (and under `allow` the proxy listener, bound inside it).
+    // 4. The network namespace (and under `allow` the proxy listener, bound inside it).
     let network = match enter_network(plan) {
         Ok(n) => n,
         Err(e) => return e,
@@ -250,11 +250,11 @@ pub fn launch(
         Err(e) => return e,
     };
     let (mut command, confinement) = confinement(plan, network, rules.as_ref(), after_exit);
-    // 4. hardening, 5. Landlock, 6. the socket gate, 7. seccomp, 8. exec.
+    // 5. hardening, 6. Landlock, 7. the socket gate, 8. seccomp, 9. exec.
     confine_and_exec(&mut command, confinement, on_ready)
 }
 
-/// The command with its final environment, and the layers steps 4 to 7 apply.
+/// The command with its final environment, and the layers steps 5 to 8 apply.
 fn confinement<'a>(
     plan: &LaunchPlan,
     network: NetworkStage,
@@ -312,7 +312,7 @@ fn landlock_rules(plan: &LaunchPlan) -> Result<Option<Plan>, LaunchError> {
     Ok(Some(rules))
 }
 
-/// What step 3 leaves for the later ones.
+/// What step 4 leaves for the later ones.
 struct NetworkStage {
     env: Vec<(String, String)>,
     restrict_sockets: bool,

@@ -18,13 +18,14 @@ use std::os::fd::RawFd;
 use jaula_policy::Policy;
 use serde::{Deserialize, Serialize};
 
+use crate::identity::Identity;
 use crate::landlock::PlanMode;
 use crate::launch::ResourceLimits;
 use crate::network::NetworkMode;
 
 /// The plan format. A stage refuses any other: an older or newer jaula binary inside the
 /// view (an upgrade between the two execs) must not guess at fields it does not know.
-pub const PLAN_VERSION: u32 = 2;
+pub const PLAN_VERSION: u32 = 3;
 
 /// One launch, resolved.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,6 +42,12 @@ pub struct LaunchPlan {
     pub env: Vec<(OsString, OsString)>,
     /// Set before confining (inherited by every stage after the first).
     pub limits: ResourceLimits,
+    /// A Contract's spawn: the inherited descriptor of the `cgroup.procs` the stage moves
+    /// into (step 2), opened by the runner. Consumed by the first stage; never handed on.
+    pub cgroup_fd: Option<RawFd>,
+    /// A Contract's spawn: the uid and gid the stage becomes (step 3), after the limits
+    /// and the cgroup and before anything else. `None`: the caller's own.
+    pub identity: Option<Identity>,
     /// Inherited descriptors passed through to the command; every other one above 2 is
     /// closed before `exec`.
     pub keep_fds: Vec<RawFd>,

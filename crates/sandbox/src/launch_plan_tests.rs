@@ -31,6 +31,11 @@ pub(crate) fn sample_plan() -> (tempfile::TempDir, LaunchPlan) {
             max_processes: Some(64),
             max_data_bytes: None,
         },
+        cgroup_fd: Some(11),
+        identity: Some(crate::identity::Identity {
+            uid: 65534,
+            gid: 65534,
+        }),
         keep_fds: vec![5],
         socket_gate: true,
         reports: Reports {

@@ -13,6 +13,8 @@ pub mod child;
 pub mod doc_tables;
 pub mod exit;
 pub mod hardening;
+#[cfg(target_os = "linux")]
+pub mod identity;
 pub mod landlock;
 #[cfg(target_os = "linux")]
 pub mod launch;

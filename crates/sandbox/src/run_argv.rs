@@ -41,8 +41,6 @@ pub struct RunArgv {
     pub max_processes: Option<u64>,
     /// `--max-data BYTES`.
     pub max_data_bytes: Option<u64>,
-    /// `--cgroup-fd FD` (internal to `jaula contract run`, hidden from `--help`).
-    pub cgroup_fd: Option<i32>,
 }
 
 impl RunArgv {
@@ -70,7 +68,6 @@ impl RunArgv {
         out.option("--window", self.window.as_ref());
         out.option("--max-procs", self.max_processes.map(|n| n.to_string()));
         out.option("--max-data", self.max_data_bytes.map(|n| n.to_string()));
-        out.option("--cgroup-fd", self.cgroup_fd.map(|n| n.to_string()));
         out.0.push("--".into());
         out.0.extend(command.into_iter().map(Into::into));
         out.0

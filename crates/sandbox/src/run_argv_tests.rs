@@ -30,7 +30,6 @@ fn every_flag_comes_out_in_the_one_order() {
         window: Some("w1".into()),
         max_processes: Some(64),
         max_data_bytes: Some(1 << 30),
-        cgroup_fd: Some(5),
     }
     .argv("jaula", ["sh", "-c", "echo hi"]);
     assert_eq!(
@@ -72,8 +71,6 @@ fn every_flag_comes_out_in_the_one_order() {
             "64",
             "--max-data",
             "1073741824",
-            "--cgroup-fd",
-            "5",
             "--",
             "sh",
             "-c",

@@ -169,20 +169,13 @@ pub enum ContractCliError {
     /// The cgroup descriptor could not be handed to the spawn.
     #[error("cannot pass the Contract's cgroup to its spawn (dup): {0}")]
     CgroupFd(std::io::Error),
-    /// The spawn did not start: std reports the child's failure to change directory and
-    /// to execute alike, so both are named. The check before the spawn catches the usual
-    /// causes with the exact directory; this is what an ACL or an LSM refusal looks like.
-    #[error(
-        "cannot start the tenant cage as uid {uid}: changing into {} or executing {} failed: {source}",
-        workspace.display(),
-        binary.display()
-    )]
-    Spawn {
-        uid: String,
-        workspace: std::path::PathBuf,
-        binary: std::path::PathBuf,
-        source: std::io::Error,
-    },
+    /// The tenant's cage could not be planned or started (names the step).
+    #[error(transparent)]
+    Cage(#[from] crate::error::CliError),
+    /// There is no cage to start for the tenant: it is disabled, or its network mode is
+    /// not one a Contract's spawn supports.
+    #[error("refusing to start the tenant cage: {0}")]
+    CageRefused(String),
 }
 
 /// Run with the config file's `[contract]` section, printing to stdout.
@@ -271,8 +264,7 @@ pub fn run_to(
             let c = ContractId::parse(contract)?;
             let w = WorkRecordId::parse(work_record)?;
             // What `contract run` will need, refused before anything is created.
-            let me = std::env::current_exe().map_err(ContractCliError::OwnBinary)?;
-            iso.check_tenant_reach(&c, &me)?;
+            iso.check_tenant_reach(&c)?;
             let path = iso.prepare_workspace(&c, &w)?;
             if o.json {
                 let uid = iso.current_uid(&c)?;

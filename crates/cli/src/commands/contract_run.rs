@@ -3,13 +3,13 @@
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::Command;
+use std::os::unix::process::ExitStatusExt;
 
 use jaula_contract::{
     ContractId, ContractIsolation, LimitInForce, RunRecord, RuntimeKind, WorkRecordId,
 };
 use jaula_policy::paths::is_within;
+use jaula_sandbox::identity::Identity;
 use jaula_sandbox::run_argv::RunArgv;
 
 use crate::commands::contract::{ContractCliError, RunArgs};
@@ -58,10 +58,10 @@ fn spawn(
     let contract = contract.clone();
     let runtime = RuntimeKind::parse(&args.runtime)?;
     let work_record = WorkRecordId::parse(&args.work_record)?;
-    // Before anything is created: can the tenant's uid enter its workspace and execute
-    // this binary? Otherwise the spawn fails with a bare EACCES from the child.
+    // Before anything is created: can the tenant's uid enter its workspace? Otherwise its
+    // command meets a bare EACCES on the way.
     let me = std::env::current_exe().map_err(ContractCliError::OwnBinary)?;
-    iso.check_tenant_reach(&contract, &me)?;
+    iso.check_tenant_reach(&contract)?;
     let mut sandbox = iso.sandbox(&contract, &runtime, args.memory)?;
     if let Some(n) = args.max_procs {
         sandbox.floor.limits.max_processes = n;
@@ -105,32 +105,28 @@ fn spawn(
         }
         _ => None,
     };
+    // The runner plans the tenant's cage (resolved once, from the same command line
+    // `jaula run` would be given) and a stage it starts applies it: the limits, the
+    // cgroup through a descriptor the runner opened, then the tenant's uid and gid, then
+    // the cage. This process keeps its own uid, so it can record the run afterwards.
+    let argv = run.argv(&me, args.cmd.iter().map(OsString::from));
+    let run_args = crate::commands::run::parse_run_argv(&argv)?;
+    let mut plan = match crate::commands::run::plan_for_spawn(&run_args, tenant_env(&sandbox.env))?
+    {
+        Ok(plan) => plan,
+        Err(reason) => return Err(ContractCliError::CageRefused(reason)),
+    };
     let inherited = match &cgroup {
         Some(cg) => {
             Some(rustix::io::dup(cg.procs_fd()).map_err(|e| ContractCliError::CgroupFd(e.into()))?)
         }
         None => None,
     };
-    run.cgroup_fd = inherited.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
-    let argv = run.argv(&me, args.cmd.iter().map(OsString::from));
-    let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]).current_dir(&workspace);
-    for (name, value) in &sandbox.env {
-        cmd.env(name, value);
-    }
+    plan.cgroup_fd = inherited.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
     if let (Some(uid), Some(gid)) = (sandbox.floor.uid, sandbox.floor.gid) {
-        // std clears the supplementary groups (when it may), then sets gid, then uid.
-        cmd.uid(uid).gid(gid);
+        plan.identity = Some(Identity { uid, gid });
     }
-    let status = cmd.status().map_err(|source| ContractCliError::Spawn {
-        uid: sandbox
-            .floor
-            .uid
-            .map_or("none (runner's own)".to_string(), |u| u.to_string()),
-        workspace: workspace.clone(),
-        binary: me.clone(),
-        source,
-    })?;
+    let status = crate::commands::run::spawn_stage_and_wait(&plan, &workspace)?;
     drop(inherited);
     let mut limits: Vec<LimitInForce> = sandbox.floor.limits_in_force(iso.runner_uid());
     if let Some(cg) = cgroup {
@@ -199,4 +195,22 @@ fn spawn(
         );
     }
     Ok(status.code().unwrap_or(128 + status.signal().unwrap_or(0)))
+}
+
+/// The environment `jaula run` would have been started with for the tenant: the runner's,
+/// with the Contract's own variables (its home, TMPDIR, config dirs) set over it.
+fn tenant_env(contract_env: &[(String, std::path::PathBuf)]) -> Vec<(OsString, OsString)> {
+    let mut vars: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(name, _)| {
+            !contract_env
+                .iter()
+                .any(|(n, _)| name.as_os_str() == n.as_str())
+        })
+        .collect();
+    vars.extend(
+        contract_env
+            .iter()
+            .map(|(n, v)| (OsString::from(n), v.clone().into_os_string())),
+    );
+    vars
 }

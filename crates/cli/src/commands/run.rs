@@ -12,7 +12,7 @@ use jaula_sandbox::network::{DomainRules, NetworkMode, NetworkSpec};
 
 // The Linux launch: Landlock, seccomp, the bwrap view, the socket gate, network namespaces.
 #[cfg(target_os = "linux")]
-use jaula_policy::{CageProfile, Platform, Policy};
+use jaula_policy::{CageProfile, EnvVars, Platform, Policy};
 #[cfg(target_os = "linux")]
 use jaula_sandbox::backend::{self, Launcher, NoCage};
 #[cfg(target_os = "linux")]
@@ -20,7 +20,7 @@ use jaula_sandbox::bwrap;
 #[cfg(target_os = "linux")]
 use jaula_sandbox::landlock::{self, PlanMode};
 #[cfg(target_os = "linux")]
-use jaula_sandbox::launch::{enter_limits, exit_like, ResourceLimits};
+use jaula_sandbox::launch::{exit_like, set_resource_limits, ResourceLimits};
 #[cfg(target_os = "linux")]
 use jaula_sandbox::launch_plan::{LaunchPlan, NetworkPlan, Reports, PLAN_VERSION};
 #[cfg(target_os = "linux")]
@@ -113,10 +113,6 @@ pub struct RunArgs {
     /// reserves gigabytes of address space at start-up).
     #[arg(long, value_name = "BYTES")]
     pub max_data: Option<u64>,
-    /// Internal (`jaula contract run`): move into the cgroup whose `cgroup.procs` is open
-    /// on this descriptor before confining.
-    #[arg(long, hide = true, value_name = "FD")]
-    pub cgroup_fd: Option<RawFd>,
     /// Network: `host` (default, unchanged), `none` (only the cage's own loopback) or
     /// `allow` (only jaula's proxy, which admits --allow-domain/--allow-preset names).
     /// Default: the config's `network.mode`, else host.
@@ -223,6 +219,17 @@ pub fn run(args: &RunArgs) -> Outcome {
 /// is disabled.
 #[cfg(target_os = "linux")]
 fn plan(args: &RunArgs) -> Result<Result<Planned, String>, CliError> {
+    plan_in(args, std::env::vars_os().collect())
+}
+
+/// [`plan`], for a launch given the environment `vars` rather than this process's own:
+/// they are both the sources' environment (`CITY_CAGE`, `JAULA_CONFIG`, ...) and the one
+/// the command gets, scrubbed.
+#[cfg(target_os = "linux")]
+fn plan_in(
+    args: &RunArgs,
+    vars: Vec<(OsString, OsString)>,
+) -> Result<Result<Planned, String>, CliError> {
     let mut policy_args = args.policy.clone();
     if policy_args.repo.is_none() {
         policy_args.repo = Some(std::env::current_dir().map_err(CliError::Cwd)?);
@@ -231,7 +238,7 @@ fn plan(args: &RunArgs) -> Result<Result<Planned, String>, CliError> {
     if args.tenant {
         flags.profile = CageProfile::Contract;
     }
-    let sources = context::sources_from(&flags)?;
+    let sources = context::sources_with(&flags, &EnvVars::from_pairs(vars.iter().cloned()))?;
     if let Some(problem) = crate::commands::config_check::problems(&sources)
         .into_iter()
         .next()
@@ -258,7 +265,7 @@ fn plan(args: &RunArgs) -> Result<Result<Planned, String>, CliError> {
         );
     }
     create_absent_roots(&policy, args.verbose);
-    let mut env = scrubbed_env(args, &sources)?;
+    let mut env = scrubbed_env_from(args, &sources, vars)?;
     if let Err(refusal) = hand_access_tokens(args, &sources, &policy, &mut env) {
         return Err(CliError::Launch(format!(
             "refusing to run: --hand-access-token: {refusal}"
@@ -295,6 +302,8 @@ fn plan(args: &RunArgs) -> Result<Result<Planned, String>, CliError> {
             max_processes: args.max_procs,
             max_data_bytes: args.max_data,
         },
+        cgroup_fd: None,
+        identity: None,
         keep_fds: args.keep_fd.clone(),
         socket_gate: !args.no_socket_gate,
         // A tenant's spawn is not reported on: nobody runs a tenant's tree uncaged later,
@@ -326,9 +335,10 @@ fn launch(args: &RunArgs, planned: Planned) -> Outcome {
         backend,
         rules,
     } = planned;
-    // Steps 1 and 2 of the launch sequence, here, before any stage is started: every
-    // process after this one inherits the limits and the cgroup.
-    if let Err(e) = enter_limits(&plan.limits, args.cgroup_fd) {
+    // Step 1 of the launch sequence, here, before any stage is started: every process after
+    // this one inherits the limits. (The cgroup and the identity are a Contract's, set in
+    // the stage `spawn_stage_and_wait` starts.)
+    if let Err(e) = set_resource_limits(&plan.limits) {
         eprintln!("jaula: {e}");
         return Ok(REFUSED);
     }
@@ -722,12 +732,6 @@ fn hand_access_tokens(
     Ok(())
 }
 
-/// The environment CMD gets: this process's, less the credential variables.
-#[cfg(target_os = "linux")]
-fn scrubbed_env(args: &RunArgs, sources: &Sources) -> Result<Vec<(OsString, OsString)>, CliError> {
-    scrubbed_env_from(args, sources, std::env::vars_os())
-}
-
 /// The command's environment: `vars` with the credential variables scrubbed.
 pub(crate) fn scrubbed_env_from(
     args: &RunArgs,
@@ -825,8 +829,8 @@ fn exec_bwrap(
 #[cfg(target_os = "linux")]
 fn native(args: &RunArgs, plan: LaunchPlan) -> Outcome {
     if plan.socket_gate || args.tenant {
-        // The limits and the cgroup are in force already (`run`).
-        return run_stage::launch_here(&plan, None);
+        // The limits are in force already (`launch`).
+        return run_stage::launch_here(&plan);
     }
     let stage = LaunchPlan {
         reports: Reports::default(),
@@ -922,5 +926,74 @@ fn uncaged(args: &RunArgs, reason: &str) -> Outcome {
         127
     } else {
         REFUSED
+    })
+}
+
+/// A `jaula run` command line, as `jaula run` itself parses it: how a command that starts a
+/// cage for someone else (`jaula contract run`) turns the one argv builder's output
+/// ([`jaula_sandbox::run_argv`]) into the arguments of [`plan_for_spawn`].
+#[cfg(target_os = "linux")]
+pub(crate) fn parse_run_argv(argv: &[OsString]) -> Result<RunArgs, CliError> {
+    #[derive(clap::Parser)]
+    struct RunLine {
+        #[command(subcommand)]
+        run: RunOnly,
+    }
+    #[derive(clap::Subcommand)]
+    enum RunOnly {
+        Run(Box<RunArgs>),
+    }
+    use clap::Parser;
+    RunLine::try_parse_from(argv)
+        .map(|line| {
+            let RunOnly::Run(args) = line.run;
+            *args
+        })
+        .map_err(|e| CliError::Usage(format!("the tenant cage's command line: {e}")))
+}
+
+/// The plan of a launch that another command starts and outlives (`jaula contract run`),
+/// for the environment `vars` it would have given `jaula run`. `Ok(Err(reason))`: there is
+/// no cage to start (it is disabled, or the network mode needs jaula's proxy beside it,
+/// which only `jaula run` itself runs).
+#[cfg(target_os = "linux")]
+pub(crate) fn plan_for_spawn(
+    args: &RunArgs,
+    vars: Vec<(OsString, OsString)>,
+) -> Result<Result<LaunchPlan, String>, CliError> {
+    let planned = match plan_in(args, vars)? {
+        Ok(planned) => planned,
+        Err(reason) => return Ok(Err(reason)),
+    };
+    if planned.plan.network.mode == NetworkMode::Allow {
+        return Ok(Err(
+            "network mode allow needs jaula's proxy running beside the cage, which a \
+             contract run does not start; use network mode none or host for Contracts"
+                .to_owned(),
+        ));
+    }
+    Ok(Ok(planned.plan))
+}
+
+/// Start `plan` in a `jaula stage` child in `cwd` and wait for it, for a caller that must
+/// outlive the command (`jaula contract run` records it afterwards). The child runs every
+/// step of the launch sequence, the plan's cgroup and identity included, so this process
+/// keeps its own uid, limits and cgroup. The plan's descriptors (the cgroup's) must be
+/// inheritable.
+#[cfg(target_os = "linux")]
+pub(crate) fn spawn_stage_and_wait(
+    plan: &LaunchPlan,
+    cwd: &std::path::Path,
+) -> Result<std::process::ExitStatus, CliError> {
+    let sealed = SealedPlan::new(plan).map_err(|e| CliError::Launch(e.to_string()))?;
+    let mut cmd = stage_command()?;
+    cmd.current_dir(cwd);
+    sealed.hand_to(&mut cmd);
+    jaula_sandbox::child::spawn_and_wait(&mut cmd).map_err(|e| {
+        CliError::Launch(format!(
+            "cannot start jaula's stage {} in {}: {e}",
+            cmd.get_program().to_string_lossy(),
+            cwd.display()
+        ))
     })
 }

@@ -166,9 +166,6 @@ fn linux_only_flag(args: &RunArgs) -> Option<String> {
              connects (allow one with --allow-unix-socket)",
         );
     }
-    if args.cgroup_fd.is_some() {
-        return linux("--cgroup-fd", "cgroups are Linux's");
-    }
     None
 }
 

@@ -20,7 +20,7 @@ use jaula_sandbox::bwrap::describe_pid_ns;
 /// version or malformed, else launch it.
 pub fn from_inherited() -> Outcome {
     match plan_fd::take_inherited() {
-        Ok(plan) => launch_here(&plan, None),
+        Ok(plan) => launch_here(&plan),
         Err(e) => {
             eprintln!("jaula: refusing to run: {e}");
             Ok(REFUSED)
@@ -29,8 +29,8 @@ pub fn from_inherited() -> Outcome {
 }
 
 /// Apply `plan` to this process and exec its command; returns only with the exit code of a
-/// refusal. `cgroup` is a contract spawn's inherited `cgroup.procs` descriptor.
-pub fn launch_here(plan: &LaunchPlan, cgroup: Option<std::os::fd::RawFd>) -> Outcome {
+/// refusal.
+pub fn launch_here(plan: &LaunchPlan) -> Outcome {
     // `--log` under `none`: taken before Landlock, so the supervisor can write it wherever
     // it is; every refusal goes there as it happens.
     if let Err(reason) = take_none_log(plan) {
@@ -52,7 +52,7 @@ pub fn launch_here(plan: &LaunchPlan, cgroup: Option<std::os::fd::RawFd>) -> Out
     if verbose && plan.stage == PlanMode::Native {
         eprintln!("jaula: pid namespace: {}", describe_pid_ns(false));
     }
-    let err = launch(plan, cgroup, after_exit, |report| {
+    let err = launch(plan, after_exit, |report| {
         if verbose {
             eprintln!("jaula: backend {backend}; layers in force:\n{report}");
         }
