@@ -15,6 +15,7 @@ pub mod config;
 pub mod decide;
 pub mod defaults;
 pub mod error;
+pub mod network;
 pub mod paths;
 pub mod policy;
 mod protect;

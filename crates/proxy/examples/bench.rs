@@ -11,7 +11,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use jaula_proxy::{serve, Proxy, ProxyConfig};
-use jaula_sandbox::network::{NetworkMode, NetworkSpec};
+use jaula_policy::network::{NetworkMode, NetworkSpec};
 
 const BODY: usize = 100 * 1024 * 1024;
 const ROUNDS: usize = 5;

@@ -4,7 +4,7 @@
 //! ([`crate::steer`]) both come through [`open`], so they cannot be judged differently.
 
 use hyper::StatusCode;
-use jaula_sandbox::network::normalize_host;
+use jaula_policy::network::normalize_host;
 use tokio::net::TcpStream;
 
 use crate::address::{OwnerStatement, Refusal};

@@ -1,7 +1,7 @@
 //! The cage's DNS stub under `--network allow`, answered by the proxy.
 //!
 //! The stage binds UDP port 53 on the namespace's nameserver addresses and hands the
-//! sockets out with the proxy's listener (`jaula_sandbox::network::dns_stub`). A name the
+//! sockets out with the proxy's listener (`jaula_policy::network::dns_stub`). A name the
 //! rules allow is answered with one A record, the steering address
 //! ([`STEERING_ADDRESS`]), where listeners judge each connection on its TLS SNI or HTTP
 //! Host; AAAA and other types get an empty NOERROR, so a client falls back to the A
@@ -12,9 +12,9 @@
 
 use std::net::Ipv4Addr;
 
-use jaula_sandbox::network::dns::{self, Query, CLASS_IN, TYPE_A};
-use jaula_sandbox::network::netns::STEERING_ADDRESS;
-use jaula_sandbox::network::{HostDecision, INVALID_HOST_RULE};
+use jaula_policy::network::dns::{self, Query, CLASS_IN, TYPE_A};
+use jaula_policy::network::STEERING_ADDRESS;
+use jaula_policy::network::{HostDecision, INVALID_HOST_RULE};
 
 use crate::log::{Verdict, Via};
 use crate::Proxy;

@@ -1,6 +1,6 @@
 use super::*;
 
-use jaula_sandbox::network::{NetworkMode, NetworkSpec};
+use jaula_policy::network::{NetworkMode, NetworkSpec};
 
 fn proxy_with_log(dir: &std::path::Path) -> (Proxy, std::path::PathBuf) {
     let rules = NetworkSpec {

@@ -3,7 +3,7 @@
 //! An HTTP/1 proxy (hyper on tokio) that runs outside the cage for the lifetime of the
 //! caged process. It answers `CONNECT host:port` with a byte tunnel (TLS passes through,
 //! never decrypted) and absolute-URI requests (`GET http://host/path`) by forwarding them,
-//! each only when [`DomainRules::decide`](jaula_sandbox::network::DomainRules::decide)
+//! each only when [`DomainRules::decide`](jaula_policy::network::DomainRules::decide)
 //! allows the host; anything else gets `403` naming the rule. Names are resolved here,
 //! outside the cage, after the decision, and every address is checked by
 //! [`address::check`] just before it is connected to: an allowed name that resolves to
@@ -20,7 +20,8 @@
 //! HTTP Host they carry, then take the same way out as a `CONNECT` would, undecrypted.
 #![forbid(unsafe_code)]
 
-pub mod address;
+// moved to jaula_policy::network::address; re-export kept for callers
+pub use jaula_policy::network::address;
 mod admit;
 #[cfg(target_os = "linux")]
 mod dns;
@@ -45,7 +46,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use jaula_sandbox::network::DomainRules;
+use jaula_policy::network::DomainRules;
 
 /// What the proxy admits and how it behaves.
 #[derive(Clone, Debug)]

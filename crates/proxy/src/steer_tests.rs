@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-use jaula_sandbox::network::{NetworkMode, NetworkSpec};
+use jaula_policy::network::{NetworkMode, NetworkSpec};
 
 use crate::ProxyConfig;
 

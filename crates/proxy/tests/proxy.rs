@@ -8,7 +8,7 @@ use std::net::{SocketAddr, TcpListener as StdListener, TcpStream};
 use std::time::Duration;
 
 use jaula_proxy::{serve, Proxy, ProxyConfig};
-use jaula_sandbox::network::{NetworkMode, NetworkSpec};
+use jaula_policy::network::{NetworkMode, NetworkSpec};
 
 struct Harness {
     addr: SocketAddr,

@@ -18,9 +18,9 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::sync::Mutex;
 
-use super::dns::{self, QType};
+use jaula_policy::network::dns::{self, QType};
 
-pub use super::dns::DNS_PORT;
+pub use jaula_policy::network::dns::DNS_PORT;
 
 /// Where a stub answers, read from `resolv.conf`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

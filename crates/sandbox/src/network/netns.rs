@@ -236,12 +236,8 @@ fn install_socket_family_filter() -> Result<(), String> {
 /// variables the same from run to run.
 pub const CAGE_PROXY_PORT: u16 = 3128;
 
-/// Under `--network allow`, where the cage's DNS answers send a client that ignores the
-/// proxy variables: an address of the cage's own loopback (all of 127.0.0.0/8 is local on
-/// `lo`, so no interface set-up is needed) that no ordinary service uses. Listeners bound
-/// here on the web ports are handed to the proxy, which judges each connection on its TLS
-/// SNI or HTTP Host, exactly like a request made through the proxy variables.
-pub const STEERING_ADDRESS: Ipv4Addr = Ipv4Addr::new(127, 0, 2, 1);
+// moved to jaula_policy::network; re-export kept for callers
+pub use jaula_policy::network::STEERING_ADDRESS;
 
 /// The ports steered at [`STEERING_ADDRESS`]: TLS judged on its server name, HTTP on its
 /// Host. Any other port there has no listener, so a connection to it is refused.

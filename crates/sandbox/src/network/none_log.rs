@@ -8,7 +8,7 @@
 use std::net::SocketAddr;
 use std::sync::OnceLock;
 
-use super::dns::QType;
+use jaula_policy::network::dns::QType;
 
 /// One refusal of the closed network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
