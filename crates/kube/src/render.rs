@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::path::{Component, Path};
 
 use jaula_contract::{ContractId, Limits, RuntimeKind, WorkRecordId};
-use jaula_sandbox::run_argv::RunArgv;
+use jaula_policy::run_argv::RunArgv;
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, EmptyDirVolumeSource, EnvVar, Namespace, Pod, PodSecurityContext,
     PodSpec, ResourceRequirements, SeccompProfile, SecurityContext, Volume, VolumeMount,

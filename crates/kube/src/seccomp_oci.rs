@@ -33,7 +33,7 @@
 
 use std::collections::BTreeMap;
 
-use jaula_sandbox::seccomp::{deny_list, Arch, ArgMatch, DenyErrno, DenyRule};
+use jaula_policy::seccomp::{deny_list, Arch, ArgMatch, DenyErrno, DenyRule};
 use serde::{Deserialize, Serialize};
 
 /// A seccomp profile in the OCI runtime-spec / Docker JSON format.
@@ -134,7 +134,6 @@ pub fn scmp_arch(arch: Arch) -> Option<&'static str> {
     match arch {
         Arch::X86_64 => Some("SCMP_ARCH_X86_64"),
         Arch::Aarch64 => Some("SCMP_ARCH_AARCH64"),
-        _ => None,
     }
 }
 
@@ -191,9 +190,6 @@ fn alternatives(cond: Option<&ArgMatch>) -> Vec<Option<OciArg>> {
             .into_iter()
             .map(|(m, v)| (m != 0).then(|| masked(*arg, m, v)))
             .collect(),
-        // ArgMatch is non_exhaustive: a new kind of condition must be expressed here
-        // before it can be exported; denying always errs on the closed side.
-        Some(_) => vec![None],
     }
 }
 

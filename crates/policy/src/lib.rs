@@ -14,12 +14,15 @@
 pub mod config;
 pub mod decide;
 pub mod defaults;
+pub mod env;
 pub mod error;
 pub mod network;
 pub mod paths;
 pub mod policy;
 mod protect;
 mod resolve;
+pub mod run_argv;
+pub mod seccomp;
 pub mod serde_path;
 pub mod sockets;
 pub mod sources;

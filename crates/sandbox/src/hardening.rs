@@ -18,7 +18,8 @@
 // The pure helpers below serve the Linux steps only; other platforms build the report types.
 #![cfg_attr(not(target_os = "linux"), allow(dead_code))]
 
-pub mod env;
+// moved to jaula_policy::env; re-export kept for callers
+pub use jaula_policy::env;
 
 pub use env::{
     default_keep_table, default_scrub_table, scrub_env, EnvAction, EnvDecision, EnvPattern,

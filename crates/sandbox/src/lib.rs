@@ -25,7 +25,8 @@ pub mod network;
 #[cfg(target_os = "linux")]
 pub mod plan_fd;
 pub mod planting;
-pub mod run_argv;
+// moved to jaula_policy::run_argv; re-export kept for callers
+pub use jaula_policy::run_argv;
 pub mod seatbelt;
 pub mod seccomp;
 #[cfg(target_os = "linux")]

@@ -1,10 +1,8 @@
-//! seccomp deny-list layer.
+//! seccomp deny-list layer: the native filter.
 //!
-//! A deny-list in the spirit of Docker's and Flatpak's defaults: everything runs except a
-//! short list of syscalls (or syscall/argument combinations) that reach kernel surface or
-//! other processes no coding agent needs. The list is data ([`deny_list`]), one
-//! [`DenyRule`] per entry with its one-line reason; the native BPF filter ([`compile`]), the
-//! reference semantics ([`decide`]) and any later export are all derived from it.
+//! The deny-list itself, and the reference decision every filter is tested against, are
+//! data in [`jaula_policy::seccomp`]; this module compiles that list into a BPF program
+//! and installs it.
 //!
 //! Backend choice: seccompiler (rust-vmm, Firecracker's filter compiler) rather than
 //! libseccomp. It is pure Rust, so jaula builds and ships without a C library or headers,
@@ -14,10 +12,6 @@
 //! see `bpf::chain`) and no x32 distinction in its arch check (jaula's prologue, see
 //! `bpf::prologue`).
 //!
-//! Beyond the rules, the filter refuses with EPERM any call made through a foreign ABI
-//! (i386 `int 0x80` from an x86_64 process, arm32 compat on aarch64) and any syscall number
-//! at or above the x32 bit (x32 shares x86_64's audit arch, so only the number tells).
-//!
 //! Threads: [`install`] filters the calling thread only (no TSYNC), and every thread and
 //! process it creates afterwards inherits the filter. Call it in the thread that will
 //! `exec` the confined program, after any other setup that needs the denied syscalls
@@ -25,139 +19,22 @@
 
 #[cfg(target_os = "linux")]
 pub(crate) mod bpf;
-mod rules;
+#[cfg(target_os = "linux")]
+mod numbers_check;
 
 use serde::Serialize;
 
 #[cfg(target_os = "linux")]
 pub use bpf::Action;
-pub use rules::{
-    deny_list, deny_list_for, ArgMatch, DenyErrno, DenyRule, ALLOWED_PERSONAS,
-    CLONE_NAMESPACE_FLAGS, CLONE_NEWTIME, PERSONALITY_QUERY, PER_LINUX, PER_LINUX32, UNAME26,
-    UNSHARE_NAMESPACE_FLAGS,
-};
+// moved to jaula_policy::seccomp; re-export kept for callers
+pub use jaula_policy::seccomp::*;
 
-/// The errno for calls through a foreign ABI or with a non-native syscall number.
-pub const REFUSED_ABI_ERRNO: DenyErrno = DenyErrno::Eperm;
-
-/// The syscall number bit the x32 ABI sets; numbers at or above it are refused.
-pub const X32_SYSCALL_BIT: u32 = 0x4000_0000;
-
-/// An architecture the native filter can be built for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Arch {
-    X86_64,
-    Aarch64,
-}
-
-impl Arch {
-    /// The architecture this binary was built for, when the filter supports it.
-    pub const fn native() -> Option<Arch> {
-        if cfg!(all(target_os = "linux", target_arch = "x86_64")) {
-            Some(Arch::X86_64)
-        } else if cfg!(all(target_os = "linux", target_arch = "aarch64")) {
-            Some(Arch::Aarch64)
-        } else {
-            None
-        }
-    }
-
-    /// The AUDIT_ARCH_* value the kernel puts in `seccomp_data.arch` for native calls
-    /// (include/uapi/linux/audit.h: EM_* | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE).
-    pub const fn audit_arch(self) -> u32 {
-        match self {
-            Arch::X86_64 => 62 | 0x8000_0000 | 0x4000_0000,
-            Arch::Aarch64 => 183 | 0x8000_0000 | 0x4000_0000,
-        }
-    }
-
-    /// The Rust/kernel name of the architecture.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Arch::X86_64 => "x86_64",
-            Arch::Aarch64 => "aarch64",
-        }
-    }
-}
-
-impl std::fmt::Display for Arch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// Why a call is refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum DenyCause {
-    /// A deny-list entry matched.
-    Rule(&'static DenyRule),
-    /// The call came through another ABI than the native one.
-    ForeignArch { audit_arch: u32 },
-    /// The number is at or above the x32 bit (and is not -1).
-    NonNativeNumber { nr: u32 },
-}
-
-/// The reference decision for one syscall.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Verdict {
-    Allow,
-    Deny { errno: DenyErrno, cause: DenyCause },
-}
-
-impl Verdict {
-    pub fn is_allowed(&self) -> bool {
-        matches!(self, Verdict::Allow)
-    }
-
-    /// The seccomp action a filter implementing this verdict returns.
-    #[cfg(target_os = "linux")]
-    pub fn action(&self) -> Action {
-        match self {
-            Verdict::Allow => Action::Allow,
-            Verdict::Deny { errno, .. } => Action::Errno(errno.raw()),
-        }
-    }
-}
-
-/// The reference semantics of the filter for a call through the native ABI.
-pub fn decide_syscall(nr: i64, args: &[u64; 6]) -> Verdict {
-    match Arch::native() {
-        Some(arch) => decide(arch, arch.audit_arch(), nr, args),
-        None => Verdict::Allow,
-    }
-}
-
-/// The reference semantics of the filter built for `arch`, for a call whose
-/// `seccomp_data` carries `audit_arch` and `nr`. The kernel stores the number as a C
-/// `int`, so `nr` is read as its low 32 bits, as the filter does.
-pub fn decide(arch: Arch, audit_arch: u32, nr: i64, args: &[u64; 6]) -> Verdict {
-    if audit_arch != arch.audit_arch() {
-        return Verdict::Deny {
-            errno: REFUSED_ABI_ERRNO,
-            cause: DenyCause::ForeignArch { audit_arch },
-        };
-    }
-    let word = nr as u32;
-    if word >= X32_SYSCALL_BIT && word != u32::MAX {
-        return Verdict::Deny {
-            errno: REFUSED_ABI_ERRNO,
-            cause: DenyCause::NonNativeNumber { nr: word },
-        };
-    }
-    let nr = i64::from(word as i32);
-    match deny_list_for(arch)
-        .iter()
-        .find(|rule| rule.matches(nr, args))
-    {
-        Some(rule) => Verdict::Deny {
-            errno: rule.errno,
-            cause: DenyCause::Rule(rule),
-        },
-        None => Verdict::Allow,
+/// The seccomp action a filter implementing `verdict` returns.
+#[cfg(target_os = "linux")]
+pub fn action_of(verdict: &Verdict) -> Action {
+    match verdict {
+        Verdict::Allow => Action::Allow,
+        Verdict::Deny { errno, .. } => Action::Errno(errno.raw()),
     }
 }
 

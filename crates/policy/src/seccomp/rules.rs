@@ -14,7 +14,8 @@ use super::Arch;
 /// The errno a denied syscall returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
-#[non_exhaustive]
+// Not `#[non_exhaustive]`: the filter compiler and the OCI export match every variant, so
+// a new one must fail their build rather than fall into a catch-all.
 pub enum DenyErrno {
     /// "Operation not permitted": the usual refusal, what an unprivileged caller would get.
     Eperm,
@@ -24,11 +25,14 @@ pub enum DenyErrno {
 }
 
 impl DenyErrno {
-    /// The numeric errno, as the kernel returns it.
+    /// The numeric errno, as the Linux kernel returns it.
     pub const fn raw(self) -> i32 {
         match self {
-            DenyErrno::Eperm => libc::EPERM,
-            DenyErrno::Enosys => libc::ENOSYS,
+            // Linux's numbers (asm-generic/errno-base.h, errno.h), the same on every
+            // architecture the filter supports; spelled out so the list builds on any host.
+            // jaula-sandbox checks them against libc's at compile time.
+            DenyErrno::Eperm => 1,
+            DenyErrno::Enosys => 38,
         }
     }
 
@@ -51,7 +55,8 @@ impl std::fmt::Display for DenyErrno {
 /// (see the module documentation for why).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
-#[non_exhaustive]
+// Not `#[non_exhaustive]`: the filter compiler and the OCI export match every variant, so
+// a new one must fail their build rather than fall into a catch-all.
 pub enum ArgMatch {
     /// `(args[arg] as u32) == value`.
     Equals { arg: u8, value: u32 },
@@ -188,8 +193,9 @@ const SOCKETPAIR: &str = "socketpair(2) runs the family's socket constructor (an
 /// taken from `libc::SYS_*` (which has only the build target's), so the filter of every
 /// supported architecture can be built and evaluated on any host: the aarch64 filter is
 /// checked instruction by instruction on the x86_64 machines that build jaula. The build
-/// target's numbers are checked against libc's at compile time (`assert_numbers`) and by
-/// the unit tests. `open_tree_attr` (Linux 6.15) is not in libc yet; new syscalls share
+/// target's numbers are checked against libc's at compile time by jaula-sandbox
+/// (`seccomp/numbers_check.rs`, which sees them through [`deny_list_const`]) and by the
+/// unit tests. `open_tree_attr` (Linux 6.15) is not in libc yet; new syscalls share
 /// one number on every architecture but alpha since Linux 5.1.
 struct Numbers {
     ptrace: i64,
@@ -324,72 +330,19 @@ const AARCH64: Numbers = Numbers {
 
 /// ioctl request numbers and socket families: the same on every Linux architecture jaula
 /// supports (asm-generic/ioctls.h, linux/socket.h), spelled out for the same reason.
-const TIOCSTI: u32 = 0x5412;
-const TIOCLINUX: u32 = 0x541C;
-const AF_PACKET: u32 = 17;
-const AF_ALG: u32 = 38;
-const AF_VSOCK: u32 = 40;
-
-// The build target's numbers are libc's: a typo in a table above fails the build for that
-// target (`cargo check --target aarch64-unknown-linux-gnu` in .ci/run evaluates these).
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-const _: () = assert_numbers(&X86_64);
-#[cfg(all(target_os = "linux", target_arch = "aarch64"))]
-const _: () = assert_numbers(&AARCH64);
-
-#[cfg(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
-const fn assert_numbers(n: &Numbers) {
-    assert!(n.ptrace == libc::SYS_ptrace);
-    assert!(n.process_vm_readv == libc::SYS_process_vm_readv);
-    assert!(n.process_vm_writev == libc::SYS_process_vm_writev);
-    assert!(n.pidfd_getfd == libc::SYS_pidfd_getfd);
-    assert!(n.io_uring_setup == libc::SYS_io_uring_setup);
-    assert!(n.io_uring_enter == libc::SYS_io_uring_enter);
-    assert!(n.io_uring_register == libc::SYS_io_uring_register);
-    assert!(n.bpf == libc::SYS_bpf);
-    assert!(n.perf_event_open == libc::SYS_perf_event_open);
-    assert!(n.userfaultfd == libc::SYS_userfaultfd);
-    assert!(n.add_key == libc::SYS_add_key);
-    assert!(n.keyctl == libc::SYS_keyctl);
-    assert!(n.request_key == libc::SYS_request_key);
-    assert!(n.kexec_load == libc::SYS_kexec_load);
-    assert!(n.kexec_file_load == libc::SYS_kexec_file_load);
-    assert!(n.init_module == libc::SYS_init_module);
-    assert!(n.finit_module == libc::SYS_finit_module);
-    assert!(n.delete_module == libc::SYS_delete_module);
-    assert!(n.mount == libc::SYS_mount);
-    assert!(n.umount2 == libc::SYS_umount2);
-    assert!(n.pivot_root == libc::SYS_pivot_root);
-    assert!(n.chroot == libc::SYS_chroot);
-    assert!(n.fsopen == libc::SYS_fsopen);
-    assert!(n.fsconfig == libc::SYS_fsconfig);
-    assert!(n.fsmount == libc::SYS_fsmount);
-    assert!(n.fspick == libc::SYS_fspick);
-    assert!(n.move_mount == libc::SYS_move_mount);
-    assert!(n.open_tree == libc::SYS_open_tree);
-    assert!(n.mount_setattr == libc::SYS_mount_setattr);
-    assert!(n.unshare == libc::SYS_unshare);
-    assert!(n.setns == libc::SYS_setns);
-    assert!(n.clone == libc::SYS_clone);
-    assert!(n.clone3 == libc::SYS_clone3);
-    assert!(n.open_by_handle_at == libc::SYS_open_by_handle_at);
-    assert!(n.name_to_handle_at == libc::SYS_name_to_handle_at);
-    assert!(n.ioctl == libc::SYS_ioctl);
-    assert!(n.socket == libc::SYS_socket);
-    assert!(n.socketpair == libc::SYS_socketpair);
-    assert!(n.personality == libc::SYS_personality);
-    assert!(TIOCSTI == libc::TIOCSTI as u32);
-    assert!(TIOCLINUX == libc::TIOCLINUX as u32);
-    assert!(AF_PACKET == libc::AF_PACKET as u32);
-    assert!(AF_ALG == libc::AF_ALG as u32);
-    assert!(AF_VSOCK == libc::AF_VSOCK as u32);
-}
+/// ioctl: push a byte into a terminal's input queue.
+pub const TIOCSTI: u32 = 0x5412;
+/// ioctl: the virtual console's multiplexed requests (selection paste among them).
+pub const TIOCLINUX: u32 = 0x541C;
+/// Socket family: raw link-layer packets.
+pub const AF_PACKET: u32 = 17;
+/// Socket family: the kernel crypto API.
+pub const AF_ALG: u32 = 38;
+/// Socket family: host/guest virtual sockets.
+pub const AF_VSOCK: u32 = 40;
 
 /// The deny-list with `n`'s numbers, in the order rules are documented.
-const fn rules(n: &Numbers) -> [DenyRule; 45] {
+const fn rules(n: &Numbers) -> [DenyRule; DENY_RULES] {
     [
     always(
         "ptrace",
@@ -620,8 +573,20 @@ const fn rules(n: &Numbers) -> [DenyRule; 45] {
     ]
 }
 
-static DENY_X86_64: [DenyRule; 45] = rules(&X86_64);
-static DENY_AARCH64: [DenyRule; 45] = rules(&AARCH64);
+/// How many entries the deny-list has (the same on every architecture).
+pub const DENY_RULES: usize = 45;
+
+static DENY_X86_64: [DenyRule; DENY_RULES] = rules(&X86_64);
+static DENY_AARCH64: [DenyRule; DENY_RULES] = rules(&AARCH64);
+
+/// The deny-list of `arch` as a constant value, for checks a build makes at compile time
+/// (a `static` cannot be read in a constant).
+pub const fn deny_list_const(arch: Arch) -> [DenyRule; DENY_RULES] {
+    match arch {
+        Arch::X86_64 => rules(&X86_64),
+        Arch::Aarch64 => rules(&AARCH64),
+    }
+}
 
 /// The deny-list of the filter built for `arch`.
 pub fn deny_list_for(arch: Arch) -> &'static [DenyRule] {
@@ -632,7 +597,8 @@ pub fn deny_list_for(arch: Arch) -> &'static [DenyRule] {
 }
 
 /// The deny-list for the architecture this binary was built for, in the order rules are
-/// documented (empty where no native filter exists: [`super::compile`] refuses those).
+/// documented (empty where no native filter exists: `jaula_sandbox::seccomp::compile`
+/// refuses those).
 /// Several entries may name the same syscall (one per argument condition); a call is
 /// denied when any entry matches.
 pub fn deny_list() -> &'static [DenyRule] {

@@ -16,6 +16,9 @@
 //! every rule's condition, each with and without garbage in the upper 32 bits. The one
 //! difference allowed is the x32/foreign-ABI refusal: EPERM natively, a kill under
 //! libseccomp; both refuse. Two deliberately wrong exports show the comparison can fail.
+//!
+//! It lives with the CLI, which links both halves, so that neither jaula-kube nor
+//! jaula-sandbox depends on the other.
 
 // Linux layers (or Linux-only syscalls and flags): nothing to build elsewhere.
 #![cfg(target_os = "linux")]
@@ -23,7 +26,8 @@
 use std::collections::BTreeMap;
 
 use jaula_kube::seccomp_oci::{native_profile, to_json};
-use jaula_sandbox::seccomp::{compile, deny_list, Action, Arch, ArgMatch, X32_SYSCALL_BIT};
+use jaula_policy::seccomp::{deny_list, Arch, ArgMatch, X32_SYSCALL_BIT};
+use jaula_sandbox::seccomp::{compile, Action};
 use serde_json::Value;
 
 const EPERM: i32 = libc::EPERM;
@@ -421,7 +425,7 @@ fn the_comparison_catches_personality_written_as_not_equal_conditions() {
     let mut profile: Value = serde_json::from_str(&json).unwrap();
     let entries = profile["syscalls"].as_array_mut().unwrap();
     entries.retain(|e| e["names"][0] != "personality");
-    let args: Vec<Value> = jaula_sandbox::seccomp::ALLOWED_PERSONAS
+    let args: Vec<Value> = jaula_policy::seccomp::ALLOWED_PERSONAS
         .iter()
         .map(|p| serde_json::json!({"index": 0, "value": p, "valueTwo": 0, "op": "SCMP_CMP_NE"}))
         .collect();

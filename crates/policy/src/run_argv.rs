@@ -4,7 +4,7 @@
 //! prefix a tmux launcher puts before a window's command), `jaula contract run` (the
 //! tenant spawn it starts as the Contract's uid) and the Kubernetes renderer (the
 //! container's command). jaula's own stages never get one: they read a resolved
-//! [`crate::launch_plan::LaunchPlan`] instead.
+//! `jaula_sandbox::launch_plan::LaunchPlan` instead.
 //!
 //! The flags come out in one fixed order, so a printed prefix is stable from run to run
 //! and reads the same way whoever built it.
