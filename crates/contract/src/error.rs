@@ -149,6 +149,15 @@ pub enum ContractError {
     },
 }
 
+impl From<jaula_policy::uid_range::UidRangeError> for ContractError {
+    fn from(e: jaula_policy::uid_range::UidRangeError) -> ContractError {
+        ContractError::InvalidUidRange {
+            value: e.value,
+            reason: e.reason,
+        }
+    }
+}
+
 impl ContractError {
     pub(crate) fn io(
         op: &'static str,

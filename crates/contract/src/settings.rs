@@ -3,8 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-
 use crate::error::{ContractError, Result};
 use crate::floor::Limits;
 use crate::isolation::IsolationConfig;
@@ -26,21 +24,9 @@ pub const DEFAULT_STATE: &str = "/var/lib/jaula/state";
 /// Contract's uid is not some container's root-mapped user.
 pub const DEFAULT_UIDS: &str = "2000000-2099999";
 
-/// The config file's `[contract]` section. Unknown keys are refused.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct ContractConfig {
-    /// Workspace root.
-    pub root: Option<PathBuf>,
-    /// State directory.
-    pub state_dir: Option<PathBuf>,
-    /// uid range, `MIN-MAX`.
-    pub uid_range: Option<String>,
-    /// `RLIMIT_NPROC` for every spawn.
-    pub max_processes: Option<u64>,
-    /// `RLIMIT_DATA` for every spawn, bytes.
-    pub max_memory_bytes: Option<u64>,
-}
+// moved to jaula_policy::config::ContractSection (the one definition of the config
+// file's `[contract]` section); re-export kept for callers
+pub use jaula_policy::config::ContractSection as ContractConfig;
 
 /// The command-line flags.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -79,12 +65,15 @@ impl ContractFlags {
             .or_else(|| env(ENV_STATE).map(PathBuf::from))
             .or_else(|| config.state_dir.clone())
             .unwrap_or_else(|| Path::new(DEFAULT_STATE).to_path_buf());
-        let uids = self
-            .uid_range
-            .clone()
-            .or_else(|| env(ENV_UIDS))
-            .or_else(|| config.uid_range.clone())
-            .unwrap_or_else(|| DEFAULT_UIDS.to_string());
+        // The config's range was checked as the file was read; a flag's or the
+        // environment's is checked here.
+        let uids = match self.uid_range.clone().or_else(|| env(ENV_UIDS)) {
+            Some(text) => UidRange::parse(&text)?,
+            None => match config.uid_range {
+                Some(range) => range,
+                None => UidRange::parse(DEFAULT_UIDS)?,
+            },
+        };
         let mut limits = Limits::default();
         if let Some(n) = config.max_processes {
             limits.max_processes = n;
@@ -95,7 +84,7 @@ impl ContractFlags {
         Ok(IsolationConfig {
             workspace_root: absolutize("workspace root", root)?,
             state_dir: absolutize("state directory", state)?,
-            uids: UidRange::parse(&uids)?,
+            uids,
             limits,
             separate_uids: None,
         })

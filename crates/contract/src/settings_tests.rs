@@ -14,7 +14,7 @@ fn flags_beat_env_beat_config_beat_defaults() {
     let config = ContractConfig {
         root: Some("/cfg/root".into()),
         state_dir: Some("/cfg/state".into()),
-        uid_range: Some("300000-300009".into()),
+        uid_range: Some(UidRange::parse("300000-300009").unwrap()),
         max_processes: Some(7),
         max_memory_bytes: None,
     };

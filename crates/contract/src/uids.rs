@@ -12,95 +12,18 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{flock, FlockOperation};
-use serde::Serialize;
 
 use crate::error::{ContractError, Result};
 use crate::ids::is_safe_segment;
 use crate::ids::NO_CONTRACT;
 
-/// uids below this are the distribution's system and first human users.
-pub const DEFAULT_SYSTEM_UID_FLOOR: u32 = 1000;
-/// The kernel's overflow uid ("nobody"): files it owns are not a tenant's.
-const OVERFLOW_UID: u32 = 65534;
-/// `(uid_t)-1` means "leave unchanged" to chown(2) and setresuid(2); `-2` is the
-/// historical nfsnobody. Neither may be a tenant.
-const RESERVED_TOP: u32 = u32::MAX - 1;
+// moved to jaula_policy::uid_range; re-export kept for callers
+pub use jaula_policy::uid_range::{UidRange, DEFAULT_SYSTEM_UID_FLOOR, RESERVED_TOP};
 
 /// File names inside the state directory.
 pub const UID_MAP_FILE: &str = "contract-uids.json";
 const UID_MAP_TMP: &str = "contract-uids.json.tmp";
 const UID_LOCK_FILE: &str = "contract-uids.lock";
-
-/// An inclusive range of uids handed to Contracts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct UidRange {
-    min: u32,
-    max: u32,
-}
-
-impl UidRange {
-    /// `min..=max`, refusing an empty range and any range that reaches below
-    /// [`DEFAULT_SYSTEM_UID_FLOOR`].
-    pub fn new(min: u32, max: u32) -> Result<UidRange> {
-        UidRange::with_floor(min, max, DEFAULT_SYSTEM_UID_FLOOR)
-    }
-
-    /// As [`UidRange::new`] with an explicit floor for hosts whose system uids end
-    /// elsewhere.
-    pub fn with_floor(min: u32, max: u32, floor: u32) -> Result<UidRange> {
-        let refuse = |reason: String| ContractError::InvalidUidRange {
-            value: format!("{min}-{max}"),
-            reason,
-        };
-        if max < min {
-            return Err(refuse("the range is empty (MAX < MIN)".into()));
-        }
-        if min == 0 || min < floor {
-            return Err(refuse(format!(
-                "it overlaps system uids (below {floor}); a Contract holding one would own their files"
-            )));
-        }
-        if (min..=max).contains(&OVERFLOW_UID) {
-            return Err(refuse(format!(
-                "it contains the overflow uid {OVERFLOW_UID} (nobody)"
-            )));
-        }
-        if max >= RESERVED_TOP {
-            return Err(refuse("it reaches (uid_t)-2 / (uid_t)-1".into()));
-        }
-        Ok(UidRange { min, max })
-    }
-
-    /// Parse `MIN-MAX`.
-    pub fn parse(text: &str) -> Result<UidRange> {
-        let refuse = |reason: &str| ContractError::InvalidUidRange {
-            value: text.to_string(),
-            reason: reason.to_string(),
-        };
-        let (lo, hi) = text
-            .trim()
-            .split_once('-')
-            .ok_or_else(|| refuse("expected MIN-MAX"))?;
-        let lo: u32 = lo.trim().parse().map_err(|_| refuse("MIN is not a uid"))?;
-        let hi: u32 = hi.trim().parse().map_err(|_| refuse("MAX is not a uid"))?;
-        UidRange::new(lo, hi)
-    }
-
-    /// First uid.
-    pub fn min(&self) -> u32 {
-        self.min
-    }
-
-    /// Last uid.
-    pub fn max(&self) -> u32 {
-        self.max
-    }
-
-    /// Whether `uid` lies in the range.
-    pub fn contains(&self, uid: u32) -> bool {
-        (self.min..=self.max).contains(&uid)
-    }
-}
 
 /// The persisted map in one state directory.
 #[derive(Clone, Debug)]
@@ -231,7 +154,7 @@ pub(crate) fn parse_map(text: &str) -> std::result::Result<BTreeMap<String, u32>
 /// The first uid of `range` no entry of `map` holds.
 pub(crate) fn first_free(range: UidRange, map: &BTreeMap<String, u32>) -> Option<u32> {
     let taken: BTreeSet<u32> = map.values().copied().collect();
-    (range.min..=range.max).find(|uid| !taken.contains(uid))
+    (range.min()..=range.max()).find(|uid| !taken.contains(uid))
 }
 
 #[cfg(test)]

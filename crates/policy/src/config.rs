@@ -1,9 +1,18 @@
 //! The TOML config file. Unknown keys are refused so a typo cannot silently weaken a cage.
+//!
+//! Every value is read straight into its typed form (a network mode, a domain pattern, an
+//! address block, an environment pattern, a uid range...), so a bad value is refused when
+//! the file is loaded, with its key and line, whether or not the run at hand would use it:
+//! a config that is wrong is wrong for the next run too.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::env::EnvPattern;
+use crate::network::{AddressRange, DomainPattern, NetworkMode, Preset, ResolveOverride};
+use crate::sockets::UnixPreset;
+use crate::uid_range::UidRange;
 use crate::ConfigError;
 
 /// `config.toml`, as declared. Every key is optional.
@@ -23,35 +32,35 @@ pub struct ConfigFile {
 }
 
 /// `[network]`: defaults for `jaula run --network` (flags win; flag lists add to these).
-/// Values are validated where they are used (jaula-sandbox's network module).
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkSection {
     /// `host`, `none` or `allow`, like `--network`.
-    pub mode: Option<String>,
+    pub mode: Option<NetworkMode>,
     /// Host names or `*.suffix` patterns, like `--allow-domain`.
     #[serde(default)]
-    pub allow_domain: Vec<String>,
+    pub allow_domain: Vec<DomainPattern>,
     /// Patterns refused even when allowed, like `--deny-domain`.
     #[serde(default)]
-    pub deny_domain: Vec<String>,
-    /// Preset names, like `--allow-preset`.
+    pub deny_domain: Vec<DomainPattern>,
+    /// Presets by name, like `--allow-preset`.
     #[serde(default)]
-    pub allow_preset: Vec<String>,
+    pub allow_preset: Vec<Preset>,
     /// Non-public addresses or blocks (`ADDR[/PREFIX]`) an exactly allowed name may
     /// resolve to, like `--allow-address`.
     #[serde(default)]
-    pub allow_address: Vec<String>,
+    pub allow_address: Vec<AddressRange>,
     /// `HOST=ADDR:PORT` answers the `allow` proxy uses instead of DNS (each still checked
     /// like a DNS answer): a pinned name, or a test's local upstream.
     #[serde(default)]
-    pub resolve: Vec<String>,
+    pub resolve: Vec<ResolveOverride>,
     /// `true`: `--network none` natively uses the no-namespace fallback (Landlock TCP +
     /// seccomp socket families, no loopback) even where a namespace could be made.
     pub none_without_namespace: Option<bool>,
 }
 
-/// `[contract]`: defaults for `jaula contract` (flags and `JAULA_CONTRACT_*` win).
+/// `[contract]`: defaults for `jaula contract` (flags and `JAULA_CONTRACT_*` win). The one
+/// definition of the section: jaula-contract resolves its settings from this type.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct ContractSection {
@@ -60,7 +69,7 @@ pub struct ContractSection {
     /// The runner's state directory (uid map, lock, evidence log).
     pub state_dir: Option<PathBuf>,
     /// The uid range, `MIN-MAX`.
-    pub uid_range: Option<String>,
+    pub uid_range: Option<UidRange>,
     /// RLIMIT_NPROC for every spawn.
     pub max_processes: Option<u64>,
     /// RLIMIT_DATA for every spawn, in bytes.
@@ -72,7 +81,28 @@ pub struct ContractSection {
 #[serde(deny_unknown_fields)]
 pub struct RunSection {
     /// `auto`, `landlock` or `bwrap`, like `--backend`.
-    pub backend: Option<String>,
+    pub backend: Option<RunBackend>,
+}
+
+/// The Linux backend `jaula run` uses (`--backend`, `[run] backend`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunBackend {
+    /// bubblewrap's mount view when it works here, else Landlock alone.
+    Auto,
+    /// Landlock, seccomp and the hardening steps, natively.
+    Landlock,
+    /// bubblewrap's mount view with jaula's inner stage inside it.
+    Bwrap,
+}
+
+/// An agent whose short-lived access token `jaula run` can hand in (`[env]
+/// hand_access_token`, `--hand-access-token`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TokenAgentName {
+    /// Claude Code.
+    Claude,
 }
 
 /// `[env]`: changes to the default credential-variable scrub of `jaula run`.
@@ -81,14 +111,14 @@ pub struct RunSection {
 pub struct EnvSection {
     /// Variable names or `PREFIX_*` patterns to keep even though the defaults scrub them.
     #[serde(default)]
-    pub keep: Vec<String>,
+    pub keep: Vec<EnvPattern>,
     /// Variable names or patterns to scrub as well.
     #[serde(default)]
-    pub scrub: Vec<String>,
+    pub scrub: Vec<EnvPattern>,
     /// Agents whose short-lived access token `jaula run` hands in from the owner's login
     /// (the refresh token stays sealed): `claude`.
     #[serde(default)]
-    pub hand_access_token: Vec<String>,
+    pub hand_access_token: Vec<TokenAgentName>,
 }
 
 /// `[cage]`: the same knobs as the `CITY_CAGE_*` environment variables.
@@ -112,7 +142,7 @@ pub struct CageSection {
     pub allow_unix_socket: Vec<PathBuf>,
     /// Named host sockets (`ssh-agent`, `gpg-agent`, `docker`), like `--allow-unix-preset`.
     #[serde(default)]
-    pub allow_unix_preset: Vec<String>,
+    pub allow_unix_preset: Vec<UnixPreset>,
     /// Paths removed from the planting guard, like `--unprotect`.
     #[serde(default)]
     pub unprotect: Vec<PathBuf>,
@@ -124,11 +154,25 @@ pub struct CageSection {
 }
 
 impl ConfigFile {
-    /// Parse `text`; `path` is only used to name the file in errors.
+    /// Parse `text`; `path` is only used to name the file in errors. A refusal names the
+    /// key (`network.mode`) and its line, then what was wrong with the value.
     pub fn parse(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError::Parse {
-            path: path.to_path_buf(),
-            message: e.to_string().trim_end().to_string(),
+        toml::from_str(text).map_err(|e: toml::de::Error| {
+            let message = e.message().trim_end();
+            let message = match e.span() {
+                Some(span) => {
+                    let (line, key) = key_at(text, span.start);
+                    match key {
+                        Some(key) => format!("{key} (line {line}): {message}"),
+                        None => format!("line {line}: {message}"),
+                    }
+                }
+                None => message.to_string(),
+            };
+            ConfigError::Parse {
+                path: path.to_path_buf(),
+                message,
+            }
         })
     }
 
@@ -141,3 +185,52 @@ impl ConfigFile {
         ConfigFile::parse(&text, path)
     }
 }
+
+/// The line (1-based) holding byte `offset` of `text`, and the dotted key whose value
+/// covers it: the nearest `key =` at or above that line, under the nearest `[section]`
+/// above it. toml's own message quotes the line but not the key's section, and a user
+/// fixing `mode` needs to know it is `network.mode`.
+fn key_at(text: &str, offset: usize) -> (usize, Option<String>) {
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let mut key: Option<&str> = None;
+    let mut section: Option<&str> = None;
+    // From the error's line upwards: the first `key =` found is the key, the first header
+    // found is its section.
+    for raw in text
+        .lines()
+        .take(line)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+    {
+        let trimmed = raw.trim();
+        if let Some(header) = trimmed.strip_prefix('[') {
+            section = header.split(']').next().map(str::trim);
+            break;
+        }
+        if key.is_none() {
+            if let Some((name, _)) = trimmed.split_once('=') {
+                let name = name.trim();
+                let bare = !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                if bare {
+                    key = Some(name);
+                }
+            }
+        }
+    }
+    let dotted = match (section, key) {
+        (Some(section), Some(key)) => Some(format!("{section}.{key}")),
+        (None, Some(key)) => Some(key.to_string()),
+        (Some(section), None) => Some(format!("[{section}]")),
+        (None, None) => None,
+    };
+    (line, dotted)
+}
+
+#[cfg(test)]
+#[path = "config_tests.rs"]
+mod tests;

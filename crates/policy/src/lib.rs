@@ -27,6 +27,7 @@ pub mod serde_path;
 pub mod sockets;
 pub mod sources;
 pub mod spec;
+pub mod uid_range;
 
 pub use config::ConfigFile;
 pub use decide::{Access, Decision, Rule};

@@ -20,7 +20,7 @@ pub use address::{AddressClass, AddressRange, AddressRangeError};
 pub use pattern::{normalize_host, DomainPattern, PatternError};
 pub use presets::{preset, presets, Preset};
 
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, SocketAddr};
 
 /// Under `--network allow`, where the cage's DNS answers send a client that ignores the
 /// proxy variables: an address of the cage's own loopback (all of 127.0.0.0/8 is local on
@@ -100,6 +100,44 @@ impl FromStr for NetworkMode {
                 value: other.to_owned(),
             }),
         }
+    }
+}
+
+/// One `HOST=ADDR:PORT` answer the `allow` proxy uses instead of DNS (each still checked
+/// like a DNS answer): a pinned name, or a test's local upstream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResolveOverride {
+    /// The name, normalised as the proxy compares it (lower case, no trailing dot).
+    pub host: String,
+    /// Where the proxy connects for it.
+    pub addr: SocketAddr,
+}
+
+/// Why a `HOST=ADDR:PORT` entry was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{value:?}: want HOST=ADDR:PORT")]
+pub struct ResolveOverrideError {
+    /// The entry as written.
+    pub value: String,
+}
+
+impl FromStr for ResolveOverride {
+    type Err = ResolveOverrideError;
+    fn from_str(value: &str) -> Result<ResolveOverride, ResolveOverrideError> {
+        let bad = || ResolveOverrideError {
+            value: value.to_owned(),
+        };
+        let (host, addr) = value.split_once('=').ok_or_else(bad)?;
+        let host = normalize_host(host).ok_or_else(bad)?;
+        let addr = addr.parse().map_err(|_| bad())?;
+        Ok(ResolveOverride { host, addr })
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ResolveOverride {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ResolveOverride, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
     }
 }
 

@@ -101,7 +101,6 @@ impl Verdict {
     pub fn is_allowed(&self) -> bool {
         matches!(self, Verdict::Allow)
     }
-
 }
 
 /// The reference semantics of the filter for a call through the native ABI.

@@ -207,27 +207,17 @@ impl Sources {
         extra_writable.extend(flags.allow_write.iter().cloned());
 
         let mut allowed_sockets: Vec<(PathBuf, SocketSource)> = Vec::new();
-        let presets = cage
-            .allow_unix_preset
-            .iter()
-            .map(|n| {
-                (
-                    format!("config {}: allow_unix_preset", config_path.display()),
-                    n,
-                )
-            })
-            .chain(
-                flags
-                    .allow_unix_preset
-                    .iter()
-                    .map(|n| ("--allow-unix-preset".to_owned(), n)),
-            );
-        for (origin, name) in presets {
-            let preset =
-                UnixPreset::parse(name).ok_or_else(|| PolicyError::UnknownSocketPreset {
-                    origin,
+        // The config's presets were checked as the file was read; the flags' are here.
+        let mut presets: Vec<UnixPreset> = cage.allow_unix_preset.clone();
+        for name in &flags.allow_unix_preset {
+            presets.push(UnixPreset::parse(name).ok_or_else(|| {
+                PolicyError::UnknownSocketPreset {
+                    origin: "--allow-unix-preset".to_owned(),
                     name: name.clone(),
-                })?;
+                }
+            })?);
+        }
+        for preset in presets {
             for path in preset.paths(env, &home) {
                 allowed_sockets.push((path, SocketSource::Preset(preset)));
             }

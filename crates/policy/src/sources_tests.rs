@@ -203,10 +203,17 @@ fn network_section_is_read_and_unknown_network_keys_are_refused() {
     )
     .unwrap();
     let config = crate::ConfigFile::load(&path).unwrap();
-    assert_eq!(config.network.mode.as_deref(), Some("allow"));
-    assert_eq!(config.network.allow_domain, ["a.example"]);
-    assert_eq!(config.network.deny_domain, ["b.example"]);
-    assert_eq!(config.network.allow_preset, ["rust"]);
+    assert_eq!(
+        config.network.mode,
+        Some(crate::network::NetworkMode::Allow)
+    );
+    let names = |list: &[crate::network::DomainPattern]| -> Vec<String> {
+        list.iter().map(ToString::to_string).collect()
+    };
+    assert_eq!(names(&config.network.allow_domain), ["a.example"]);
+    assert_eq!(names(&config.network.deny_domain), ["b.example"]);
+    assert_eq!(config.network.allow_preset.len(), 1);
+    assert_eq!(config.network.allow_preset[0].name, "rust");
     std::fs::write(&path, "[network]\nallow_domains = [\"a.example\"]\n").unwrap();
     assert!(crate::ConfigFile::load(&path).is_err());
 }

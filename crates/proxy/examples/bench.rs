@@ -10,8 +10,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use jaula_proxy::{serve, Proxy, ProxyConfig};
 use jaula_policy::network::{NetworkMode, NetworkSpec};
+use jaula_proxy::{serve, Proxy, ProxyConfig};
 
 const BODY: usize = 100 * 1024 * 1024;
 const ROUNDS: usize = 5;

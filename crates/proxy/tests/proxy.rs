@@ -7,8 +7,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener as StdListener, TcpStream};
 use std::time::Duration;
 
-use jaula_proxy::{serve, Proxy, ProxyConfig};
 use jaula_policy::network::{NetworkMode, NetworkSpec};
+use jaula_proxy::{serve, Proxy, ProxyConfig};
 
 struct Harness {
     addr: SocketAddr,

@@ -497,4 +497,3 @@ fn the_report_displays_and_serializes() {
     assert_eq!(json["audit_arch"], 0xc000_003e_u32);
     assert_eq!(json["rules"], 46);
 }
-

@@ -28,12 +28,11 @@ pub enum TokenAgent {
     Claude,
 }
 
-impl TokenAgent {
-    /// Parse a config value (`env.hand_access_token`).
-    pub fn from_config(name: &str) -> Option<TokenAgent> {
+impl From<jaula_policy::config::TokenAgentName> for TokenAgent {
+    /// A config value (`env.hand_access_token`), checked as the file was read.
+    fn from(name: jaula_policy::config::TokenAgentName) -> TokenAgent {
         match name {
-            "claude" => Some(TokenAgent::Claude),
-            _ => None,
+            jaula_policy::config::TokenAgentName::Claude => TokenAgent::Claude,
         }
     }
 }

@@ -14,13 +14,8 @@ pub fn run(args: &ContractArgs) -> Outcome {
         Err(CliError::Policy(jaula_policy::PolicyError::NoHome)) => Default::default(),
         Err(e) => return Err(e),
     };
-    let config = ContractConfig {
-        root: section.root,
-        state_dir: section.state_dir,
-        uid_range: section.uid_range,
-        max_processes: section.max_processes,
-        max_memory_bytes: section.max_memory_bytes,
-    };
+    // The config file's `[contract]` section is the contract crate's settings type.
+    let config: ContractConfig = section;
     run_with_config(args, &config).map_err(|e| CliError::Launch(e.to_string()))
 }
 

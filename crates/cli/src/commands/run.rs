@@ -399,15 +399,13 @@ fn create_absent_roots(policy: &Policy, verbose: bool) {
 
 #[cfg(target_os = "linux")]
 fn configured_backend(sources: &Sources) -> Result<Backend, CliError> {
-    match sources.run.backend.as_deref() {
-        None => Ok(Backend::Auto),
-        Some(name) => Backend::from_str(name, true).map_err(|_| {
-            CliError::Config(format!(
-                "config {}: run.backend = {name:?} is not one of auto, landlock, bwrap",
-                sources.config_path.display()
-            ))
-        }),
-    }
+    use jaula_policy::config::RunBackend;
+    // Checked as the file was read: only the three names reach here.
+    Ok(match sources.run.backend {
+        None | Some(RunBackend::Auto) => Backend::Auto,
+        Some(RunBackend::Landlock) => Backend::Landlock,
+        Some(RunBackend::Bwrap) => Backend::Bwrap,
+    })
 }
 
 #[cfg(target_os = "linux")]
@@ -444,11 +442,9 @@ pub(crate) fn network_settings(
     sources: &Sources,
 ) -> Result<(NetworkMode, DomainRules), CliError> {
     let config = &sources.network;
-    let mode = match (args.network, &config.mode) {
+    let mode = match (args.network, config.mode) {
         (Some(m), _) => m.into(),
-        (None, Some(name)) => name.parse::<NetworkMode>().map_err(|e| {
-            CliError::Config(format!("config {}: {e}", sources.config_path.display()))
-        })?,
+        (None, Some(mode)) => mode,
         (None, None) => NetworkMode::Host,
     };
     let mut spec = NetworkSpec {
@@ -459,9 +455,11 @@ pub(crate) fn network_settings(
     };
     if mode == NetworkMode::Allow {
         spec.allow_domains
-            .extend(config.allow_domain.iter().cloned());
-        spec.deny_domains.extend(config.deny_domain.iter().cloned());
-        spec.presets.extend(config.allow_preset.iter().cloned());
+            .extend(config.allow_domain.iter().map(ToString::to_string));
+        spec.deny_domains
+            .extend(config.deny_domain.iter().map(ToString::to_string));
+        spec.presets
+            .extend(config.allow_preset.iter().map(|p| p.name.to_owned()));
     } else if !args.allow_address.is_empty() {
         return Err(CliError::Usage(format!(
             "--allow-address given with network mode {mode}; only --network allow has a \
@@ -502,50 +500,31 @@ fn describe_mode(mode: NetworkMode, rules: &DomainRules) -> String {
     }
 }
 
-/// The config's `network.resolve`: names the proxy answers without DNS.
+/// The config's `network.resolve`: names the proxy answers without DNS (each checked as
+/// the file was read).
 pub(crate) fn resolve_overrides(sources: &Sources) -> Result<Vec<(String, SocketAddr)>, CliError> {
-    sources
+    Ok(sources
         .network
         .resolve
         .iter()
-        .map(|entry| {
-            let bad = || {
-                CliError::Config(format!(
-                    "config {}: network.resolve {entry:?}: want HOST=ADDR:PORT",
-                    sources.config_path.display()
-                ))
-            };
-            let (host, addr) = entry.split_once('=').ok_or_else(bad)?;
-            let host = jaula_sandbox::network::normalize_host(host).ok_or_else(bad)?;
-            Ok((host, addr.parse().map_err(|_| bad())?))
-        })
-        .collect()
+        .map(|entry| (entry.host.clone(), entry.addr))
+        .collect())
 }
 
-/// `--allow-address` and the config's `network.allow_address`, each checked where it was
-/// written. The config's list counts only in `allow` mode, like its other lists.
+/// `--allow-address` and the config's `network.allow_address` (checked as the file was
+/// read). The config's list counts only in `allow` mode, like its other lists.
 pub(crate) fn allow_addresses(
     args: &RunArgs,
     sources: &Sources,
 ) -> Result<Vec<jaula_proxy::AddressRange>, CliError> {
-    let from_config = sources.network.allow_address.iter().map(|a| {
-        let origin = format!(
-            "config {}: network.allow_address",
-            sources.config_path.display()
-        );
-        (origin, a)
-    });
-    let from_flags = args
-        .allow_address
-        .iter()
-        .map(|a| ("--allow-address".to_owned(), a));
-    from_config
-        .chain(from_flags)
-        .map(|(origin, a)| {
+    let mut out = sources.network.allow_address.clone();
+    for a in &args.allow_address {
+        out.push(
             a.parse()
-                .map_err(|e| CliError::Usage(format!("{origin}: {e}")))
-        })
-        .collect()
+                .map_err(|e| CliError::Usage(format!("--allow-address: {e}")))?,
+        );
+    }
+    Ok(out)
 }
 
 /// `--network allow`: the cage runs as a child in its own network namespace and hands
@@ -718,7 +697,7 @@ fn hand_access_tokens(
         .env
         .hand_access_token
         .iter()
-        .filter_map(|name| TokenAgent::from_config(name));
+        .map(|&name| TokenAgent::from(name));
     let mut agents: Vec<TokenAgent> = args.hand_access_token.to_vec();
     agents.extend(from_config);
     agents.sort();
@@ -751,10 +730,17 @@ pub(crate) fn scrubbed_env_from(
     if keeps_agent {
         rules = rules.keep(pattern(&"SSH_AUTH_SOCK".to_owned())?);
     }
-    for p in sources.env.keep.iter().chain(&args.keep_env) {
+    // The config's patterns were checked as the file was read; the flags' are here.
+    for p in &sources.env.keep {
+        rules = rules.keep(p.clone());
+    }
+    for p in &args.keep_env {
         rules = rules.keep(pattern(p)?);
     }
-    for p in sources.env.scrub.iter().chain(&args.scrub_env) {
+    for p in &sources.env.scrub {
+        rules = rules.scrub(p.clone());
+    }
+    for p in &args.scrub_env {
         rules = rules.scrub(pattern(p)?);
     }
     let scrubbed = scrub_env(vars, &rules);

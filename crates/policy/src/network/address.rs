@@ -217,6 +217,15 @@ impl FromStr for AddressRange {
     }
 }
 
+/// A config file's address is checked as it is read, so a bad one is refused at load with
+/// its key and line.
+impl<'de> serde::Deserialize<'de> for AddressRange {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<AddressRange, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 impl fmt::Display for AddressRange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let max = if self.network.is_ipv4() { 32 } else { 128 };

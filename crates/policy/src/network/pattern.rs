@@ -118,6 +118,16 @@ impl fmt::Display for DomainPattern {
     }
 }
 
+/// A config file's pattern is checked as it is read, so a bad one is refused at load
+/// with its key and line.
+impl<'de> serde::Deserialize<'de> for DomainPattern {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<DomainPattern, D::Error> {
+        let text = String::deserialize(d)?;
+        DomainPattern::parse(&text)
+            .map_err(|e| serde::de::Error::custom(format!("domain pattern {text:?}: {e}")))
+    }
+}
+
 fn check_name(name: &str) -> Result<(), PatternError> {
     if name.is_empty() {
         return Err(PatternError::Empty);

@@ -64,3 +64,17 @@ pub fn presets() -> &'static [Preset] {
 pub fn preset(name: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|p| p.name == name)
 }
+
+/// A config file names a preset; an unknown name is refused at load with its key and line.
+impl<'de> serde::Deserialize<'de> for Preset {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Preset, D::Error> {
+        let name = String::deserialize(d)?;
+        preset(&name).copied().ok_or_else(|| {
+            let known: Vec<&str> = presets().iter().map(|p| p.name).collect();
+            serde::de::Error::custom(format!(
+                "unknown preset {name:?} (known: {})",
+                known.join(", ")
+            ))
+        })
+    }
+}

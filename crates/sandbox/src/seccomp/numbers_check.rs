@@ -4,8 +4,8 @@
 //! target (`cargo check --target aarch64-unknown-linux-gnu` in .ci/run evaluates these).
 
 use jaula_policy::seccomp::{
-    deny_list_const, Arch, ArgMatch, DenyErrno, DenyRule, AF_ALG, AF_PACKET, AF_VSOCK,
-    DENY_RULES, TIOCLINUX, TIOCSTI,
+    deny_list_const, Arch, ArgMatch, DenyErrno, DenyRule, AF_ALG, AF_PACKET, AF_VSOCK, DENY_RULES,
+    TIOCLINUX, TIOCSTI,
 };
 
 #[cfg(target_arch = "x86_64")]
@@ -64,20 +64,40 @@ const _: () = {
     if let Some(arch) = NATIVE {
         let list = deny_list_const(arch);
         assert!(numbered(&list, "ptrace", libc::SYS_ptrace));
-        assert!(numbered(&list, "process_vm_readv", libc::SYS_process_vm_readv));
-        assert!(numbered(&list, "process_vm_writev", libc::SYS_process_vm_writev));
+        assert!(numbered(
+            &list,
+            "process_vm_readv",
+            libc::SYS_process_vm_readv
+        ));
+        assert!(numbered(
+            &list,
+            "process_vm_writev",
+            libc::SYS_process_vm_writev
+        ));
         assert!(numbered(&list, "pidfd_getfd", libc::SYS_pidfd_getfd));
         assert!(numbered(&list, "io_uring_setup", libc::SYS_io_uring_setup));
         assert!(numbered(&list, "io_uring_enter", libc::SYS_io_uring_enter));
-        assert!(numbered(&list, "io_uring_register", libc::SYS_io_uring_register));
+        assert!(numbered(
+            &list,
+            "io_uring_register",
+            libc::SYS_io_uring_register
+        ));
         assert!(numbered(&list, "bpf", libc::SYS_bpf));
-        assert!(numbered(&list, "perf_event_open", libc::SYS_perf_event_open));
+        assert!(numbered(
+            &list,
+            "perf_event_open",
+            libc::SYS_perf_event_open
+        ));
         assert!(numbered(&list, "userfaultfd", libc::SYS_userfaultfd));
         assert!(numbered(&list, "add_key", libc::SYS_add_key));
         assert!(numbered(&list, "keyctl", libc::SYS_keyctl));
         assert!(numbered(&list, "request_key", libc::SYS_request_key));
         assert!(numbered(&list, "kexec_load", libc::SYS_kexec_load));
-        assert!(numbered(&list, "kexec_file_load", libc::SYS_kexec_file_load));
+        assert!(numbered(
+            &list,
+            "kexec_file_load",
+            libc::SYS_kexec_file_load
+        ));
         assert!(numbered(&list, "init_module", libc::SYS_init_module));
         assert!(numbered(&list, "finit_module", libc::SYS_finit_module));
         assert!(numbered(&list, "delete_module", libc::SYS_delete_module));
@@ -96,8 +116,16 @@ const _: () = {
         assert!(numbered(&list, "setns", libc::SYS_setns));
         assert!(numbered(&list, "clone", libc::SYS_clone));
         assert!(numbered(&list, "clone3", libc::SYS_clone3));
-        assert!(numbered(&list, "open_by_handle_at", libc::SYS_open_by_handle_at));
-        assert!(numbered(&list, "name_to_handle_at", libc::SYS_name_to_handle_at));
+        assert!(numbered(
+            &list,
+            "open_by_handle_at",
+            libc::SYS_open_by_handle_at
+        ));
+        assert!(numbered(
+            &list,
+            "name_to_handle_at",
+            libc::SYS_name_to_handle_at
+        ));
         assert!(numbered(&list, "ioctl", libc::SYS_ioctl));
         assert!(numbered(&list, "socket", libc::SYS_socket));
         assert!(numbered(&list, "socketpair", libc::SYS_socketpair));
