@@ -8,30 +8,8 @@ use serde::Serialize;
 
 use crate::ids::{ContractId, RuntimeKind};
 
-/// Resource ceilings applied to every spawn of a Contract.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Limits {
-    /// `RLIMIT_NPROC`. The kernel counts it per *real uid*, across the host, which is
-    /// what makes one uid per Contract turn it into a per-Contract process budget.
-    pub max_processes: u64,
-    /// `RLIMIT_DATA`, in bytes.
-    ///
-    /// Not `RLIMIT_AS`: both harness CLIs run on node, and V8 reserves a
-    /// multi-gigabyte `PROT_NONE` region for its pointer-compression cage at start-up.
-    /// An address-space ceiling of a few GiB kills node before its first turn, while
-    /// `RLIMIT_DATA` counts only private writable mappings (the heap that actually
-    /// grows), so it stops the runaway rather than the start-up.
-    pub max_memory_bytes: u64,
-}
-
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
-            max_processes: 512,
-            max_memory_bytes: 8 << 30,
-        }
-    }
-}
+// moved to jaula_policy::limits::ContractLimits; re-export kept for callers
+pub use jaula_policy::limits::ContractLimits as Limits;
 
 /// One limit as it will bind a spawned process, for `contract run`'s report and the
 /// evidence log.

@@ -16,6 +16,7 @@ pub mod decide;
 pub mod defaults;
 pub mod env;
 pub mod error;
+pub mod limits;
 pub mod network;
 pub mod paths;
 pub mod policy;

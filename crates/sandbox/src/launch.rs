@@ -163,15 +163,8 @@ impl LaunchError {
     }
 }
 
-/// Resource ceilings set (soft and hard) before confining, inherited by the command.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct ResourceLimits {
-    /// `RLIMIT_NPROC`: counted per real uid across the host, so per tenant with one uid each.
-    pub max_processes: Option<u64>,
-    /// `RLIMIT_DATA`, bytes. Not `RLIMIT_AS`: V8 reserves gigabytes of address space at
-    /// start-up, and an address-space ceiling kills node before it runs.
-    pub max_data_bytes: Option<u64>,
-}
+// moved to jaula_policy::limits; re-export kept for callers
+pub use jaula_policy::limits::ResourceLimits;
 
 /// Apply `limits` to this process. Lowering a limit needs no privilege.
 pub fn set_resource_limits(limits: &ResourceLimits) -> Result<(), LaunchError> {

@@ -69,14 +69,15 @@ fn spawn(
     let workspace = iso.prepare_workspace(&contract, &work_record)?;
     iso.hand_over(&contract, &workspace)?;
 
+    let limits = jaula_policy::limits::ResourceLimits::from(sandbox.floor.limits);
     let mut run = RunArgv {
         backend: Some("landlock"),
         tenant: true,
         repo: Some(workspace.clone()),
         home: Some(sandbox.home_dir.clone()),
         allow_write: vec![sandbox.harness_config_dir.clone(), sandbox.tmp_dir.clone()],
-        max_processes: Some(sandbox.floor.limits.max_processes),
-        max_data_bytes: Some(sandbox.floor.limits.max_memory_bytes),
+        max_processes: limits.max_processes,
+        max_data_bytes: limits.max_data_bytes,
         ..RunArgv::default()
     };
     // The runner's own home holds the credentials only the runner may touch: sealed, unless
