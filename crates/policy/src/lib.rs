@@ -6,6 +6,16 @@
 //! window's read-only token exception. [`Policy::decide`] is the reference meaning every
 //! backend is tested against.
 //!
+//! Beside the filesystem model, everything else a cage is made of, as data and pure
+//! functions the enforcing crates read:
+//!
+//! - [`network`]: modes, domain rules, presets, address classes, the DNS codec;
+//! - [`seccomp`]: the deny-list and its reference decision;
+//! - [`env`]: which variables a caged process inherits;
+//! - [`limits`]: resource ceilings; [`uid_range`]: the uids handed to Contracts;
+//! - [`config`]: the config file, read straight into typed values;
+//! - [`run_argv`]: the one way a `jaula run` command line is written.
+//!
 //! This crate never spawns a process and holds no `unsafe`; it reads the filesystem only to
 //! resolve symlinks, to ask whether an undeclared path is a file, and to follow a repo's
 //! `.git` file, `commondir` and `.gitmodules` to its git directories.
