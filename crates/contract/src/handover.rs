@@ -19,17 +19,24 @@
 //! git call that `.git` is still a runner-owned real directory; it must run while no
 //! process of the Contract is alive, or the swap can land between check and use.
 
-use std::ffi::OsStr;
+use std::ffi::{CStr, OsStr};
+use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use rustix::fs::{chmodat, chownat, fchmod, fchown, fstat, AtFlags, FileType, Mode, OFlags, CWD};
+use rustix::fs::{
+    chmodat, chownat, fchmod, fchown, fstat, AtFlags, FileType, Mode, OFlags, RawDir, Stat, CWD,
+};
 use rustix::io::Errno;
-use rustix::process::{Gid, Uid};
+use rustix::process::{geteuid, Gid, Uid};
 use serde::Serialize;
 
 use crate::error::{ContractError, Result};
-use crate::fsat::{file_type, list, lstat_at, open_path_at, reopen_dir};
+use crate::fsat::{
+    child_path, file_type, is_dot_or_dotdot, list, listing_buffer, lstat_at, open_dir_at,
+    open_path_at, reopen_dir,
+};
 
 /// The runner's git metadata directory name.
 pub const GIT_DIR: &str = ".git";
@@ -61,79 +68,233 @@ struct Walk {
     uid: Uid,
     gid: Gid,
     dev: u64,
+    /// Who may own a directory whose names the walk trusts to stay put: this process
+    /// (the runner) or root.
+    runner: Uid,
     counts: HandoverCounts,
+    /// One listing buffer per depth, reused by every directory at that depth.
+    buffers: Vec<Vec<MaybeUninit<u8>>>,
 }
 
 /// Re-own everything under the open directory `top` (at `path`, for errors) to
 /// `uid:gid`, except entries named `.git`, which are tightened instead.
+///
+/// Directories are re-owned after their contents (post-order): while a directory is
+/// walked it still belongs to the runner, so the Contract cannot rename, replace or add
+/// names in it, and each of its files is re-owned by name (one `fstatat`, one
+/// `fchownat`, as `chown -R` does by name alone) with nothing to race. A directory the
+/// Contract can already change (its own from an earlier hand-over, or group/other
+/// writable) is walked the slow way: each name is pinned with an `O_PATH` handle, and the
+/// `stat` and the re-own act on that handle.
 pub(crate) fn hand_over(top: &OwnedFd, path: &Path, uid: u32, gid: u32) -> Result<HandoverCounts> {
     let st = fstat(top).map_err(|e| ContractError::io("fstat", path, e))?;
     let mut walk = Walk {
         uid: Uid::from_raw(uid),
         gid: Gid::from_raw(gid),
         dev: st.st_dev,
+        runner: geteuid(),
         counts: HandoverCounts::default(),
+        buffers: Vec::new(),
     };
+    walk.dir(top, &st, path, 0)?;
     fchown(top, Some(walk.uid), Some(walk.gid))
         .map_err(|e| ContractError::io("fchown", path, e))?;
     walk.counts.reowned += 1;
-    walk.dir(top, path, 0)?;
     Ok(walk.counts)
 }
 
+/// Whether only the runner (or root) can change which inode a name in the directory
+/// `st` names: it is owned by one of them and has no group or other write bit. With a
+/// POSIX ACL the group bits are the ACL's mask, which caps every named entry, so a
+/// clear group write bit means no ACL entry grants write either. A Contract's processes
+/// hold no capability that overrides this (they run as an unprivileged uid).
+fn names_are_stable(st: &Stat, runner: Uid) -> bool {
+    (st.st_uid == 0 || st.st_uid == runner.as_raw()) && st.st_mode & 0o022 == 0
+}
+
 impl Walk {
-    fn dir(&mut self, dir: &OwnedFd, path: &Path, depth: usize) -> Result<()> {
+    /// Walk the open directory `dir`, whose `fstat` is `st`.
+    fn dir(&mut self, dir: &OwnedFd, st: &Stat, path: &Path, depth: usize) -> Result<()> {
         if depth >= MAX_DEPTH {
             return Err(ContractError::io("walk", path, Errno::LOOP));
         }
-        let names = list(dir).map_err(|e| ContractError::io("readdir", path, e))?;
-        for name in names {
-            let child = path.join(&name);
-            if name == GIT_DIR {
-                tighten_git(dir, &name, &child, &mut self.counts)?;
+        if self.buffers.len() <= depth {
+            self.buffers.resize_with(depth + 1, Vec::new);
+        }
+        let mut buf = std::mem::take(&mut self.buffers[depth]);
+        if buf.is_empty() {
+            buf = listing_buffer();
+        }
+        let result = self.entries(
+            dir,
+            names_are_stable(st, self.runner),
+            path,
+            depth,
+            &mut buf,
+        );
+        self.buffers[depth] = buf;
+        result
+    }
+
+    /// Re-own each entry of `dir` as it is listed: re-owning changes inodes, never the
+    /// directory's names, so the stream is not one the walk is modifying.
+    fn entries(
+        &mut self,
+        dir: &OwnedFd,
+        stable: bool,
+        path: &Path,
+        depth: usize,
+        buf: &mut [MaybeUninit<u8>],
+    ) -> Result<()> {
+        let mut listing = RawDir::new(dir, buf);
+        while let Some(entry) = listing.next() {
+            let entry = entry.map_err(|e| ContractError::io("readdir", path, e))?;
+            let name = entry.file_name();
+            if is_dot_or_dotdot(name) {
                 continue;
             }
-            let handle = match open_path_at(dir, &name) {
-                Ok(h) => h,
-                Err(Errno::NOENT) => {
-                    self.counts.vanished += 1;
-                    continue;
-                }
-                Err(e) => return Err(ContractError::io("open", &child, e)),
-            };
-            let st = fstat(&handle).map_err(|e| ContractError::io("fstat", &child, e))?;
-            let kind = file_type(&st);
-            if kind == FileType::Symlink {
-                self.counts.symlinks_skipped += 1;
+            if name.to_bytes() == GIT_DIR.as_bytes() {
+                let child = child_path(path, name);
+                tighten_git(
+                    dir,
+                    OsStr::from_bytes(name.to_bytes()),
+                    &child,
+                    &mut self.counts,
+                )?;
                 continue;
             }
-            if st.st_dev != self.dev {
-                self.counts.other_filesystem_skipped += 1;
-                continue;
+            match entry.file_type() {
+                FileType::Directory => self.subdir(dir, name, path, depth)?,
+                FileType::Symlink if stable => self.counts.symlinks_skipped += 1,
+                _ if stable => self.file_by_name(dir, name, path, depth)?,
+                _ => self.entry_by_handle(dir, name, path, depth)?,
             }
-            if kind == FileType::Directory {
-                let sub = reopen_dir(&handle).map_err(|e| ContractError::io("open", &child, e))?;
-                fchown(&sub, Some(self.uid), Some(self.gid))
-                    .map_err(|e| ContractError::io("fchown", &child, e))?;
-                self.counts.reowned += 1;
-                self.dir(&sub, &child, depth + 1)?;
-            } else {
-                if st.st_nlink > 1 && st.st_uid != self.uid.as_raw() {
-                    self.counts.hardlinks_skipped += 1;
-                    continue;
-                }
+        }
+        Ok(())
+    }
+
+    /// An entry listed as a directory: opened as one with `O_NOFOLLOW`, so a symlink or
+    /// non-directory swapped in since the listing is refused and goes the handle route.
+    fn subdir(&mut self, dir: &OwnedFd, name: &CStr, path: &Path, depth: usize) -> Result<()> {
+        let sub = match open_dir_at(dir, name) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => {
+                self.counts.vanished += 1;
+                return Ok(());
+            }
+            Err(Errno::NOTDIR | Errno::LOOP) => {
+                return self.entry_by_handle(dir, name, path, depth)
+            }
+            Err(e) => return Err(ContractError::io("open", child_path(path, name), e)),
+        };
+        let child = child_path(path, name);
+        let st = fstat(&sub).map_err(|e| ContractError::io("fstat", &child, e))?;
+        self.walk_subdir(&sub, &st, &child, depth)
+    }
+
+    /// Walk the open directory `sub`, then re-own it; unless it is on another filesystem.
+    fn walk_subdir(&mut self, sub: &OwnedFd, st: &Stat, path: &Path, depth: usize) -> Result<()> {
+        if st.st_dev != self.dev {
+            self.counts.other_filesystem_skipped += 1;
+            return Ok(());
+        }
+        self.dir(sub, st, path, depth + 1)?;
+        fchown(sub, Some(self.uid), Some(self.gid))
+            .map_err(|e| ContractError::io("fchown", path, e))?;
+        self.counts.reowned += 1;
+        Ok(())
+    }
+
+    /// A non-directory in a directory whose names cannot change under the walk (see
+    /// [`names_are_stable`]): the name that was `stat`ed is the inode re-owned.
+    fn file_by_name(
+        &mut self,
+        dir: &OwnedFd,
+        name: &CStr,
+        path: &Path,
+        depth: usize,
+    ) -> Result<()> {
+        let st = match lstat_at(dir, name) {
+            Ok(st) => st,
+            Err(Errno::NOENT) => {
+                self.counts.vanished += 1;
+                return Ok(());
+            }
+            Err(e) => return Err(ContractError::io("lstat", child_path(path, name), e)),
+        };
+        match file_type(&st) {
+            FileType::Symlink => self.counts.symlinks_skipped += 1,
+            // Listed with an unknown type: open it as the directory it is.
+            FileType::Directory => return self.subdir(dir, name, path, depth),
+            _ if st.st_dev != self.dev => self.counts.other_filesystem_skipped += 1,
+            _ if self.foreign_hardlink(&st) => self.counts.hardlinks_skipped += 1,
+            _ => {
                 chownat(
-                    &handle,
-                    "",
+                    dir,
+                    name,
                     Some(self.uid),
                     Some(self.gid),
-                    AtFlags::EMPTY_PATH,
+                    AtFlags::SYMLINK_NOFOLLOW,
                 )
-                .map_err(|e| ContractError::io("fchownat", &child, e))?;
+                .map_err(|e| ContractError::io("fchownat", child_path(path, name), e))?;
                 self.counts.reowned += 1;
             }
         }
         Ok(())
+    }
+
+    /// Any entry of a directory the Contract may be changing: pinned with an `O_PATH`
+    /// handle, so the thing `fstat`ed is the thing re-owned, whatever the name says by
+    /// then.
+    fn entry_by_handle(
+        &mut self,
+        dir: &OwnedFd,
+        name: &CStr,
+        path: &Path,
+        depth: usize,
+    ) -> Result<()> {
+        let handle = match open_path_at(dir, name) {
+            Ok(h) => h,
+            Err(Errno::NOENT) => {
+                self.counts.vanished += 1;
+                return Ok(());
+            }
+            Err(e) => return Err(ContractError::io("open", child_path(path, name), e)),
+        };
+        let st =
+            fstat(&handle).map_err(|e| ContractError::io("fstat", child_path(path, name), e))?;
+        let kind = file_type(&st);
+        if kind == FileType::Symlink {
+            self.counts.symlinks_skipped += 1;
+            return Ok(());
+        }
+        if kind == FileType::Directory {
+            let child = child_path(path, name);
+            let sub = reopen_dir(&handle).map_err(|e| ContractError::io("open", &child, e))?;
+            return self.walk_subdir(&sub, &st, &child, depth);
+        }
+        if st.st_dev != self.dev {
+            self.counts.other_filesystem_skipped += 1;
+        } else if self.foreign_hardlink(&st) {
+            self.counts.hardlinks_skipped += 1;
+        } else {
+            chownat(
+                &handle,
+                "",
+                Some(self.uid),
+                Some(self.gid),
+                AtFlags::EMPTY_PATH,
+            )
+            .map_err(|e| ContractError::io("fchownat", child_path(path, name), e))?;
+            self.counts.reowned += 1;
+        }
+        Ok(())
+    }
+
+    /// A non-directory with another link, not already the Contract's: the other link may
+    /// be outside the workspace.
+    fn foreign_hardlink(&self, st: &Stat) -> bool {
+        st.st_nlink > 1 && st.st_uid != self.uid.as_raw()
     }
 }
 
