@@ -2,15 +2,17 @@
 //! another filesystem. Names are resolved relative to directory fds with `O_NOFOLLOW`,
 //! so a symlink swapped in mid-walk is unlinked as a link, never traversed.
 
-use std::ffi::OsStr;
+use std::ffi::{CStr, CString, OsStr};
+use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{unlinkat, AtFlags, FileType};
+use rustix::fs::{fstat, unlinkat, AtFlags, FileType};
 use rustix::io::Errno;
 use serde::Serialize;
 
-use crate::fsat::{file_type, list, lstat_at, open_dir_at};
+use crate::fsat::{child_path, file_type, listing_buffer, lstat_at, open_dir_at, Listing};
 
 const MAX_DEPTH: usize = 512;
 
@@ -44,61 +46,84 @@ pub(crate) fn remove_tree(
         Err(Errno::NOENT) => return,
         Err(e) => return fail(out, path, e),
     };
-    remove_entry(parent, name, path, st.st_dev, out, 0);
+    let Ok(name) = CString::new(name.as_bytes()) else {
+        return fail(out, path, Errno::INVAL);
+    };
+    let mut removal = Removal {
+        dev: st.st_dev,
+        buf: listing_buffer(),
+        out,
+    };
+    let parent_path = path.parent().unwrap_or(path);
+    removal.entry(parent, &name, file_type(&st), parent_path, 0);
 }
 
-fn remove_entry(
-    parent: &OwnedFd,
-    name: &OsStr,
-    path: &Path,
+/// One removal walk: the filesystem it stays on, the one listing buffer every directory
+/// reuses (each listing is collected whole before its entries are removed), and the
+/// failures so far.
+struct Removal<'a> {
     dev: u64,
-    out: &mut Vec<RemovalFailure>,
-    depth: usize,
-) {
-    // Unlink first: most entries are not directories, and `unlinkat` without REMOVEDIR
-    // never follows a symlink and never removes a directory (Linux answers EISDIR), so a
-    // file costs one system call, as in `rm -rf`, with nothing to race.
-    match unlinkat(parent, name, AtFlags::empty()) {
-        Ok(()) | Err(Errno::NOENT) => return,
-        Err(Errno::ISDIR) => {}
-        Err(e) => return fail(out, path, e),
-    }
-    let st = match lstat_at(parent, name) {
-        Ok(st) => st,
-        Err(Errno::NOENT) => return,
-        Err(e) => return fail(out, path, e),
-    };
-    if file_type(&st) != FileType::Directory {
-        // Swapped for a non-directory since the unlink: unlink that, once.
-        match unlinkat(parent, name, AtFlags::empty()) {
-            Ok(()) | Err(Errno::NOENT) => {}
-            Err(e) => fail(out, path, e),
+    buf: Vec<MaybeUninit<u8>>,
+    out: &'a mut Vec<RemovalFailure>,
+}
+
+impl Removal<'_> {
+    /// Remove `name` in `parent` (the directory at `parent_path`); `listed` is the type the
+    /// listing gave, a hint for which system call to try first.
+    fn entry(
+        &mut self,
+        parent: &OwnedFd,
+        name: &CStr,
+        listed: FileType,
+        parent_path: &Path,
+        depth: usize,
+    ) {
+        // Unlink first unless it was listed as a directory: `unlinkat` without REMOVEDIR
+        // never follows a symlink and never removes a directory (Linux answers EISDIR), so
+        // a file costs one system call, as in `rm -rf`, with nothing to race.
+        if listed != FileType::Directory {
+            match unlinkat(parent, name, AtFlags::empty()) {
+                Ok(()) | Err(Errno::NOENT) => return,
+                Err(Errno::ISDIR) => {}
+                Err(e) => return fail(self.out, &child_path(parent_path, name), e),
+            }
         }
-        return;
-    }
-    // A mount inside the tree (st_dev differs) is not descended into: its contents are
-    // not the Contract's to lose, and rmdir of the mount point then fails with EBUSY,
-    // which is reported rather than hidden.
-    if st.st_dev == dev {
-        if depth >= MAX_DEPTH {
-            return fail(out, path, Errno::LOOP);
-        }
-        match open_dir_at(parent, name) {
-            Ok(dir) => match list(&dir) {
-                Ok(names) => {
-                    for child in names {
-                        let child_path = path.join(&child);
-                        remove_entry(&dir, &child, &child_path, dev, out, depth + 1);
+        // `O_DIRECTORY | O_NOFOLLOW`: a symlink or file swapped in since is refused here,
+        // never entered.
+        let dir = match open_dir_at(parent, name) {
+            Ok(dir) => dir,
+            Err(Errno::NOENT) => return,
+            Err(Errno::NOTDIR | Errno::LOOP) => {
+                // Swapped for a non-directory since the listing: unlink that, once.
+                match unlinkat(parent, name, AtFlags::empty()) {
+                    Ok(()) | Err(Errno::NOENT) => {}
+                    Err(e) => fail(self.out, &child_path(parent_path, name), e),
+                }
+                return;
+            }
+            Err(e) => return fail(self.out, &child_path(parent_path, name), e),
+        };
+        let path = child_path(parent_path, name);
+        match fstat(&dir) {
+            // A mount inside the tree (st_dev differs) is not descended into: its
+            // contents are not the Contract's to lose, and rmdir of the mount point then
+            // fails with EBUSY, which is reported rather than hidden.
+            Ok(st) if st.st_dev != self.dev => {}
+            Ok(_) if depth >= MAX_DEPTH => return fail(self.out, &path, Errno::LOOP),
+            Ok(_) => match Listing::read(&dir, &mut self.buf) {
+                Ok(listing) => {
+                    for (child, kind) in listing.iter() {
+                        self.entry(&dir, child, kind, &path, depth + 1);
                     }
                 }
-                Err(e) => fail(out, path, e),
+                Err(e) => fail(self.out, &path, e),
             },
-            Err(Errno::NOENT) => return,
-            Err(e) => return fail(out, path, e),
+            Err(e) => return fail(self.out, &path, e),
         }
-    }
-    match unlinkat(parent, name, AtFlags::REMOVEDIR) {
-        Ok(()) | Err(Errno::NOENT) => {}
-        Err(e) => fail(out, path, e),
+        drop(dir);
+        match unlinkat(parent, name, AtFlags::REMOVEDIR) {
+            Ok(()) | Err(Errno::NOENT) => {}
+            Err(e) => fail(self.out, &path, e),
+        }
     }
 }
