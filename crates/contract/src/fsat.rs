@@ -141,3 +141,17 @@ impl Listing {
         })
     }
 }
+
+/// Most threads one walk (hand-over or removal) uses. Both are bound by system calls on
+/// separate inodes in separate directories, so they scale with cores; past a few, the
+/// shared locks and the cost of the threads win.
+const MAX_WALKERS: usize = 4;
+
+/// How many threads to share out a directory's entries among: one per subdirectory in
+/// it, up to the cores there are and [`MAX_WALKERS`]. Files alone are few at the top of a
+/// tree, and a thread costs more than it saves on them.
+pub(crate) fn walker_count(kinds: impl Iterator<Item = FileType>) -> usize {
+    let dirs = kinds.filter(|kind| *kind == FileType::Directory).count();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    dirs.min(cores).clamp(1, MAX_WALKERS)
+}

@@ -24,6 +24,7 @@ use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rustix::fs::{
     chmodat, chownat, fchmod, fchown, fstat, AtFlags, FileType, Mode, OFlags, RawDir, Stat, CWD,
@@ -35,7 +36,7 @@ use serde::Serialize;
 use crate::error::{ContractError, Result};
 use crate::fsat::{
     child_path, file_type, is_dot_or_dotdot, list, listing_buffer, lstat_at, open_dir_at,
-    open_path_at, reopen_dir,
+    open_path_at, reopen_dir, walker_count, Listing,
 };
 
 /// The runner's git metadata directory name.
@@ -86,9 +87,14 @@ struct Walk {
 /// Contract can already change (its own from an earlier hand-over, or group/other
 /// writable) is walked the slow way: each name is pinned with an `O_PATH` handle, and the
 /// `stat` and the re-own act on that handle.
+///
+/// The entries of `top` are shared out among threads (see [`walker_count`]), each
+/// taking the next unclaimed entry and walking it whole; every entry is
+/// claimed exactly once, so the counts add up exactly. `top` itself is re-owned last,
+/// once every worker is done.
 pub(crate) fn hand_over(top: &OwnedFd, path: &Path, uid: u32, gid: u32) -> Result<HandoverCounts> {
     let st = fstat(top).map_err(|e| ContractError::io("fstat", path, e))?;
-    let mut walk = Walk {
+    let fresh = || Walk {
         uid: Uid::from_raw(uid),
         gid: Gid::from_raw(gid),
         dev: st.st_dev,
@@ -96,11 +102,64 @@ pub(crate) fn hand_over(top: &OwnedFd, path: &Path, uid: u32, gid: u32) -> Resul
         counts: HandoverCounts::default(),
         buffers: Vec::new(),
     };
-    walk.dir(top, &st, path, 0)?;
-    fchown(top, Some(walk.uid), Some(walk.gid))
+    let stable = names_are_stable(&st, geteuid());
+    let listing = Listing::read(top, &mut listing_buffer())
+        .map_err(|e| ContractError::io("readdir", path, e))?;
+    let entries: Vec<(&CStr, FileType)> = listing.iter().collect();
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let work = |mut walk: Walk| -> Result<HandoverCounts> {
+        while !failed.load(Ordering::Relaxed) {
+            let Some(&(name, kind)) = entries.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                break;
+            };
+            if let Err(e) = walk.entry(top, name, kind, stable, path, 0) {
+                failed.store(true, Ordering::Relaxed);
+                return Err(e);
+            }
+        }
+        Ok(walk.counts)
+    };
+    let results = std::thread::scope(|scope| {
+        // A helper that cannot be started only means fewer helpers.
+        let helpers: Vec<_> = (1..walker_count(entries.iter().map(|(_, kind)| *kind)))
+            .filter_map(|_| {
+                std::thread::Builder::new()
+                    .spawn_scoped(scope, || work(fresh()))
+                    .ok()
+            })
+            .collect();
+        let mut results = vec![work(fresh())];
+        for helper in helpers {
+            results.push(helper.join().unwrap_or_else(|_| {
+                Err(ContractError::io(
+                    "walk",
+                    path,
+                    std::io::Error::other("a hand-over thread panicked"),
+                ))
+            }));
+        }
+        results
+    });
+    let mut counts = HandoverCounts::default();
+    for result in results {
+        counts.add(&result?);
+    }
+    fchown(top, Some(Uid::from_raw(uid)), Some(Gid::from_raw(gid)))
         .map_err(|e| ContractError::io("fchown", path, e))?;
-    walk.counts.reowned += 1;
-    Ok(walk.counts)
+    counts.reowned += 1;
+    Ok(counts)
+}
+
+impl HandoverCounts {
+    fn add(&mut self, other: &HandoverCounts) {
+        self.reowned += other.reowned;
+        self.symlinks_skipped += other.symlinks_skipped;
+        self.hardlinks_skipped += other.hardlinks_skipped;
+        self.other_filesystem_skipped += other.other_filesystem_skipped;
+        self.vanished += other.vanished;
+        self.git_entries_tightened += other.git_entries_tightened;
+    }
 }
 
 /// Whether only the runner (or root) can change which inode a name in the directory
@@ -150,27 +209,41 @@ impl Walk {
         while let Some(entry) = listing.next() {
             let entry = entry.map_err(|e| ContractError::io("readdir", path, e))?;
             let name = entry.file_name();
-            if is_dot_or_dotdot(name) {
-                continue;
-            }
-            if name.to_bytes() == GIT_DIR.as_bytes() {
-                let child = child_path(path, name);
-                tighten_git(
-                    dir,
-                    OsStr::from_bytes(name.to_bytes()),
-                    &child,
-                    &mut self.counts,
-                )?;
-                continue;
-            }
-            match entry.file_type() {
-                FileType::Directory => self.subdir(dir, name, path, depth)?,
-                FileType::Symlink if stable => self.counts.symlinks_skipped += 1,
-                _ if stable => self.file_by_name(dir, name, path, depth)?,
-                _ => self.entry_by_handle(dir, name, path, depth)?,
+            if !is_dot_or_dotdot(name) {
+                self.entry(dir, name, entry.file_type(), stable, path, depth)?;
             }
         }
         Ok(())
+    }
+
+    /// One entry of `dir`, listed with type `listed` (a hint: see [`Listing`]).
+    fn entry(
+        &mut self,
+        dir: &OwnedFd,
+        name: &CStr,
+        listed: FileType,
+        stable: bool,
+        path: &Path,
+        depth: usize,
+    ) -> Result<()> {
+        if name.to_bytes() == GIT_DIR.as_bytes() {
+            let child = child_path(path, name);
+            return tighten_git(
+                dir,
+                OsStr::from_bytes(name.to_bytes()),
+                &child,
+                &mut self.counts,
+            );
+        }
+        match listed {
+            FileType::Directory => self.subdir(dir, name, path, depth),
+            FileType::Symlink if stable => {
+                self.counts.symlinks_skipped += 1;
+                Ok(())
+            }
+            _ if stable => self.file_by_name(dir, name, path, depth),
+            _ => self.entry_by_handle(dir, name, path, depth),
+        }
     }
 
     /// An entry listed as a directory: opened as one with `O_NOFOLLOW`, so a symlink or

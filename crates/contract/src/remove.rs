@@ -7,12 +7,15 @@ use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rustix::fs::{fstat, unlinkat, AtFlags, FileType};
 use rustix::io::Errno;
 use serde::Serialize;
 
-use crate::fsat::{child_path, file_type, listing_buffer, lstat_at, open_dir_at, Listing};
+use crate::fsat::{
+    child_path, file_type, listing_buffer, lstat_at, open_dir_at, walker_count, Listing,
+};
 
 const MAX_DEPTH: usize = 512;
 
@@ -53,6 +56,7 @@ pub(crate) fn remove_tree(
         dev: st.st_dev,
         buf: listing_buffer(),
         out,
+        may_split: true,
     };
     let parent_path = path.parent().unwrap_or(path);
     removal.entry(parent, &name, file_type(&st), parent_path, 0);
@@ -65,6 +69,10 @@ struct Removal<'a> {
     dev: u64,
     buf: Vec<MaybeUninit<u8>>,
     out: &'a mut Vec<RemovalFailure>,
+    /// Whether this walk may still share a directory's entries out among threads: only
+    /// once per removal, at the first directory holding several subdirectories (a
+    /// Contract's tree is one or two directories deep before it fans out).
+    may_split: bool,
 }
 
 impl Removal<'_> {
@@ -111,11 +119,7 @@ impl Removal<'_> {
             Ok(st) if st.st_dev != self.dev => {}
             Ok(_) if depth >= MAX_DEPTH => return fail(self.out, &path, Errno::LOOP),
             Ok(_) => match Listing::read(&dir, &mut self.buf) {
-                Ok(listing) => {
-                    for (child, kind) in listing.iter() {
-                        self.entry(&dir, child, kind, &path, depth + 1);
-                    }
-                }
+                Ok(listing) => self.children(&dir, &listing, &path, depth + 1),
                 Err(e) => fail(self.out, &path, e),
             },
             Err(e) => return fail(self.out, &path, e),
@@ -125,5 +129,64 @@ impl Removal<'_> {
             Ok(()) | Err(Errno::NOENT) => {}
             Err(e) => fail(self.out, &path, e),
         }
+    }
+}
+
+impl Removal<'_> {
+    /// Remove every entry of `listing` (the directory `dir` at `path`). The first time a
+    /// directory holds several subdirectories, its entries are shared out among threads
+    /// (see [`walker_count`]): each takes the next unclaimed entry and removes it whole,
+    /// so every entry is removed by exactly one of them, and their failures are all
+    /// reported.
+    fn children(&mut self, dir: &OwnedFd, listing: &Listing, path: &Path, depth: usize) {
+        let workers = if self.may_split {
+            walker_count(listing.iter().map(|(_, kind)| kind))
+        } else {
+            1
+        };
+        if workers <= 1 {
+            for (child, kind) in listing.iter() {
+                self.entry(dir, child, kind, path, depth);
+            }
+            return;
+        }
+        self.may_split = false;
+        let entries: Vec<(&CStr, FileType)> = listing.iter().collect();
+        let next = AtomicUsize::new(0);
+        let work = |removal: &mut Removal| {
+            while let Some(&(child, kind)) = entries.get(next.fetch_add(1, Ordering::Relaxed)) {
+                removal.entry(dir, child, kind, path, depth);
+            }
+        };
+        let dev = self.dev;
+        std::thread::scope(|scope| {
+            // A helper that cannot be started only means fewer helpers.
+            let helpers: Vec<_> = (1..workers)
+                .filter_map(|_| {
+                    std::thread::Builder::new()
+                        .spawn_scoped(scope, || {
+                            let mut out = Vec::new();
+                            work(&mut Removal {
+                                dev,
+                                buf: listing_buffer(),
+                                out: &mut out,
+                                may_split: false,
+                            });
+                            out
+                        })
+                        .ok()
+                })
+                .collect();
+            work(self);
+            for helper in helpers {
+                match helper.join() {
+                    Ok(failures) => self.out.extend(failures),
+                    Err(_) => self.out.push(RemovalFailure {
+                        path: path.to_path_buf(),
+                        error: "a removal thread panicked; what it had left is still there".into(),
+                    }),
+                }
+            }
+        });
     }
 }
