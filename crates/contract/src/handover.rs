@@ -39,6 +39,10 @@ use crate::fsat::{
     open_path_at, reopen_dir, walker_count, Listing,
 };
 
+#[cfg(test)]
+#[path = "handover_tests.rs"]
+mod tests;
+
 /// The runner's git metadata directory name.
 pub const GIT_DIR: &str = ".git";
 
@@ -168,7 +172,12 @@ impl HandoverCounts {
 /// clear group write bit means no ACL entry grants write either. A Contract's processes
 /// hold no capability that overrides this (they run as an unprivileged uid).
 fn names_are_stable(st: &Stat, runner: Uid) -> bool {
-    (st.st_uid == 0 || st.st_uid == runner.as_raw()) && st.st_mode & 0o022 == 0
+    owner_alone_can_rename(st.st_uid, st.st_mode, runner.as_raw())
+}
+
+/// [`names_are_stable`] on the owner and mode bits alone.
+fn owner_alone_can_rename(owner: u32, mode: u32, runner: u32) -> bool {
+    (owner == 0 || owner == runner) && mode & 0o022 == 0
 }
 
 impl Walk {

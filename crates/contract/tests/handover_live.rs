@@ -342,3 +342,138 @@ fn symlink_swap_race_never_reowns_outside_the_workspace() {
     );
     assert_eq!(ok + refused, 400);
 }
+
+/// The same hostile fixture under a runner-owned 0755 directory (walked by name) and a
+/// world-writable one (walked with pinned handles), with enough top-level directories
+/// that the walk is shared among threads: both routes give the same exact counts, and
+/// neither re-owns what a symlink or hard link points at.
+#[test]
+fn both_walks_count_exactly_and_reown_nothing_outside() {
+    if !require_root("both_walks_count_exactly") {
+        return;
+    }
+    let dir = scratch();
+    let iso = isolation(dir.path(), None);
+    let c = cid("tenant-routes");
+    let ws = iso.prepare_workspace(&c, &wr()).unwrap();
+    let uid = iso.uid_for(&c).unwrap().unwrap();
+    let outside = dir.path().join("outside");
+    fs::create_dir(&outside).unwrap();
+    fs::write(outside.join("secret"), "s").unwrap();
+    let mut expect_reowned = 1; // the workspace itself
+    for (name, mode) in [("stable", 0o755), ("open", 0o777)] {
+        let base = ws.join(name);
+        fs::create_dir_all(base.join("sub")).unwrap();
+        fs::write(base.join("f"), "x").unwrap();
+        fs::write(base.join("sub/g"), "x").unwrap();
+        std::os::unix::fs::symlink(outside.join("secret"), base.join("link")).unwrap();
+        std::os::unix::fs::symlink(&outside, base.join("dirlink")).unwrap();
+        fs::write(outside.join(format!("linked-{name}")), "l").unwrap();
+        fs::hard_link(outside.join(format!("linked-{name}")), base.join("hard")).unwrap();
+        fs::set_permissions(&base, fs::Permissions::from_mode(0o40000 | mode)).unwrap();
+        expect_reowned += 4; // base, f, sub, sub/g
+    }
+    for i in 0..8 {
+        fs::create_dir(ws.join(format!("more{i}"))).unwrap();
+        fs::write(ws.join(format!("more{i}/h")), "x").unwrap();
+        expect_reowned += 2;
+    }
+    let outside_entries = walk(&outside);
+
+    let report = iso.hand_over(&c, &ws).unwrap();
+    assert_eq!(report.counts.symlinks_skipped, 4, "{:?}", report.counts);
+    assert_eq!(report.counts.hardlinks_skipped, 2, "{:?}", report.counts);
+    assert_eq!(report.counts.reowned, expect_reowned, "{:?}", report.counts);
+    assert_eq!(report.counts.vanished, 0);
+    for p in walk(&ws) {
+        let m = fs::symlink_metadata(&p).unwrap();
+        let skipped = m.file_type().is_symlink() || p.ends_with("hard");
+        let want = if skipped { 0 } else { uid };
+        assert_eq!(m.uid(), want, "{}", p.display());
+    }
+    assert_eq!(owner(&ws), uid);
+    for p in outside_entries.iter().chain([&outside]) {
+        assert_eq!(owner(p), 0, "{} re-owned", p.display());
+    }
+    // Again, now that the Contract owns every directory (so every one takes the handle
+    // route): the same counts.
+    let again = iso.hand_over(&c, &ws).unwrap();
+    assert_eq!(again.counts, report.counts);
+}
+
+/// In a directory the Contract can write, a name is swapped back and forth between a
+/// file of its own and a hard link to a file outside while hand-overs run: the walk pins
+/// each name before it looks, so the outside file is never re-owned. (By name, the
+/// `stat` could see the plain file and the re-own land on the link.)
+#[test]
+fn hardlink_swap_race_in_a_writable_directory_never_reowns_the_target() {
+    if !require_root("hardlink_swap_race") {
+        return;
+    }
+    let dir = scratch();
+    let iso = isolation(dir.path(), None);
+    let c = cid("tenant-hardrace");
+    let ws = iso.prepare_workspace(&c, &wr()).unwrap();
+    let open = ws.join("open");
+    fs::create_dir(&open).unwrap();
+    fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
+    let victim = dir.path().join("victim");
+    fs::write(&victim, "v").unwrap();
+    const NAMES: usize = 32;
+    for i in 0..NAMES {
+        fs::write(open.join(format!("x{i}")), "x").unwrap();
+    }
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let swaps = Arc::new(AtomicU64::new(0));
+    let attacker = {
+        let (stop, swaps, open, victim) =
+            (stop.clone(), swaps.clone(), open.clone(), victim.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                for i in 0..NAMES {
+                    let x = open.join(format!("x{i}"));
+                    let tmp = open.join(format!("t{i}"));
+                    // rename(2) replaces atomically: the name is always one or the other.
+                    if fs::hard_link(&victim, &tmp).is_ok() {
+                        let _ = fs::rename(&tmp, &x);
+                    }
+                    if fs::write(&tmp, "x").is_ok() {
+                        let _ = fs::rename(&tmp, &x);
+                    }
+                }
+                swaps.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    while swaps.load(Ordering::Relaxed) < 3 {
+        std::thread::yield_now();
+    }
+    let (mut hardlinks_met, mut reowned) = (0u64, 0u64);
+    for round in 0..300 {
+        // Back to a root-owned world-writable directory, so that its mode alone is what
+        // must send the walk down the pinned route (once the Contract owns it, its
+        // owner would as well).
+        std::os::unix::fs::chown(&open, Some(0), Some(0)).unwrap();
+        fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
+        let r = iso.hand_over(&c, &ws).unwrap();
+        hardlinks_met += r.counts.hardlinks_skipped;
+        reowned += r.counts.reowned;
+        let m = fs::metadata(&victim).unwrap();
+        assert_eq!(
+            (m.uid(), m.gid()),
+            (0, 0),
+            "round {round}: the hard-linked file was re-owned"
+        );
+    }
+    stop.store(true, Ordering::Relaxed);
+    attacker.join().unwrap();
+    eprintln!(
+        "hardlink race: {hardlinks_met} hard links met and skipped, {reowned} entries re-owned, {} attacker sweeps",
+        swaps.load(Ordering::Relaxed)
+    );
+    assert!(
+        hardlinks_met > 0,
+        "the attacker never had a hard link in place"
+    );
+}
