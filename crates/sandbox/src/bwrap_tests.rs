@@ -233,6 +233,71 @@ fn the_steering_capability_is_added_after_the_base_drops_all_and_is_modelled() {
     assert!(!default.iter().any(|a| a == "--cap-add"));
 }
 
+/// A protected path no writable mount touches (the read-only home's `~/.bashrc`) gets no
+/// mount of its own: `--ro-bind / /` already keeps it read-only, and every bind costs
+/// bubblewrap a read of /proc/self/mountinfo. One at, beneath or above a writable mount
+/// keeps its read-only bind (bwrap_live's probe matrix proves both live).
+#[test]
+fn protected_paths_are_bound_only_where_a_writable_mount_touches_them() {
+    // Not under /tmp, a writable root of the view that would touch every path beneath it.
+    let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let f = Fixture {
+        home: root.join("home"),
+        repo: root.join("home/src/repo"),
+        _dir: dir,
+    };
+    std::fs::create_dir_all(f.repo.join(".git")).unwrap();
+    std::fs::write(f.repo.join(".git/config"), "").unwrap();
+    let p = policy(&f, |_| {});
+    let bashrc = f.home.join(".bashrc");
+    let gitconfig = f.home.join(".gitconfig");
+    let cargo_config = f.home.join(".cargo/config.toml");
+    let jaula_config = f.home.join(".config/jaula");
+    let git_config = f.repo.join(".git/config");
+    let disk = FakeDisk::default()
+        .file(&bashrc)
+        .file(&gitconfig)
+        .file(&cargo_config)
+        .dir(&jaula_config)
+        .dir(f.repo.join(".git"))
+        .file(&git_config);
+    for protected in [
+        &bashrc,
+        &gitconfig,
+        &cargo_config,
+        &jaula_config,
+        &git_config,
+    ] {
+        assert!(
+            p.protected().iter().any(|pr| &pr.path == protected),
+            "{} is not protected by default",
+            protected.display()
+        );
+    }
+    let argv = render_argv(&p, &BwrapOptions::default(), &disk).unwrap();
+    assert_eq!(position(&argv, "--ro-bind-try", &bashrc), None, "{argv:?}");
+    assert_eq!(
+        position(&argv, "--ro-bind-try", &gitconfig),
+        None,
+        "{argv:?}"
+    );
+    must(&argv, "--ro-bind-try", &cargo_config);
+    must(&argv, "--ro-bind-try", &jaula_config);
+    must(&argv, "--ro-bind-try", &git_config);
+
+    // A writable root beneath a protected directory of the read-only home (`~/.vim`): the
+    // bind stays, and still covers the root beneath as before.
+    let vim = f.home.join(".vim");
+    let cache = vim.join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    let p = policy(&f, |s| s.extra_writable.push(cache.clone()));
+    assert!(p.writable().iter().any(|w| w.path == cache));
+    let argv = render_argv(&p, &BwrapOptions::default(), &disk.dir(&vim)).unwrap();
+    assert!(must(&argv, "--bind-try", &cache) < must(&argv, "--ro-bind-try", &vim));
+    assert_eq!(position(&argv, "--ro-bind-try", &bashrc), None, "{argv:?}");
+}
+
 #[test]
 fn only_existing_seals_protected_paths_and_channel_tokens_are_rendered() {
     let f = fixture();

@@ -48,6 +48,13 @@ pub enum LandlockError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("the kernel refused the Landlock rule for {}: {source}", .path.display())]
+    AddRule {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot duplicate the Landlock ruleset descriptor: {0}")]
+    RulesetFd(std::io::Error),
     #[error("refusing a plan that grants {rights} inside the sealed path {}", .path.display())]
     GrantInsideSeal { path: PathBuf, rights: Rights },
     #[error("the kernel (Landlock ABI {abi}) did not enforce the ruleset")]

@@ -862,3 +862,36 @@ fn real_home_default_policy_plan_is_small() {
     println!("{native}");
     assert!(native.rules.len() > bwrap.rules.len());
 }
+
+/// The rules go to the kernel without an `fstat` of their own (the plan knows each
+/// target's kind): a planned directory that is a file by the time the rules are added must
+/// still refuse the launch, by the kernel's EINVAL to directory rights on a file, and not
+/// be granted anything. Nothing is restricted when it refuses, so this runs in-process.
+#[test]
+fn a_planned_directory_that_became_a_file_refuses_the_launch() {
+    if !landlock_here("a_planned_directory_that_became_a_file_refuses_the_launch") {
+        return;
+    }
+    let (_dir, root) = jaula_testkit::scratch!("landlock-race-");
+    let home = root.join("home");
+    let repo = home.join("src/repo");
+    let token = home.join(".agents-city/.runtime/broker/w.token");
+    fs::create_dir_all(&repo).unwrap();
+    write(&token, "t");
+    let cache = home.join(".cache");
+    fs::create_dir_all(&cache).unwrap();
+    let policy = resolve(spec_for(&home, &repo, &token));
+    let planned = plan(&policy, PlanMode::Native, &RealFs).expect("native plan");
+    let rule = planned.rule(&cache).expect("~/.cache is granted");
+    assert!(rule.rights.has(Right::MakeDir), "{planned}");
+    fs::remove_dir(&cache).unwrap();
+    write(&cache, "now a file");
+    match restrict_self(&planned, Floor::FsV1) {
+        Err(e) => {
+            let text = e.to_string();
+            assert!(text.contains(".cache"), "{text}");
+            assert!(text.contains("Invalid argument"), "{text}");
+        }
+        Ok(enforcement) => panic!("the launch went on: {enforcement}"),
+    }
+}

@@ -70,8 +70,12 @@ pub fn option_flags(options: &BwrapOptions) -> Vec<&'static str> {
 ///    is a mount point, which rename(2) and rmdir(2) refuse with EBUSY, so the cage cannot
 ///    move `.git` away or put another in its place, while git still writes beneath it.
 ///    Then every other protected path that exists (cage configuration and the planting
-///    guard) as `--ro-bind-try P P`: read-only even beneath a writable root or the entry's
-///    self-bind, and still covered by any seal beneath or above it. An absent protected
+///    guard) and that a writable mount touches (lies at, beneath or above it) as
+///    `--ro-bind-try P P`: read-only even beneath a writable root or the entry's
+///    self-bind, and still covered by any seal beneath or above it. One no writable mount
+///    touches (`~/.bashrc` in the read-only home) is read-only through step 1 already, and
+///    renaming over it needs a write to its read-only parent: it gets no mount of its own,
+///    since each bind costs bubblewrap a full read of /proc/self/mountinfo. An absent protected
 ///    path gets nothing (a mount point would be left on the host as an empty placeholder);
 ///    `jaula run` reports it if the cage creates it.
 /// 5. Seals that exist (see below): a directory as `--tmpfs P`, a file as
@@ -178,10 +182,15 @@ pub fn render_argv(
             )?;
         }
     }
+    // A protected path no writable mount touches is read-only already (`--ro-bind / /`):
+    // binding it onto itself again would only cost bubblewrap another pass over
+    // /proc/self/mountinfo, the most expensive step of building the view.
+    let writable_mounts = writable_mounts(policy, options, disk);
     for protected in policy.protected() {
         if protected.kind != ProtectKind::Entry
             && disk.exists(&protected.path)
             && !disk.is_symlink(&protected.path)
+            && touches_any(&protected.path, &writable_mounts)
         {
             argv.op2(
                 "--ro-bind-try",
@@ -209,6 +218,44 @@ pub fn render_argv(
     argv.0
         .extend(option_flags(options).into_iter().map(OsString::from));
     Ok(argv.0)
+}
+
+/// Every place the view mounts writable, as a superset: `/dev` (bubblewrap's `--dev` is a
+/// writable tmpfs), the cage's own temporary directories, every writable root (whether or
+/// not its `--bind-try` finds it), `~/.claude.json`, and the protected entries bound onto
+/// themselves (`.git`). Everything else in the view is the read-only `/`.
+fn writable_mounts<'p>(
+    policy: &'p Policy,
+    options: &BwrapOptions,
+    disk: &dyn Disk,
+) -> Vec<&'p Path> {
+    let mut mounts: Vec<&Path> = vec![Path::new(DEV)];
+    if options.private_tmp.is_some() {
+        mounts.extend([Path::new(TMP), Path::new(VAR_TMP)]);
+    }
+    if options.private_run_user.is_some() {
+        mounts.push(Path::new(RUN_USER));
+    }
+    mounts.extend(policy.writable().iter().map(|w| w.path.as_path()));
+    mounts.push(policy.claude_json());
+    mounts.extend(
+        policy
+            .protected()
+            .iter()
+            .filter(|p| p.kind == ProtectKind::Entry && disk.is_dir(&p.path))
+            .map(|p| p.path.as_path()),
+    );
+    mounts
+}
+
+/// Whether `path` lies at, beneath or above one of `mounts` (by component): only then can
+/// a writable mount make it, or something beneath it, writable in the view. Protected paths
+/// are canonical and not symlinks (checked by the caller), so the comparison is the one the
+/// kernel's path walk makes.
+fn touches_any(path: &Path, mounts: &[&Path]) -> bool {
+    mounts
+        .iter()
+        .any(|m| path.starts_with(m) || m.starts_with(path))
 }
 
 struct Argv(Vec<OsString>);

@@ -299,9 +299,8 @@ fn access_fs(rights: Rights) -> BitFlags<AccessFs> {
 /// included. `O_PATH` needs no read permission on the object, so the open does not itself
 /// depend on DAC (it still needs search permission on the parents).
 ///
-/// Three system calls per rule (this open, `landlock_add_rule`, `close`) plus the one
-/// `fstat` the landlock crate makes to check the type: the planned [`TargetKind`] decides
-/// the rights, so no second `fstat` here. A final symlink fails the open (`ELOOP`: no
+/// Three system calls per rule (this open, `landlock_add_rule`, `close`): the planned
+/// [`TargetKind`] decides the rights, so no `fstat` here or in [`add_path_beneath`]. A final symlink fails the open (`ELOOP`: no
 /// `O_NOFOLLOW`, so `RESOLVE_NO_SYMLINKS` refuses it) and is skipped. A planned directory
 /// that has become a file meanwhile makes the crate narrow the rule and report the ruleset
 /// partially enforced, which the `Everything` floor refuses: the race fails closed.
@@ -336,6 +335,59 @@ fn open_beneath(rule: &PlanRule) -> Result<Option<(OwnedFd, Rights)>, Errno> {
             Ok((!rights.is_empty()).then_some((fd, rights)))
         }
         Err(e) => Err(e),
+    }
+}
+
+/// `struct landlock_path_beneath_attr` (include/uapi/linux/landlock.h): packed there, so
+/// packed here.
+#[cfg(target_os = "linux")]
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// `LANDLOCK_RULE_PATH_BENEATH`.
+#[cfg(target_os = "linux")]
+const RULE_PATH_BENEATH: libc::c_int = 1;
+
+/// Add one path-beneath rule granting `rights` (already within what this kernel handles)
+/// beneath `parent`.
+///
+/// Straight to the kernel rather than through the `landlock` crate, whose `add_rule`
+/// makes an `fstat` of every descriptor to narrow a file's rights: the plan already knows
+/// each target's kind and [`open_beneath`] narrowed the rights by it, so the crate's check
+/// would be a fourth system call per rule (the floor is three: open, add, close). A target
+/// that became a non-directory since planning makes the kernel answer EINVAL to directory
+/// rights, which refuses the launch: the race still fails closed.
+#[cfg(target_os = "linux")]
+fn add_path_beneath(
+    ruleset: &OwnedFd,
+    parent: &OwnedFd,
+    rights: Rights,
+) -> Result<(), std::io::Error> {
+    use std::os::fd::AsRawFd;
+    let attr = PathBeneathAttr {
+        allowed_access: access_fs(rights).bits(),
+        parent_fd: parent.as_raw_fd(),
+    };
+    // SAFETY: both descriptors are open and owned by the caller for the whole call; `attr`
+    // is a fully initialised `struct landlock_path_beneath_attr` (packed, as the UAPI
+    // declares it) that outlives the call, and the kernel only reads it
+    // (landlock_add_rule(2)). Flags must be 0.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset.as_raw_fd(),
+            RULE_PATH_BENEATH,
+            std::ptr::addr_of!(attr),
+            0u32,
+        )
+    };
+    if ret == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }
 
@@ -380,12 +432,31 @@ pub fn restrict_self(plan: &Plan, floor: Floor) -> Result<Enforcement, LandlockE
         .scope(scopes)?
         .create()?;
 
+    // The rules go to the kernel through a duplicate of the ruleset's descriptor (see
+    // `add_path_beneath`); the crate's own handle then restricts.
+    let rules_fd: Option<OwnedFd> = ruleset
+        .try_clone()
+        .map_err(LandlockError::RulesetFd)?
+        .into();
     let mut skipped = Vec::new();
     let mut added = 0usize;
     for rule in &plan.rules {
         match open_beneath(rule) {
             Ok(Some((fd, rights))) => {
-                ruleset = ruleset.add_rule(PathBeneath::new(fd, access_fs(rights)))?;
+                let granted = rights & support.fs_enforced;
+                match &rules_fd {
+                    Some(rules) if !granted.is_empty() => {
+                        add_path_beneath(rules, &fd, granted).map_err(|source| {
+                            LandlockError::AddRule {
+                                path: rule.path.clone(),
+                                source,
+                            }
+                        })?;
+                    }
+                    // No descriptor (a ruleset the crate did not create) or nothing this
+                    // kernel can grant: the crate's own path, which reports it.
+                    _ => ruleset = ruleset.add_rule(PathBeneath::new(fd, access_fs(rights)))?,
+                }
                 added += 1;
             }
             Ok(None) => skipped.push(SkippedRule {
