@@ -3,7 +3,8 @@ use std::path::{Path, PathBuf};
 
 use jaula_policy::{Platform, Policy, PolicySpec, SealKind};
 
-use super::eval::{Action, Filter, Operation, Profile};
+use jaula_sbpl::eval::{self, Action, Filter, Operation, Profile};
+use jaula_sbpl::quote::escape_regex;
 use super::*;
 
 /// A scratch directory beside the test binary (inside the target directory, not `/tmp`,

@@ -31,7 +31,7 @@ pub fn views(
     let mut out = Vec::new();
     let mac = policy_for(args, Platform::MacOs)?;
     let profile = seatbelt::render_profile(&mac)?;
-    let parsed = seatbelt::eval::Profile::parse(&profile)
+    let parsed = jaula_sbpl::eval::Profile::parse(&profile)
         .map_err(|e| CliError::Launch(format!("the rendered profile does not parse: {e}")))?;
     let verdict = parsed.evaluate_access(access, path);
     out.push(BackendView {
@@ -149,7 +149,7 @@ fn seatbelt_connect_view(args: &ExplainArgs, path: &Path) -> Result<BackendView,
     let mac = policy_for(args, Platform::MacOs)?;
     let options = seatbelt::ProfileOptions::default();
     let profile = seatbelt::render_profile_with(&mac, &options)?;
-    let parsed = seatbelt::eval::Profile::parse(&profile)
+    let parsed = jaula_sbpl::eval::Profile::parse(&profile)
         .map_err(|e| CliError::Launch(format!("the rendered profile does not parse: {e}")))?;
     let verdict = parsed.evaluate_access(Access::Connect, path);
     let mut summary = format!(
