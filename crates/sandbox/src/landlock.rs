@@ -25,8 +25,7 @@ pub use enforce::{
     probe, restrict_self, Enforcement, EnforcementStatus, Floor, KernelStatus, SkippedRule, Support,
 };
 pub use plan::{
-    plan, DirLister, EntryKind, Plan, PlanMode, PlanNote, PlanRule, RealFs, Reason, SplitDir,
-    TargetKind, DEVICE_NODES,
+    plan, Plan, PlanMode, PlanNote, PlanRule, Reason, SplitDir, TargetKind, DEVICE_NODES,
 };
 pub use rights::{Right, Rights, ScopeKind};
 

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use jaula_policy::sources::BwrapHint;
-use jaula_policy::{Access, Platform, Policy, PolicySpec};
-use jaula_sandbox::bwrap::{probe, render_argv, Availability, BwrapOptions, MountView, RealDisk};
+use jaula_policy::{Access, Platform, Policy, PolicySpec, RealHostFs};
+use jaula_sandbox::bwrap::{probe, render_argv, Availability, BwrapOptions, MountView};
 use jaula_testkit::probe::matrix::{self, dev, Decided, Deviation, Kind, Outcome, Target};
 use jaula_testkit::{chown_tree, is_root, under_ci, NOBODY};
 
@@ -222,8 +222,8 @@ fn run(program: &Path, sc: &Scenario, as_uid: Option<u32>) -> (Vec<Outcome>, Mou
     if let Some(uid) = as_uid {
         chown_tree(&sc.root, uid);
     }
-    let mut argv = render_argv(&sc.policy, &BwrapOptions::default(), &RealDisk).unwrap();
-    let view = MountView::from_argv(&argv, &RealDisk)
+    let mut argv = render_argv(&sc.policy, &BwrapOptions::default(), &RealHostFs).unwrap();
+    let view = MountView::from_argv(&argv, &RealHostFs)
         .unwrap()
         .with_display_home(&sc.home);
     argv[0] = program.as_os_str().to_owned();
@@ -320,7 +320,7 @@ fn default_cage(
     let policy = PolicySpec::with_defaults(Platform::Linux, home.clone(), repo)
         .resolve()
         .unwrap();
-    let mut argv = render_argv(&policy, &BwrapOptions::default(), &RealDisk).unwrap();
+    let mut argv = render_argv(&policy, &BwrapOptions::default(), &RealHostFs).unwrap();
     argv[0] = program.into_os_string();
     (home, policy, argv)
 }
@@ -345,7 +345,7 @@ fn an_absent_claude_json_cannot_be_created_from_inside() {
     // source and $HOME is read-only, so Claude cannot create it from inside the cage.
     assert!(!claude.exists());
     assert!(policy.decide(&claude, Access::Create).allowed);
-    let view = MountView::from_argv(&argv, &RealDisk).unwrap();
+    let view = MountView::from_argv(&argv, &RealHostFs).unwrap();
     assert!(!view.effect(&claude, Access::Create).reaches_host);
 }
 

@@ -22,11 +22,11 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 use jaula_policy::{Access, Platform, Policy, PolicySpec, Rule, SocketSource, Warning};
-use jaula_sbpl::eval::{Action, IpEndpoint, Operation, Profile, Request};
 use jaula_sandbox::seatbelt::{
     self, cage_tmp_dir, render_profile, render_profile_with, ProfileNetwork, ProfileOptions,
     MDNS_RESPONDER,
 };
+use jaula_sbpl::eval::{Action, IpEndpoint, Operation, Profile, Request};
 
 /// The window's private temporary directory (`jaula run`'s `TMPDIR` on macOS): probed as a
 /// place a naive profile would trust.

@@ -45,7 +45,7 @@ pub fn views(
     });
     let linux = policy_for(args, Platform::Linux)?;
     // The disk as `jaula run` leaves it before caging: absent cache roots created.
-    let disk = AfterCreation::new(&linux, bwrap::RealDisk);
+    let disk = AfterCreation::new(&linux, jaula_policy::RealHostFs);
     let effect = bwrap::view_effect(&linux, &bwrap::BwrapOptions::default(), &disk, path, access)?;
     out.push(BackendView {
         backend: "bwrap",
@@ -61,7 +61,7 @@ pub fn views(
             run_private_note(&linux, path)
         ),
     });
-    let fs = AfterCreation::new(&linux, landlock::RealFs);
+    let fs = AfterCreation::new(&linux, jaula_policy::RealHostFs);
     let plan = landlock::plan(&linux, landlock::PlanMode::Native, &fs)
         .map_err(|e| CliError::Launch(e.to_string()))?;
     let (mut allowed, mut why) = landlock::effect(&plan, path, access);
@@ -115,7 +115,7 @@ fn connect_views(args: &ExplainArgs, path: &Path) -> Result<Vec<BackendView>, Cl
     let effect = bwrap::view_effect(
         &linux,
         &bwrap::BwrapOptions::default(),
-        &bwrap::RealDisk,
+        &jaula_policy::RealHostFs,
         path,
         Access::Connect,
     )?;
