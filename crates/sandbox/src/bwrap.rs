@@ -15,6 +15,7 @@
 //! - [`PrivateTmp`]: the window's own `/tmp` and `/var/tmp`, created without following a
 //!   symlink and bound by descriptor, so the host's sockets there stay out of the view.
 
+mod backend;
 mod private_tmp;
 mod probe;
 mod probe_cache;
@@ -26,6 +27,8 @@ mod view;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+pub(crate) use backend::gate_says;
+pub use backend::{BwrapBackend, DEVIATIONS};
 pub use private_tmp::{
     sanitize_window, window_dir_name, PrivateTmp, PrivateTmpError, PrivateTmpFds, PRIVATE_TMP_DIR,
     TMP_NAME, VAR_TMP_NAME,

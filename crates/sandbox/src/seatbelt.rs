@@ -43,7 +43,12 @@ use std::path::{Path, PathBuf};
 use jaula_policy::{Access, Platform, Policy, ProtectKind, Rule, SealKind};
 use jaula_sbpl::quote::{escape_regex, quote_string};
 
+use crate::backend::Deviation;
+
+mod backend;
 pub mod process;
+
+pub use backend::SeatbeltBackend;
 
 /// The comment every generated profile carries on its second line.
 pub const GENERATED_COMMENT: &str = "; jaula cage, generated for one window. Do not edit.";
@@ -94,16 +99,6 @@ pub fn cage_tmp_dir(policy: &Policy, window: Option<&str>) -> PathBuf {
         .join(crate::bwrap::PRIVATE_TMP_DIR)
         .join(crate::bwrap::window_dir_name(window, policy.repo()))
         .join(crate::bwrap::TMP_NAME)
-}
-
-/// A named, documented difference between the profile and `Policy::decide`, in the same
-/// shape as the Landlock layer's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Deviation {
-    pub name: &'static str,
-    /// Whether the profile allows more than `decide` (`true`) or less (`false`).
-    pub looser: bool,
-    pub why: &'static str,
 }
 
 /// Every known deviation of the Seatbelt profile from `decide`. Each is pinned by the
