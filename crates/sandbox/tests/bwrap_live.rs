@@ -26,6 +26,7 @@ use jaula_testkit::{chown_tree, is_root, under_ci, NOBODY};
 /// other direction, fails the test; so does an entry that no longer disagrees.
 const DEVIATIONS: &[Deviation] = &[
     dev(
+        "absent-protected-creatable",
         "~/src/repo/.git/hooks",
         Access::Create,
         true,
@@ -35,6 +36,7 @@ const DEVIATIONS: &[Deviation] = &[
          the creation after the command exits",
     ),
     dev(
+        "absent-sealed-creatable",
         "~/.cargo/credentials",
         Access::Create,
         true,
@@ -44,6 +46,7 @@ const DEVIATIONS: &[Deviation] = &[
          so the cage can create it; it then holds only what the cage wrote",
     ),
     dev(
+        "absent-sealed-creatable",
         "~/.config/gcloud",
         Access::Create,
         true,
@@ -51,6 +54,7 @@ const DEVIATIONS: &[Deviation] = &[
         "the same for an absent sealed directory inside a writable root (~/.config)",
     ),
     dev(
+        "absent-writable-root-skipped",
         "~/.kimi",
         Access::Create,
         false,
@@ -59,6 +63,7 @@ const DEVIATIONS: &[Deviation] = &[
          so the root cannot be created from inside",
     ),
     dev(
+        "absent-sealed-creatable",
         "~/.claude/channels/seat2/.env",
         Access::Create,
         true,
@@ -67,6 +72,7 @@ const DEVIATIONS: &[Deviation] = &[
          pattern): one created after launch is not covered",
     ),
     dev(
+        "absent-protected-creatable",
         "~/.agents-city/.runtime/cage",
         Access::Create,
         true,
@@ -75,6 +81,7 @@ const DEVIATIONS: &[Deviation] = &[
          beneath the writable state home",
     ),
     dev(
+        "declared-file-seal-is-directory",
         "~/.pgpass/inner",
         Access::Read,
         false,
@@ -83,6 +90,7 @@ const DEVIATIONS: &[Deviation] = &[
          cannot be bound on a directory), which also hides its entries: stricter than decide",
     ),
     dev(
+        "own-dev",
         "/dev/<new>",
         Access::Create,
         false,
@@ -280,6 +288,16 @@ fn judge(program: &Path, as_uid: Option<u32>, who: &str) {
     }
     assert!(outcomes.len() >= 90, "{} probes", outcomes.len());
     assert!(failures.is_empty(), "{who}:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn every_deviation_is_one_the_backend_lists() {
+    let listed: Vec<(&str, bool)> = jaula_sandbox::bwrap::DEVIATIONS
+        .iter()
+        .map(|d| (d.name, d.looser))
+        .collect();
+    let failures = matrix::unlisted(DEVIATIONS, &listed);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]
