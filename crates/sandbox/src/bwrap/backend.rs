@@ -58,9 +58,9 @@ pub const DEVIATIONS: &[Deviation] = &[
     Deviation {
         name: "private-tmp",
         looser: false,
-        why: "under jaula run /tmp and /var/tmp are the window's own \
-              (<state home>/.runtime/tmp/<window>/{tmp,var-tmp}), so nothing lands in the \
-              host's, whose sockets stay out of reach",
+        why: "under jaula run /tmp and /var/tmp are the window's own directories (in the \
+              state home's .runtime/tmp), so nothing lands in the host's, whose sockets stay \
+              out of reach",
     },
 ];
 
