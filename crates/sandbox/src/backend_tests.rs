@@ -32,3 +32,59 @@ fn the_bwrap_view_plan_lists_only_what_the_view_does_not_hide() {
     let names: Vec<&str> = Backend::deviations(&view).iter().map(|d| d.name).collect();
     assert_eq!(names, ["metadata-writes"]);
 }
+
+/// A scratch directory beside the test binary (inside the target directory, not `/tmp`,
+/// which every Linux cage keeps writable).
+fn scratch() -> (tempfile::TempDir, std::path::PathBuf) {
+    let exe = std::env::current_exe().unwrap();
+    let base = exe.ancestors().nth(2).unwrap().join("jaula-unit-tmp");
+    std::fs::create_dir_all(&base).unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("backend-")
+        .tempdir_in(base)
+        .unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    (dir, root)
+}
+
+/// Each backend answers from its own artifact, and on the plainest paths all of them
+/// agree with `decide`: a credential is unreadable, the repo writable, the home readable
+/// but not writable, a socket in a sealed root unreachable.
+#[test]
+fn every_backend_answers_from_its_artifact_as_decide_does_on_plain_paths() {
+    let (_dir, root) = scratch();
+    let home = root.join("home");
+    let repo = home.join("src/repo");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(home.join(".ssh/id"), "secret").unwrap();
+    std::fs::write(home.join("notes.txt"), "notes").unwrap();
+    std::fs::write(repo.join("README.md"), "readme").unwrap();
+    let cases = [
+        (home.join(".ssh/id"), Access::Read, false),
+        (repo.join("README.md"), Access::Write, true),
+        (home.join("notes.txt"), Access::Read, true),
+        (home.join("notes.txt"), Access::Write, false),
+        (home.join(".ssh/agent.sock"), Access::Connect, false),
+    ];
+    for backend in all() {
+        let spec =
+            jaula_policy::PolicySpec::with_defaults(backend.platform(), home.clone(), repo.clone());
+        let policy = spec.resolve().unwrap();
+        for (path, access, allowed) in &cases {
+            let verdict = backend
+                .render_and_judge(&policy, &jaula_policy::RealHostFs, path, *access)
+                .unwrap();
+            assert_eq!(policy.decide(path, *access).allowed, *allowed);
+            assert_eq!(
+                verdict.allowed,
+                *allowed,
+                "{} {access} {}: {}",
+                backend.name(),
+                path.display(),
+                verdict.summary
+            );
+            assert!(!verdict.summary.is_empty());
+        }
+    }
+}

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 
 use crate::backend::Deviation;
 
-pub use backend::{effect, LandlockBackend};
+pub use backend::LandlockBackend;
 #[cfg(target_os = "linux")]
 pub use enforce::scope_signals_below_parent;
 pub use enforce::{

@@ -85,7 +85,7 @@ impl Backend for LandlockBackend {
 /// Landlock grants accumulate down the hierarchy: a path's rights are the union of the
 /// rules on it and on its ancestors. Read needs read-file (or read-dir for a directory),
 /// write needs write-file, create needs make-reg on the parent.
-pub fn effect(plan: &Plan, fs: &dyn HostFs, path: &Path, access: Access) -> (bool, String) {
+fn effect(plan: &Plan, fs: &dyn HostFs, path: &Path, access: Access) -> (bool, String) {
     let (target, needed) = match access {
         Access::Read if fs.is_dir(path) => (path, Right::ReadDir),
         Access::Read => (path, Right::ReadFile),
