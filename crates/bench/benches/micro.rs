@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
-use jaula_policy::{Access, Platform, Policy, PolicySpec};
-use jaula_sandbox::landlock::{plan, DirLister, EntryKind, PlanMode};
+use jaula_policy::{Access, EntryKind, HostFs, Platform, Policy, PolicySpec};
+use jaula_sandbox::landlock::{plan, PlanMode};
 use jaula_sandbox::seatbelt::render_profile;
 
 const HOME: &str = "/home/bench";
@@ -78,9 +78,12 @@ impl FakeFs {
     }
 }
 
-impl DirLister for FakeFs {
+impl HostFs for FakeFs {
     fn kind(&self, path: &Path) -> io::Result<Option<EntryKind>> {
         Ok(self.kinds.get(path).copied())
+    }
+    fn resolved_kind(&self, path: &Path) -> io::Result<Option<EntryKind>> {
+        self.kind(path)
     }
     fn list(&self, dir: &Path) -> io::Result<Vec<(OsString, EntryKind)>> {
         match self.kinds.get(dir) {

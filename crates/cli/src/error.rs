@@ -17,6 +17,9 @@ pub enum CliError {
     Seatbelt(#[from] jaula_sandbox::seatbelt::SeatbeltError),
     #[error(transparent)]
     Bwrap(#[from] jaula_sandbox::bwrap::BwrapError),
+    /// A backend could not render its artifact or answer for a path (`jaula explain`).
+    #[error(transparent)]
+    Backend(#[from] jaula_sandbox::backend::BackendError),
     #[error("cannot write {}: {source}", .path.display())]
     Write {
         path: PathBuf,

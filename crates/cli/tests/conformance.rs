@@ -25,48 +25,55 @@ const BROKER: &str = ".agents-city/.runtime/broker";
 /// `jaula run --backend landlock`: Landlock (native plan) + seccomp + hardening.
 const LANDLOCK_DEVIATIONS: &[Deviation] = &[
     dev(
+        "sealed-names-listable",
         "~/.ssh",
         Access::Read,
         true,
         false,
-        "sealed-names-listable: READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list",
+        "READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list",
     ),
     dev(
+        "sealed-names-listable",
         "~/.ssh/sub",
         Access::Read,
         true,
         false,
-        "sealed-names-listable: READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list",
+        "READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list",
     ),
     dev(
+        "sealed-names-listable",
         "~/.aws",
         Access::Read,
         true,
         false,
-        "sealed-names-listable: READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list",
+        "READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list",
     ),
     dev(
+        "sealed-names-listable",
         "~/.config/gh",
         Access::Read,
         true,
         false,
-        "sealed-names-listable: READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list",
+        "READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list",
     ),
     dev(
+        "sealed-names-listable",
         "~/.agents-city/.runtime/broker",
         Access::Read,
         true,
         false,
-        "sealed-names-listable: READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list",
+        "READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list",
     ),
     dev(
+        "sealed-names-listable",
         "~/.pgpass",
         Access::Read,
         true,
         false,
-        "sealed-names-listable: READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list (here a declared-file seal that is a directory on disk)",
+        "READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list (here a declared-file seal that is a directory on disk)",
     ),
     dev(
+        "declared-file-seal-is-directory",
         "~/.pgpass/inner",
         Access::Read,
         false,
@@ -74,88 +81,100 @@ const LANDLOCK_DEVIATIONS: &[Deviation] = &[
         "declared-file seal that is a directory on disk: the planner seals what the disk holds, the whole directory; decide seals the path only (stricter)",
     ),
     dev(
+        "metadata-writes",
         "~/.profile",
         Access::Write,
         true,
         false,
-        "metadata-writes: Landlock does not handle chmod/chown/utimes/setxattr; DAC alone decides outside the writable roots",
+        "Landlock does not handle chmod/chown/utimes/setxattr; DAC alone decides outside the writable roots",
     ),
     dev(
+        "metadata-writes",
         "~/.ssh/id_chmod",
         Access::Write,
         true,
         false,
-        "metadata-writes: the same inside a sealed root: the mode of a secret can change, its content stays unreadable",
+        "the same inside a sealed root: the mode of a secret can change, its content stays unreadable",
     ),
     dev(
+        "split-dir-no-new-entries",
         "~/.cargo/stale.lock",
         Access::Write,
         false,
         true,
-        "split-dir-no-new-entries: a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own: direct children cannot be removed",
+        "a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own: direct children cannot be removed",
     ),
     dev(
+        "split-dir-no-new-entries",
         "~/.cargo/new-file",
         Access::Create,
         false,
         true,
-        "split-dir-no-new-entries: a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (~/.cargo/credentials*)",
+        "a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (~/.cargo/credentials*)",
     ),
     dev(
+        "split-dir-no-new-entries",
         "~/.claude/new-file",
         Access::Create,
         false,
         true,
-        "split-dir-no-new-entries: a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (~/.claude/.credentials.json, channels)",
+        "a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (~/.claude/.credentials.json, channels)",
     ),
     dev(
+        "split-dir-no-new-entries",
         "~/.claude/channels/new-seat",
         Access::Create,
         false,
         true,
-        "split-dir-no-new-entries: a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (any <seat>/.env)",
+        "a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (any <seat>/.env)",
     ),
     dev(
+        "split-dir-no-new-entries",
         "~/.claude/channels/seat1/new",
         Access::Create,
         false,
         true,
-        "split-dir-no-new-entries: a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (seat1/.env)",
+        "a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (seat1/.env)",
     ),
     dev(
+        "split-dir-no-new-entries",
         "~/.claude/channels/seat1/.env.bak",
         Access::Create,
         false,
         true,
-        "split-dir-no-new-entries: a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (seat1/.env)",
+        "a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (seat1/.env)",
     ),
     dev(
+        "split-dir-no-new-entries",
         "~/.config/newdir",
         Access::Create,
         false,
         true,
-        "split-dir-no-new-entries: a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (~/.config/gh, gcloud, jaula)",
+        "a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (~/.config/gh, gcloud, jaula)",
     ),
     dev(
+        "split-dir-no-new-entries",
         "~/.agents-city/new",
         Access::Create,
         false,
         true,
-        "split-dir-no-new-entries: a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (.runtime/broker, .runtime/cage)",
+        "a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (.runtime/broker, .runtime/cage)",
     ),
     dev(
+        "split-dir-no-new-entries",
         "~/.agents-city/.runtime/new",
         Access::Create,
         false,
         true,
-        "split-dir-no-new-entries: a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (broker, cage)",
+        "a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (broker, cage)",
     ),
     dev(
+        "native-dev-subset",
         "/dev/<new>",
         Access::Create,
         false,
         true,
-        "native-dev-subset: natively /dev is the host's; only bubblewrap's --dev devices are granted, never new entries",
+        "natively /dev is the host's; only bubblewrap's --dev devices are granted, never new entries",
     ),
 ];
 
@@ -163,20 +182,23 @@ const LANDLOCK_DEVIATIONS: &[Deviation] = &[
 /// seccomp and hardening inside it.
 const BWRAP_DEVIATIONS: &[Deviation] = &[
     dev(
+        "private-tmp",
         "/tmp/<new>",
         Access::Create,
         false,
         true,
-        "private-tmp: /tmp is writable in the view but is the window's own (<state home>/.runtime/tmp/<window>/tmp), so nothing lands in the host's /tmp, whose sockets stay out of reach (issue 10)",
+        "/tmp is writable in the view but is the window's own (<state home>/.runtime/tmp/<window>/tmp), so nothing lands in the host's /tmp, whose sockets stay out of reach (issue 10)",
     ),
     dev(
+        "private-tmp",
         "/var/tmp/<new>",
         Access::Create,
         false,
         true,
-        "private-tmp: /var/tmp is the window's own (<state home>/.runtime/tmp/<window>/var-tmp), not the host's (issue 10)",
+        "/var/tmp is the window's own (<state home>/.runtime/tmp/<window>/var-tmp), not the host's (issue 10)",
     ),
     dev(
+        "declared-file-seal-is-directory",
         "~/.pgpass/inner",
         Access::Read,
         false,
@@ -184,6 +206,7 @@ const BWRAP_DEVIATIONS: &[Deviation] = &[
         "declared-file seal that is a directory on disk gets a read-only tmpfs (/dev/null cannot cover a directory), hiding its entries (stricter)",
     ),
     dev(
+        "own-dev",
         "/dev/<new>",
         Access::Create,
         false,
@@ -191,27 +214,47 @@ const BWRAP_DEVIATIONS: &[Deviation] = &[
         "/dev is the cage's own device tree (--dev): the create succeeds there but never reaches the host's /dev",
     ),
     dev(
+        "absent-sealed-creatable",
         "~/.cargo/credentials",
         Access::Create,
         true,
         false,
-        "absent-sealed-creatable: a mount needs an existing target, so a sealed file absent at launch inside a writable root is not covered; the inner Landlock stage grants writable roots whole (no split), as in the seed",
+        "a mount needs an existing target, so a sealed file absent at launch inside a writable root is not covered; the inner Landlock stage grants writable roots whole (no split), as in the seed",
     ),
     dev(
+        "absent-sealed-creatable",
         "~/.config/gcloud",
         Access::Create,
         true,
         false,
-        "absent-sealed-creatable: the same for a sealed directory absent at launch inside ~/.config",
+        "the same for a sealed directory absent at launch inside ~/.config",
     ),
     dev(
+        "absent-sealed-creatable",
         "~/.claude/channels/seat2/.env",
         Access::Create,
         true,
         false,
-        "absent-sealed-creatable: channel tokens are mounted over one existing file at a time",
+        "channel tokens are mounted over one existing file at a time",
     ),
 ];
+
+/// The Linux backends `jaula run --backend` takes, each with its probe deviations: every
+/// test below loops over this list, and every probe deviation must be an instance of one
+/// the backend itself lists (`jaula_sandbox::backend`).
+const BACKENDS: &[(&str, &[Deviation])] = &[
+    ("landlock", LANDLOCK_DEVIATIONS),
+    ("bwrap", BWRAP_DEVIATIONS),
+];
+
+/// The probe deviations recorded for `backend`.
+fn table(backend: &str) -> &'static [Deviation] {
+    BACKENDS
+        .iter()
+        .find(|(name, _)| *name == backend)
+        .map(|(_, table)| *table)
+        .unwrap_or_else(|| panic!("{backend} is not in BACKENDS"))
+}
 
 struct Scenario {
     root: PathBuf,
@@ -402,7 +445,8 @@ fn available(backend: &str) -> bool {
     cage_or_skip(backend, &trial.output().unwrap())
 }
 
-fn judge(backend: &str, table: &[Deviation], as_uid: Option<u32>) {
+fn judge(backend: &str, as_uid: Option<u32>) {
+    let table = table(backend);
     if !available(backend) {
         return;
     }
@@ -447,38 +491,38 @@ fn judge(backend: &str, table: &[Deviation], as_uid: Option<u32>) {
 
 #[test]
 fn landlock_backend_matches_decide() {
-    judge("landlock", LANDLOCK_DEVIATIONS, None);
+    judge("landlock", None);
 }
 
 /// The matrix again as uid 65534; only root can switch to it (and a non-root caller's own
 /// run above is already unprivileged).
-fn judge_as_nobody(backend: &str, table: &[Deviation]) {
+fn judge_as_nobody(backend: &str) {
     if !is_root() {
         return eprintln!("skipping: not root, so the main matrix already ran unprivileged");
     }
-    judge(backend, table, Some(NOBODY));
+    judge(backend, Some(NOBODY));
 }
 
 #[test]
 fn landlock_backend_matches_decide_as_uid_65534() {
-    judge_as_nobody("landlock", LANDLOCK_DEVIATIONS);
+    judge_as_nobody("landlock");
 }
 
 #[test]
 fn bwrap_backend_matches_decide() {
-    judge("bwrap", BWRAP_DEVIATIONS, None);
+    judge("bwrap", None);
 }
 
 #[test]
 fn bwrap_backend_matches_decide_as_uid_65534() {
-    judge_as_nobody("bwrap", BWRAP_DEVIATIONS);
+    judge_as_nobody("bwrap");
 }
 
 #[test]
 fn every_deviation_names_a_probe_of_the_matrix() {
     let (_keep, root) = common::scratch("conformance-names-");
     let sc = build(&root);
-    for d in LANDLOCK_DEVIATIONS.iter().chain(BWRAP_DEVIATIONS) {
+    for d in BACKENDS.iter().flat_map(|(_, table)| table.iter()) {
         let t = sc
             .targets
             .iter()
@@ -499,6 +543,21 @@ fn every_deviation_names_a_probe_of_the_matrix() {
             d.access,
             d.label
         );
+    }
+}
+
+#[test]
+fn every_deviation_is_one_its_backend_lists() {
+    for (name, table) in BACKENDS {
+        let backend = jaula_sandbox::backend::named(name)
+            .unwrap_or_else(|| panic!("{name} is not a backend"));
+        let listed: Vec<(&str, bool)> = backend
+            .deviations()
+            .iter()
+            .map(|d| (d.name, d.looser))
+            .collect();
+        let failures = matrix::unlisted(table, &listed);
+        assert!(failures.is_empty(), "{name}:\n{}", failures.join("\n"));
     }
 }
 

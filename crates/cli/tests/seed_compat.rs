@@ -266,7 +266,7 @@ fn line_is_empty_when_the_cage_is_off_in_both() {
 /// the same on every probe path, except jaula's protected profile directory.
 #[test]
 fn macos_profile_matches_the_seed() {
-    use jaula_sandbox::seatbelt::eval::{FileOperation, Profile};
+    use jaula_sbpl::eval::{FileOperation, Profile};
     if Command::new("python3").arg("--version").output().is_err() {
         return skip_or_fail("python3 is not installed");
     }

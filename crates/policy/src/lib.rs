@@ -16,6 +16,9 @@
 //! - [`config`]: the config file, read straight into typed values;
 //! - [`run_argv`]: the one way a `jaula run` command line is written.
 //!
+//! - [`host_fs`]: the one interface through which resolution and every backend ask the
+//!   host's filesystem what is there ([`HostFs`]), so tests can fake a host.
+//!
 //! This crate never spawns a process and holds no `unsafe`; it reads the filesystem only to
 //! resolve symlinks, to ask whether an undeclared path is a file, and to follow a repo's
 //! `.git` file, `commondir` and `.gitmodules` to its git directories.
@@ -26,6 +29,7 @@ pub mod decide;
 pub mod defaults;
 pub mod env;
 pub mod error;
+pub mod host_fs;
 pub mod limits;
 pub mod network;
 pub mod paths;
@@ -43,6 +47,7 @@ pub mod uid_range;
 pub use config::ConfigFile;
 pub use decide::{Access, Decision, Rule};
 pub use error::{ConfigError, PolicyError};
+pub use host_fs::{EntryKind, HostFs, RealHostFs};
 pub use policy::{
     AbsentRoot, CageProfile, Policy, ProtectKind, ProtectedPath, ProtectedSource, SealKind,
     SealSource, SealedRoot, Warning, WritableRoot, WriteSource,

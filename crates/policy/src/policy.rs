@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::defaults;
+use crate::host_fs::HostFs;
 use crate::paths::{canonicalize_lenient, expand_tilde, is_within};
 use crate::{Platform, PolicyError, PolicySpec};
 
@@ -415,12 +416,19 @@ impl PolicySpec {
     /// contains one. Write-allow extras inside a sealed root are dropped with a
     /// [`Warning`].
     pub fn resolve(&self) -> Result<Policy, PolicyError> {
-        // One resolution sees one filesystem: each directory prefix is resolved once and
-        // remembered until this returns (resolve.rs).
-        crate::resolve::with_cache(|| self.resolve_once())
+        self.resolve_on(&crate::RealHostFs)
     }
 
-    fn resolve_once(&self) -> Result<Policy, PolicyError> {
+    /// [`resolve`](Self::resolve), asking `fs` which paths exist and what they are (the
+    /// writable roots still absent, the channel token files, the repo's type). Symlinks
+    /// are still resolved by the kernel (see [`crate::host_fs`]).
+    pub fn resolve_on(&self, fs: &dyn HostFs) -> Result<Policy, PolicyError> {
+        // One resolution sees one filesystem: each directory prefix is resolved once and
+        // remembered until this returns (resolve.rs).
+        crate::resolve::with_cache(|| self.resolve_once(fs))
+    }
+
+    fn resolve_once(&self, fs: &dyn HostFs) -> Result<Policy, PolicyError> {
         let cwd = &self.cwd;
         let home = absolute("home", &self.home, &self.home, cwd)?;
         let home = canonicalize_lenient(&home, cwd);
@@ -435,7 +443,7 @@ impl PolicySpec {
 
         let sealed = self.sealed_roots(&home, &state_home, &canon)?;
 
-        let repo = resolve_repo(&self.repo, &home, cwd)?;
+        let repo = resolve_repo(&self.repo, &home, cwd, fs)?;
         check_repo(&repo, &home, &sealed)?;
 
         let mut warnings = Vec::new();
@@ -443,7 +451,7 @@ impl PolicySpec {
             self.writable_roots(&repo, &home, &state_home, &sealed, &canon, &mut warnings)?;
 
         let channels_root = canonicalize_lenient(&home.join(defaults::CHANNELS_DIR), cwd);
-        let channel_token_files = existing_channel_token_files(&channels_root);
+        let channel_token_files = existing_channel_token_files(&channels_root, fs);
 
         let claude_json = match self.platform {
             // macOS matches the name as a pattern, so it keeps the name as written.
@@ -459,7 +467,7 @@ impl PolicySpec {
         };
 
         let unix_sockets = self.allowed_sockets(&sealed, &canon, &mut warnings)?;
-        let absent = self.absent_roots(&writable, &home, &sealed, &protected);
+        let absent = self.absent_roots(&writable, &home, &sealed, &protected, fs);
 
         Ok(Policy {
             platform: self.platform,
@@ -518,6 +526,7 @@ impl PolicySpec {
         home: &Path,
         sealed: &[SealedRoot],
         protected: &[ProtectedPath],
+        fs: &dyn HostFs,
     ) -> Vec<AbsentRoot> {
         if self.platform != Platform::Linux {
             return Vec::new();
@@ -531,7 +540,7 @@ impl PolicySpec {
         let mut absent: Vec<AbsentRoot> = writable
             .iter()
             .filter(|w| !matches!(w.source, WriteSource::Repo | WriteSource::SystemTemp))
-            .filter(|w| std::fs::symlink_metadata(&w.path).is_err())
+            .filter(|w| fs.is_absent(&w.path))
             .map(|w| AbsentRoot {
                 path: w.path.clone(),
                 source: w.source,
@@ -548,7 +557,7 @@ impl PolicySpec {
                 let in_cache_root = writable
                     .iter()
                     .any(|w| w.source == WriteSource::HomeCache && is_within(&path, &w.path));
-                if in_cache_root && creatable(&path) && std::fs::symlink_metadata(&path).is_err() {
+                if in_cache_root && creatable(&path) && fs.is_absent(&path) {
                     absent.push(AbsentRoot {
                         path,
                         source: WriteSource::HomeCache,
@@ -722,13 +731,18 @@ fn absolute(
     })
 }
 
-fn resolve_repo(declared: &Path, home: &Path, cwd: &Path) -> Result<PathBuf, PolicyError> {
+fn resolve_repo(
+    declared: &Path,
+    home: &Path,
+    cwd: &Path,
+    fs: &dyn HostFs,
+) -> Result<PathBuf, PolicyError> {
     let absolute = absolute("repo", declared, home, cwd)?;
     let repo = match std::fs::canonicalize(&absolute) {
         Ok(repo) => repo,
         Err(_) => return Err(PolicyError::RepoMissing(absolute)),
     };
-    if !repo.is_dir() {
+    if !fs.is_dir(&repo) {
         return Err(PolicyError::RepoNotDirectory(repo));
     }
     Ok(repo)
@@ -765,16 +779,19 @@ fn check_repo(repo: &Path, home: &Path, sealed: &[SealedRoot]) -> Result<(), Pol
 }
 
 /// `<channels>/<seat>/.env` files that exist now, sorted by seat name.
-fn existing_channel_token_files(channels_root: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(channels_root) else {
+fn existing_channel_token_files(channels_root: &Path, fs: &dyn HostFs) -> Vec<PathBuf> {
+    let Ok(entries) = fs.list(channels_root) else {
         return Vec::new();
     };
-    let mut seats: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    let mut seats: Vec<PathBuf> = entries
+        .into_iter()
+        .map(|(name, _)| channels_root.join(name))
+        .collect();
     seats.sort();
     seats
         .into_iter()
         .map(|seat| seat.join(defaults::CHANNEL_TOKEN_FILE))
-        .filter(|env| env.is_file())
+        .filter(|env| fs.is_file(env))
         .collect()
 }
 

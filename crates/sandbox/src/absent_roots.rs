@@ -13,10 +13,12 @@
 //! Only when the home belongs to the caller: root running a cage for another account's
 //! home would otherwise leave root-owned directories that account's own tools cannot use.
 
+use std::ffi::OsString;
+use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Component, Path, PathBuf};
 
-use jaula_policy::Policy;
+use jaula_policy::{EntryKind, HostFs, Policy};
 
 /// Why an absent root was not created. The run goes on: writes beneath it are refused, as
 /// they were before jaula created anything.
@@ -162,29 +164,20 @@ impl<'a, D> AfterCreation<'a, D> {
     }
 }
 
-impl<D: crate::bwrap::Disk> crate::bwrap::Disk for AfterCreation<'_, D> {
-    fn exists(&self, path: &Path) -> bool {
-        self.real.exists(path) || self.is_planned(path)
-    }
-    fn is_dir(&self, path: &Path) -> bool {
-        self.real.is_dir(path) || (!self.real.exists(path) && self.is_planned(path))
-    }
-    fn is_symlink(&self, path: &Path) -> bool {
-        self.real.is_symlink(path)
-    }
-}
-
-impl<D: crate::landlock::DirLister> crate::landlock::DirLister for AfterCreation<'_, D> {
-    fn kind(&self, path: &Path) -> std::io::Result<Option<crate::landlock::EntryKind>> {
+impl<D: HostFs> HostFs for AfterCreation<'_, D> {
+    fn kind(&self, path: &Path) -> io::Result<Option<EntryKind>> {
         match self.real.kind(path)? {
-            None if self.is_planned(path) => Ok(Some(crate::landlock::EntryKind::Directory)),
+            None if self.is_planned(path) => Ok(Some(EntryKind::Directory)),
             other => Ok(other),
         }
     }
-    fn list(
-        &self,
-        dir: &Path,
-    ) -> std::io::Result<Vec<(std::ffi::OsString, crate::landlock::EntryKind)>> {
+    fn resolved_kind(&self, path: &Path) -> io::Result<Option<EntryKind>> {
+        match self.real.resolved_kind(path)? {
+            None if self.is_planned(path) => Ok(Some(EntryKind::Directory)),
+            other => Ok(other),
+        }
+    }
+    fn list(&self, dir: &Path) -> io::Result<Vec<(OsString, EntryKind)>> {
         let mut entries = if self.real.kind(dir)?.is_some() {
             self.real.list(dir)?
         } else {
@@ -194,7 +187,7 @@ impl<D: crate::landlock::DirLister> crate::landlock::DirLister for AfterCreation
             if p.parent() == Some(dir) {
                 if let Some(name) = p.file_name() {
                     if !entries.iter().any(|(n, _)| n == name) {
-                        entries.push((name.to_os_string(), crate::landlock::EntryKind::Directory));
+                        entries.push((name.to_os_string(), EntryKind::Directory));
                     }
                 }
             }

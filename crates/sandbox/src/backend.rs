@@ -1,85 +1,144 @@
-//! Which Linux cage a launch gets: the bubblewrap view (with jaula's stage inside it) or
-//! Landlock natively, from what was asked and what this host has. The probes are passed
-//! in, so the whole decision table is a unit test.
+//! The one shape every backend has, and the list of them.
+//!
+//! A backend turns a [`Policy`] into an artifact its kernel enforces (a Seatbelt profile,
+//! a bubblewrap argv, a Landlock plan), reading the host only through [`HostFs`]; answers
+//! for one path and one access what *that artifact* does, computed from the artifact and
+//! never from `decide`, so a disagreement shows; and lists, as data, every way it is known
+//! to differ from `decide`. `jaula explain`, the conformance suites and the generated
+//! deviation tables of `docs/security.md` loop over [`all`] instead of naming each one.
+//!
+//! Which backend a Linux launch actually gets is [`choose`]'s answer.
 
-use crate::bwrap::Availability;
+mod choose;
 
-/// What the caller asked for (`jaula run --backend`, config `run.backend`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Requested {
-    /// bwrap where user namespaces work, else Landlock.
-    Auto,
-    Landlock,
-    Bwrap,
+use std::path::Path;
+
+use jaula_policy::{Access, HostFs, Platform, Policy};
+
+pub use choose::{choose, Launcher, NoCage, Requested};
+
+/// A named, documented difference between a backend and `Policy::decide`. The same shape
+/// for every backend, so one judge (the conformance matrix) and one table generator read
+/// them all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Deviation {
+    pub name: &'static str,
+    /// Whether the backend allows more than `decide` (`true`) or less (`false`).
+    pub looser: bool,
+    pub why: &'static str,
 }
 
-/// The cage a launch gets.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Launcher {
-    /// Landlock, seccomp and hardening on jaula itself.
-    Native {
-        /// Under `auto`: why bubblewrap was not taken (for `--verbose`).
-        bwrap_unavailable: Option<Availability>,
-    },
-    /// The bubblewrap view, with this availability (its program resolved).
-    Bwrap(Availability),
-}
-
-/// No cage can be built: the reasons, each only when it counted.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NoCage {
-    pub requested: Requested,
-    /// bubblewrap was probed and cannot build its namespace here.
-    pub bwrap: Option<Availability>,
-    /// Landlock's floor is not met (`landlock: <kernel status>`).
-    pub landlock: Option<String>,
-}
-
-impl NoCage {
-    /// One line naming every reason that counted.
-    pub fn reason(&self) -> String {
-        match (&self.bwrap, &self.landlock) {
-            (Some(b), Some(l)) if self.requested == Requested::Auto => {
-                format!("{}; and {l}", b.reason())
-            }
-            (Some(b), _) => format!("bwrap backend: {}", b.reason()),
-            (None, Some(l)) => l.clone(),
-            (None, None) => "no cage available".to_owned(),
+impl Deviation {
+    /// "looser" or "stricter", as the documentation tables say it.
+    pub fn direction(&self) -> &'static str {
+        if self.looser {
+            "looser"
+        } else {
+            "stricter"
         }
     }
 }
 
-/// Decide. `landlock_missing` is `None` when Landlock's floor is met, else the reason;
-/// `probe_bwrap` runs only when the answer depends on it.
-pub fn choose(
-    requested: Requested,
-    landlock_missing: Option<String>,
-    probe_bwrap: impl FnOnce() -> Availability,
-) -> Result<Launcher, NoCage> {
-    let no_cage = |bwrap, landlock| NoCage {
-        requested,
-        bwrap,
-        landlock,
-    };
-    if requested == Requested::Landlock {
-        return match landlock_missing {
-            None => Ok(Launcher::Native {
-                bwrap_unavailable: None,
-            }),
-            Some(l) => Err(no_cage(None, Some(l))),
-        };
+/// A backend's own answer for one access to one path.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Verdict {
+    /// Whether the access reaches the host's file (or socket).
+    pub allowed: bool,
+    /// Which part of the artifact decided, and any deviation that applies, in one line.
+    pub summary: String,
+}
+
+/// Why a backend could not render its artifact or answer for a path.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BackendError {
+    #[error(transparent)]
+    Seatbelt(#[from] crate::seatbelt::SeatbeltError),
+    /// The renderer wrote text its own evaluator cannot read: a renderer bug, refused
+    /// rather than answered with a guess.
+    #[error("the rendered profile does not parse: {0}")]
+    Profile(#[from] jaula_sbpl::eval::ProfileError),
+    #[error(transparent)]
+    Bwrap(#[from] crate::bwrap::BwrapError),
+    #[error("{0}")]
+    Landlock(#[from] crate::landlock::LandlockError),
+}
+
+/// One backend: render, answer, list deviations.
+pub trait Backend {
+    /// What it renders: profile text, an argv, a Landlock plan.
+    type Artifact;
+
+    /// The name `jaula explain`, `jaula render` and the documentation use.
+    fn name(&self) -> &'static str;
+    /// The kernel whose policy it renders (a policy is resolved per platform).
+    fn platform(&self) -> Platform;
+    /// Every known difference from `decide`.
+    fn deviations(&self) -> &'static [Deviation];
+    /// The artifact for `policy`, asking `fs` about the host.
+    fn render(&self, policy: &Policy, fs: &dyn HostFs) -> Result<Self::Artifact, BackendError>;
+    /// What `artifact` does with `access` to `path` (canonical), asking `fs` about the host.
+    fn verdict(
+        &self,
+        policy: &Policy,
+        artifact: &Self::Artifact,
+        fs: &dyn HostFs,
+        path: &Path,
+        access: Access,
+    ) -> Result<Verdict, BackendError>;
+}
+
+/// A [`Backend`] with its artifact type hidden, so a caller can loop over all of them.
+pub trait AnyBackend {
+    fn name(&self) -> &'static str;
+    fn platform(&self) -> Platform;
+    fn deviations(&self) -> &'static [Deviation];
+    /// Render for `policy` and answer for one path: [`Backend::render`] then
+    /// [`Backend::verdict`].
+    fn render_and_judge(
+        &self,
+        policy: &Policy,
+        fs: &dyn HostFs,
+        path: &Path,
+        access: Access,
+    ) -> Result<Verdict, BackendError>;
+}
+
+impl<B: Backend> AnyBackend for B {
+    fn name(&self) -> &'static str {
+        Backend::name(self)
     }
-    let bwrap = probe_bwrap();
-    if bwrap.is_available() {
-        return Ok(Launcher::Bwrap(bwrap));
+    fn platform(&self) -> Platform {
+        Backend::platform(self)
     }
-    match (requested, landlock_missing) {
-        (Requested::Auto, None) => Ok(Launcher::Native {
-            bwrap_unavailable: Some(bwrap),
-        }),
-        // `bwrap` asked for by name, or neither layer here.
-        (_, landlock) => Err(no_cage(Some(bwrap), landlock)),
+    fn deviations(&self) -> &'static [Deviation] {
+        Backend::deviations(self)
     }
+    fn render_and_judge(
+        &self,
+        policy: &Policy,
+        fs: &dyn HostFs,
+        path: &Path,
+        access: Access,
+    ) -> Result<Verdict, BackendError> {
+        let artifact = self.render(policy, fs)?;
+        self.verdict(policy, &artifact, fs, path, access)
+    }
+}
+
+/// Every backend with the options `jaula explain` and `jaula render` use: the Seatbelt
+/// profile in `host` network mode, the bare bubblewrap view, Landlock's native plan.
+pub fn all() -> Vec<Box<dyn AnyBackend>> {
+    vec![
+        Box::new(crate::seatbelt::SeatbeltBackend::default()),
+        Box::new(crate::bwrap::BwrapBackend::default()),
+        Box::new(crate::landlock::LandlockBackend::default()),
+    ]
+}
+
+/// The backend named `name` in [`all`].
+pub fn named(name: &str) -> Option<Box<dyn AnyBackend>> {
+    all().into_iter().find(|b| b.name() == name)
 }
 
 #[cfg(test)]

@@ -1,73 +1,90 @@
-use std::cell::Cell;
+use std::collections::HashSet;
 
 use super::*;
-use crate::bwrap::{AvailableBasis, Unavailable};
-
-fn works() -> Availability {
-    Availability::Available {
-        program: "/usr/bin/bwrap".into(),
-        basis: AvailableBasis::Probed,
-    }
-}
-
-fn fails() -> Availability {
-    Availability::Unavailable(Unavailable::Declared)
-}
-
-const NO_LANDLOCK: &str = "landlock: not supported by this kernel";
-
-fn missing(ok: bool) -> Option<String> {
-    (!ok).then(|| NO_LANDLOCK.to_owned())
-}
 
 #[test]
-fn landlock_by_name_never_probes_bubblewrap() {
-    let probed = Cell::new(false);
-    let probe = || {
-        probed.set(true);
-        works()
-    };
-    assert_eq!(
-        choose(Requested::Landlock, None, probe),
-        Ok(Launcher::Native {
-            bwrap_unavailable: None
-        })
-    );
-    assert!(!probed.get());
-    let err = choose(Requested::Landlock, missing(false), works).unwrap_err();
-    assert_eq!(err.reason(), NO_LANDLOCK);
-}
-
-#[test]
-fn the_whole_table() {
-    for requested in [Requested::Auto, Requested::Bwrap] {
-        for landlock_ok in [true, false] {
-            // bubblewrap works: always the view, whatever Landlock says.
-            assert_eq!(
-                choose(requested, missing(landlock_ok), works),
-                Ok(Launcher::Bwrap(works())),
-                "{requested:?} landlock {landlock_ok}"
+fn every_backend_is_listed_once_with_deviations_named_once() {
+    let backends = all();
+    let names: HashSet<&str> = backends.iter().map(|b| b.name()).collect();
+    assert_eq!(names, HashSet::from(["seatbelt", "bwrap", "landlock"]));
+    assert_eq!(names.len(), backends.len());
+    for b in &backends {
+        let mut seen = HashSet::new();
+        for d in b.deviations() {
+            assert!(seen.insert(d.name), "{}: {} listed twice", b.name(), d.name);
+            assert!(
+                !d.why.trim().is_empty(),
+                "{}: {} has no reason",
+                b.name(),
+                d.name
             );
         }
+        assert!(named(b.name()).is_some());
     }
-    // bubblewrap fails: auto falls back to Landlock, and says why.
-    assert_eq!(
-        choose(Requested::Auto, None, fails),
-        Ok(Launcher::Native {
-            bwrap_unavailable: Some(fails())
-        })
-    );
-    // ... unless Landlock is missing too: both reasons.
-    let err = choose(Requested::Auto, missing(false), fails).unwrap_err();
-    assert_eq!(
-        err.reason(),
-        format!("{}; and {NO_LANDLOCK}", fails().reason())
-    );
-    assert_eq!(err.landlock.as_deref(), Some(NO_LANDLOCK));
-    // bwrap by name never falls back.
-    for landlock_ok in [true, false] {
-        let err = choose(Requested::Bwrap, missing(landlock_ok), fails).unwrap_err();
-        assert_eq!(err.reason(), format!("bwrap backend: {}", fails().reason()));
-        assert_eq!(err.bwrap, Some(fails()));
+    assert!(named("docker").is_none());
+}
+
+#[test]
+fn the_bwrap_view_plan_lists_only_what_the_view_does_not_hide() {
+    let view = crate::landlock::LandlockBackend {
+        mode: crate::landlock::PlanMode::BwrapView,
+    };
+    let names: Vec<&str> = Backend::deviations(&view).iter().map(|d| d.name).collect();
+    assert_eq!(names, ["metadata-writes"]);
+}
+
+/// A scratch directory beside the test binary (inside the target directory, not `/tmp`,
+/// which every Linux cage keeps writable).
+fn scratch() -> (tempfile::TempDir, std::path::PathBuf) {
+    let exe = std::env::current_exe().unwrap();
+    let base = exe.ancestors().nth(2).unwrap().join("jaula-unit-tmp");
+    std::fs::create_dir_all(&base).unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("backend-")
+        .tempdir_in(base)
+        .unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    (dir, root)
+}
+
+/// Each backend answers from its own artifact, and on the plainest paths all of them
+/// agree with `decide`: a credential is unreadable, the repo writable, the home readable
+/// but not writable, a socket in a sealed root unreachable.
+#[test]
+fn every_backend_answers_from_its_artifact_as_decide_does_on_plain_paths() {
+    let (_dir, root) = scratch();
+    let home = root.join("home");
+    let repo = home.join("src/repo");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(home.join(".ssh/id"), "secret").unwrap();
+    std::fs::write(home.join("notes.txt"), "notes").unwrap();
+    std::fs::write(repo.join("README.md"), "readme").unwrap();
+    let cases = [
+        (home.join(".ssh/id"), Access::Read, false),
+        (repo.join("README.md"), Access::Write, true),
+        (home.join("notes.txt"), Access::Read, true),
+        (home.join("notes.txt"), Access::Write, false),
+        (home.join(".ssh/agent.sock"), Access::Connect, false),
+    ];
+    for backend in all() {
+        let spec =
+            jaula_policy::PolicySpec::with_defaults(backend.platform(), home.clone(), repo.clone());
+        let policy = spec.resolve().unwrap();
+        for (path, access, allowed) in &cases {
+            let verdict = backend
+                .render_and_judge(&policy, &jaula_policy::RealHostFs, path, *access)
+                .unwrap();
+            assert_eq!(policy.decide(path, *access).allowed, *allowed);
+            assert_eq!(
+                verdict.allowed,
+                *allowed,
+                "{} {access} {}: {}",
+                backend.name(),
+                path.display(),
+                verdict.summary
+            );
+            assert!(!verdict.summary.is_empty());
+        }
     }
 }

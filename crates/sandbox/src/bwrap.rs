@@ -7,7 +7,7 @@
 //! later mount covers an earlier one, so the order of the argv is the guarantee.
 //!
 //! - [`render_argv`]: the prefix (the caller appends the command), a pure function of the
-//!   policy and of what a [`Disk`] answers.
+//!   policy and of what the host's filesystem ([`jaula_policy::HostFs`]) answers.
 //! - [`shell_join`]: that prefix as one shell line, byte-for-byte Python's `shlex.join`.
 //! - [`probe`]: whether bubblewrap can build a namespace here.
 //! - [`MountView`] / [`view_effect`]: a model of the mount view the argv builds, to explain
@@ -15,7 +15,7 @@
 //! - [`PrivateTmp`]: the window's own `/tmp` and `/var/tmp`, created without following a
 //!   symlink and bound by descriptor, so the host's sockets there stay out of the view.
 
-mod disk;
+mod backend;
 mod private_tmp;
 mod probe;
 mod probe_cache;
@@ -27,7 +27,8 @@ mod view;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-pub use disk::{Disk, RealDisk};
+pub(crate) use backend::gate_says;
+pub use backend::{BwrapBackend, DEVIATIONS};
 pub use private_tmp::{
     sanitize_window, window_dir_name, PrivateTmp, PrivateTmpError, PrivateTmpFds, PRIVATE_TMP_DIR,
     TMP_NAME, VAR_TMP_NAME,

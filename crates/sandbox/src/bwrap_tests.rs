@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use jaula_policy::sources::BwrapHint;
-use jaula_policy::{Access, Platform, Policy, PolicySpec};
+use jaula_policy::{Access, EntryKind, HostFs, Platform, Policy, PolicySpec};
 
 use super::*;
 
@@ -53,12 +53,28 @@ impl FakeDisk {
     }
 }
 
-impl Disk for FakeDisk {
-    fn exists(&self, path: &Path) -> bool {
-        self.0.contains_key(path)
+impl HostFs for FakeDisk {
+    fn kind(&self, path: &Path) -> std::io::Result<Option<EntryKind>> {
+        Ok(self.0.get(path).map(|&dir| {
+            if dir {
+                EntryKind::Directory
+            } else {
+                EntryKind::File
+            }
+        }))
     }
-    fn is_dir(&self, path: &Path) -> bool {
-        self.0.get(path).copied().unwrap_or(false)
+    // No links in these hosts: a path resolves to itself.
+    fn resolved_kind(&self, path: &Path) -> std::io::Result<Option<EntryKind>> {
+        self.kind(path)
+    }
+    fn list(&self, dir: &Path) -> std::io::Result<Vec<(OsString, EntryKind)>> {
+        let mut out = Vec::new();
+        for path in self.0.keys().filter(|p| p.parent() == Some(dir)) {
+            if let (Some(name), Some(kind)) = (path.file_name(), self.kind(path)?) {
+                out.push((name.to_os_string(), kind));
+            }
+        }
+        Ok(out)
     }
 }
 

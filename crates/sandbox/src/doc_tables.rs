@@ -1,4 +1,4 @@
-//! The layers' data tables as Markdown, so `docs/security.md` is generated from the same
+//! The layers' and the backends' data tables as Markdown, so `docs/security.md` is generated from the same
 //! lists the code enforces (`cargo run -p jaula-sandbox --example doc_tables`) and a test
 //! fails when the two drift apart.
 
@@ -38,6 +38,28 @@ pub fn env_tables() -> String {
     out.push_str("\nKept by default (the agent's own model credentials, and non-secrets):\n\n| pattern | why |\n|---|---|\n");
     for (pattern, why) in default_keep_table() {
         out.push_str(&format!("| `{pattern}` | {} |\n", one_line(why)));
+    }
+    out
+}
+
+/// One table per backend of [`crate::backend::all`]: every deviation it lists, its
+/// direction and its reason.
+pub fn deviation_tables() -> String {
+    let mut out = String::new();
+    for backend in crate::backend::all() {
+        out.push_str(&format!(
+            "`{}`:\n\n| name | direction | why |\n|---|---|---|\n",
+            backend.name()
+        ));
+        for d in backend.deviations() {
+            out.push_str(&format!(
+                "| `{}` | {} | {} |\n",
+                d.name,
+                d.direction(),
+                one_line(d.why)
+            ));
+        }
+        out.push('\n');
     }
     out
 }

@@ -11,22 +11,23 @@
 //! Where Landlock cannot say exactly what `decide` says, the difference is one of
 //! [`DEVIATIONS`], each pinned by a live test and listed in `docs/security.md`.
 
-mod effect;
+mod backend;
 mod enforce;
 mod plan;
 mod rights;
 
 use std::path::PathBuf;
 
-pub use effect::effect;
+use crate::backend::Deviation;
+
+pub use backend::LandlockBackend;
 #[cfg(target_os = "linux")]
 pub use enforce::scope_signals_below_parent;
 pub use enforce::{
     probe, restrict_self, Enforcement, EnforcementStatus, Floor, KernelStatus, SkippedRule, Support,
 };
 pub use plan::{
-    plan, DirLister, EntryKind, Plan, PlanMode, PlanNote, PlanRule, RealFs, Reason, SplitDir,
-    TargetKind, DEVICE_NODES,
+    plan, Plan, PlanMode, PlanNote, PlanRule, Reason, SplitDir, TargetKind, DEVICE_NODES,
 };
 pub use rights::{Right, Rights, ScopeKind};
 
@@ -66,32 +67,17 @@ pub enum LandlockError {
     Ruleset(#[from] ::landlock::RulesetError),
 }
 
-/// A named, documented difference between this layer and `Policy::decide`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Deviation {
-    pub name: &'static str,
-    /// Which plan modes show it.
-    pub native: bool,
-    pub bwrap_view: bool,
-    /// Whether the layer allows more than `decide` (`true`) or less (`false`).
-    pub looser: bool,
-    pub why: &'static str,
-}
-
-/// Every known deviation of this layer from `decide`.
+/// Every known deviation of the native layer (`jaula run --backend landlock`) from
+/// `decide`.
 pub const DEVIATIONS: &[Deviation] = &[
     Deviation {
         name: "sealed-names-listable",
-        native: true,
-        bwrap_view: false,
         looser: true,
         why: "READ_DIR granted on each ancestor of a sealed root applies beneath it too, so \
               the names (not contents) of entries inside a sealed directory can be listed",
     },
     Deviation {
         name: "split-dir-no-new-entries",
-        native: true,
-        bwrap_view: false,
         looser: false,
         why: "a writable directory holding a sealed or protected path (or one that may \
               appear there) gets no write rule of its own: new direct children cannot be \
@@ -99,24 +85,18 @@ pub const DEVIATIONS: &[Deviation] = &[
     },
     Deviation {
         name: "ancestor-snapshot",
-        native: true,
-        bwrap_view: false,
         looser: false,
         why: "entries appearing after the cage started directly inside an ancestor of a \
               sealed root have no rule and stay unreadable",
     },
     Deviation {
         name: "native-dev-subset",
-        native: true,
-        bwrap_view: false,
         looser: false,
         why: "natively /dev is the host's: only the devices bubblewrap's --dev provides are \
               granted (a readable block device would expose every sealed file)",
     },
     Deviation {
         name: "protected-not-split",
-        native: true,
-        bwrap_view: false,
         looser: true,
         why: "a protected path whose split would break agent work (anything in the repo, \
               .git's config and hooks, ~/.local/share, ~/.codex, /run/user/UID) stays as \
@@ -125,15 +105,26 @@ pub const DEVIATIONS: &[Deviation] = &[
               rename of a protected name there; without the gate (--no-socket-gate) the \
               change is reported after the command exits",
     },
+    METADATA_WRITES,
     Deviation {
-        name: "metadata-writes",
-        native: true,
-        bwrap_view: true,
-        looser: true,
-        why: "Landlock does not handle chmod, chown, utimes or setxattr: metadata of files \
-              outside writable roots can still be changed where DAC allows",
+        name: "declared-file-seal-is-directory",
+        looser: false,
+        why: "a declared-file seal that is a directory on disk is sealed whole, as the disk \
+              holds it: decide seals the declared path only, so its entries are unreadable \
+              too",
     },
 ];
+
+/// The deviations of the plan made for inside the bubblewrap view, whose mounts hide the
+/// others (the view itself lists its own, [`crate::bwrap::DEVIATIONS`]).
+pub const BWRAP_VIEW_DEVIATIONS: &[Deviation] = &[METADATA_WRITES];
+
+const METADATA_WRITES: Deviation = Deviation {
+    name: "metadata-writes",
+    looser: true,
+    why: "Landlock does not handle chmod, chown, utimes or setxattr: metadata of files \
+          outside writable roots can still be changed where DAC allows",
+};
 
 #[cfg(test)]
 #[path = "landlock_tests.rs"]

@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use jaula_policy::{Platform, Policy, PolicySpec};
+use jaula_policy::{EntryKind, HostFs, Platform, Policy, PolicySpec};
 
 use super::*;
 
@@ -53,9 +53,13 @@ impl FakeFs {
     }
 }
 
-impl DirLister for FakeFs {
+impl HostFs for FakeFs {
     fn kind(&self, path: &Path) -> io::Result<Option<EntryKind>> {
         Ok(self.nodes.get(path).copied())
+    }
+    // The planner never follows a link: no fake tree here needs a link's target.
+    fn resolved_kind(&self, path: &Path) -> io::Result<Option<EntryKind>> {
+        self.kind(path)
     }
     fn list(&self, dir: &Path) -> io::Result<Vec<(OsString, EntryKind)>> {
         self.listed.borrow_mut().push(dir.to_path_buf());

@@ -13,7 +13,7 @@ use std::process::Command;
 use serde::Serialize;
 
 use crate::hardening::{self, HardeningOptions, HardeningReport};
-use crate::landlock::{self, Enforcement, Floor, Plan, PlanMode, RealFs};
+use crate::landlock::{self, Enforcement, Floor, Plan, PlanMode};
 use crate::launch_plan::LaunchPlan;
 use crate::network::netns::{self, NetnsError, SocketRestriction};
 use crate::network::NetworkMode;
@@ -297,7 +297,7 @@ fn landlock_rules(plan: &LaunchPlan) -> Result<Option<Plan>, LaunchError> {
             support.kernel
         )));
     }
-    let rules = landlock::plan(&plan.policy, plan.stage, &RealFs)
+    let rules = landlock::plan(&plan.policy, plan.stage, &jaula_policy::RealHostFs)
         .map_err(|e| LaunchError::Refused(format!("the landlock plan failed: {e}")))?;
     if plan.verbose {
         eprintln!("jaula: {}", rules.summary());

@@ -1,8 +1,11 @@
 //! jaula-sandbox: turns a [`jaula_policy::Policy`] into an enforcement.
 //!
-//! Renderers (`seatbelt`, `bwrap`) are pure functions of a policy. The Linux layers that
-//! act on the running process (`landlock`, `seccomp`, `hardening`) live here too; this is
-//! the only crate allowed `unsafe`, each block with a `// SAFETY:` comment.
+//! Every backend (`seatbelt`, `bwrap`, `landlock`) has one shape, [`backend::Backend`]:
+//! render its artifact from a policy and the host's filesystem, answer for one path what
+//! that artifact does, list its deviations from `decide` as data; [`backend::all`] lists
+//! them. The Linux layers that act on the running process (`landlock`, `seccomp`,
+//! `hardening`) live here too; this is the only crate allowed `unsafe`, each block with a
+//! `// SAFETY:` comment. The profile language the Seatbelt backend writes is `jaula-sbpl`.
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 

@@ -35,16 +35,20 @@
 //! deviation in [`DEVIATIONS`].
 //!
 //! The profile cannot be executed on the Linux machines that build and test jaula, so
-//! [`eval`] parses the rendered text back and evaluates it with Seatbelt's semantics; the
+//! `jaula_sbpl::eval` parses the rendered text back and evaluates it with Seatbelt's semantics; the
 //! conformance suite checks that evaluation against `decide` path by path.
 
 use std::path::{Path, PathBuf};
 
 use jaula_policy::{Access, Platform, Policy, ProtectKind, Rule, SealKind};
+use jaula_sbpl::quote::{escape_regex, quote_string};
 
-pub mod ere;
-pub mod eval;
+use crate::backend::Deviation;
+
+mod backend;
 pub mod process;
+
+pub use backend::SeatbeltBackend;
 
 /// The comment every generated profile carries on its second line.
 pub const GENERATED_COMMENT: &str = "; jaula cage, generated for one window. Do not edit.";
@@ -95,16 +99,6 @@ pub fn cage_tmp_dir(policy: &Policy, window: Option<&str>) -> PathBuf {
         .join(crate::bwrap::PRIVATE_TMP_DIR)
         .join(crate::bwrap::window_dir_name(window, policy.repo()))
         .join(crate::bwrap::TMP_NAME)
-}
-
-/// A named, documented difference between the profile and `Policy::decide`, in the same
-/// shape as the Landlock layer's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Deviation {
-    pub name: &'static str,
-    /// Whether the profile allows more than `decide` (`true`) or less (`false`).
-    pub looser: bool,
-    pub why: &'static str,
 }
 
 /// Every known deviation of the Seatbelt profile from `decide`. Each is pinned by the
@@ -336,47 +330,9 @@ fn sbpl_string(path: &Path, what: &'static str) -> Result<String, SeatbeltError>
     Ok(quote_string(utf8(path, what)?))
 }
 
-/// Scheme string quoting: only `\` and `"` need escaping. Any other character, newline
-/// included, stands for itself inside the quotes.
-pub(crate) fn quote_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        if c == '\\' || c == '"' {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('"');
-    out
-}
-
 /// A path as the body of a `#"..."` regex literal that matches it character for character.
 fn sbpl_regex_literal(path: &Path, what: &'static str) -> Result<String, SeatbeltError> {
     Ok(escape_regex(utf8(path, what)?))
-}
-
-/// Escape `s` for the inside of an SBPL `#"..."` regex literal.
-///
-/// The reader hands the content of `#"..."` to the regex engine with its backslashes
-/// intact (Apple's own profiles write `#"\.app"` to mean a literal dot), so one backslash
-/// is both the POSIX ERE escape and what keeps a `"` from ending the literal early. Every
-/// ERE metacharacter is escaped, and `"` is written `\"` (left bare, a home whose path
-/// held a quote would close the literal mid-path). Letters and digits are never
-/// escaped: engines give `\w`, `\d`, `\<` meanings of their own.
-///
-/// Not verified against a real Mac: sandbox-exec cannot run on the Linux machines that
-/// build jaula. [`eval`] implements this reading and the conformance suite holds the
-/// renderer to it.
-pub(crate) fn escape_regex(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() * 2);
-    for c in s.chars() {
-        if ere::is_metachar(c) || c == '"' {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]

@@ -3,8 +3,9 @@ use std::path::{Path, PathBuf};
 
 use jaula_policy::{Platform, Policy, PolicySpec, SealKind};
 
-use super::eval::{Action, Filter, Operation, Profile};
 use super::*;
+use jaula_sbpl::eval::{self, Action, Filter, Operation, Profile};
+use jaula_sbpl::quote::escape_regex;
 
 /// A scratch directory beside the test binary (inside the target directory, not `/tmp`,
 /// which every Linux cage keeps writable).

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use jaula_policy::sources::BwrapHint;
-use jaula_policy::{Access, Platform, Policy, PolicySpec};
-use jaula_sandbox::bwrap::{probe, render_argv, Availability, BwrapOptions, MountView, RealDisk};
+use jaula_policy::{Access, Platform, Policy, PolicySpec, RealHostFs};
+use jaula_sandbox::bwrap::{probe, render_argv, Availability, BwrapOptions, MountView};
 use jaula_testkit::probe::matrix::{self, dev, Decided, Deviation, Kind, Outcome, Target};
 use jaula_testkit::{chown_tree, is_root, under_ci, NOBODY};
 
@@ -26,6 +26,7 @@ use jaula_testkit::{chown_tree, is_root, under_ci, NOBODY};
 /// other direction, fails the test; so does an entry that no longer disagrees.
 const DEVIATIONS: &[Deviation] = &[
     dev(
+        "absent-protected-creatable",
         "~/src/repo/.git/hooks",
         Access::Create,
         true,
@@ -35,6 +36,7 @@ const DEVIATIONS: &[Deviation] = &[
          the creation after the command exits",
     ),
     dev(
+        "absent-sealed-creatable",
         "~/.cargo/credentials",
         Access::Create,
         true,
@@ -44,6 +46,7 @@ const DEVIATIONS: &[Deviation] = &[
          so the cage can create it; it then holds only what the cage wrote",
     ),
     dev(
+        "absent-sealed-creatable",
         "~/.config/gcloud",
         Access::Create,
         true,
@@ -51,6 +54,7 @@ const DEVIATIONS: &[Deviation] = &[
         "the same for an absent sealed directory inside a writable root (~/.config)",
     ),
     dev(
+        "absent-writable-root-skipped",
         "~/.kimi",
         Access::Create,
         false,
@@ -59,6 +63,7 @@ const DEVIATIONS: &[Deviation] = &[
          so the root cannot be created from inside",
     ),
     dev(
+        "absent-sealed-creatable",
         "~/.claude/channels/seat2/.env",
         Access::Create,
         true,
@@ -67,6 +72,7 @@ const DEVIATIONS: &[Deviation] = &[
          pattern): one created after launch is not covered",
     ),
     dev(
+        "absent-protected-creatable",
         "~/.agents-city/.runtime/cage",
         Access::Create,
         true,
@@ -75,6 +81,7 @@ const DEVIATIONS: &[Deviation] = &[
          beneath the writable state home",
     ),
     dev(
+        "declared-file-seal-is-directory",
         "~/.pgpass/inner",
         Access::Read,
         false,
@@ -83,6 +90,7 @@ const DEVIATIONS: &[Deviation] = &[
          cannot be bound on a directory), which also hides its entries: stricter than decide",
     ),
     dev(
+        "own-dev",
         "/dev/<new>",
         Access::Create,
         false,
@@ -222,8 +230,8 @@ fn run(program: &Path, sc: &Scenario, as_uid: Option<u32>) -> (Vec<Outcome>, Mou
     if let Some(uid) = as_uid {
         chown_tree(&sc.root, uid);
     }
-    let mut argv = render_argv(&sc.policy, &BwrapOptions::default(), &RealDisk).unwrap();
-    let view = MountView::from_argv(&argv, &RealDisk)
+    let mut argv = render_argv(&sc.policy, &BwrapOptions::default(), &RealHostFs).unwrap();
+    let view = MountView::from_argv(&argv, &RealHostFs)
         .unwrap()
         .with_display_home(&sc.home);
     argv[0] = program.as_os_str().to_owned();
@@ -283,6 +291,16 @@ fn judge(program: &Path, as_uid: Option<u32>, who: &str) {
 }
 
 #[test]
+fn every_deviation_is_one_the_backend_lists() {
+    let listed: Vec<(&str, bool)> = jaula_sandbox::bwrap::DEVIATIONS
+        .iter()
+        .map(|d| (d.name, d.looser))
+        .collect();
+    let failures = matrix::unlisted(DEVIATIONS, &listed);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
 fn the_cage_matches_decide_on_the_probe_matrix() {
     let Some(program) = bwrap_or_skip() else {
         return;
@@ -320,7 +338,7 @@ fn default_cage(
     let policy = PolicySpec::with_defaults(Platform::Linux, home.clone(), repo)
         .resolve()
         .unwrap();
-    let mut argv = render_argv(&policy, &BwrapOptions::default(), &RealDisk).unwrap();
+    let mut argv = render_argv(&policy, &BwrapOptions::default(), &RealHostFs).unwrap();
     argv[0] = program.into_os_string();
     (home, policy, argv)
 }
@@ -345,7 +363,7 @@ fn an_absent_claude_json_cannot_be_created_from_inside() {
     // source and $HOME is read-only, so Claude cannot create it from inside the cage.
     assert!(!claude.exists());
     assert!(policy.decide(&claude, Access::Create).allowed);
-    let view = MountView::from_argv(&argv, &RealDisk).unwrap();
+    let view = MountView::from_argv(&argv, &RealHostFs).unwrap();
     assert!(!view.effect(&claude, Access::Create).reaches_host);
 }
 

@@ -1,4 +1,5 @@
-//! docs/security.md must show the seccomp and environment lists the code enforces.
+//! docs/security.md must show the seccomp and environment lists the code enforces, and
+//! every deviation each backend lists.
 
 #[test]
 fn security_doc_carries_the_enforced_tables() {
@@ -10,6 +11,10 @@ fn security_doc_carries_the_enforced_tables() {
     for (name, table) in [
         ("seccomp", jaula_sandbox::doc_tables::seccomp_table()),
         ("environment", jaula_sandbox::doc_tables::env_tables()),
+        (
+            "backend deviations",
+            jaula_sandbox::doc_tables::deviation_tables(),
+        ),
     ] {
         assert!(
             doc.contains(table.trim()),

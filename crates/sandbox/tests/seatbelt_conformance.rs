@@ -1,7 +1,7 @@
 //! The Seatbelt backend against the reference meaning: for policies built from scratch
 //! homes, `eval(render_profile(policy))` must decide every probed (path, access) exactly as
 //! `policy.decide` does. Seatbelt cannot run here, so the profile text is parsed back and
-//! evaluated with Seatbelt's last-match-wins rule (`jaula_sandbox::seatbelt::eval`).
+//! evaluated with Seatbelt's last-match-wins rule (`jaula_sbpl::eval`).
 //!
 //! Unix-socket connects (`Access::Connect`) are checked on the same probes, against
 //! `decide` and the profile's named deviations (`seatbelt::DEVIATIONS`):
@@ -22,11 +22,11 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 use jaula_policy::{Access, Platform, Policy, PolicySpec, Rule, SocketSource, Warning};
-use jaula_sandbox::seatbelt::eval::{Action, IpEndpoint, Operation, Profile, Request};
 use jaula_sandbox::seatbelt::{
     self, cage_tmp_dir, render_profile, render_profile_with, ProfileNetwork, ProfileOptions,
     MDNS_RESPONDER,
 };
+use jaula_sbpl::eval::{Action, IpEndpoint, Operation, Profile, Request};
 
 /// The window's private temporary directory (`jaula run`'s `TMPDIR` on macOS): probed as a
 /// place a naive profile would trust.

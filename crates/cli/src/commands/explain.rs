@@ -1,10 +1,14 @@
 //! `jaula explain`: why a path is allowed or denied, and what each backend does with it.
+//! Each backend's answer is computed from its own artifact (the parsed profile, the
+//! rendered argv, the Landlock plan), not from `decide`, so a disagreement shows.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use jaula_policy::paths::canonicalize_lenient;
-use jaula_policy::{Access, Platform};
+use jaula_policy::{Access, Platform, Policy, RealHostFs};
+use jaula_sandbox::absent_roots::AfterCreation;
+use jaula_sandbox::backend;
 
 use crate::args::{PlatformArg, PolicyArgs};
 use crate::error::CliError;
@@ -61,7 +65,7 @@ pub fn run(args: &ExplainArgs) -> Outcome {
     let path = canonicalize_lenient(&args.path, &cwd);
     let decision = policy.decide(&path, access);
     let rule = decision.rule.describe(policy.home());
-    let backends = crate::commands::backends::views(args, &sources, &path, access)?;
+    let backends = backend_views(args, &path, access)?;
     // A decision that rests on a root `jaula run` has yet to create: say so, or "allowed"
     // would read as a promise about the disk as it is now.
     let created = policy
@@ -103,4 +107,39 @@ pub fn run(args: &ExplainArgs) -> Outcome {
         }
     }
     Ok(0)
+}
+
+/// One backend's answer, as printed and as JSON.
+#[derive(Debug, serde::Serialize)]
+struct BackendView {
+    backend: &'static str,
+    allowed: bool,
+    summary: String,
+}
+
+/// Every backend's own answer for `access` to `path`, each against the policy resolved for
+/// its platform and the disk as `jaula run` leaves it before caging (absent cache roots
+/// created).
+fn backend_views(
+    args: &ExplainArgs,
+    path: &Path,
+    access: Access,
+) -> Result<Vec<BackendView>, CliError> {
+    let mut views = Vec::new();
+    for backend in backend::all() {
+        let policy = policy_for(args, backend.platform())?;
+        let fs = AfterCreation::new(&policy, RealHostFs);
+        let verdict = backend.render_and_judge(&policy, &fs, path, access)?;
+        views.push(BackendView {
+            backend: backend.name(),
+            allowed: verdict.allowed,
+            summary: verdict.summary,
+        });
+    }
+    Ok(views)
+}
+
+fn policy_for(args: &ExplainArgs, platform: Platform) -> Result<Policy, CliError> {
+    let sources = context::sources(&args.policy, Some(platform))?;
+    Ok(sources.spec.resolve()?)
 }

@@ -5,7 +5,6 @@ pub mod access_token;
 // Hints printed by the Linux launch only (the macOS launch is `run_seatbelt`).
 #[cfg(target_os = "linux")]
 pub mod agent_hint;
-pub mod backends;
 pub mod check;
 pub mod config_check;
 #[cfg(target_os = "linux")]

@@ -46,8 +46,11 @@ pub fn run(args: &RenderArgs) -> Outcome {
         RenderBackend::Bwrap => {
             let sources = context::sources(&args.policy, Some(Platform::Linux))?;
             let policy = context::resolve(&sources, &args.policy)?;
-            let argv =
-                bwrap::render_argv(&policy, &bwrap::BwrapOptions::default(), &bwrap::RealDisk)?;
+            let argv = bwrap::render_argv(
+                &policy,
+                &bwrap::BwrapOptions::default(),
+                &jaula_policy::RealHostFs,
+            )?;
             if args.json {
                 let argv = argv
                     .iter()

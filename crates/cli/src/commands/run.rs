@@ -879,7 +879,7 @@ fn bwrap_argv(
         policy,
         options,
         availability,
-        &bwrap::RealDisk,
+        &jaula_policy::RealHostFs,
         &args.command[0],
         &cwd,
         &stage,

@@ -4,9 +4,9 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
-use jaula_sandbox::seatbelt::eval::{IpEndpoint, Profile, Request};
 use jaula_sandbox::seatbelt::process::Hardening;
 use jaula_sandbox::seatbelt::ProfileNetwork;
+use jaula_sbpl::eval::{IpEndpoint, Profile, Request};
 
 use super::*;
 

@@ -6,7 +6,9 @@ use std::path::Path;
 
 use jaula_policy::{Policy, ProtectKind};
 
-use super::{BwrapError, BwrapOptions, Disk};
+use jaula_policy::HostFs;
+
+use super::{BwrapError, BwrapOptions};
 
 /// The base every cage starts from, and exactly what the availability probe runs: "bwrap
 /// works here" must mean the sandbox an agent gets, not a smaller one.
@@ -112,7 +114,7 @@ pub fn option_flags(options: &BwrapOptions) -> Vec<&'static str> {
 pub fn render_argv(
     policy: &Policy,
     options: &BwrapOptions,
-    disk: &dyn Disk,
+    disk: &dyn HostFs,
 ) -> Result<Vec<OsString>, BwrapError> {
     if options.program.is_empty() {
         return Err(BwrapError::EmptyProgram);
@@ -293,7 +295,7 @@ impl Argv {
         &mut self,
         what: &'static str,
         path: &'p Path,
-        disk: &dyn Disk,
+        disk: &dyn HostFs,
         remounts: &mut Vec<&'p Path>,
     ) -> Result<(), BwrapError> {
         if !disk.exists(path) {

@@ -5,10 +5,10 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-use jaula_policy::Policy;
+use jaula_policy::{HostFs, Policy};
 
 use super::{
-    render_argv, window_dir_name, Availability, BwrapError, BwrapOptions, Disk, PrivateTmp,
+    render_argv, window_dir_name, Availability, BwrapError, BwrapOptions, PrivateTmp,
     PrivateTmpError,
 };
 
@@ -26,7 +26,7 @@ pub fn stage_argv(
     policy: &Policy,
     options: &BwrapOptions,
     availability: &Availability,
-    disk: &dyn Disk,
+    disk: &dyn HostFs,
     command0: &OsStr,
     cwd: &Path,
     stage: &[OsString],

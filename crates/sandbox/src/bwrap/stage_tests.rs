@@ -4,7 +4,8 @@ use std::path::PathBuf;
 use jaula_policy::{Platform, PolicySpec};
 
 use super::*;
-use crate::bwrap::{AvailableBasis, RealDisk};
+use crate::bwrap::AvailableBasis;
+use jaula_policy::RealHostFs;
 
 fn scratch_policy() -> (tempfile::TempDir, Policy) {
     // Beside the target dir, never under /tmp: the view replaces /tmp.
@@ -42,7 +43,7 @@ fn the_argv_ends_in_the_stage_started_where_the_caller_stood() {
         &policy,
         &BwrapOptions::default(),
         &available(),
-        &RealDisk,
+        &RealHostFs,
         OsStr::new("true"),
         &cwd,
         &stage(),
@@ -75,7 +76,7 @@ fn a_command_beneath_tmp_is_bound_read_only_at_its_own_path() {
         &policy,
         &BwrapOptions::default(),
         &available(),
-        &RealDisk,
+        &RealHostFs,
         tool.as_os_str(),
         policy.repo(),
         &stage(),
@@ -90,7 +91,7 @@ fn a_command_beneath_tmp_is_bound_read_only_at_its_own_path() {
         &policy,
         &BwrapOptions::default(),
         &available(),
-        &RealDisk,
+        &RealHostFs,
         OsStr::new("tool"),
         policy.repo(),
         &stage(),

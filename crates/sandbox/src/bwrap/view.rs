@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use jaula_policy::paths::{display_with_tilde, is_within, normalize_lexically};
 use jaula_policy::{Access, Policy};
 
-use super::{render_argv, BwrapError, BwrapOptions, Disk};
+use jaula_policy::HostFs;
+
+use super::{render_argv, BwrapError, BwrapOptions};
 
 /// What the cage's mount view does to one access.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,7 +50,7 @@ pub struct MountView {
 impl MountView {
     /// Model `argv` (program first, no command), as [`render_argv`] emits it. A `-try`
     /// bind whose source `disk` says does not exist is skipped, as bubblewrap skips it.
-    pub fn from_argv(argv: &[OsString], disk: &dyn Disk) -> Result<MountView, BwrapError> {
+    pub fn from_argv(argv: &[OsString], disk: &dyn HostFs) -> Result<MountView, BwrapError> {
         let mut mounts: Vec<Mount> = Vec::new();
         let mut i = 1;
         while i < argv.len() {
@@ -187,7 +189,7 @@ impl MountView {
 pub fn view_effect(
     policy: &Policy,
     options: &BwrapOptions,
-    disk: &dyn Disk,
+    disk: &dyn HostFs,
     path: &Path,
     access: Access,
 ) -> Result<ViewEffect, BwrapError> {

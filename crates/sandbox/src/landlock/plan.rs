@@ -12,13 +12,14 @@
 //! sealed or protected path is split, each of its other entries writable whole.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::ffi::OsString;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use jaula_policy::paths::is_within;
-use jaula_policy::{Access, Platform, Policy, ProtectKind, SealKind, WriteSource};
+use jaula_policy::{
+    Access, EntryKind, HostFs, Platform, Policy, ProtectKind, SealKind, WriteSource,
+};
 use serde::Serialize;
 
 use super::rights::{Right, Rights};
@@ -37,68 +38,6 @@ pub enum PlanMode {
     /// does not exist yet (the launcher creates it before bwrap, so normally none); an
     /// absent sealed path stays the mount layer's documented deviation.
     BwrapView,
-}
-
-/// The type of a directory entry, as `lstat` sees it (symlinks are never followed).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EntryKind {
-    Directory,
-    File,
-    Symlink,
-    /// Devices, sockets, FIFOs: non-directories to Landlock.
-    Other,
-}
-
-/// Read-only access to the filesystem the plan is made for. [`RealFs`] asks the kernel;
-/// tests use a fake tree.
-pub trait DirLister {
-    /// What `path` is, without following a final symlink; `None` when it does not exist.
-    fn kind(&self, path: &Path) -> io::Result<Option<EntryKind>>;
-    /// The entries directly inside `dir` (not `.` and `..`), in any order.
-    fn list(&self, dir: &Path) -> io::Result<Vec<(OsString, EntryKind)>>;
-}
-
-/// The host's filesystem.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RealFs;
-
-fn kind_of(file_type: std::fs::FileType) -> EntryKind {
-    if file_type.is_symlink() {
-        EntryKind::Symlink
-    } else if file_type.is_dir() {
-        EntryKind::Directory
-    } else if file_type.is_file() {
-        EntryKind::File
-    } else {
-        EntryKind::Other
-    }
-}
-
-impl DirLister for RealFs {
-    fn kind(&self, path: &Path) -> io::Result<Option<EntryKind>> {
-        match std::fs::symlink_metadata(path) {
-            Ok(meta) => Ok(Some(kind_of(meta.file_type()))),
-            Err(e)
-                if e.kind() == io::ErrorKind::NotFound
-                    || e.raw_os_error() == Some(libc::ENOTDIR) =>
-            {
-                Ok(None)
-            }
-            Err(e) => Err(e),
-        }
-    }
-
-    fn list(&self, dir: &Path) -> io::Result<Vec<(OsString, EntryKind)>> {
-        let mut out = Vec::new();
-        for entry in std::fs::read_dir(dir)? {
-            let entry = entry?;
-            // `file_type` comes from `d_type` when the filesystem fills it and from `lstat`
-            // otherwise: never from the symlink's target.
-            out.push((entry.file_name(), kind_of(entry.file_type()?)));
-        }
-        Ok(out)
-    }
 }
 
 /// What a rule is attached to. Landlock refuses directory-only rights on a file.
@@ -310,7 +249,7 @@ const DEV: &str = "/dev";
 /// symlink met while planning is a sibling like any other: it gets no rule (a rule on a
 /// symlink inode would protect nothing, and following it could land a grant inside a
 /// sealed root); whatever it points to is decided on its own path.
-pub fn plan(policy: &Policy, mode: PlanMode, fs: &dyn DirLister) -> Result<Plan, LandlockError> {
+pub fn plan(policy: &Policy, mode: PlanMode, fs: &dyn HostFs) -> Result<Plan, LandlockError> {
     if policy.platform() != Platform::Linux {
         return Err(LandlockError::NotLinux {
             platform: policy.platform(),
@@ -361,7 +300,7 @@ impl RootIndex {
 struct Planner<'a> {
     policy: &'a Policy,
     mode: PlanMode,
-    fs: &'a dyn DirLister,
+    fs: &'a dyn HostFs,
     kinds: BTreeMap<PathBuf, Option<EntryKind>>,
     /// Every sealed path: sealed roots, channel tokens (existing or not).
     seals: Vec<(PathBuf, SealKind)>,
@@ -387,11 +326,7 @@ struct Planner<'a> {
 }
 
 impl<'a> Planner<'a> {
-    fn new(
-        policy: &'a Policy,
-        mode: PlanMode,
-        fs: &'a dyn DirLister,
-    ) -> Result<Self, LandlockError> {
+    fn new(policy: &'a Policy, mode: PlanMode, fs: &'a dyn HostFs) -> Result<Self, LandlockError> {
         let mut planner = Planner {
             policy,
             mode,

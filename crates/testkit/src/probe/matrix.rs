@@ -289,10 +289,12 @@ pub fn run(mut cmd: Command, root: &Path, targets: &[Target], expected_uid: u32)
     judged
 }
 
-/// One known disagreement between a backend and `Policy::decide`: `live` is what the
-/// kernel did, `decide` what the reference says, `why` the reason (the text the security
-/// document carries).
+/// One known disagreement between a backend and `Policy::decide` on one probe: `name` is
+/// the backend's listed deviation it is an instance of (`Backend::deviations`), `live` is
+/// what the kernel did, `decide` what the reference says, `why` how the deviation shows on
+/// this probe.
 pub struct Deviation {
+    pub name: &'static str,
     pub label: &'static str,
     pub access: Access,
     pub live: bool,
@@ -302,6 +304,7 @@ pub struct Deviation {
 
 /// A [`Deviation`], for `const` tables.
 pub const fn dev(
+    name: &'static str,
     label: &'static str,
     access: Access,
     live: bool,
@@ -309,12 +312,38 @@ pub const fn dev(
     why: &'static str,
 ) -> Deviation {
     Deviation {
+        name,
         label,
         access,
         live,
         decide,
         why,
     }
+}
+
+/// Every probe deviation of `table` must be an instance of one the backend lists
+/// (`listed`: each listed deviation's name and whether it is looser than `decide`), in the
+/// same direction. Returns the failures.
+pub fn unlisted(table: &[Deviation], listed: &[(&str, bool)]) -> Vec<String> {
+    let mut failures = Vec::new();
+    for d in table {
+        match listed.iter().find(|(name, _)| *name == d.name) {
+            Some((_, looser)) if *looser == d.live => {}
+            Some((_, looser)) => failures.push(format!(
+                "{} {}: deviation {} is listed as {}, but this probe is {}",
+                d.access,
+                d.label,
+                d.name,
+                if *looser { "looser" } else { "stricter" },
+                if d.live { "looser" } else { "stricter" },
+            )),
+            None => failures.push(format!(
+                "{} {}: deviation {} is not listed by the backend",
+                d.access, d.label, d.name
+            )),
+        }
+    }
+    failures
 }
 
 /// What the reference says about one probe: allowed or not, and the rule, described.
@@ -369,8 +398,8 @@ pub fn compare(
     for d in table {
         if !disagreements.contains(&(d.label.to_string(), d.access)) {
             failures.push(format!(
-                "stale deviation: {} {} now agrees with decide ({})",
-                d.access, d.label, d.why
+                "stale deviation: {} {} now agrees with decide ({}: {})",
+                d.access, d.label, d.name, d.why
             ));
         }
     }

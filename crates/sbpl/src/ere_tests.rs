@@ -1,7 +1,7 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::seatbelt::escape_regex;
+use crate::quote::escape_regex;
 
 fn re(source: &str) -> Ere {
     match Ere::new(source) {

@@ -23,8 +23,8 @@ use std::path::Path;
 use jaula_policy::paths::normalize_lexically;
 use jaula_policy::Access;
 
-use super::ere::{Ere, EreError};
-use super::quote_string;
+use crate::ere::{Ere, EreError};
+use crate::quote::quote_string;
 
 /// Why profile text could not be read. `line` is 1-based.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

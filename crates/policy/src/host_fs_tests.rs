@@ -1,0 +1,52 @@
+use std::path::Path;
+
+use super::*;
+
+#[test]
+fn real_host_fs_tells_a_link_from_its_target() {
+    let dir = crate::test_scratch();
+    let root = dir.path();
+    std::fs::create_dir(root.join("d")).unwrap();
+    std::fs::write(root.join("f"), "x").unwrap();
+    std::os::unix::fs::symlink(root.join("d"), root.join("to-d")).unwrap();
+    std::os::unix::fs::symlink(root.join("gone"), root.join("dangling")).unwrap();
+    let fs = RealHostFs;
+
+    assert_eq!(
+        fs.kind(&root.join("to-d")).unwrap(),
+        Some(EntryKind::Symlink)
+    );
+    assert_eq!(
+        fs.resolved_kind(&root.join("to-d")).unwrap(),
+        Some(EntryKind::Directory)
+    );
+    assert!(fs.is_dir(&root.join("to-d")) && fs.is_symlink(&root.join("to-d")));
+    assert!(fs.is_file(&root.join("f")) && !fs.is_dir(&root.join("f")));
+    // A dangling link is an entry, but a mount or an open finds nothing there.
+    assert!(!fs.exists(&root.join("dangling")) && !fs.is_absent(&root.join("dangling")));
+    assert!(fs.is_absent(&root.join("none")) && !fs.exists(&root.join("none")));
+    // A component that is a file: absent, not an error (ENOTDIR).
+    assert_eq!(fs.kind(&root.join("f/below")).unwrap(), None);
+
+    let mut names: Vec<_> = fs.list(root).unwrap();
+    names.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        names,
+        vec![
+            ("d".into(), EntryKind::Directory),
+            ("dangling".into(), EntryKind::Symlink),
+            ("f".into(), EntryKind::File),
+            ("to-d".into(), EntryKind::Symlink),
+        ]
+    );
+    assert!(fs.list(Path::new("/nonexistent-jaula-dir")).is_err());
+}
+
+#[test]
+fn enotdir_is_the_kernels_value() {
+    let dir = crate::test_scratch();
+    let file = dir.path().join("f");
+    std::fs::write(&file, "x").unwrap();
+    let err = std::fs::metadata(file.join("below")).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(ENOTDIR));
+}

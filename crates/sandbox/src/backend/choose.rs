@@ -1,0 +1,87 @@
+//! Which Linux cage a launch gets: the bubblewrap view (with jaula's stage inside it) or
+//! Landlock natively, from what was asked and what this host has. The probes are passed
+//! in, so the whole decision table is a unit test.
+
+use crate::bwrap::Availability;
+
+/// What the caller asked for (`jaula run --backend`, config `run.backend`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Requested {
+    /// bwrap where user namespaces work, else Landlock.
+    Auto,
+    Landlock,
+    Bwrap,
+}
+
+/// The cage a launch gets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Launcher {
+    /// Landlock, seccomp and hardening on jaula itself.
+    Native {
+        /// Under `auto`: why bubblewrap was not taken (for `--verbose`).
+        bwrap_unavailable: Option<Availability>,
+    },
+    /// The bubblewrap view, with this availability (its program resolved).
+    Bwrap(Availability),
+}
+
+/// No cage can be built: the reasons, each only when it counted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NoCage {
+    pub requested: Requested,
+    /// bubblewrap was probed and cannot build its namespace here.
+    pub bwrap: Option<Availability>,
+    /// Landlock's floor is not met (`landlock: <kernel status>`).
+    pub landlock: Option<String>,
+}
+
+impl NoCage {
+    /// One line naming every reason that counted.
+    pub fn reason(&self) -> String {
+        match (&self.bwrap, &self.landlock) {
+            (Some(b), Some(l)) if self.requested == Requested::Auto => {
+                format!("{}; and {l}", b.reason())
+            }
+            (Some(b), _) => format!("bwrap backend: {}", b.reason()),
+            (None, Some(l)) => l.clone(),
+            (None, None) => "no cage available".to_owned(),
+        }
+    }
+}
+
+/// Decide. `landlock_missing` is `None` when Landlock's floor is met, else the reason;
+/// `probe_bwrap` runs only when the answer depends on it.
+pub fn choose(
+    requested: Requested,
+    landlock_missing: Option<String>,
+    probe_bwrap: impl FnOnce() -> Availability,
+) -> Result<Launcher, NoCage> {
+    let no_cage = |bwrap, landlock| NoCage {
+        requested,
+        bwrap,
+        landlock,
+    };
+    if requested == Requested::Landlock {
+        return match landlock_missing {
+            None => Ok(Launcher::Native {
+                bwrap_unavailable: None,
+            }),
+            Some(l) => Err(no_cage(None, Some(l))),
+        };
+    }
+    let bwrap = probe_bwrap();
+    if bwrap.is_available() {
+        return Ok(Launcher::Bwrap(bwrap));
+    }
+    match (requested, landlock_missing) {
+        (Requested::Auto, None) => Ok(Launcher::Native {
+            bwrap_unavailable: Some(bwrap),
+        }),
+        // `bwrap` asked for by name, or neither layer here.
+        (_, landlock) => Err(no_cage(Some(bwrap), landlock)),
+    }
+}
+
+#[cfg(test)]
+#[path = "choose_tests.rs"]
+mod tests;
