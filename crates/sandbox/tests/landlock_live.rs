@@ -883,7 +883,7 @@ fn a_planned_directory_that_became_a_file_refuses_the_launch() {
     let cache = home.join(".cache");
     fs::create_dir_all(&cache).unwrap();
     let policy = resolve(spec_for(&home, &repo, &token));
-    let planned = plan(&policy, PlanMode::Native, &RealFs).expect("native plan");
+    let planned = plan(&policy, PlanMode::Native, &RealHostFs).expect("native plan");
     let rule = planned.rule(&cache).expect("~/.cache is granted");
     assert!(rule.rights.has(Right::MakeDir), "{planned}");
     fs::remove_dir(&cache).unwrap();

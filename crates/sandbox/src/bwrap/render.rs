@@ -229,7 +229,7 @@ pub fn render_argv(
 fn writable_mounts<'p>(
     policy: &'p Policy,
     options: &BwrapOptions,
-    disk: &dyn Disk,
+    disk: &dyn HostFs,
 ) -> Vec<&'p Path> {
     let mut mounts: Vec<&Path> = vec![Path::new(DEV)];
     if options.private_tmp.is_some() {
