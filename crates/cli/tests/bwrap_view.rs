@@ -270,8 +270,7 @@ impl Drop for Host {
 }
 
 fn root_or_skip() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !common::is_root() {
         skip_or_fail("the bwrap view tests need root: host sockets and cages as uid 65534");
         return false;
     }

@@ -535,8 +535,7 @@ fn needs_scopes(probe: &str) -> bool {
 
 /// One named case: the control (when safe), then the caged attack and the host checks.
 fn case(backend: Backend, user: User, probe: &str) {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !common::is_root() {
         common::skip_or_fail(
             "escape probes need root: setuid-root fixture, victims and cages as uid 65534",
         );
@@ -664,8 +663,7 @@ matrix!(
 #[test]
 fn bwrap_pid_ns_flags_hide_and_share_host_processes() {
     for user in [User::Root, User::Nobody] {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
+        if !common::is_root() {
             common::skip_or_fail("escape probes need root");
             return;
         }

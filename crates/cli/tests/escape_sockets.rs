@@ -294,8 +294,7 @@ impl Drop for World {
 }
 
 fn preflight(tools: &[&str]) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !common::is_root() {
         skip_or_fail("the socket escape suite needs root (it builds uid 65534 cases)");
         return false;
     }

@@ -5,13 +5,11 @@
 //! Everything that walks a Contract's tree does so through directory file descriptors
 //! with `O_NOFOLLOW`: the Contract owns that tree and may be rewriting it while the
 //! runner (root) acts on it.
-#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 // Contract mode (per-tenant uids, the hand-over and the wipe) is Linux-only: elsewhere only
 // the pure types remain (ids, limits, uid ranges, errors) for the Kubernetes renderer, and
 // their helpers for the Linux half go unused.
 #![cfg_attr(not(target_os = "linux"), allow(dead_code))]
-#![warn(missing_docs)]
 
 pub mod cgroup;
 pub mod error;

@@ -2,9 +2,8 @@
 //!
 //! Renderers (`seatbelt`, `bwrap`) are pure functions of a policy. The Linux layers that
 //! act on the running process (`landlock`, `seccomp`, `hardening`) live here too; this is
-//! the only crate allowed `unsafe`, each block with a `// SAFETY:` comment.
-
-#![deny(clippy::undocumented_unsafe_blocks)]
+//! the only crate allowed `unsafe`, each block with a `// SAFETY:` comment (both enforced
+//! by its `[lints]` table).
 
 pub mod absent_roots;
 pub mod backend;
