@@ -18,20 +18,28 @@ use crate::fixture::{CREATE_PATHS, PRESENT_FILES};
 
 pub mod matrix;
 
+/// What a probe tries on its path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
+    /// Read the file's contents.
     Read,
+    /// Append to an existing file.
     Write,
+    /// Make a new file.
     Create,
 }
 
 /// One probe: an operation on a path relative to the scratch root.
 #[derive(Clone, Debug)]
 pub struct Probe {
+    /// The path, relative to the scratch root.
     pub rel: String,
+    /// The operation tried.
     pub op: Op,
 }
 
+/// Every present file for read and write (jaula's config for write only) and every
+/// creatable path for create, over the credential home [`crate::build_home`] makes.
 pub fn standard_probes() -> Vec<Probe> {
     let mut probes = Vec::new();
     for rel in PRESENT_FILES {
