@@ -541,6 +541,11 @@ fn case(backend: Backend, user: User, probe: &str) {
         );
         return;
     }
+    // The raw calls without a safe wrapper are made through python3's ctypes (the crate
+    // forbids `unsafe`), and setsid gives the TIOCSTI attack its terminal.
+    if !common::tools_or_skip(&["python3", "setsid"]) {
+        return;
+    }
     if needs_scopes(probe) && !jaula_sandbox::landlock::probe().scopes_missing.is_empty() {
         common::skip_or_fail("Landlock scopes (ABI 6) missing on this kernel");
         return;
@@ -665,6 +670,9 @@ fn bwrap_pid_ns_flags_hide_and_share_host_processes() {
     for user in [User::Root, User::Nobody] {
         if !common::is_root() {
             common::skip_or_fail("escape probes need root");
+            return;
+        }
+        if !common::tools_or_skip(&["python3"]) {
             return;
         }
         for probe in [
