@@ -1,4 +1,4 @@
-//! Issue 10, points 2 and 6, live: a default bwrap cage reaches no host service through the
+//! The bwrap view's host isolation, live: a default bwrap cage reaches no host service through the
 //! host's `/tmp` or `/run/user/UID`, sees none of the host's `/tmp` files, writes its own
 //! `/tmp` into the window's directory under the state home, reads no host process's command
 //! line, and carries no `TMUX`/`TMUX_PANE`. Each attack also runs uncaged, as the same user,

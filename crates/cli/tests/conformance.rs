@@ -167,14 +167,14 @@ const BWRAP_DEVIATIONS: &[Deviation] = &[
         Access::Create,
         false,
         true,
-        "private-tmp: /tmp is writable in the view but is the window's own (<state home>/.runtime/tmp/<window>/tmp), so nothing lands in the host's /tmp, whose sockets stay out of reach (issue 10)",
+        "private-tmp: /tmp is writable in the view but is the window's own (<state home>/.runtime/tmp/<window>/tmp), so nothing lands in the host's /tmp, whose sockets stay out of reach",
     ),
     dev(
         "/var/tmp/<new>",
         Access::Create,
         false,
         true,
-        "private-tmp: /var/tmp is the window's own (<state home>/.runtime/tmp/<window>/var-tmp), not the host's (issue 10)",
+        "private-tmp: /var/tmp is the window's own (<state home>/.runtime/tmp/<window>/var-tmp), not the host's, whose sockets stay out of reach",
     ),
     dev(
         "~/.pgpass/inner",
@@ -195,7 +195,7 @@ const BWRAP_DEVIATIONS: &[Deviation] = &[
         Access::Create,
         true,
         false,
-        "absent-sealed-creatable: a mount needs an existing target, so a sealed file absent at launch inside a writable root is not covered; the inner Landlock stage grants writable roots whole (no split), as in the seed",
+        "absent-sealed-creatable: a mount needs an existing target, so a sealed file absent at launch inside a writable root is not covered; the inner Landlock stage grants writable roots whole (no split), as agents-city's cage did",
     ),
     dev(
         "~/.config/gcloud",

@@ -1,4 +1,4 @@
-//! Escape probes (issue 3, item 6): live attacks against `jaula run`, in every backend
+//! Escape probes: live attacks against `jaula run`, in every backend
 //! (landlock, bwrap), as root and as an unprivileged user.
 //!
 //! The prober is this test binary: each case re-executes it as the caged command with

@@ -1,4 +1,4 @@
-//! The planting guard, live (issue 10, point 3): code a caged agent plants for the owner to
+//! The planting guard, live: code a caged agent plants for the owner to
 //! run later, uncaged.
 //!
 //! For each backend and identity (root, and uid 65534): every protected file the fixture

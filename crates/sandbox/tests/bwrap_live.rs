@@ -352,7 +352,7 @@ fn an_absent_claude_json_cannot_be_created_from_inside() {
 /// Known limit of the mount view alone, pinned so it cannot be forgotten: bubblewrap run
 /// by real root builds the namespace without a user namespace and keeps every capability
 /// for the command (its `--cap-drop` is opt-in), so a caged root process holds
-/// CAP_SYS_ADMIN and can simply unmount a seal. The argv matches the seed's and does not
+/// CAP_SYS_ADMIN and can simply unmount a seal. The argv matches the launcher's and does not
 /// drop capabilities; jaula's process-hardening layer (every capability dropped before
 /// `exec`) is what closes this. When that changes, this test must be updated.
 #[test]
