@@ -94,11 +94,11 @@ pub fn run_probes(
 ) -> Vec<bool> {
     let mut script: Vec<u8> = Vec::new();
     for (i, p) in probes.iter().enumerate() {
-        let q = sh_quote(&root.join(&p.rel));
+        let quoted = sh_quote(&root.join(&p.rel));
         let line = match p.op {
             Op::Read => [
                 b"if cat -- ".as_slice(),
-                &q,
+                &quoted,
                 b" 2>/dev/null | grep -qF 'jaula-marker:'; then echo 'R",
                 i.to_string().as_bytes(),
                 b" 1'; else echo 'R",
@@ -109,11 +109,11 @@ pub fn run_probes(
             // Subshells: a failed redirection on a special builtin ends a POSIX shell.
             Op::Write => [
                 b"(printf 'W' >> ".as_slice(),
-                &q,
+                &quoted,
                 b") 2>/dev/null || true\n",
             ]
             .concat(),
-            Op::Create => [b"(: > ".as_slice(), &q, b") 2>/dev/null || true\n"].concat(),
+            Op::Create => [b"(: > ".as_slice(), &quoted, b") 2>/dev/null || true\n"].concat(),
         };
         script.extend_from_slice(&line);
     }

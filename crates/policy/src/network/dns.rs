@@ -229,8 +229,8 @@ pub fn parse_query(msg: &[u8]) -> Result<Query, DnsError> {
 
 /// The answer to `query`: `rcode`, the question echoed, and at most one A record.
 fn response(query: &Query, rcode: Rcode, a: Option<(Ipv4Addr, u32)>) -> Vec<u8> {
-    let q = &query.question;
-    let mut out = Vec::with_capacity(HEADER + q.name.wire_len() + 4 + 16);
+    let question = &query.question;
+    let mut out = Vec::with_capacity(HEADER + question.name.wire_len() + 4 + 16);
     out.extend_from_slice(&query.id.to_be_bytes());
     // QR, opcode 0, not authoritative, not truncated, RD echoed; RA set: the stub is the
     // only resolver the client has, and says it recursed so the client does not retry
@@ -240,9 +240,9 @@ fn response(query: &Query, rcode: Rcode, a: Option<(Ipv4Addr, u32)>) -> Vec<u8> 
     out.extend_from_slice(&1u16.to_be_bytes());
     out.extend_from_slice(&u16::from(a.is_some()).to_be_bytes());
     out.extend_from_slice(&[0, 0, 0, 0]);
-    q.name.write(&mut out);
-    out.extend_from_slice(&q.qtype.0.to_be_bytes());
-    out.extend_from_slice(&q.qclass.to_be_bytes());
+    question.name.write(&mut out);
+    out.extend_from_slice(&question.qtype.0.to_be_bytes());
+    out.extend_from_slice(&question.qclass.to_be_bytes());
     if let Some((addr, ttl)) = a {
         // A pointer to the question's name, which starts right after the header.
         out.extend_from_slice(&[0xc0, HEADER as u8]);
