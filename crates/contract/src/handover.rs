@@ -28,8 +28,8 @@ use rustix::io::Errno;
 use rustix::process::{Gid, Uid};
 use serde::Serialize;
 
+use crate::dirfd::{file_type, list, lstat_at, open_path_at, reopen_dir};
 use crate::error::{ContractError, Result};
-use crate::fsat::{file_type, list, lstat_at, open_path_at, reopen_dir};
 
 /// The runner's git metadata directory name.
 pub const GIT_DIR: &str = ".git";

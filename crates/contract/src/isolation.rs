@@ -29,10 +29,10 @@ use rustix::io::Errno;
 use rustix::process::{geteuid, Gid, Uid};
 use serde::Serialize;
 
+use crate::dirfd::{file_type, list, lstat_at, open_dir_at, open_trusted_dir};
 use crate::error::{ContractError, Result};
 use crate::evidence::{Event, EvidenceLog, RunRecord};
 use crate::floor::{Limits, Sandbox, SpawnFloor};
-use crate::fsat::{file_type, list, lstat_at, open_dir_at, open_trusted_dir};
 use crate::handover::{self, HandoverCounts, GIT_DIR};
 use crate::ids::{
     is_safe_segment, is_uuid, ContractId, RuntimeKind, WorkRecordId, HARNESS_DIR, RESERVED_DIRS,

@@ -12,12 +12,12 @@
 #![cfg_attr(not(target_os = "linux"), allow(dead_code))]
 
 pub mod cgroup;
+#[cfg(target_os = "linux")]
+mod dirfd;
 pub mod error;
 #[cfg(target_os = "linux")]
 pub mod evidence;
 pub mod floor;
-#[cfg(target_os = "linux")]
-mod fsat;
 #[cfg(target_os = "linux")]
 pub mod handover;
 pub mod ids;

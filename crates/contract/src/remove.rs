@@ -10,7 +10,7 @@ use rustix::fs::{unlinkat, AtFlags, FileType};
 use rustix::io::Errno;
 use serde::Serialize;
 
-use crate::fsat::{file_type, list, lstat_at, open_dir_at};
+use crate::dirfd::{file_type, list, lstat_at, open_dir_at};
 
 const MAX_DEPTH: usize = 512;
 
