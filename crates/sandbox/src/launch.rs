@@ -13,7 +13,7 @@ use std::process::Command;
 use serde::Serialize;
 
 use crate::hardening::{self, HardeningOptions, HardeningReport};
-use crate::landlock::{self, Enforcement, Floor, Plan, PlanMode, RealFs};
+use crate::landlock::{self, AbiFloor, Enforcement, Plan, PlanMode, RealFs};
 use crate::launch_plan::LaunchPlan;
 use crate::network::netns::{self, NetnsError, SocketRestriction};
 use crate::network::NetworkMode;
@@ -26,7 +26,7 @@ pub struct Confinement<'a> {
     /// What process hardening may leave alone (kept descriptors).
     pub hardening: HardeningOptions,
     /// `None` only in bwrap mode on a kernel without Landlock (reported, never silent).
-    pub landlock: Option<(&'a Plan, Floor)>,
+    pub landlock: Option<(&'a Plan, AbiFloor)>,
     /// Install the seccomp deny-list before `exec`.
     pub seccomp: bool,
     /// `--network none` where no network namespace could be made: refuse TCP through
@@ -290,7 +290,7 @@ fn confinement<'a>(
     }
     let confinement = Confinement {
         hardening,
-        landlock: rules.map(|r| (r, Floor::FsV1)),
+        landlock: rules.map(|r| (r, AbiFloor::FsV1)),
         seccomp: true,
         restrict_sockets: network.restrict_sockets,
         gate: plan.socket_gate.then(|| Gate {

@@ -21,7 +21,7 @@ use std::process::{Command, Stdio};
 
 use jaula_policy::{Access, Platform, Policy, PolicySpec};
 use jaula_sandbox::landlock::{
-    plan, probe, restrict_self, Floor, KernelStatus, PlanMode, RealFs, Right, Rights, ScopeKind,
+    plan, probe, restrict_self, AbiFloor, KernelStatus, PlanMode, RealFs, Right, Rights, ScopeKind,
     DEVIATIONS,
 };
 use jaula_testkit::{chown_tree, skip_or_fail, NOBODY};
@@ -212,7 +212,7 @@ fn child_main(raw: &str) {
     for late in &spec.late_files {
         fs::write(late, "late\n").expect("late file");
     }
-    let enforcement = restrict_self(&plan, Floor::Everything).expect("restrict_self");
+    let enforcement = restrict_self(&plan, AbiFloor::Everything).expect("restrict_self");
     println!(
         "{ENFORCEMENT}{}",
         serde_json::to_string(&enforcement).expect("json")
