@@ -152,20 +152,20 @@ class Harness:
             return len(os.listdir(path))
         return sum(len(d) + len(f) for _, d, f in os.walk(path))
 
-    def seed_argv(self, home, repo):
-        """The seed's own bubblewrap prefix for this home, from cage.py extracted out of
-        the seed diff at run time (as crates/cli/tests/seed_compat.rs does; never
-        copied into the project)."""
+    def cage_py_argv(self, home, repo):
+        """agents-city's own bubblewrap prefix for this home, from its cage.py extracted
+        out of the diff in the seeds directory at run time (as
+        crates/cli/tests/seed_compat.rs does; never copied into the project)."""
         env = {"PATH": os.environ["PATH"], "HOME": home, "CITY_CAGE_BWRAP": "1"}
-        out = sh(["python3", os.path.join(self.seed_dir, "cage.py"), "line", "--repo", repo,
+        out = sh(["python3", os.path.join(self.cage_py_dir, "cage.py"), "line", "--repo", repo,
                   "--home", home, "--token-file", os.path.join(home, TOKEN)],
                  env=env, cwd=repo).strip()
         argv = shlex.split(out)
         if not argv or os.path.basename(argv[0]) != "bwrap":
-            raise SystemExit(f"bench: the seed printed no bwrap prefix: {out}")
+            raise SystemExit(f"bench: agents-city's cage.py printed no bwrap prefix: {out}")
         return argv
 
-    def extract_seed(self):
+    def extract_cage_py(self):
         diff = None
         for d in [os.environ.get("JAULA_SEEDS"), os.path.join(self.root, "../shared/seeds"),
                   os.path.join(self.root, "../../shared/seeds")]:
@@ -174,14 +174,14 @@ class Harness:
                 break
         if diff is None:
             raise SystemExit("bench: the seeds are absent (set JAULA_SEEDS to their directory)")
-        self.seed_dir = os.path.join(self.work, "seed")
-        os.makedirs(self.seed_dir, exist_ok=True)
+        self.cage_py_dir = os.path.join(self.work, "agents-city")
+        os.makedirs(self.cage_py_dir, exist_ok=True)
         lines = open(diff).read().splitlines()
         start = next(i for i, l in enumerate(lines) if l.startswith("@@"))
         body = [l[1:] for l in lines[start + 1:] if l.startswith("+")]
-        put(os.path.join(self.seed_dir, "cage.py"), "\n".join(body) + "\n")
-        # The `rutas` helpers the seeds README specifies (not part of the seed diff).
-        put(os.path.join(self.seed_dir, "rutas.py"), RUTAS)
+        put(os.path.join(self.cage_py_dir, "cage.py"), "\n".join(body) + "\n")
+        # The `rutas` module cage.py imports (see PATH_HELPERS).
+        put(os.path.join(self.cage_py_dir, "rutas.py"), PATH_HELPERS)
 
     def jaula_cmd(self, backend, home, repo, extra=(), cmd=None):
         argv = [self.jaula, "run", "--backend", backend, "--repo", repo, "--home", home,
@@ -274,7 +274,7 @@ class Harness:
             cmds = [
                 (f"jaula run, landlock, {tag}", self.jaula_cmd("landlock", home, repo)),
                 (f"jaula run, bwrap, {tag}", self.jaula_cmd("bwrap", home, repo)),
-                (f"seed bwrap prefix, {tag}", shlex.join(self.seed_argv(home, repo) + [self.true])),
+                (f"seed bwrap prefix, {tag}", shlex.join(self.cage_py_argv(home, repo) + [self.true])),
             ]
             if tag == "minimal":
                 cmds.append((f"firejail --noprofile, {tag}",
@@ -648,7 +648,7 @@ class Harness:
     def run(self):
         os.makedirs(self.work, exist_ok=True)
         open(os.path.join(self.work, "hyperfine.log"), "w").close()
-        self.extract_seed()
+        self.extract_cage_py()
         start = time.time()
         self.results["machine"] = self.machine()
         self.results["load_average_before"] = list(os.getloadavg())
@@ -694,21 +694,24 @@ for i in range(n):
     os.unlink(f"gate-files/f{i}")
 """
 
-RUTAS = """import os
-def canonicaliza(p):
-    return os.path.realpath(os.path.expanduser(p))
-def dentro_de(a, b):
-    a, b = os.path.normpath(a), os.path.normpath(b)
-    return os.path.commonpath([a, b]) == b
-def motivo_bloqueo(repo, sealed):
-    for s in sealed:
-        if dentro_de(repo, s):
-            return repo + ' is inside the sealed root ' + s
-        if dentro_de(s, repo):
-            return repo + ' contains the sealed root ' + s
+# agents-city's cage.py does `import rutas` (a path-helper module outside its diff) and calls
+# three of its functions; docs/compatibility.md says what they mean. They are written here
+# under English names, and bound to the Spanish names cage.py calls them by at the end.
+PATH_HELPERS = """import os
+def canonical(path):
+    return os.path.realpath(os.path.expanduser(path))
+def lies_within(path, root):
+    path, root = os.path.normpath(path), os.path.normpath(root)
+    return os.path.commonpath([path, root]) == root
+def refusal_reason(repo, sealed):
+    for root in sealed:
+        if lies_within(repo, root):
+            return repo + ' is inside the sealed root ' + root
+        if lies_within(root, repo):
+            return repo + ' contains the sealed root ' + root
     return None
+canonicaliza, dentro_de, motivo_bloqueo = canonical, lies_within, refusal_reason
 """
-
 
 def main():
     ap = argparse.ArgumentParser()

@@ -1,4 +1,4 @@
-//! Micro-benchmarks of the pure parts whose cost grows with their input (issue 6):
+//! Micro-benchmarks of the pure parts whose cost grows with their input:
 //! policy resolution, the Landlock complement (plan), SBPL rendering, and `decide` on
 //! 10,000 paths. `bench/run` runs them and reads criterion's `estimates.json`; the
 //! group and function names below are the keys it looks for.

@@ -1,4 +1,4 @@
-//! Issue 10, points 2 and 6, live: a default bwrap cage reaches no host service through the
+//! The bwrap view's host isolation, live: a default bwrap cage reaches no host service through the
 //! host's `/tmp` or `/run/user/UID`, sees none of the host's `/tmp` files, writes its own
 //! `/tmp` into the window's directory under the state home, reads no host process's command
 //! line, and carries no `TMUX`/`TMUX_PANE`. Each attack also runs uncaged, as the same user,
@@ -270,8 +270,7 @@ impl Drop for Host {
 }
 
 fn root_or_skip() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !common::is_root() {
         skip_or_fail("the bwrap view tests need root: host sockets and cages as uid 65534");
         return false;
     }

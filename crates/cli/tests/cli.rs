@@ -1,4 +1,4 @@
-//! The binary's contract: exit codes, messages, the seed-compatible outputs, fail-closed
+//! The binary's contract: exit codes, messages, the launcher-compatible outputs, fail-closed
 //! refusal, and the protection of the cage's own configuration.
 
 mod common;

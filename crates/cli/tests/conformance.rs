@@ -187,7 +187,7 @@ const BWRAP_DEVIATIONS: &[Deviation] = &[
         Access::Create,
         false,
         true,
-        "/tmp is writable in the view but is the window's own (<state home>/.runtime/tmp/<window>/tmp), so nothing lands in the host's /tmp, whose sockets stay out of reach (issue 10)",
+        "/tmp is writable in the view but is the window's own (<state home>/.runtime/tmp/<window>/tmp), so nothing lands in the host's /tmp, whose sockets stay out of reach",
     ),
     dev(
         "private-tmp",
@@ -195,7 +195,7 @@ const BWRAP_DEVIATIONS: &[Deviation] = &[
         Access::Create,
         false,
         true,
-        "/var/tmp is the window's own (<state home>/.runtime/tmp/<window>/var-tmp), not the host's (issue 10)",
+        "/var/tmp is the window's own (<state home>/.runtime/tmp/<window>/var-tmp), not the host's",
     ),
     dev(
         "declared-file-seal-is-directory",
@@ -219,7 +219,7 @@ const BWRAP_DEVIATIONS: &[Deviation] = &[
         Access::Create,
         true,
         false,
-        "a mount needs an existing target, so a sealed file absent at launch inside a writable root is not covered; the inner Landlock stage grants writable roots whole (no split), as in the seed",
+        "a mount needs an existing target, so a sealed file absent at launch inside a writable root is not covered; the inner Landlock stage grants writable roots whole (no split), as agents-city's cage did",
     ),
     dev(
         "absent-sealed-creatable",

@@ -1,4 +1,4 @@
-//! Escape probes (issue 3, item 6): live attacks against `jaula run`, in every backend
+//! Escape probes: live attacks against `jaula run`, in every backend
 //! (landlock, bwrap), as root and as an unprivileged user.
 //!
 //! The prober is this test binary: each case re-executes it as the caged command with
@@ -535,11 +535,15 @@ fn needs_scopes(probe: &str) -> bool {
 
 /// One named case: the control (when safe), then the caged attack and the host checks.
 fn case(backend: Backend, user: User, probe: &str) {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !common::is_root() {
         common::skip_or_fail(
             "escape probes need root: setuid-root fixture, victims and cages as uid 65534",
         );
+        return;
+    }
+    // The raw calls without a safe wrapper are made through python3's ctypes (the crate
+    // forbids `unsafe`), and setsid gives the TIOCSTI attack its terminal.
+    if !common::tools_or_skip(&["python3", "setsid"]) {
         return;
     }
     if needs_scopes(probe) && !jaula_sandbox::landlock::probe().scopes_missing.is_empty() {
@@ -664,9 +668,11 @@ matrix!(
 #[test]
 fn bwrap_pid_ns_flags_hide_and_share_host_processes() {
     for user in [User::Root, User::Nobody] {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
+        if !common::is_root() {
             common::skip_or_fail("escape probes need root");
+            return;
+        }
+        if !common::tools_or_skip(&["python3"]) {
             return;
         }
         for probe in [

@@ -1,5 +1,5 @@
-//! Escape by proxy, form 2 (issue 10, point 4): code a caged agent plants for the owner to
-//! run later, uncaged. Every planted file of the issue's list is a named route, run on both
+//! Escape by proxy, form 2: code a caged agent plants for the owner to
+//! run later, uncaged. Every planted file jaula protects is a named route, run on both
 //! Linux backends, as root and as uid 65534 (`landlock_root::ROUTE`, `landlock_user::…`,
 //! `bwrap_root::…`, `bwrap_user::…`).
 //!

@@ -1,4 +1,4 @@
-//! Escape by proxy, form 1 (issue 10, point 4): host services on pathname unix sockets that
+//! Escape by proxy, form 1: host services on pathname unix sockets that
 //! act on request. Each route is a named test, on both Linux backends, as root and as uid
 //! 65534. Every case first runs the attack uncaged as the same user (the control: the
 //! service really does act for a caller on this host), then caged, and judges both from
@@ -227,7 +227,7 @@ impl World {
         for flag in flags.iter().filter(|f| f.starts_with("--")) {
             assert!(
                 !(stderr.contains("unexpected argument") && stderr.contains(*flag)),
-                "jaula run does not know {flag} yet: this test needs the issue 10 socket gate \
+                "jaula run does not know {flag} yet: this test needs the socket gate \
                  (--allow-unix-socket / --allow-unix-preset) merged.\n{stderr}"
             );
         }
@@ -294,8 +294,7 @@ impl Drop for World {
 }
 
 fn preflight(tools: &[&str]) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !common::is_root() {
         skip_or_fail("the socket escape suite needs root (it builds uid 65534 cases)");
         return false;
     }

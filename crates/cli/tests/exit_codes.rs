@@ -2,7 +2,7 @@
 //! for `run` and `contract run`, 2 for a command line that is wrong, 126 for every refusal
 //! to cage (an unsafe repo, a config jaula cannot use, no cage, a command that cannot be
 //! executed), 127 for a command not found, and otherwise the command's own status. The
-//! inspection and seed-compatible commands keep the seed's 0/1/2.
+//! inspection and launcher commands keep agents-city's 0/1/2 (docs/compatibility.md).
 
 mod common;
 
@@ -167,7 +167,7 @@ fn every_refusal_has_its_documented_exit_code() {
             "CITY_CAGE",
             "0",
         ),
-        // Inspection and seed-compatible commands: the seed's codes.
+        // Inspection and launcher commands: agents-city's codes.
         case("line: no --repo", &["line"], 2, "--repo is required"),
         case("profile: no --repo", &["profile"], 2, "--repo is required"),
         case(

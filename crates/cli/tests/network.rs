@@ -374,7 +374,7 @@ fn allow_admits_the_allowed_name_over_http_and_connect_and_403s_the_rest() {
     }
 }
 
-/// The attack of issue 10: a host-side name for an allowed host points at the host's own
+/// A rebinding attack: a host-side name for an allowed host points at the host's own
 /// loopback. Without the owner's statement the proxy refuses it for plain HTTP and for
 /// CONNECT, logs why, and the loopback server never sees a connection; with
 /// `--allow-address 127.0.0.1` the same name is admitted.

@@ -273,17 +273,7 @@ fn log_under_none_without_the_socket_gate_is_a_usage_error() {
 
 /// The Landlock ABI this kernel speaks (0 without Landlock).
 fn landlock_abi() -> i64 {
-    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_long = 1;
-    // SAFETY: the version query takes no attribute and creates nothing.
-    let abi = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<u8>(),
-            0usize,
-            LANDLOCK_CREATE_RULESET_VERSION,
-        )
-    };
-    abi.max(0)
+    i64::from(jaula_sandbox::landlock::probe().kernel.abi())
 }
 
 /// The stub lives in the socket gate's supervisor, the command's parent: the command

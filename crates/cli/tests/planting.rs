@@ -1,4 +1,4 @@
-//! The planting guard, live (issue 10, point 3): code a caged agent plants for the owner to
+//! The planting guard, live: code a caged agent plants for the owner to
 //! run later, uncaged.
 //!
 //! For each backend and identity (root, and uid 65534): every protected file the fixture
@@ -777,8 +777,8 @@ fn sigterm_to_jaula_reaches_the_caged_command() {
         let mut child = cmd.spawn().unwrap();
         let line = jaula_testkit::output::first_line(&mut child);
         assert_eq!(line, "ready\n");
-        // SAFETY: kill(2) on our own unreaped child.
-        assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+        let pid = rustix::process::Pid::from_child(&child);
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
         let status = child.wait().unwrap();
         assert_eq!(status.signal(), Some(libc::SIGTERM), "{backend}: {status}");
     }

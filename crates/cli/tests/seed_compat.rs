@@ -1,5 +1,5 @@
-//! jaula against the seed itself: the seed's `cage.py` (extracted at test time from
-//! `../shared/seeds/`, never copied into the project) and `jaula` are given the same home,
+//! jaula against the program it succeeds: agents-city's `cage.py` (extracted at test time
+//! from `../shared/seeds/`, never copied into the project) and `jaula` are given the same home,
 //! repo and environment, and their Linux cages are run live on the same probe matrix.
 //! Every difference must be one of jaula's documented, deliberate tightenings.
 
@@ -17,8 +17,8 @@ fn seeds_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/seeds")
 }
 
-/// Extract `cage.py` from the seed diff and write the `rutas` helpers it imports, as the
-/// seeds README specifies them. Returns the directory, or None when the seeds are absent.
+/// Extract `cage.py` from its diff and write the `rutas` path helpers it imports, as
+/// docs/compatibility.md describes them. Returns the directory, or None when the seeds are absent.
 fn seed_cage(dir: &Path) -> Option<PathBuf> {
     let diff = fs::read_to_string(seeds_dir().join("000_10278aa537b303a1.txt")).ok()?;
     let body: String = diff
@@ -30,12 +30,14 @@ fn seed_cage(dir: &Path) -> Option<PathBuf> {
         .collect();
     fs::create_dir_all(dir).unwrap();
     fs::write(dir.join("cage.py"), body).unwrap();
+    // Written under English names, then bound to the Spanish names cage.py calls them by.
     fs::write(
         dir.join("rutas.py"),
         "import os\n\
-         def canonicaliza(p):\n    return os.path.realpath(os.path.expanduser(p))\n\
-         def dentro_de(a, b):\n    a, b = os.path.normpath(a), os.path.normpath(b)\n    return os.path.commonpath([a, b]) == b\n\
-         def motivo_bloqueo(repo, sealed):\n    for s in sealed:\n        if dentro_de(repo, s):\n            return repo + ' is inside the sealed root ' + s\n        if dentro_de(s, repo):\n            return repo + ' contains the sealed root ' + s\n    return None\n",
+         def canonical(path):\n    return os.path.realpath(os.path.expanduser(path))\n\
+         def lies_within(path, root):\n    path, root = os.path.normpath(path), os.path.normpath(root)\n    return os.path.commonpath([path, root]) == root\n\
+         def refusal_reason(repo, sealed):\n    for root in sealed:\n        if lies_within(repo, root):\n            return repo + ' is inside the sealed root ' + root\n        if lies_within(root, repo):\n            return repo + ' contains the sealed root ' + root\n    return None\n\
+         canonicaliza, dentro_de, motivo_bloqueo = canonical, lies_within, refusal_reason\n",
     )
     .unwrap();
     Some(dir.to_path_buf())

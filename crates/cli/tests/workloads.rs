@@ -118,7 +118,7 @@ fn caged_output(
     for flag in flags.iter().filter(|f| f.starts_with("--")) {
         assert!(
             !(stderr.contains("unexpected argument") && stderr.contains(*flag)),
-            "jaula run does not know {flag} yet: this workload needs the issue 10 socket gate \
+            "jaula run does not know {flag} yet: this workload needs the socket gate \
              merged.\n{stderr}"
         );
     }
@@ -519,7 +519,7 @@ fn git_daily_work(backend: &str) {
 }
 
 /// `.git/config` is planted code (core.fsmonitor, core.pager, aliases): the planting guard
-/// protects it, and git says why. Fails until the guard of issue 10 (point 3) lands.
+/// protects it, and git says why.
 fn git_config_local_is_refused(backend: &str) {
     if !tools_or_skip(&["git"]) || !backend_or_skip(backend) {
         return;

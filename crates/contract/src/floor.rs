@@ -88,10 +88,10 @@ impl SpawnFloor {
 /// Where a Contract's process lives and what it may not exceed: everything the
 /// launcher needs besides the command and the cage policy.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Sandbox {
+pub struct SpawnSetup {
     /// The Contract.
     pub contract: ContractId,
-    /// The harness this sandbox was prepared for.
+    /// The harness this setup was prepared for.
     pub runtime_kind: RuntimeKind,
     /// `HOME`: the Contract's own tree, holding the `.gitconfig` its git reads.
     pub home_dir: PathBuf,
@@ -107,7 +107,7 @@ pub struct Sandbox {
     pub env: Vec<(String, PathBuf)>,
 }
 
-impl Sandbox {
+impl SpawnSetup {
     pub(crate) fn new(
         contract: ContractId,
         runtime_kind: RuntimeKind,
@@ -115,7 +115,7 @@ impl Sandbox {
         harness_config_dir: PathBuf,
         tmp_dir: PathBuf,
         floor: SpawnFloor,
-    ) -> Sandbox {
+    ) -> SpawnSetup {
         let mut env = vec![
             ("HOME".to_string(), home_dir.clone()),
             ("TMPDIR".to_string(), tmp_dir.clone()),
@@ -123,7 +123,7 @@ impl Sandbox {
         if let Some(var) = runtime_kind.config_env_var() {
             env.push((var.to_string(), harness_config_dir.clone()));
         }
-        Sandbox {
+        SpawnSetup {
             contract,
             runtime_kind,
             home_dir,

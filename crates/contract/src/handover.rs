@@ -34,7 +34,7 @@ use rustix::process::{geteuid, Gid, Uid};
 use serde::Serialize;
 
 use crate::error::{ContractError, Result};
-use crate::fsat::{
+use crate::dirfd::{
     child_path, file_type, is_dot_or_dotdot, list, listing_buffer, lstat_at, open_dir_at,
     open_path_at, reopen_dir, walker_count, Listing,
 };

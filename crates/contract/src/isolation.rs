@@ -29,10 +29,10 @@ use rustix::io::Errno;
 use rustix::process::{geteuid, Gid, Uid};
 use serde::Serialize;
 
+use crate::dirfd::{file_type, list, lstat_at, open_dir_at, open_trusted_dir};
 use crate::error::{ContractError, Result};
 use crate::evidence::{Event, EvidenceLog, RunRecord};
-use crate::floor::{Limits, Sandbox, SpawnFloor};
-use crate::fsat::{file_type, list, lstat_at, open_dir_at, open_trusted_dir};
+use crate::floor::{Limits, SpawnFloor, SpawnSetup};
 use crate::handover::{self, HandoverCounts, GIT_DIR};
 use crate::ids::{
     is_safe_segment, is_uuid, ContractId, RuntimeKind, WorkRecordId, HARNESS_DIR, RESERVED_DIRS,
@@ -362,7 +362,7 @@ impl ContractIsolation {
         contract: &ContractId,
         runtime: &RuntimeKind,
         memory_override: Option<u64>,
-    ) -> Result<Sandbox> {
+    ) -> Result<SpawnSetup> {
         let uid = self.uid_for(contract)?;
         let home_path = self.contract_dir(contract);
         let home = self.ensure_contract_dir(contract, uid)?;
@@ -377,7 +377,7 @@ impl ContractIsolation {
         if let Some(bytes) = memory_override {
             limits.max_memory_bytes = bytes;
         }
-        Ok(Sandbox::new(
+        Ok(SpawnSetup::new(
             contract.clone(),
             runtime.clone(),
             home_path,

@@ -5,21 +5,19 @@
 //! Everything that walks a Contract's tree does so through directory file descriptors
 //! with `O_NOFOLLOW`: the Contract owns that tree and may be rewriting it while the
 //! runner (root) acts on it.
-#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 // Contract mode (per-tenant uids, the hand-over and the wipe) is Linux-only: elsewhere only
 // the pure types remain (ids, limits, uid ranges, errors) for the Kubernetes renderer, and
 // their helpers for the Linux half go unused.
 #![cfg_attr(not(target_os = "linux"), allow(dead_code))]
-#![warn(missing_docs)]
 
 pub mod cgroup;
+#[cfg(target_os = "linux")]
+mod dirfd;
 pub mod error;
 #[cfg(target_os = "linux")]
 pub mod evidence;
 pub mod floor;
-#[cfg(target_os = "linux")]
-mod fsat;
 #[cfg(target_os = "linux")]
 pub mod handover;
 pub mod ids;
@@ -37,7 +35,7 @@ pub use cgroup::{CgroupStatus, ContractCgroup};
 pub use error::{ContractError, Result};
 #[cfg(target_os = "linux")]
 pub use evidence::{Event, EvidenceLog, RunRecord, EVIDENCE_FILE};
-pub use floor::{LimitInForce, Limits, Sandbox, SpawnFloor};
+pub use floor::{LimitInForce, Limits, SpawnFloor, SpawnSetup};
 #[cfg(target_os = "linux")]
 pub use handover::{check_git_dir, HandoverCounts, GIT_DIR};
 pub use ids::{is_uuid, ContractId, RuntimeKind, WorkRecordId, NO_CONTRACT};

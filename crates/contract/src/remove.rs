@@ -13,7 +13,7 @@ use rustix::fs::{fstat, unlinkat, AtFlags, FileType};
 use rustix::io::Errno;
 use serde::Serialize;
 
-use crate::fsat::{
+use crate::dirfd::{
     child_path, file_type, listing_buffer, lstat_at, open_dir_at, walker_count, Listing,
 };
 

@@ -19,14 +19,19 @@ use crate::ConfigError;
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigFile {
+    /// `[cage]`: what is sealed and what is writable.
     #[serde(default)]
     pub cage: CageSection,
+    /// `[run]`: defaults for `jaula run` (its backend).
     #[serde(default)]
     pub run: RunSection,
+    /// `[env]`: which environment variables reach the caged process.
     #[serde(default)]
     pub env: EnvSection,
+    /// `[contract]`: defaults for `jaula contract` (workspace root, uid range, limits).
     #[serde(default)]
     pub contract: ContractSection,
+    /// `[network]`: the network mode and its allow-lists.
     #[serde(default)]
     pub network: NetworkSection,
 }

@@ -55,29 +55,58 @@ impl std::fmt::Display for Access {
 #[non_exhaustive]
 pub enum Rule {
     /// The window's own broker token, readable above every seal.
-    TokenFile { path: PathBuf },
+    TokenFile {
+        /// The token file.
+        path: PathBuf,
+    },
     /// Beneath (or equal to) a sealed root.
     Sealed {
+        /// The sealed root that covers the path.
         root: PathBuf,
+        /// Whether the root is sealed as a file or a directory.
         kind: SealKind,
+        /// Why it is sealed (a default list, the owner's deny, ...).
         source: SealSource,
     },
     /// A remote-road channel token, `~/.claude/channels/<seat>/.env`.
-    SealedChannelToken { path: PathBuf },
+    SealedChannelToken {
+        /// The channel's token file.
+        path: PathBuf,
+    },
     /// Cage configuration: readable, never writable.
     Protected {
+        /// The protected file or directory that covers the path.
         root: PathBuf,
+        /// Which configuration it is.
         source: ProtectedSource,
     },
     /// Beneath a writable root.
-    Writable { root: PathBuf, source: WriteSource },
+    Writable {
+        /// The writable root that covers the path.
+        root: PathBuf,
+        /// Why it is writable (the repo, a cache, the owner's allow, ...).
+        source: WriteSource,
+    },
     /// Beneath a writable root that was absent at launch and that jaula does not create:
     /// no Linux backend can grant a path that is not there.
-    AbsentWritableRoot { root: PathBuf, source: WriteSource },
+    AbsentWritableRoot {
+        /// The absent writable root.
+        root: PathBuf,
+        /// Why it would have been writable.
+        source: WriteSource,
+    },
     /// `~/.claude.json` (and on macOS its backups).
-    WritableClaudeJson { path: PathBuf },
+    WritableClaudeJson {
+        /// The state file.
+        path: PathBuf,
+    },
     /// A host unix socket the owner allowed by path or preset.
-    AllowedSocket { path: PathBuf, source: SocketSource },
+    AllowedSocket {
+        /// The allowed socket.
+        path: PathBuf,
+        /// The flag, config key or preset that allowed it.
+        source: SocketSource,
+    },
     /// Any other pathname unix socket: reachable only if a process inside this cage
     /// bound it, which the enforcer knows and a path alone does not say.
     HostSocket,
@@ -132,7 +161,9 @@ impl Rule {
 /// Allowed or denied, and the rule that said so.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Decision {
+    /// Whether the access is allowed.
     pub allowed: bool,
+    /// The rule that decided, for `explain` and for tests that compare backends.
     pub rule: Rule,
 }
 

@@ -43,6 +43,7 @@ pub const DEFAULT_STATE_HOME: &str = ".agents-city";
 /// Where the remote-road channels keep one `.env` token file per seat:
 /// `~/.claude/channels/<seat>/.env`.
 pub const CHANNELS_DIR: &str = ".claude/channels";
+/// The token file's name inside each seat's channel directory.
 pub const CHANNEL_TOKEN_FILE: &str = ".env";
 
 /// Claude keeps `~/.claude.json` (and, on macOS, backup siblings named after it) at the
@@ -81,6 +82,7 @@ pub const HOME_WRITABLE_MACOS: &[&str] = &[
     "Library/pnpm",
     "Library/Developer",
 ];
+/// The Linux homes of that state (XDG data, state, user binaries and config; Go's tree).
 pub const HOME_WRITABLE_LINUX: &[&str] = &[
     ".local/share",
     ".local/state",
@@ -98,13 +100,16 @@ pub const SYSTEM_WRITABLE_MACOS: &[&str] = &[
     "/private/var/tmp",
     "/private/var/folders",
 ];
+/// The Linux temporary and device paths (`/run/user` holds the session's runtime files).
 pub const SYSTEM_WRITABLE_LINUX: &[&str] = &["/dev", "/tmp", "/var/tmp", "/run/user"];
 
 /// The config file, relative to the home, when neither `--config` nor `JAULA_CONFIG` names
 /// one (and `XDG_CONFIG_HOME` is unset).
 pub const CONFIG_DIR: &str = ".config/jaula";
+/// The config file's name inside that directory (or inside `$XDG_CONFIG_HOME/jaula`).
 pub const CONFIG_FILE_NAME: &str = "config.toml";
 
+/// The per-OS home-relative writable roots of `platform`.
 pub fn home_writable_for(platform: Platform) -> &'static [&'static str] {
     match platform {
         Platform::Linux => HOME_WRITABLE_LINUX,
@@ -112,6 +117,7 @@ pub fn home_writable_for(platform: Platform) -> &'static [&'static str] {
     }
 }
 
+/// The temporary and device paths `platform` makes writable.
 pub fn system_writable_for(platform: Platform) -> &'static [&'static str] {
     match platform {
         Platform::Linux => SYSTEM_WRITABLE_LINUX,
@@ -122,7 +128,9 @@ pub fn system_writable_for(platform: Platform) -> &'static [&'static str] {
 /// One default protected name, relative to the repo, the home or a git directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlantTarget {
+    /// The name, relative to its base (repo, home or git directory).
     pub path: &'static str,
+    /// Whether it is protected as a file or as a directory.
     pub kind: ProtectKind,
     /// Whether native Landlock may stop this path's creation by splitting its writable
     /// ancestors (no new entry can then be made in them). `false` where that split would
@@ -280,4 +288,5 @@ pub const PATH_DIRS: &[PlantTarget] = &[
 /// How deep submodule git directories are looked for beneath `<git>/modules`, and how
 /// many at most: a bound, so a hostile repo cannot make resolution walk forever.
 pub const SUBMODULE_DEPTH: usize = 4;
+/// The most submodule git directories resolution collects before it stops.
 pub const SUBMODULE_LIMIT: usize = 256;

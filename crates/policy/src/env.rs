@@ -191,12 +191,21 @@ pub struct EnvPattern {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum EnvPatternError {
+    /// Nothing was written.
     #[error("an environment pattern cannot be empty")]
     Empty,
+    /// A `=`: probably `NAME=value` written where a name belongs.
     #[error("environment pattern {pattern:?} contains '=', which no variable name can")]
-    ContainsEquals { pattern: String },
+    ContainsEquals {
+        /// The pattern as given.
+        pattern: String,
+    },
+    /// A NUL byte, which no environment entry can carry.
     #[error("environment pattern {pattern:?} contains a NUL byte")]
-    ContainsNul { pattern: String },
+    ContainsNul {
+        /// The pattern as given.
+        pattern: String,
+    },
 }
 
 impl EnvPattern {
@@ -336,7 +345,9 @@ impl Default for EnvRules {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EnvAction {
+    /// Passed to the caged program.
     Keep,
+    /// Removed before `exec`.
     Scrub,
 }
 
@@ -346,17 +357,27 @@ pub enum EnvAction {
 #[non_exhaustive]
 pub enum EnvRule {
     /// A user `keep` pattern.
-    UserKeep { pattern: EnvPattern },
+    UserKeep {
+        /// The matching pattern.
+        pattern: EnvPattern,
+    },
     /// A user `scrub` pattern.
-    UserScrub { pattern: EnvPattern },
+    UserScrub {
+        /// The matching pattern.
+        pattern: EnvPattern,
+    },
     /// An entry of [`default_keep_table`].
     DefaultKeep {
+        /// The matching pattern.
         pattern: &'static str,
+        /// Why the default keeps it.
         reason: &'static str,
     },
     /// An entry of [`default_scrub_table`].
     DefaultScrub {
+        /// The matching pattern.
         pattern: &'static str,
+        /// What the variable would leak.
         reason: &'static str,
     },
     /// No rule matched: ordinary variables are passed through.
@@ -366,7 +387,9 @@ pub enum EnvRule {
 /// The decision for one name, with the rule that made it (for `jaula explain`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EnvDecision {
+    /// Kept or scrubbed.
     pub action: EnvAction,
+    /// The rule that decided.
     pub rule: EnvRule,
 }
 

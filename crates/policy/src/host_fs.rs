@@ -15,8 +15,11 @@ use std::path::Path;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum EntryKind {
+    /// A directory: a rule on it covers what lies beneath.
     Directory,
+    /// A regular file.
     File,
+    /// A symbolic link, not followed.
     Symlink,
     /// Devices, sockets, FIFOs: non-directories to every backend.
     Other,

@@ -22,7 +22,7 @@
 //! This crate never spawns a process and holds no `unsafe`; it reads the filesystem only to
 //! resolve symlinks, to ask whether an undeclared path is a file, and to follow a repo's
 //! `.git` file, `commondir` and `.gitmodules` to its git directories.
-#![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 pub mod config;
 pub mod decide;
@@ -64,7 +64,9 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum Platform {
+    /// Landlock, seccomp and bubblewrap.
     Linux,
+    /// Seatbelt (`sandbox-exec`).
     #[serde(rename = "macos")]
     MacOs,
 }

@@ -72,8 +72,10 @@ pub enum NetworkMode {
 }
 
 impl NetworkMode {
+    /// The names `--network` and config `network.mode` accept, for help texts and errors.
     pub const NAMES: [&'static str; 3] = ["host", "none", "allow"];
 
+    /// The name `--network` takes for this mode.
     pub fn name(self) -> &'static str {
         match self {
             NetworkMode::Host => "host",
@@ -145,22 +147,39 @@ impl<'de> serde::Deserialize<'de> for ResolveOverride {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum NetworkError {
+    /// A mode that is not host, none or allow.
     #[error("network mode {value:?} is not one of host, none, allow")]
-    UnknownMode { value: String },
+    UnknownMode {
+        /// The value as given.
+        value: String,
+    },
+    /// A domain entry that is not a valid pattern.
     #[error("{list} entry {value:?}: {reason}")]
     Pattern {
+        /// Which list held it (`--allow-domain`, `--deny-domain`, a config key).
         list: &'static str,
+        /// The entry as given.
         value: String,
+        /// Why it was refused.
         reason: PatternError,
     },
+    /// A preset name jaula does not know.
     #[error("unknown preset {name:?} (known: {known})")]
-    UnknownPreset { name: String, known: String },
+    UnknownPreset {
+        /// The name as given.
+        name: String,
+        /// The known presets, listed for the message.
+        known: String,
+    },
+    /// Domain lists with a mode other than allow, where they would silently do nothing.
     #[error(
         "{what} given with network mode {mode}; domain lists only mean something with \
          --network allow"
     )]
     ListsWithoutAllow {
+        /// Which lists were given.
         what: &'static str,
+        /// The mode in force.
         mode: NetworkMode,
     },
 }
@@ -169,15 +188,23 @@ pub enum NetworkError {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum RuleSource {
+    /// `--allow-domain` or config `network.allow_domain`.
     AllowDomain,
+    /// `--deny-domain` or config `network.deny_domain`.
     DenyDomain,
-    Preset { name: &'static str },
+    /// A built-in preset.
+    Preset {
+        /// The preset's name.
+        name: &'static str,
+    },
 }
 
 /// One pattern with its origin.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rule {
+    /// The host-name pattern.
     pub pattern: DomainPattern,
+    /// Where it came from.
     pub source: RuleSource,
 }
 
@@ -201,6 +228,7 @@ pub const INVALID_HOST_RULE: &str = "invalid host name";
 /// The proxy's answer for one host.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct HostDecision {
+    /// Whether the proxy lets the host through.
     pub allowed: bool,
     /// The rule that decided: the matching deny or allow entry, or [`NOT_ALLOWED_RULE`].
     pub rule: String,
@@ -209,9 +237,13 @@ pub struct HostDecision {
 /// The declared network settings, unvalidated (flags and config merged by the caller).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NetworkSpec {
+    /// host, none or allow.
     pub mode: NetworkMode,
+    /// Allowed host-name patterns, as written.
     pub allow_domains: Vec<String>,
+    /// Refused host-name patterns, as written; they win over every allow.
     pub deny_domains: Vec<String>,
+    /// Preset names, as written.
     pub presets: Vec<String>,
 }
 
@@ -285,10 +317,12 @@ fn parse_in(list: &'static str, value: &str) -> Result<DomainPattern, NetworkErr
 }
 
 impl DomainRules {
+    /// The allow rules, explicit entries and presets' alike.
     pub fn allow(&self) -> &[Rule] {
         &self.allow
     }
 
+    /// The deny rules.
     pub fn deny(&self) -> &[Rule] {
         &self.deny
     }

@@ -18,7 +18,9 @@ use crate::{Platform, PolicyError, PolicySpec};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SealKind {
+    /// A single file: hidden behind `/dev/null`, or matched as a `literal`.
     File,
+    /// A whole tree: an empty directory over it, or matched as a `subpath`.
     Directory,
 }
 
@@ -27,14 +29,20 @@ pub enum SealKind {
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum SealSource {
+    /// A default credential directory (`~/.ssh`, `~/.aws`, ...).
     CredentialDirectory,
+    /// A default credential file (`~/.netrc`, `~/.git-credentials`, ...).
     CredentialFile,
+    /// Cargo's registry token files inside the otherwise writable `~/.cargo`.
     CargoCredentials,
+    /// The state home's broker token store: every window's token but the cage's own.
     BrokerTokens,
+    /// The owner's own deny list (`CITY_CAGE_DENY`, `--deny`, `cage.deny`).
     OwnerDeny,
 }
 
 impl SealSource {
+    /// A short phrase for people, as `explain` prints it.
     pub fn label(self) -> &'static str {
         match self {
             SealSource::CredentialDirectory => "credential directory",
@@ -49,9 +57,12 @@ impl SealSource {
 /// A root unreadable and unwritable inside the cage.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SealedRoot {
+    /// The root, canonical and absolute.
     #[serde(with = "crate::serde_path")]
     pub path: PathBuf,
+    /// File or directory, as declared or found.
     pub kind: SealKind,
+    /// Why it is sealed.
     pub source: SealSource,
 }
 
@@ -60,15 +71,22 @@ pub struct SealedRoot {
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum WriteSource {
+    /// The working directory, where the agent does its work.
     Repo,
+    /// The agents-city state home (`AGENTS_CITY_HOME`, `~/.agents-city`).
     StateHome,
+    /// Agent state and build caches beneath the home (`~/.cargo`, `~/.npm`, ...).
     HomeCache,
+    /// The temporary and device paths (`/tmp`, `/dev`, ...).
     SystemTemp,
+    /// The owner's own allow list (`CITY_CAGE_ALLOW_WRITE`, `--allow-write`).
     OwnerAllow,
+    /// A workspace mount handed in with `--mounts`.
     Mount,
 }
 
 impl WriteSource {
+    /// A short phrase for people, as `explain` prints it.
     pub fn label(self) -> &'static str {
         match self {
             WriteSource::Repo => "repo",
@@ -84,8 +102,10 @@ impl WriteSource {
 /// A root beneath which writes (and creation) are allowed, unless sealed or protected.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WritableRoot {
+    /// The root, canonical and absolute.
     #[serde(with = "crate::serde_path")]
     pub path: PathBuf,
+    /// Why it is writable.
     pub source: WriteSource,
 }
 
@@ -98,8 +118,10 @@ pub struct WritableRoot {
 /// path whether or not it exists.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AbsentRoot {
+    /// The root as it would be, canonical as far as it exists.
     #[serde(with = "crate::serde_path")]
     pub path: PathBuf,
+    /// Why it would be writable.
     pub source: WriteSource,
     /// Created by `jaula run` before caging: an agent-state or cache root (or the state
     /// home) strictly beneath the home, neither sealed nor protected, with
@@ -112,8 +134,11 @@ pub struct AbsentRoot {
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum ProtectedSource {
+    /// jaula's config directory: a cage that rewrote it would loosen the next cage.
     ConfigDirectory,
+    /// A config file named outside that directory (`--config`, `JAULA_CONFIG`).
     ConfigFile,
+    /// The state home's directory of cage profiles, which later windows are caged by.
     CageProfiles,
     /// The repo's git directory as an entry (and a worktree's common git directory).
     GitDirectory,
@@ -125,12 +150,19 @@ pub enum ProtectedSource {
     GitPointer,
     /// Editor and agent settings in the repo that tools execute.
     RepoToolSettings,
+    /// `~/.gitconfig` and `~/.config/git`: commands git runs for the owner.
     HomeGitConfig,
+    /// Shell startup files (`~/.bashrc`, `~/.profile`, ...), run by the owner's next shell.
     ShellStartup,
+    /// Desktop and login session startup (autostart entries, systemd user units).
     SessionStartup,
+    /// tmux and screen configuration, run by the owner's next multiplexer.
     MultiplexerConfig,
+    /// Editor init files and plugins (vim, neovim, emacs, VS Code), run by the next editor.
     EditorInit,
+    /// Cargo's config, whose aliases and runners the owner's next build executes.
     CargoConfig,
+    /// Agent settings and hooks outside the repo (`~/.claude/settings.json`, ...).
     AgentSettings,
     /// The jaula binary that launched this cage.
     JaulaExecutable,
@@ -139,6 +171,7 @@ pub enum ProtectedSource {
 }
 
 impl ProtectedSource {
+    /// A short phrase for people, naming what a write would let run.
     pub fn label(self) -> &'static str {
         match self {
             ProtectedSource::ConfigDirectory => "jaula config directory",
@@ -220,9 +253,12 @@ impl ProtectKind {
 /// inside any cage, even beneath a writable root such as `~/.config` or the repo.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProtectedPath {
+    /// The path, canonical and absolute.
     #[serde(with = "crate::serde_path")]
     pub path: PathBuf,
+    /// Whether it is protected as a file or as a directory.
     pub kind: ProtectKind,
+    /// What it is and why a write would matter.
     pub source: ProtectedSource,
     /// Whether native Landlock stops this path's creation and change by splitting the
     /// writable directories above it. `false` where that split would break agent work
@@ -253,8 +289,10 @@ pub enum Warning {
     /// A write-allow extra resolved inside a sealed root: it would be dead under the seal,
     /// and honouring it silently would only mislead.
     WriteAllowInsideSealed {
+        /// The ignored write-allow extra.
         #[serde(with = "crate::serde_path")]
         path: PathBuf,
+        /// The sealed root it lies in.
         #[serde(with = "crate::serde_path")]
         sealed: PathBuf,
     },
@@ -262,20 +300,25 @@ pub enum Warning {
     /// the socket, and a sealed directory is the owner's statement that nothing in it is
     /// the cage's business). Move the socket, or unseal the directory.
     SocketInsideSealed {
+        /// The allowed socket that stays unreachable.
         #[serde(with = "crate::serde_path")]
         path: PathBuf,
+        /// The sealed root it lies in.
         #[serde(with = "crate::serde_path")]
         sealed: PathBuf,
     },
     /// An unprotect that names no protected path: probably a typo, said so.
     UnprotectMatchedNothing {
+        /// The unprotect entry as resolved.
         #[serde(with = "crate::serde_path")]
         path: PathBuf,
     },
     /// An unprotect that names jaula's own configuration, which every later cage reads.
     UnprotectRefused {
+        /// The refused unprotect entry.
         #[serde(with = "crate::serde_path")]
         path: PathBuf,
+        /// jaula's configuration path it would have opened.
         #[serde(with = "crate::serde_path")]
         protected: PathBuf,
     },
@@ -340,6 +383,7 @@ pub struct Policy {
 }
 
 impl Policy {
+    /// The kernel this policy was resolved for.
     pub fn platform(&self) -> Platform {
         self.platform
     }

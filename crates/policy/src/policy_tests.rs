@@ -38,7 +38,7 @@ fn sealed_kind(policy: &crate::Policy, path: &Path) -> Option<(SealKind, SealSou
 }
 
 #[test]
-fn defaults_seal_the_seed_lists_with_declared_kinds() {
+fn defaults_seal_the_credential_lists_with_declared_kinds() {
     let s = scratch();
     let p = spec(&s, Platform::Linux).resolve().unwrap();
     for dir in [

@@ -22,18 +22,29 @@ pub struct RunArgv {
     pub backend: Option<&'static str>,
     /// `--tenant`: start from a tenant's writable set.
     pub tenant: bool,
+    /// `--repo DIR`.
     pub repo: Option<PathBuf>,
+    /// `--home DIR`.
     pub home: Option<PathBuf>,
+    /// `--state-home DIR`.
     pub state_home: Option<PathBuf>,
+    /// `--token-file FILE`.
     pub token_file: Option<PathBuf>,
     /// `--mounts`, colon-separated; omitted when empty.
     pub mounts: OsString,
+    /// `--config FILE`.
     pub config: Option<PathBuf>,
+    /// `--deny PATH`, once per path.
     pub deny: Vec<PathBuf>,
+    /// `--allow-write PATH`, once per path.
     pub allow_write: Vec<PathBuf>,
+    /// `--allow-unix-socket PATH`, once per socket.
     pub allow_unix_socket: Vec<PathBuf>,
+    /// `--allow-unix-preset NAME`, once per preset.
     pub allow_unix_preset: Vec<String>,
+    /// `--unprotect PATH`, once per path.
     pub unprotect: Vec<PathBuf>,
+    /// `--protect-path-dirs`.
     pub protect_path_dirs: bool,
     /// `--window NAME`.
     pub window: Option<String>,

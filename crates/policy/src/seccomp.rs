@@ -35,7 +35,9 @@ pub const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 // Not `#[non_exhaustive]`: the filter compiler and the OCI export match every variant, so
 // a new one must fail their build rather than fall into a catch-all.
 pub enum Arch {
+    /// `AUDIT_ARCH_X86_64`; i386 calls are foreign to it (x32 ones are told by number).
     X86_64,
+    /// `AUDIT_ARCH_AARCH64`; arm32 calls are foreign to it.
     Aarch64,
 }
 
@@ -83,9 +85,15 @@ pub enum DenyCause {
     /// A deny-list entry matched.
     Rule(&'static DenyRule),
     /// The call came through another ABI than the native one.
-    ForeignArch { audit_arch: u32 },
+    ForeignArch {
+        /// The call's `AUDIT_ARCH_*` value.
+        audit_arch: u32,
+    },
     /// The number is at or above the x32 bit (and is not -1).
-    NonNativeNumber { nr: u32 },
+    NonNativeNumber {
+        /// The syscall number.
+        nr: u32,
+    },
 }
 
 /// The reference decision for one syscall.
@@ -93,11 +101,19 @@ pub enum DenyCause {
 // Not `#[non_exhaustive]`: the filter compiler and the OCI export match every variant, so
 // a new one must fail their build rather than fall into a catch-all.
 pub enum Verdict {
+    /// The filter lets the call through.
     Allow,
-    Deny { errno: DenyErrno, cause: DenyCause },
+    /// The filter answers the call with an errno, never running it.
+    Deny {
+        /// The errno the caller sees.
+        errno: DenyErrno,
+        /// What refused it.
+        cause: DenyCause,
+    },
 }
 
 impl Verdict {
+    /// Whether the call runs.
     pub fn is_allowed(&self) -> bool {
         matches!(self, Verdict::Allow)
     }

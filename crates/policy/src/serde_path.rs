@@ -33,10 +33,12 @@ fn path(repr: Repr) -> PathBuf {
     }
 }
 
+/// Writes `value` as text when it is UTF-8, as its bytes otherwise.
 pub fn serialize<S: Serializer>(value: &Path, s: S) -> Result<S::Ok, S::Error> {
     repr(value).serialize(s)
 }
 
+/// Reads a path written by [`serialize`], text or bytes.
 pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
     Repr::deserialize(d).map(path)
 }
@@ -45,10 +47,12 @@ pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error>
 pub mod option {
     use super::*;
 
+    /// [`super::serialize`] for a path that may be absent.
     pub fn serialize<S: Serializer>(value: &Option<PathBuf>, s: S) -> Result<S::Ok, S::Error> {
         value.as_deref().map(repr).serialize(s)
     }
 
+    /// [`super::deserialize`] for a path that may be absent.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D::Error> {
         Option::<Repr>::deserialize(d).map(|r| r.map(path))
     }
@@ -58,10 +62,12 @@ pub mod option {
 pub mod vec {
     use super::*;
 
+    /// [`super::serialize`] for each path of a list.
     pub fn serialize<S: Serializer>(value: &[PathBuf], s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(value.iter().map(|p| repr(p)))
     }
 
+    /// [`super::deserialize`] for each path of a list.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<PathBuf>, D::Error> {
         Vec::<Repr>::deserialize(d).map(|v| v.into_iter().map(path).collect())
     }

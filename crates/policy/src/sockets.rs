@@ -31,12 +31,14 @@ pub enum UnixPreset {
 }
 
 impl UnixPreset {
+    /// Every preset, in the order help texts and errors list them.
     pub const ALL: [UnixPreset; 3] = [
         UnixPreset::SshAgent,
         UnixPreset::GpgAgent,
         UnixPreset::Docker,
     ];
 
+    /// The name flags and config use (`ssh-agent`, `gpg-agent`, `docker`).
     pub fn name(self) -> &'static str {
         match self {
             UnixPreset::SshAgent => "ssh-agent",
@@ -114,6 +116,7 @@ pub enum SocketSource {
 }
 
 impl SocketSource {
+    /// A short phrase for people, as `explain` prints it.
     pub fn label(self) -> String {
         match self {
             SocketSource::Owner => "owner allow-unix-socket".to_owned(),
@@ -125,8 +128,10 @@ impl SocketSource {
 /// A host socket the owner lets the cage connect to, canonical.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AllowedSocket {
+    /// The socket's path, canonical.
     #[serde(with = "crate::serde_path")]
     pub path: PathBuf,
+    /// The flag, config key or preset that allowed it.
     pub source: SocketSource,
 }
 

@@ -11,11 +11,17 @@ use crate::defaults;
 use crate::{ConfigError, ConfigFile, Platform, PolicyError, PolicySpec, SocketSource, UnixPreset};
 
 /// The environment variables jaula honours, with the meanings launchers already rely on.
+/// `0` turns the cage off.
 pub const ENV_CAGE: &str = "CITY_CAGE";
+/// Extra sealed roots, colon-separated.
 pub const ENV_DENY: &str = "CITY_CAGE_DENY";
+/// Extra writable roots, colon-separated.
 pub const ENV_ALLOW_WRITE: &str = "CITY_CAGE_ALLOW_WRITE";
+/// `1` or `0`: whether bubblewrap works here, said instead of probed.
 pub const ENV_BWRAP: &str = "CITY_CAGE_BWRAP";
+/// The agents-city state home (default `~/.agents-city`).
 pub const ENV_STATE_HOME: &str = "AGENTS_CITY_HOME";
+/// The config file, when not the default one.
 pub const ENV_CONFIG: &str = "JAULA_CONFIG";
 
 /// A snapshot of the environment, so the merge is a pure function of its inputs.
@@ -23,10 +29,12 @@ pub const ENV_CONFIG: &str = "JAULA_CONFIG";
 pub struct EnvVars(BTreeMap<OsString, OsString>);
 
 impl EnvVars {
+    /// This process's environment, as it is now.
     pub fn from_process() -> EnvVars {
         EnvVars(std::env::vars_os().collect())
     }
 
+    /// A given environment (tests, and callers that build one).
     pub fn from_pairs<K: Into<OsString>, V: Into<OsString>>(
         pairs: impl IntoIterator<Item = (K, V)>,
     ) -> EnvVars {
@@ -38,6 +46,7 @@ impl EnvVars {
         )
     }
 
+    /// The variable's value, empty included.
     pub fn get(&self, name: &str) -> Option<&OsStr> {
         self.0.get(OsStr::new(name)).map(|v| v.as_os_str())
     }
@@ -67,14 +76,21 @@ pub fn split_colon_list(value: &OsStr) -> Vec<PathBuf> {
 /// below is the only place their meaning lives.
 #[derive(Clone, Debug, Default)]
 pub struct CageFlags {
+    /// `--repo`: the working directory, writable.
     pub repo: Option<PathBuf>,
+    /// `--home`: the home the defaults are sealed against (else `HOME`).
     pub home: Option<PathBuf>,
+    /// `--token-file`: the window's own token, readable above every seal.
     pub token_file: Option<PathBuf>,
     /// `--mounts`: colon-separated resolved mount targets.
     pub mounts: Option<OsString>,
+    /// `--deny`: extra sealed roots (added to `CITY_CAGE_DENY` and `cage.deny`).
     pub deny: Vec<PathBuf>,
+    /// `--allow-write`: extra writable roots (added to the variable and the config's).
     pub allow_write: Vec<PathBuf>,
+    /// `--state-home`: wins over `AGENTS_CITY_HOME`.
     pub state_home: Option<PathBuf>,
+    /// `--config`: wins over `JAULA_CONFIG` and the default file.
     pub config: Option<PathBuf>,
     /// `--platform`, to render the other kernel's cage; the host's otherwise.
     pub platform: Option<Platform>,
@@ -108,6 +124,7 @@ pub enum BwrapHint {
 pub struct Sources {
     /// `false` when `CITY_CAGE=0` or config `enabled = false`: launch uncaged.
     pub enabled: bool,
+    /// What to believe about bubblewrap (`CITY_CAGE_BWRAP`, config `bwrap`).
     pub bwrap: BwrapHint,
     /// The config file in use (it may not exist when it is the default).
     pub config_path: PathBuf,
@@ -115,9 +132,11 @@ pub struct Sources {
     pub config_loaded: bool,
     /// The merged declaration; `repo` is empty when no `--repo` was given.
     pub spec: PolicySpec,
-    /// `[run]` and `[env]` from the config file, for `jaula run` to merge with its flags.
+    /// `[run]` from the config file, for `jaula run` to merge with its flags.
     pub run: crate::config::RunSection,
+    /// `[env]`: the credential-variable scrub's changes.
     pub env: crate::config::EnvSection,
+    /// `[contract]`, for `jaula contract` to merge with its flags and variables.
     pub contract: crate::config::ContractSection,
     /// `[network]`, for `jaula run --network`.
     pub network: crate::config::NetworkSection,

@@ -41,7 +41,7 @@ pub async fn serve_dns(socket: tokio::net::UdpSocket, proxy: Proxy) {
 /// The answer to one datagram, recorded; `None` for what is not a query at all.
 pub(crate) fn answer(proxy: &Proxy, msg: &[u8]) -> Option<Vec<u8>> {
     let query = match dns::parse_query(msg) {
-        Ok(q) => q,
+        Ok(query) => query,
         Err(e) => return dns::error_for(msg, e),
     };
     let name = &query.question.name;
@@ -75,8 +75,8 @@ pub(crate) fn answer(proxy: &Proxy, msg: &[u8]) -> Option<Vec<u8>> {
 }
 
 fn reply(query: &Query, allowed: bool, steering: Ipv4Addr) -> Vec<u8> {
-    let q = &query.question;
-    match (allowed, q.qtype.0, q.qclass) {
+    let question = &query.question;
+    match (allowed, question.qtype.0, question.qclass) {
         (false, _, _) => dns::refused(query),
         (true, TYPE_A, CLASS_IN) => dns::a_record(query, steering, ANSWER_TTL),
         (true, _, _) => dns::no_data(query),

@@ -14,6 +14,7 @@ use crate::sniff::{printable_name, Sniffed};
 /// What the request head names.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RequestHead {
+    /// The request method, as sent (`GET`, `POST`, ...).
     pub method: String,
     /// The Host field's host, without its port (the listener's port is the one dialled).
     pub host: String,

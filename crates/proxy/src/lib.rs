@@ -18,7 +18,7 @@
 //! Clients that ignore the proxy variables are steered ([`steer`]): connections to the
 //! cage's steering address on ports 443 and 80 are judged on the TLS server name or the
 //! HTTP Host they carry, then take the same way out as a `CONNECT` would, undecrypted.
-#![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 // moved to jaula_policy::network::address; re-export kept for callers
 pub use jaula_policy::network::address;
@@ -51,6 +51,7 @@ use jaula_policy::network::DomainRules;
 /// What the proxy admits and how it behaves.
 #[derive(Clone, Debug)]
 pub struct ProxyConfig {
+    /// The domain allow- and deny-lists every request is decided by.
     pub rules: DomainRules,
     /// Names answered without DNS (tests; `--network-resolve HOST=ADDR:PORT`): the
     /// normalised host maps to one socket address whatever port was asked for.
@@ -61,14 +62,21 @@ pub struct ProxyConfig {
     pub allow_addresses: Vec<AddressRange>,
     /// Where every decision is appended as one JSON line.
     pub log: Option<PathBuf>,
+    /// Client connections served at once; the rest wait in the kernel's accept queue.
     pub max_connections: usize,
+    /// How long a client may take to send its request head before it is dropped.
     pub header_timeout: Duration,
+    /// How long an upstream may take to accept before the client gets `504`.
     pub connect_timeout: Duration,
 }
 
 impl ProxyConfig {
+    /// Enough for an agent's parallel fetches, few enough that a runaway loop in the cage
+    /// cannot exhaust the host's descriptors.
     pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
 
+    /// The defaults around `rules`: no overrides, no log, 256 connections, 30 s for a
+    /// request head, 15 s for an upstream connect.
     pub fn new(rules: DomainRules) -> ProxyConfig {
         ProxyConfig {
             rules,
@@ -86,11 +94,15 @@ impl ProxyConfig {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ProxyError {
+    /// The decision log could not be opened for appending.
     #[error("cannot open the network log {}: {source}", path.display())]
     Log {
+        /// The log file.
         path: PathBuf,
+        /// What the kernel answered.
         source: std::io::Error,
     },
+    /// The listener handed in could not be served (not a listening socket, runtime error).
     #[error("cannot serve on the cage's listener: {0}")]
     Listener(#[source] std::io::Error),
 }

@@ -26,11 +26,15 @@ use crate::ProxyError;
 pub struct DecisionRecord<'a> {
     /// RFC 3339, UTC, milliseconds.
     pub time: String,
+    /// `CONNECT` (tunnels, steered TLS included) or the HTTP method of a forwarded request.
     pub method: &'a str,
+    /// The host the client asked for, normalised.
     pub host: &'a str,
+    /// The port the client asked for.
     pub port: u16,
     /// `allow` or `deny`.
     pub decision: &'static str,
+    /// The rule that decided, described.
     pub rule: &'a str,
     /// The resolved address connected to (`allow`) or refused (`deny` by address).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -88,6 +92,7 @@ pub(crate) enum Verdict<'a> {
 /// Blocked hosts and counts, for the summary at exit.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
+    /// Requests and connections let through.
     pub allowed: u64,
     /// Refused by name: host -> count.
     pub blocked: BTreeMap<String, u64>,

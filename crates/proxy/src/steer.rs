@@ -40,11 +40,14 @@ pub enum Protocol {
 /// A listener in the cage's namespace whose connections are steered.
 #[derive(Debug)]
 pub struct SteeredListener {
+    /// The bound, listening socket.
     pub listener: std::net::TcpListener,
+    /// What its clients speak.
     pub protocol: Protocol,
 }
 
 impl SteeredListener {
+    /// A listener for port 443: judged on the TLS server name.
     pub fn tls(listener: std::net::TcpListener) -> SteeredListener {
         SteeredListener {
             listener,
@@ -52,6 +55,7 @@ impl SteeredListener {
         }
     }
 
+    /// A listener for port 80: judged on the HTTP Host.
     pub fn http(listener: std::net::TcpListener) -> SteeredListener {
         SteeredListener {
             listener,

@@ -21,19 +21,26 @@ use crate::{serve, Proxy, Summary};
 /// How the supervised child ended, and what the proxy blocked meanwhile.
 #[derive(Debug)]
 pub struct Supervised {
+    /// The caged child's exit status, passed on as jaula's own.
     pub status: ExitStatus,
+    /// What the proxy allowed and blocked while the child ran.
     pub summary: Summary,
 }
 
+/// Why the proxy could not serve the caged child to its end.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SuperviseError {
+    /// The tokio runtime could not be built (threads, descriptors).
     #[error("cannot start the proxy's runtime: {0}")]
     Runtime(#[source] std::io::Error),
+    /// The cage's listener could not be served.
     #[error("cannot serve on the cage's listener: {0}")]
     Listener(#[source] std::io::Error),
+    /// The signal handlers (TERM and HUP forwarded to the child) could not be installed.
     #[error("cannot install signal handlers: {0}")]
     Signals(#[source] std::io::Error),
+    /// Waiting for the child failed.
     #[error("cannot wait for the caged process: {0}")]
     Wait(#[source] std::io::Error),
 }

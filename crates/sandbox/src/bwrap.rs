@@ -108,20 +108,42 @@ impl Default for BwrapOptions {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BwrapError {
+    /// No bubblewrap program was named.
     #[error("the bubblewrap program name is empty")]
     EmptyProgram,
     /// bubblewrap resolves mount destinations inside the new root; a relative one would
     /// land wherever its working directory happens to be.
     #[error("{what} is not an absolute path: {path:?}")]
-    NotAbsolute { what: &'static str, path: PathBuf },
+    NotAbsolute {
+        /// Which path (a sealed root, a writable root, the repo, ...).
+        what: &'static str,
+        /// The path as given.
+        path: PathBuf,
+    },
     /// execve(2) argv entries are C strings: a NUL would silently truncate the path.
     #[error("{what} contains a NUL byte, which no argv can carry: {path:?}")]
-    NulByte { what: &'static str, path: PathBuf },
+    NulByte {
+        /// Which path.
+        what: &'static str,
+        /// The path as given.
+        path: PathBuf,
+    },
     /// [`MountView`] only models the operations [`render_argv`] emits.
     #[error("cannot model bubblewrap argument {arg:?} at position {index}")]
-    UnknownArgument { arg: OsString, index: usize },
+    UnknownArgument {
+        /// The argument.
+        arg: OsString,
+        /// Its position in the argv.
+        index: usize,
+    },
+    /// The argv ends before an option's operands (a truncated or hand-edited argv).
     #[error("bubblewrap option {option} at position {index} is missing its arguments")]
-    MissingArgument { option: String, index: usize },
+    MissingArgument {
+        /// The option.
+        option: String,
+        /// Its position in the argv.
+        index: usize,
+    },
 }
 
 #[cfg(test)]

@@ -189,7 +189,7 @@ fn the_pid_namespace_is_the_only_option_on_by_default_and_options_only_append_fl
     let f = fixture();
     let p = policy(&f, |_| {});
     let disk = FakeDisk::default();
-    // Issue 10, point 6: a default cage has its own PID namespace and /proc.
+    // A default cage has its own PID namespace and /proc: host processes stay unseen.
     let default = render_argv(&p, &BwrapOptions::default(), &disk).unwrap();
     assert_eq!(
         &default[default.len() - 3..],
@@ -819,7 +819,7 @@ fn a_hanging_probe_is_killed_at_the_deadline() {
     assert!(!alive, "probe child {pid} survived the timeout");
 }
 
-/// Issue 10, point 2: with the private view, the host's /tmp, /var/tmp and /run/user are
+/// With the private view, the host's /tmp, /var/tmp and /run/user (and their sockets) are
 /// never bound; the cage's own come first, so a writable root beneath /tmp (a repo there)
 /// is still bound over them, and the model says /tmp no longer reaches the host's.
 #[test]
@@ -872,13 +872,15 @@ fn the_private_view_replaces_the_hosts_temp_and_runtime_dirs_before_other_roots(
         let e = view.effect(Path::new(path), Access::Create);
         assert!(!e.reaches_host, "{path}");
     }
-    // Without the options the seed's view is rendered: the host's own, bound writable.
-    let seed = render_argv(&p, &BwrapOptions::default(), &disk).unwrap();
-    let seed: Vec<String> = seed
+    // Without the options the launcher view is rendered: the host's own, bound writable.
+    let shared = render_argv(&p, &BwrapOptions::default(), &disk).unwrap();
+    let shared: Vec<String> = shared
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    assert!(seed.windows(3).any(|w| w == ["--bind-try", "/tmp", "/tmp"]));
+    assert!(shared
+        .windows(3)
+        .any(|w| w == ["--bind-try", "/tmp", "/tmp"]));
 }
 
 #[test]

@@ -44,6 +44,7 @@ pub struct HardeningOptions {
 }
 
 impl HardeningOptions {
+    /// No descriptor kept beyond 0, 1 and 2.
     pub fn new() -> Self {
         Self::default()
     }
@@ -60,12 +61,20 @@ impl HardeningOptions {
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Step {
+    /// Lock the securebits, so uid 0 regains no capability at exec and no setuid binary
+    /// can hand them back.
     Securebits,
+    /// Drop every capability from the bounding set: none can be gained later.
     BoundingSet,
+    /// Clear the ambient set, which would otherwise survive the exec.
     AmbientSet,
+    /// Empty the effective, permitted and inheritable sets.
     Capabilities,
+    /// Set `no_new_privs`: setuid bits and file capabilities grant nothing after it.
     NoNewPrivs,
+    /// `RLIMIT_CORE` 0: a crash writes no image of the caged process's memory.
     CoreDumps,
+    /// Mark every descriptor above 2 close-on-exec, except those kept.
     InheritedFds,
 }
 
@@ -115,8 +124,11 @@ impl Outcome {
 /// The outcome of one step with a human explanation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StepReport {
+    /// The step.
     pub step: Step,
+    /// What it achieved.
     pub outcome: Outcome,
+    /// Why that outcome is the safe one, for people.
     pub detail: String,
 }
 
@@ -137,8 +149,11 @@ pub const COMPILED_CAP_LAST_CAP: u32 = 40;
 /// What [`harden`] did, step by step. Displays as a short table and serialises to JSON.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HardeningReport {
+    /// The highest capability number the running kernel knows.
     pub cap_last_cap: u32,
+    /// How that number was learnt.
     pub cap_last_cap_source: CapLastCapSource,
+    /// Every step, in the order applied.
     pub steps: Vec<StepReport>,
 }
 
@@ -182,48 +197,128 @@ impl fmt::Display for HardeningReport {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HardeningError {
+    /// A kept descriptor number that cannot be one (negative).
     #[error("--keep-fd {fd}: not a file descriptor number")]
-    InvalidKeepFd { fd: RawFd },
+    InvalidKeepFd {
+        /// The number given.
+        fd: RawFd,
+    },
+    /// A kept descriptor that is not open: keeping it would hand the program nothing.
     #[error("--keep-fd {fd}: no such open file descriptor")]
-    KeepFdNotOpen { fd: RawFd },
+    KeepFdNotOpen {
+        /// The number given.
+        fd: RawFd,
+    },
+    /// `PR_GET_SECUREBITS` failed.
     #[error("cannot read the securebits: {source}")]
-    ReadSecurebits { source: io::Error },
+    ReadSecurebits {
+        /// What the kernel answered.
+        source: io::Error,
+    },
+    /// `PR_SET_SECUREBITS` failed.
     #[error("cannot set the securebits to {wanted:#x} (currently {current:#x}): {source}")]
     SetSecurebits {
+        /// The securebits before the call.
         current: u32,
+        /// The securebits asked for.
         wanted: u32,
+        /// What the kernel answered.
         source: io::Error,
     },
+    /// `PR_CAPBSET_READ` failed for a capability the kernel should know.
     #[error("cannot read capability {cap} of the bounding set: {source}")]
-    ReadBoundingSet { cap: u32, source: io::Error },
+    ReadBoundingSet {
+        /// The capability number.
+        cap: u32,
+        /// What the kernel answered.
+        source: io::Error,
+    },
+    /// `PR_CAPBSET_DROP` failed.
     #[error("cannot drop capability {cap} from the bounding set: {source}")]
-    DropBoundingSet { cap: u32, source: io::Error },
+    DropBoundingSet {
+        /// The capability number.
+        cap: u32,
+        /// What the kernel answered.
+        source: io::Error,
+    },
+    /// `PR_CAP_AMBIENT_IS_SET` failed.
     #[error("cannot read capability {cap} of the ambient set: {source}")]
-    ReadAmbientSet { cap: u32, source: io::Error },
+    ReadAmbientSet {
+        /// The capability number.
+        cap: u32,
+        /// What the kernel answered.
+        source: io::Error,
+    },
+    /// `PR_CAP_AMBIENT_CLEAR_ALL` failed.
     #[error("cannot clear the ambient capability set: {source}")]
-    ClearAmbientSet { source: io::Error },
+    ClearAmbientSet {
+        /// What the kernel answered.
+        source: io::Error,
+    },
+    /// `capget` failed.
     #[error("cannot read the capability sets (capget): {source}")]
-    ReadCapabilities { source: io::Error },
+    ReadCapabilities {
+        /// What the kernel answered.
+        source: io::Error,
+    },
+    /// `capset` failed.
     #[error("cannot clear the capability sets (capset): {source}")]
-    ClearCapabilities { source: io::Error },
+    ClearCapabilities {
+        /// What the kernel answered.
+        source: io::Error,
+    },
+    /// `PR_SET_NO_NEW_PRIVS` failed.
     #[error("cannot set no_new_privs: {source}")]
-    NoNewPrivs { source: io::Error },
+    NoNewPrivs {
+        /// What the kernel answered.
+        source: io::Error,
+    },
+    /// `setrlimit(RLIMIT_CORE)` failed.
     #[error("cannot set RLIMIT_CORE to 0: {source}")]
-    CoreLimit { source: io::Error },
+    CoreLimit {
+        /// What the kernel answered.
+        source: io::Error,
+    },
+    /// Clearing close-on-exec on a kept descriptor failed.
     #[error("cannot make --keep-fd {fd} inheritable: {source}")]
-    KeepFdInheritable { fd: RawFd, source: io::Error },
+    KeepFdInheritable {
+        /// The kept descriptor.
+        fd: RawFd,
+        /// What the kernel answered.
+        source: io::Error,
+    },
+    /// `close_range(CLOSE_RANGE_CLOEXEC)` failed on a kernel that has it.
     #[error("cannot mark file descriptors {first}..={last} close-on-exec: {source}")]
     CloseRange {
+        /// The range's first descriptor.
         first: u32,
+        /// The range's last descriptor.
         last: u32,
+        /// What the kernel answered.
         source: io::Error,
     },
+    /// Without `close_range`: the open descriptors could not be listed.
     #[error("cannot list open file descriptors in {}: {source}", path.display())]
-    ListFds { path: PathBuf, source: io::Error },
+    ListFds {
+        /// The directory listed (`/proc/self/fd`).
+        path: PathBuf,
+        /// What the kernel answered.
+        source: io::Error,
+    },
+    /// Without `close_range`: one descriptor could not be marked close-on-exec.
     #[error("cannot mark file descriptor {fd} close-on-exec: {source}")]
-    MarkFd { fd: RawFd, source: io::Error },
+    MarkFd {
+        /// The descriptor.
+        fd: RawFd,
+        /// What the kernel answered.
+        source: io::Error,
+    },
+    /// A read-back after the steps found a capability, bit or limit still in place.
     #[error("hardening did not hold after it was applied: {what}")]
-    Verification { what: String },
+    Verification {
+        /// What was found.
+        what: String,
+    },
 }
 
 /// Hardens the calling process for the `execve` that follows.

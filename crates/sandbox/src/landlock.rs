@@ -24,7 +24,8 @@ pub use backend::LandlockBackend;
 #[cfg(target_os = "linux")]
 pub use enforce::scope_signals_below_parent;
 pub use enforce::{
-    probe, restrict_self, Enforcement, EnforcementStatus, Floor, KernelStatus, SkippedRule, Support,
+    probe, restrict_self, AbiFloor, Enforcement, EnforcementStatus, KernelStatus, SkippedRule,
+    Support,
 };
 pub use plan::{
     plan, Plan, PlanMode, PlanNote, PlanRule, Reason, SplitDir, TargetKind, DEVICE_NODES,
@@ -61,7 +62,7 @@ pub enum LandlockError {
     #[error("the kernel (Landlock ABI {abi}) did not enforce the ruleset")]
     NotEnforced { abi: u32 },
     #[error("the kernel (Landlock ABI {abi}) enforces less than the required floor {floor:?}")]
-    BelowFloor { floor: Floor, abi: u32 },
+    BelowFloor { floor: AbiFloor, abi: u32 },
     #[cfg(target_os = "linux")]
     #[error("landlock: {0}")]
     Ruleset(#[from] ::landlock::RulesetError),

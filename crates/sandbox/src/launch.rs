@@ -13,7 +13,7 @@ use std::process::Command;
 use serde::Serialize;
 
 use crate::hardening::{self, HardeningOptions, HardeningReport};
-use crate::landlock::{self, Enforcement, Floor, Plan, PlanMode};
+use crate::landlock::{self, AbiFloor, Enforcement, Plan, PlanMode};
 use crate::launch_plan::LaunchPlan;
 use crate::network::netns::{self, NetnsError, SocketRestriction};
 use crate::network::NetworkMode;
@@ -23,9 +23,11 @@ pub use crate::exit::exit_like;
 
 /// The layers to apply before `exec`.
 pub struct Confinement<'a> {
+    /// What process hardening may leave alone (kept descriptors).
     pub hardening: HardeningOptions,
     /// `None` only in bwrap mode on a kernel without Landlock (reported, never silent).
-    pub landlock: Option<(&'a Plan, Floor)>,
+    pub landlock: Option<(&'a Plan, AbiFloor)>,
+    /// Install the seccomp deny-list before `exec`.
     pub seccomp: bool,
     /// `--network none` where no network namespace could be made: refuse TCP through
     /// Landlock and every non-unix socket family through a second seccomp filter.
@@ -73,9 +75,13 @@ impl std::fmt::Debug for Confinement<'_> {
 /// What was in force when `exec` was called.
 #[derive(Debug, Serialize)]
 pub struct LaunchReport {
+    /// Each hardening step and its outcome.
     pub hardening: HardeningReport,
+    /// What Landlock enforced, when it was applied.
     pub landlock: Option<Enforcement>,
+    /// The seccomp filter installed, when it was.
     pub seccomp: Option<SeccompReport>,
+    /// The no-namespace socket restriction of `--network none`, when it was needed.
     pub sockets: Option<SocketRestriction>,
     /// Whether the socket gate supervises the command's connect and bind calls.
     pub socket_gate: bool,
@@ -119,34 +125,51 @@ impl std::fmt::Display for LaunchReport {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LaunchError {
+    /// A hardening step failed.
     #[error("process hardening failed: {0}")]
     Hardening(#[from] hardening::HardeningError),
+    /// The Landlock ruleset could not be built or enforced.
     #[error("landlock could not be enforced: {0}")]
     Landlock(#[from] landlock::LandlockError),
+    /// A seccomp filter could not be built or installed.
     #[error("seccomp could not be installed: {0}")]
     Seccomp(#[from] seccomp::SeccompError),
+    /// A network namespace, its loopback or a hand-off failed.
     #[error("network layer: {0}")]
     Network(#[from] NetnsError),
+    /// The socket gate's filter or supervisor could not be set up.
     #[error("the socket gate could not be set up: {0}")]
     Gate(#[from] crate::socket_gate::GateError),
+    /// Other threads exist: the socket gate's fork would copy locks held by threads that
+    /// do not exist in the child.
     #[error("the launch must fork from a single-threaded process, found {0} threads")]
     Threads(usize),
+    /// `fork` failed.
     #[error("cannot fork the command: {0}")]
     Fork(std::io::Error),
+    /// A resource limit could not be set.
     #[error("cannot set {name}: {source}")]
     Limit {
+        /// The limit (`RLIMIT_NPROC`, ...).
         name: &'static str,
+        /// What the kernel answered.
         source: std::io::Error,
     },
+    /// A layer the plan requires is unavailable here (the reason says which).
     #[error("refusing to run: {0}")]
     Refused(String),
+    /// Moving into the contract's cgroup failed.
     #[error("cannot enter the contract's cgroup: {0}")]
     Cgroup(std::io::Error),
+    /// Switching to the contract's uid and gid failed.
     #[error("cannot become the contract's identity: {0}")]
     Identity(#[from] crate::identity::IdentityError),
+    /// `execve` of the command failed after every layer was in force.
     #[error("cannot execute {}: {source}", .program.to_string_lossy())]
     Exec {
+        /// The command as given.
         program: OsString,
+        /// What the kernel answered.
         source: std::io::Error,
     },
 }
@@ -267,7 +290,7 @@ fn confinement<'a>(
     }
     let confinement = Confinement {
         hardening,
-        landlock: rules.map(|r| (r, Floor::FsV1)),
+        landlock: rules.map(|r| (r, AbiFloor::FsV1)),
         seccomp: true,
         restrict_sockets: network.restrict_sockets,
         gate: plan.socket_gate.then(|| Gate {

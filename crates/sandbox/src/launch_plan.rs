@@ -37,6 +37,7 @@ pub struct LaunchPlan {
     pub policy: Policy,
     /// Where the Landlock rules are planned: natively, or inside the bwrap view.
     pub stage: PlanMode,
+    /// The network mode and the descriptors its stage needs.
     pub network: NetworkPlan,
     /// The command's whole environment, credential variables already scrubbed.
     pub env: Vec<(OsString, OsString)>,
@@ -65,6 +66,7 @@ pub struct LaunchPlan {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkPlan {
+    /// `host`, `none` or `allow`.
     pub mode: NetworkMode,
     /// `none` natively: apply the no-namespace fallback (Landlock TCP + seccomp socket
     /// families) even where a namespace could be made (tests exercise it this way).
@@ -98,24 +100,46 @@ pub struct Reports {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PlanError {
+    /// The plan was written by a jaula of another plan format.
     #[error(
         "the launch plan has format version {found}, this jaula reads only version {expected} \
          (was jaula replaced between the two stages?)"
     )]
-    Version { found: u32, expected: u32 },
+    Version {
+        /// The version the plan carries.
+        found: u32,
+        /// [`PLAN_VERSION`].
+        expected: u32,
+    },
+    /// The plan is not valid JSON for this format.
     #[error("the launch plan is malformed: {0}")]
     Malformed(String),
+    /// The plan's command is empty: there would be nothing to exec.
     #[error("the launch plan names no command")]
     NoCommand,
+    /// The plan could not be serialised.
     #[error("the launch plan cannot be written: {0}")]
     Encode(String),
+    /// The plan descriptor is missing, or is not the sealed memfd the outer stage writes.
     #[error("no launch plan was inherited on descriptor {fd}: {reason}")]
-    NotInherited { fd: RawFd, reason: String },
+    NotInherited {
+        /// The plan descriptor.
+        fd: RawFd,
+        /// What was wrong with it.
+        reason: String,
+    },
+    /// The open-file limit is below the plan descriptor, so it cannot be placed there.
     #[error(
         "the open-file limit (RLIMIT_NOFILE {limit}) leaves no room for descriptor {fd}, on \
          which jaula hands its launch plan to its own stage; raise it (ulimit -n 1024)"
     )]
-    NoRoom { fd: RawFd, limit: u64 },
+    NoRoom {
+        /// The plan descriptor.
+        fd: RawFd,
+        /// The soft `RLIMIT_NOFILE` in force.
+        limit: u64,
+    },
+    /// Writing, sealing or moving the plan's memfd failed.
     #[error("cannot hand the launch plan over: {0}")]
     Io(#[from] std::io::Error),
 }

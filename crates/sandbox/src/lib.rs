@@ -5,9 +5,8 @@
 //! that artifact does, list its deviations from `decide` as data; [`backend::all`] lists
 //! them. The Linux layers that act on the running process (`landlock`, `seccomp`,
 //! `hardening`) live here too; this is the only crate allowed `unsafe`, each block with a
-//! `// SAFETY:` comment. The profile language the Seatbelt backend writes is `jaula-sbpl`.
-
-#![deny(clippy::undocumented_unsafe_blocks)]
+//! `// SAFETY:` comment (both enforced by its `[lints]` table). The profile language the
+//! Seatbelt backend writes is `jaula-sbpl`.
 
 pub mod absent_roots;
 pub mod backend;

@@ -59,7 +59,7 @@ fn quoted(path: &Path) -> String {
 }
 
 #[test]
-fn profile_has_the_seed_structure_in_order() {
+fn profile_has_the_launcher_profile_structure_in_order() {
     let f = fixture(Platform::MacOs, "home");
     let policy = resolve(&f.spec);
     let text = render(&policy);

@@ -224,16 +224,16 @@ fn build(root: &Path) -> Scenario {
 
 /// Run the cage once; return each probe's host effect, and the model of the mount view
 /// built from the very argv that ran, with the disk as it was at launch.
-fn run(program: &Path, sc: &Scenario, as_uid: Option<u32>) -> (Vec<Outcome>, MountView) {
-    let script_path = sc.root.join("probe.sh");
-    fs::write(&script_path, matrix::script(&sc.targets)).unwrap();
+fn run(program: &Path, scenario: &Scenario, as_uid: Option<u32>) -> (Vec<Outcome>, MountView) {
+    let script_path = scenario.root.join("probe.sh");
+    fs::write(&script_path, matrix::script(&scenario.targets)).unwrap();
     if let Some(uid) = as_uid {
-        chown_tree(&sc.root, uid);
+        chown_tree(&scenario.root, uid);
     }
-    let mut argv = render_argv(&sc.policy, &BwrapOptions::default(), &RealHostFs).unwrap();
+    let mut argv = render_argv(&scenario.policy, &BwrapOptions::default(), &RealHostFs).unwrap();
     let view = MountView::from_argv(&argv, &RealHostFs)
         .unwrap()
-        .with_display_home(&sc.home);
+        .with_display_home(&scenario.home);
     argv[0] = program.as_os_str().to_owned();
     argv.push(OsString::from("/bin/sh"));
     argv.push(script_path.into_os_string());
@@ -247,7 +247,7 @@ fn run(program: &Path, sc: &Scenario, as_uid: Option<u32>) -> (Vec<Outcome>, Mou
         cmd.uid(uid).gid(uid);
     }
     let expected_uid = as_uid.unwrap_or_else(|| rustix::process::getuid().as_raw());
-    let outcomes = matrix::run(cmd, &sc.root, &sc.targets, expected_uid);
+    let outcomes = matrix::run(cmd, &scenario.root, &scenario.targets, expected_uid);
     (outcomes, view)
 }
 
@@ -264,20 +264,20 @@ fn bwrap_as_root_or_skip(why: &str) -> Option<PathBuf> {
 
 fn judge(program: &Path, as_uid: Option<u32>, who: &str) {
     let (_dir, root) = jaula_testkit::scratch!("bwrap-live-");
-    let sc = build(&root);
-    let (outcomes, view) = run(program, &sc, as_uid);
+    let scenario = build(&root);
+    let (outcomes, view) = run(program, &scenario, as_uid);
 
     println!("── {who}: {} probes", outcomes.len());
-    let mut failures = matrix::compare(&sc.targets, &outcomes, DEVIATIONS, |path, access| {
-        let decision = sc.policy.decide(path, access);
+    let mut failures = matrix::compare(&scenario.targets, &outcomes, DEVIATIONS, |path, access| {
+        let decision = scenario.policy.decide(path, access);
         Decided {
             allowed: decision.allowed,
-            rule: decision.rule.describe(&sc.home),
+            rule: decision.rule.describe(&scenario.home),
         }
     });
     // The mount-view model must predict every live result, agreeing with decide or not.
     for o in &outcomes {
-        let t = &sc.targets[o.target];
+        let t = &scenario.targets[o.target];
         let effect = view.effect(&t.path, o.access);
         if effect.reaches_host != o.live {
             failures.push(format!(
@@ -370,7 +370,7 @@ fn an_absent_claude_json_cannot_be_created_from_inside() {
 /// Known limit of the mount view alone, pinned so it cannot be forgotten: bubblewrap run
 /// by real root builds the namespace without a user namespace and keeps every capability
 /// for the command (its `--cap-drop` is opt-in), so a caged root process holds
-/// CAP_SYS_ADMIN and can simply unmount a seal. The argv matches the seed's and does not
+/// CAP_SYS_ADMIN and can simply unmount a seal. The argv matches the launcher's and does not
 /// drop capabilities; jaula's process-hardening layer (every capability dropped before
 /// `exec`) is what closes this. When that changes, this test must be updated.
 #[test]

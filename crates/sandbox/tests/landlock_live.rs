@@ -21,7 +21,7 @@ use std::process::{Command, Stdio};
 
 use jaula_policy::{Access, Platform, Policy, PolicySpec, RealHostFs};
 use jaula_sandbox::landlock::{
-    plan, probe, restrict_self, Floor, KernelStatus, PlanMode, Right, Rights, ScopeKind, DEVIATIONS,
+    plan, probe, restrict_self, AbiFloor, KernelStatus, PlanMode, Right, Rights, ScopeKind, DEVIATIONS,
 };
 use jaula_testkit::{chown_tree, skip_or_fail, NOBODY};
 use serde::{Deserialize, Serialize};
@@ -211,7 +211,7 @@ fn child_main(raw: &str) {
     for late in &spec.late_files {
         fs::write(late, "late\n").expect("late file");
     }
-    let enforcement = restrict_self(&plan, Floor::Everything).expect("restrict_self");
+    let enforcement = restrict_self(&plan, AbiFloor::Everything).expect("restrict_self");
     println!(
         "{ENFORCEMENT}{}",
         serde_json::to_string(&enforcement).expect("json")
@@ -888,7 +888,7 @@ fn a_planned_directory_that_became_a_file_refuses_the_launch() {
     assert!(rule.rights.has(Right::MakeDir), "{planned}");
     fs::remove_dir(&cache).unwrap();
     write(&cache, "now a file");
-    match restrict_self(&planned, Floor::FsV1) {
+    match restrict_self(&planned, AbiFloor::FsV1) {
         Err(e) => {
             let text = e.to_string();
             assert!(text.contains(".cache"), "{text}");

@@ -19,9 +19,13 @@ pub fn write_marker(path: &Path) {
 
 /// A scratch home built by [`build_home`].
 pub struct Home {
+    /// The scratch root everything lives under (`outside/` holds files beyond the cage).
     pub root: PathBuf,
+    /// The fake home, with present and absent secrets.
     pub home: PathBuf,
+    /// The working directory inside it, writable in every cage.
     pub repo: PathBuf,
+    /// The window's own broker token, the one readable exception to the seals.
     pub token: PathBuf,
 }
 

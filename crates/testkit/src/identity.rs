@@ -11,11 +11,14 @@ pub const NOBODY: u32 = 65534;
 /// Who owns a scratch tree, and so who runs the cage and the controls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum User {
+    /// uid 0, which a cage must still confine (capabilities dropped).
     Root,
+    /// uid 65534, an owner without privilege.
     Nobody,
 }
 
 impl User {
+    /// The numeric uid.
     pub fn uid(self) -> u32 {
         match self {
             User::Root => 0,
@@ -34,11 +37,14 @@ impl User {
 /// The Linux backends a live case runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Backend {
+    /// Native Landlock, seccomp and hardening (`--backend landlock`).
     Landlock,
+    /// The bubblewrap view with the inner stage (`--backend bwrap`).
     Bwrap,
 }
 
 impl Backend {
+    /// The `--backend` value.
     pub fn name(self) -> &'static str {
         match self {
             Backend::Landlock => "landlock",

@@ -12,6 +12,7 @@
 //! - [`output`]: a finished command's output in assertions.
 //!
 //! This crate is test code (`publish = false`): a broken fixture panics, on purpose.
+#![deny(missing_docs)]
 
 pub mod ci;
 pub mod fixture;

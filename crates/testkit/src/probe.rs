@@ -18,20 +18,28 @@ use crate::fixture::{CREATE_PATHS, PRESENT_FILES};
 
 pub mod matrix;
 
+/// What a probe tries on its path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
+    /// Read the file's contents.
     Read,
+    /// Append to an existing file.
     Write,
+    /// Make a new file.
     Create,
 }
 
 /// One probe: an operation on a path relative to the scratch root.
 #[derive(Clone, Debug)]
 pub struct Probe {
+    /// The path, relative to the scratch root.
     pub rel: String,
+    /// The operation tried.
     pub op: Op,
 }
 
+/// Every present file for read and write (jaula's config for write only) and every
+/// creatable path for create, over the credential home [`crate::build_home`] makes.
 pub fn standard_probes() -> Vec<Probe> {
     let mut probes = Vec::new();
     for rel in PRESENT_FILES {
@@ -86,11 +94,11 @@ pub fn run_probes(
 ) -> Vec<bool> {
     let mut script: Vec<u8> = Vec::new();
     for (i, p) in probes.iter().enumerate() {
-        let q = sh_quote(&root.join(&p.rel));
+        let quoted = sh_quote(&root.join(&p.rel));
         let line = match p.op {
             Op::Read => [
                 b"if cat -- ".as_slice(),
-                &q,
+                &quoted,
                 b" 2>/dev/null | grep -qF 'jaula-marker:'; then echo 'R",
                 i.to_string().as_bytes(),
                 b" 1'; else echo 'R",
@@ -101,11 +109,11 @@ pub fn run_probes(
             // Subshells: a failed redirection on a special builtin ends a POSIX shell.
             Op::Write => [
                 b"(printf 'W' >> ".as_slice(),
-                &q,
+                &quoted,
                 b") 2>/dev/null || true\n",
             ]
             .concat(),
-            Op::Create => [b"(: > ".as_slice(), &q, b") 2>/dev/null || true\n"].concat(),
+            Op::Create => [b"(: > ".as_slice(), &quoted, b") 2>/dev/null || true\n"].concat(),
         };
         script.extend_from_slice(&line);
     }

@@ -39,7 +39,7 @@ fn the_profile_file_is_private_atomic_and_never_follows_a_planted_link() {
 }
 
 #[test]
-fn window_names_are_sanitised_like_the_seed() {
+fn window_names_are_sanitised_to_one_safe_file_name() {
     assert_eq!(sanitize_window("repo:1 main"), "repo-1-main");
     assert_eq!(sanitize_window("../../etc/x"), "------etc-x");
     assert_eq!(sanitize_window("ñ_ok-1"), "-_ok-1");

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A host service that runs what it is sent: the shape of tmux, docker, systemd or an X
-server as far as the escape-by-proxy suite is concerned (issue 10, form 1).
+server as far as the escape-by-proxy suite (form 1) is concerned.
 
   cmd_server.py serve stream|dgram SOCK LOG [--once]
       Bind SOCK, print "ready" on stdout (the test's readiness signal: no sleeps), then for

@@ -2,13 +2,13 @@
 //! an abstract socket listener, a setuid-root binary, a file handle for a sealed file and,
 //! for TIOCSTI, a pty that becomes the caged process's controlling terminal.
 
-use std::ffi::{CString, OsString};
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::ErrorKind;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::net::{SocketAddr, UnixListener};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -36,70 +36,52 @@ pub struct Fixture {
 /// Files a successful attack would leave behind on the host.
 pub const ATTACK_LEFTOVERS: &[&str] = &["repo/stolen", "repo/hardlink", "repo/mem", "outside/new"];
 
-fn cstr(path: &Path) -> CString {
-    CString::new(path.as_os_str().as_bytes()).unwrap()
-}
-
-/// `name_to_handle_at` on the host: the handle the 'shocker' attack would guess.
+/// `name_to_handle_at` on the host: the handle the 'shocker' attack would guess, as hex.
+/// Made by python3 through ctypes, since this crate forbids `unsafe` and the call has no
+/// safe wrapper: a struct file_handle with room for MAX_HANDLE_SZ (128) bytes.
 fn handle_of(path: &Path) -> String {
-    let mut buf = [0u64; 17]; // struct file_handle with MAX_HANDLE_SZ (128) bytes
-                              // SAFETY: buf is 8-aligned and large enough for a file_handle with 128 bytes.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr() as *mut u8, 136) };
-    bytes[0..4].copy_from_slice(&128u32.to_ne_bytes());
-    let mut mount_id: libc::c_int = 0;
-    let p = cstr(path);
-    // SAFETY: valid path, buffer and out-pointer, all live for the call.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_name_to_handle_at,
-            libc::AT_FDCWD,
-            p.as_ptr(),
-            bytes.as_mut_ptr(),
-            &mut mount_id as *mut libc::c_int,
-            0,
-        )
-    };
-    assert_eq!(
-        r,
-        0,
+    let script = r#"
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+handle = ctypes.create_string_buffer(8 + 128)
+handle[0:4] = (128).to_bytes(4, sys.byteorder)
+mount_id = ctypes.c_int(0)
+if libc.name_to_handle_at(-100, os.fsencode(sys.argv[1]), handle, ctypes.byref(mount_id), 0) != 0:
+    sys.exit("name_to_handle_at: " + os.strerror(ctypes.get_errno()))
+size = int.from_bytes(handle[0:4], sys.byteorder)
+print(handle.raw[:8 + size].hex())
+"#;
+    let out = Command::new("python3")
+        .args(["-I", "-S", "-c", script])
+        .arg(path)
+        .output()
+        .expect("python3 runs on the host");
+    assert!(
+        out.status.success(),
         "name_to_handle_at on the host: {}",
-        std::io::Error::last_os_error()
+        String::from_utf8_lossy(&out.stderr)
     );
-    let len = 8 + u32::from_ne_bytes(bytes[0..4].try_into().unwrap()) as usize;
-    bytes[..len].iter().map(|b| format!("{b:02x}")).collect()
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
+/// A fresh pty: (master, slave), the slave handed to `user`.
 fn open_pty(user: User) -> (OwnedFd, OwnedFd) {
-    // SAFETY: posix_openpt returns a new descriptor or -1.
-    let master = unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY) };
-    assert!(
-        master >= 0,
-        "posix_openpt: {}",
-        std::io::Error::last_os_error()
-    );
-    // SAFETY: master is a fresh pty master we own.
-    let master_fd = unsafe { OwnedFd::from_raw_fd(master) };
-    // SAFETY: valid master descriptor.
-    assert_eq!(unsafe { libc::grantpt(master) }, 0);
-    // SAFETY: valid master descriptor.
-    assert_eq!(unsafe { libc::unlockpt(master) }, 0);
-    let mut name = [0 as libc::c_char; 128];
-    // SAFETY: name is a live buffer of the length passed.
-    assert_eq!(
-        unsafe { libc::ptsname_r(master, name.as_mut_ptr(), name.len()) },
-        0
-    );
-    // SAFETY: ptsname_r wrote a NUL-terminated string into name.
-    let path = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }.to_owned();
-    // SAFETY: valid NUL-terminated path.
-    let slave = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_NOCTTY) };
-    assert!(slave >= 0, "open pts: {}", std::io::Error::last_os_error());
+    use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("posix_openpt");
+    grantpt(&master).expect("grantpt");
+    unlockpt(&master).expect("unlockpt");
+    let name = ptsname(&master, Vec::new()).expect("ptsname");
+    let path = PathBuf::from(OsStr::from_bytes(name.as_bytes()));
+    let slave = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open(&path)
+        .expect("open pts");
     if user == User::Nobody {
-        // SAFETY: valid NUL-terminated path.
-        unsafe { libc::chown(path.as_ptr(), NOBODY, NOBODY) };
+        std::os::unix::fs::chown(&path, Some(NOBODY), Some(NOBODY)).expect("chown pts");
     }
-    // SAFETY: slave is a fresh descriptor we own.
-    (master_fd, unsafe { OwnedFd::from_raw_fd(slave) })
+    (master, OwnedFd::from(slave))
 }
 
 impl Fixture {
@@ -177,23 +159,22 @@ impl Fixture {
             cmd.uid(NOBODY).gid(NOBODY);
         }
         match &self.pty {
-            Some((_, slave)) => {
-                cmd.stdin(Stdio::from(slave.try_clone().unwrap()));
-                // SAFETY: setsid and ioctl are async-signal-safe; they make the pts (stdin)
-                // the new session's controlling terminal, as a login shell's would be.
-                unsafe {
-                    cmd.pre_exec(|| {
-                        if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
-                            return Err(std::io::Error::last_os_error());
-                        }
-                        Ok(())
-                    });
-                }
-            }
-            None => {
-                cmd.stdin(Stdio::null());
-            }
+            Some((_, slave)) => cmd.stdin(Stdio::from(slave.try_clone().unwrap())),
+            None => cmd.stdin(Stdio::null()),
+        };
+    }
+
+    /// `program args`, or with a pty, `setsid --ctty --wait program args`: a new session
+    /// whose controlling terminal is the pts on stdin, as a login shell's would be.
+    fn command(&self, program: &OsStr, args: &[OsString]) -> Command {
+        if self.pty.is_none() {
+            let mut cmd = Command::new(program);
+            cmd.args(args);
+            return cmd;
         }
+        let mut cmd = Command::new("setsid");
+        cmd.args(["--ctty", "--wait"]).arg(program).args(args);
+        cmd
     }
 
     fn prober_args() -> Vec<OsString> {
@@ -220,12 +201,12 @@ impl Fixture {
         flags: &[&str],
         probe: &str,
     ) -> Option<(Report, Output)> {
-        let mut cmd = Command::new(jaula());
-        cmd.args(["run", "--backend", backend.name()])
-            .args(flags)
-            .args(self.h.cage_args())
-            .arg("--")
-            .args(Self::prober_args());
+        let mut args: Vec<OsString> = vec!["run".into(), "--backend".into(), backend.name().into()];
+        args.extend(flags.iter().map(OsString::from));
+        args.extend(self.h.cage_args());
+        args.push("--".into());
+        args.extend(Self::prober_args());
+        let mut cmd = self.command(jaula().as_os_str(), &args);
         self.prepare(&mut cmd, probe);
         let out = cmd.output().unwrap();
         let refused = out.status.code() == Some(126)
@@ -240,8 +221,7 @@ impl Fixture {
     /// attack is real on this host.
     pub fn uncaged(&self, probe: &str) -> (Report, Output) {
         let args = Self::prober_args();
-        let mut cmd = Command::new(&args[0]);
-        cmd.args(&args[1..]);
+        let mut cmd = self.command(&args[0], &args[1..]);
         self.prepare(&mut cmd, probe);
         Self::judge(cmd.output().unwrap(), probe)
     }

@@ -8,12 +8,13 @@
 //! `JAULA_PROBE_SUID` (the setuid-root binary), `JAULA_PROBE_HANDLE` (a file handle for a
 //! sealed file, minted on the host).
 
-use std::ffi::CString;
 use std::fs;
-use std::io::{Read, Write};
-use std::os::unix::ffi::OsStrExt;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
+use rustix::fs::{FileType, Mode};
+use rustix::mount::MountFlags;
+use rustix::process::{Pid, Signal};
 use serde::{Deserialize, Serialize};
 
 /// Prefix of the one line the prober prints.
@@ -61,16 +62,8 @@ impl Report {
     }
 }
 
-fn last_errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
-}
-
 fn io_errno(e: &std::io::Error) -> i32 {
     e.raw_os_error().unwrap_or(-1)
-}
-
-fn cstr(path: &Path) -> CString {
-    CString::new(path.as_os_str().as_bytes()).unwrap()
 }
 
 fn var(name: &str) -> String {
@@ -176,30 +169,18 @@ pub fn run(name: &str) -> Report {
                 Err(e) => Report::refused("open", io_errno(&e)),
             }
         }
-        "ptrace_attach" => {
-            // SAFETY: PTRACE_SEIZE takes no pointers; a seized tracee is released when the
-            // prober exits.
-            let r = unsafe {
-                libc::ptrace(
-                    libc::PTRACE_SEIZE,
-                    cx.victim(),
-                    std::ptr::null_mut::<libc::c_void>(),
-                    std::ptr::null_mut::<libc::c_void>(),
-                )
-            };
-            if r == 0 {
-                Report::ok("ptrace", "seized")
-            } else {
-                Report::refused("ptrace", last_errno())
-            }
-        }
+        "ptrace_attach" => raw_call(
+            "ptrace",
+            "r, e = sys_call(NR, L(0x4206), L(int(A[0])), L(0), L(0))  # PTRACE_SEIZE\n\
+             done(r, e, 'ptrace', 'seized')",
+            libc::SYS_ptrace,
+            &[&cx.victim().to_string()],
+        ),
         "signal_host" => {
-            // SAFETY: plain syscall on integers.
-            let r = unsafe { libc::kill(cx.victim(), libc::SIGKILL) };
-            if r == 0 {
-                Report::ok("kill", "SIGKILL delivered")
-            } else {
-                Report::refused("kill", last_errno())
+            let victim = Pid::from_raw(cx.victim()).expect("the victim's pid is positive");
+            match rustix::process::kill_process(victim, Signal::KILL) {
+                Ok(()) => Report::ok("kill", "SIGKILL delivered"),
+                Err(e) => Report::refused("kill", e.raw_os_error()),
             }
         }
         "rename_sealed_out" => match fs::rename(cx.sealed_file(), cx.repo().join("stolen")) {
@@ -214,15 +195,13 @@ pub fn run(name: &str) -> Report {
             Ok(_) => Report::ok("open", "created"),
             Err(e) => Report::refused("open", io_errno(&e)),
         },
-        "truncate_outside" => {
-            // SAFETY: the path is a valid NUL-terminated string for the call's duration.
-            let r = unsafe { libc::truncate(cstr(&cx.outside()).as_ptr(), 0) };
-            if r == 0 {
-                Report::ok("truncate", "truncated")
-            } else {
-                Report::refused("truncate", last_errno())
-            }
-        }
+        "truncate_outside" => raw_call(
+            "truncate",
+            "try:\n    os.truncate(A[0], 0); done(0, 0, 'truncate', 'truncated')\n\
+             except OSError as x:\n    done(-1, x.errno, 'truncate', '')",
+            0,
+            &[&cx.outside().to_string_lossy()],
+        ),
         "write_via_proc_self_fd" => {
             let f = match fs::File::open(cx.outside()) {
                 Ok(f) => f,
@@ -249,88 +228,79 @@ pub fn run(name: &str) -> Report {
             Err(e) => Report::refused("open", io_errno(&e)),
         },
         "tiocsti" => {
-            // SAFETY: isatty/ioctl on fd 0 with a pointer to a live byte.
-            let tty = unsafe { libc::isatty(0) } == 1;
-            if !tty {
+            if !std::io::stdin().is_terminal() {
                 return Report::harmless("isatty", "stdin is not a terminal");
             }
-            let byte: u8 = b'#';
-            // SAFETY: TIOCSTI reads one byte through the pointer, which outlives the call.
-            let r = unsafe { libc::ioctl(0, libc::TIOCSTI, &byte as *const u8) };
-            if r == 0 {
-                Report::ok("ioctl", "keystroke injected")
-            } else {
-                Report::refused("ioctl", last_errno())
-            }
+            raw_call(
+                "ioctl",
+                "import fcntl, termios\n\
+                 try:\n    fcntl.ioctl(0, termios.TIOCSTI, b'#'); done(0, 0, 'ioctl', 'keystroke injected')\n\
+                 except OSError as x:\n    done(-1, x.errno, 'ioctl', '')",
+                0,
+                &[],
+            )
         }
         "open_by_handle_at" => open_by_handle(&cx),
         "mount_tmpfs" => {
-            let target = cstr(&cx.repo().join("mnt"));
-            // SAFETY: every pointer is a valid NUL-terminated string or null.
-            let r = unsafe {
-                libc::mount(
-                    c"none".as_ptr(),
-                    target.as_ptr(),
-                    c"tmpfs".as_ptr(),
-                    0,
-                    std::ptr::null(),
-                )
-            };
-            if r == 0 {
-                Report::ok("mount", "tmpfs mounted")
-            } else {
-                Report::refused("mount", last_errno())
+            let target = cx.repo().join("mnt");
+            match rustix::mount::mount(
+                "none",
+                &target,
+                "tmpfs",
+                MountFlags::empty(),
+                None::<&std::ffi::CStr>,
+            ) {
+                Ok(()) => Report::ok("mount", "tmpfs mounted"),
+                Err(e) => Report::refused("mount", e.raw_os_error()),
             }
         }
         "unshare_userns_remount" => unshare_remount(&cx),
-        "bpf" => {
-            // union bpf_attr for BPF_MAP_CREATE: map_type, key_size, value_size, max_entries.
-            let mut attr = [0u32; 32];
-            attr[0] = 2; // BPF_MAP_TYPE_ARRAY
-            attr[1] = 4;
-            attr[2] = 4;
-            attr[3] = 1;
-            // SAFETY: attr is a live buffer of the size passed.
-            let r = unsafe {
-                libc::syscall(
-                    libc::SYS_bpf,
-                    0, // BPF_MAP_CREATE
-                    attr.as_mut_ptr(),
-                    std::mem::size_of_val(&attr),
-                )
-            };
-            syscall_report("bpf", r, "map created")
-        }
-        "perf_event_open" => {
-            // struct perf_event_attr: type u32, size u32, config u64, ..., flags u64 at 40.
-            let mut attr = [0u64; 16];
-            attr[0] = 1 | (128u64 << 32); // PERF_TYPE_SOFTWARE, size 128
-            attr[1] = 0; // PERF_COUNT_SW_CPU_CLOCK
-            attr[5] = (1 << 5) | (1 << 6); // exclude_kernel, exclude_hv
-                                           // SAFETY: attr is a live 128-byte buffer, as its size field says.
-            let r = unsafe {
-                libc::syscall(libc::SYS_perf_event_open, attr.as_mut_ptr(), 0, -1, -1, 0)
-            };
-            syscall_report("perf_event_open", r, "event opened")
-        }
-        "io_uring_setup" => {
-            let mut params = [0u8; 120];
-            // SAFETY: params is a live, zeroed struct io_uring_params.
-            let r = unsafe { libc::syscall(libc::SYS_io_uring_setup, 1, params.as_mut_ptr()) };
-            syscall_report("io_uring_setup", r, "ring created")
-        }
-        "userfaultfd" => {
-            // UFFD_USER_MODE_ONLY (1): the unprivileged form.
-            // SAFETY: integer arguments only.
-            let r = unsafe { libc::syscall(libc::SYS_userfaultfd, libc::O_CLOEXEC | 1) };
-            syscall_report("userfaultfd", r, "uffd created")
-        }
-        "keyctl" => {
-            // KEYCTL_GET_KEYRING_ID (0) of KEY_SPEC_USER_KEYRING (-4), create = 0.
-            // SAFETY: integer arguments only.
-            let r = unsafe { libc::syscall(libc::SYS_keyctl, 0, -4i32, 0) };
-            syscall_report("keyctl", r, "user keyring reached")
-        }
+        // union bpf_attr for BPF_MAP_CREATE (command 0): map_type 2 (ARRAY), key_size 4,
+        // value_size 4, max_entries 1; 128 bytes in all.
+        "bpf" => raw_call(
+            "bpf",
+            "attr = (ctypes.c_uint32 * 32)(2, 4, 4, 1)\n\
+             r, e = sys_call(NR, L(0), attr, L(ctypes.sizeof(attr)))\n\
+             done(r, e, 'bpf', 'map created')",
+            libc::SYS_bpf,
+            &[],
+        ),
+        // struct perf_event_attr (128 bytes): type PERF_TYPE_SOFTWARE (1) and size in the
+        // first u64, config PERF_COUNT_SW_CPU_CLOCK (0), exclude_kernel and exclude_hv (bits
+        // 5 and 6 of the flags at offset 40).
+        "perf_event_open" => raw_call(
+            "perf_event_open",
+            "attr = (ctypes.c_uint64 * 16)(1 | (128 << 32), 0, 0, 0, 0, (1 << 5) | (1 << 6))\n\
+             r, e = sys_call(NR, attr, L(0), L(-1), L(-1), L(0))\n\
+             done(r, e, 'perf_event_open', 'event opened')",
+            libc::SYS_perf_event_open,
+            &[],
+        ),
+        // A zeroed struct io_uring_params (120 bytes) for a one-entry ring.
+        "io_uring_setup" => raw_call(
+            "io_uring_setup",
+            "params = (ctypes.c_uint8 * 120)()\n\
+             r, e = sys_call(NR, L(1), params)\n\
+             done(r, e, 'io_uring_setup', 'ring created')",
+            libc::SYS_io_uring_setup,
+            &[],
+        ),
+        // UFFD_USER_MODE_ONLY (1): the form an unprivileged process may ask for.
+        "userfaultfd" => raw_call(
+            "userfaultfd",
+            "r, e = sys_call(NR, L(os.O_CLOEXEC | 1))\n\
+             done(r, e, 'userfaultfd', 'uffd created')",
+            libc::SYS_userfaultfd,
+            &[],
+        ),
+        // KEYCTL_GET_KEYRING_ID (0) of KEY_SPEC_USER_KEYRING (-4), without creating it.
+        "keyctl" => raw_call(
+            "keyctl",
+            "r, e = sys_call(NR, L(0), L(-4), L(0))\n\
+             done(r, e, 'keyctl', 'user keyring reached')",
+            libc::SYS_keyctl,
+            &[],
+        ),
         "abstract_unix_connect" => {
             use std::os::linux::net::SocketAddrExt;
             let addr = std::os::unix::net::SocketAddr::from_abstract_name(var("JAULA_PROBE_SOCK"))
@@ -341,75 +311,74 @@ pub fn run(name: &str) -> Report {
             }
         }
         "setuid_exec" => setuid_exec(),
-        "load_module" => {
-            let image = [0u8; 16];
-            // SAFETY: image is live for the call; params is a valid empty string.
-            let r = unsafe {
-                libc::syscall(
-                    libc::SYS_init_module,
-                    image.as_ptr(),
-                    image.len(),
-                    c"".as_ptr(),
-                )
-            };
-            let first = syscall_report("init_module", r, "module loaded");
-            if first.ok {
-                return first;
-            }
-            // SAFETY: fd 0 and an empty string; the kernel only reads them.
-            let r = unsafe { libc::syscall(libc::SYS_finit_module, 0, c"".as_ptr(), 0) };
-            let second = syscall_report("finit_module", r, "module loaded");
-            if second.errno != first.errno {
-                return second;
-            }
-            first
-        }
-        "kexec" => {
-            // SAFETY: no segments, null pointer with count 0.
-            let r = unsafe {
-                libc::syscall(
-                    libc::SYS_kexec_load,
-                    0,
-                    0,
-                    std::ptr::null::<libc::c_void>(),
-                    0,
-                )
-            };
-            syscall_report("kexec_load", r, "kexec_load accepted")
-        }
+        // init_module with a 16-byte non-image, then finit_module on fd 0: the second
+        // answer counts only when it differs (a filter may treat the two apart).
+        "load_module" => raw_call(
+            "init_module",
+            "image = (ctypes.c_uint8 * 16)()\n\
+             r, e = sys_call(NR, image, L(16), b'')\n\
+             if r >= 0: done(r, e, 'init_module', 'module loaded')\n\
+             r2, e2 = sys_call(int(A[0]), L(0), b'', L(0))\n\
+             if r2 >= 0 or e2 != e: done(r2, e2, 'finit_module', 'module loaded')\n\
+             done(r, e, 'init_module', '')",
+            libc::SYS_init_module,
+            &[&libc::SYS_finit_module.to_string()],
+        ),
+        // kexec_load with no segments.
+        "kexec" => raw_call(
+            "kexec_load",
+            "r, e = sys_call(NR, L(0), L(0), L(0), L(0))\n\
+             done(r, e, 'kexec_load', 'kexec_load accepted')",
+            libc::SYS_kexec_load,
+            &[],
+        ),
         "mknod_device" => {
-            let p = cstr(&cx.repo().join("mem"));
             // /dev/mem is char 1:1: a device node in a writable root reaches physical memory.
-            // SAFETY: valid NUL-terminated path.
-            let r = unsafe { libc::mknod(p.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 1)) };
-            if r == 0 {
-                Report::ok("mknod", "device node created")
-            } else {
-                Report::refused("mknod", last_errno())
+            match rustix::fs::mknodat(
+                rustix::fs::CWD,
+                cx.repo().join("mem"),
+                FileType::CharacterDevice,
+                Mode::from_raw_mode(0o666),
+                rustix::fs::makedev(1, 1),
+            ) {
+                Ok(()) => Report::ok("mknod", "device node created"),
+                Err(e) => Report::refused("mknod", e.raw_os_error()),
             }
         }
         "chroot_escape" => chroot_escape(&cx),
-        "x32_syscall" => {
-            // getpid through the x32 ABI: same audit arch as x86_64, only the number differs.
-            // SAFETY: getpid takes no arguments.
-            let r = unsafe { libc::syscall(0x4000_0000 | libc::SYS_getpid) };
-            syscall_report("x32 getpid", r, "x32 syscall ran")
-        }
-        "clone3_namespaces" => clone3_namespaces(),
-        "clone_namespaces" => {
-            // SAFETY: fork-like clone (no new stack): the child only calls _exit.
-            let r = unsafe {
-                libc::syscall(
-                    libc::SYS_clone,
-                    libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::SIGCHLD,
-                    0,
-                    0,
-                    0,
-                    0,
-                )
-            };
-            reap_clone("clone", r)
-        }
+        // getpid through the x32 ABI: same audit arch as x86_64, only the number differs.
+        "x32_syscall" => raw_call(
+            "x32 getpid",
+            "r, e = sys_call(NR | 0x40000000)\n\
+             done(r, e, 'x32 getpid', 'x32 syscall ran')",
+            libc::SYS_getpid,
+            &[],
+        ),
+        // struct clone_args (CLONE_ARGS_SIZE_VER2, 11 u64): flags, then exit_signal at 4.
+        // No stack: the child only leaves.
+        "clone3_namespaces" => raw_call(
+            "clone3",
+            &format!(
+                "args = (ctypes.c_uint64 * 11)({}, 0, 0, 0, {})\n\
+                 r, e = sys_call(NR, args, L(ctypes.sizeof(args)))\n\
+                 reap(r, e, 'clone3')",
+                libc::CLONE_NEWUSER | libc::CLONE_NEWNS,
+                libc::SIGCHLD
+            ),
+            libc::SYS_clone3,
+            &[],
+        ),
+        // A fork-like clone (no new stack): the child only leaves.
+        "clone_namespaces" => raw_call(
+            "clone",
+            &format!(
+                "r, e = sys_call(NR, L({}), L(0), L(0), L(0), L(0))\n\
+                 reap(r, e, 'clone')",
+                libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::SIGCHLD
+            ),
+            libc::SYS_clone,
+            &[],
+        ),
         "read_other_window_token" => {
             let broker = cx.home().join(".agents-city/.runtime/broker");
             let own = match fs::read(broker.join("w1.token")) {
@@ -426,107 +395,101 @@ pub fn run(name: &str) -> Report {
     }
 }
 
-fn syscall_report(stage: &str, r: libc::c_long, what: &str) -> Report {
-    if r >= 0 {
-        Report::ok(stage, what)
-    } else {
-        Report::refused(stage, last_errno())
+/// The Python that makes a raw call: `NR` is the syscall number, `A` the extra arguments,
+/// `L` a C long (every argument is passed as one, so no register keeps stale upper bits),
+/// `sys_call` answers `(result, errno)`, `done` prints the report and leaves, `reap` judges
+/// a fork-like clone (the child leaves at once, before any other Python runs).
+const RAW_CALL_PRELUDE: &str = r#"
+import ctypes, json, os, sys
+NR, A = int(sys.argv[1]), sys.argv[2:]
+L = ctypes.c_long
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def sys_call(*args):
+    ctypes.set_errno(0)
+    r = libc.syscall(L(args[0]), *args[1:])
+    return r, (ctypes.get_errno() if r < 0 else 0)
+def done(r, e, stage, what):
+    ok = r >= 0
+    print(json.dumps({"ok": ok, "errno": 0 if ok else e, "stage": stage, "data": what if ok else ""}))
+    sys.stdout.flush()
+    os._exit(0)
+def reap(r, e, stage):
+    if r == 0:
+        os._exit(0)
+    if r > 0:
+        os.waitpid(r, 0)
+    done(r, e, stage, "child created in new namespaces")
+"#;
+
+/// Makes an attack's raw system call in a `python3` child, through ctypes: this test crate
+/// forbids `unsafe`, and these calls (bpf, clone3, open_by_handle_at...) have no safe
+/// wrapper. The child is inside the same cage (it inherits every layer), so its answer is
+/// the cage's answer. A child that does not report is a failed probe, never a refusal.
+fn raw_call(stage: &str, script: &str, nr: libc::c_long, args: &[&str]) -> Report {
+    let out = std::process::Command::new("python3")
+        // Isolated and without site: nothing read from the (sealed) home.
+        .args(["-I", "-S", "-c"])
+        .arg(format!("{RAW_CALL_PRELUDE}\n{script}\n"))
+        .arg(nr.to_string())
+        .args(args)
+        .stdin(std::process::Stdio::inherit())
+        .output()
+        .unwrap_or_else(|e| panic!("{stage}: python3 could not start in the cage: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    match stdout.lines().last().map(serde_json::from_str::<Report>) {
+        Some(Ok(report)) => report,
+        _ => panic!(
+            "{stage}: the python3 call made no report ({:?})\nstdout: {stdout}\nstderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ),
     }
 }
 
-fn reap_clone(stage: &str, r: libc::c_long) -> Report {
-    if r == 0 {
-        // SAFETY: in the fork-like child: leave at once without running any Rust code.
-        unsafe { libc::_exit(0) };
-    }
-    if r < 0 {
-        return Report::refused(stage, last_errno());
-    }
-    let mut status = 0;
-    // SAFETY: waits for the child just created.
-    unsafe { libc::waitpid(r as libc::pid_t, &mut status, 0) };
-    Report::ok(stage, "child created in new namespaces")
-}
-
-fn clone3_namespaces() -> Report {
-    // struct clone_args (11 u64 fields, CLONE_ARGS_SIZE_VER2 = 88).
-    let mut args = [0u64; 11];
-    args[0] = (libc::CLONE_NEWUSER | libc::CLONE_NEWNS) as u64;
-    args[4] = libc::SIGCHLD as u64; // exit_signal
-                                    // SAFETY: args is a live clone_args of the size passed; no stack: the child only
-                                    // calls _exit.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_clone3,
-            args.as_mut_ptr(),
-            std::mem::size_of_val(&args),
-        )
-    };
-    reap_clone("clone3", r)
-}
-
+/// The host minted the handle of ~/.ssh/id_x (handles are guessable: inode + generation),
+/// exactly what the 'shocker' exploit brute-forces; the attack opens it from the repo's
+/// mount and reads it.
 fn open_by_handle(cx: &Ctx) -> Report {
-    // The host minted the handle of ~/.ssh/id_x (handles are guessable: inode + generation),
-    // exactly what the 'shocker' exploit brute-forces.
-    let hex = var("JAULA_PROBE_HANDLE");
-    let bytes: Vec<u8> = (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-        .collect();
-    let mut buf = vec![0u64; 1 + bytes.len() / 8 + 1];
-    // SAFETY: buf has room for bytes (u64-aligned, as struct file_handle needs).
-    unsafe {
-        std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.as_mut_ptr() as *mut u8, bytes.len())
-    };
-    let mount = match fs::File::open(cx.repo()) {
-        Ok(f) => f,
-        Err(e) => return Report::refused("open-mount-fd", io_errno(&e)),
-    };
-    use std::os::fd::{AsRawFd, FromRawFd};
-    // SAFETY: buf holds a struct file_handle; the mount fd is open.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_open_by_handle_at,
-            mount.as_raw_fd(),
-            buf.as_mut_ptr(),
-            libc::O_RDONLY,
-        )
-    };
-    if fd < 0 {
-        return Report::refused("open_by_handle_at", last_errno());
-    }
-    // SAFETY: the kernel just returned this descriptor to us.
-    let mut f = unsafe { fs::File::from_raw_fd(fd as i32) };
-    let mut out = Vec::new();
-    match f.read_to_end(&mut out) {
-        Ok(_) => Report::ok("read", clip(&out)),
-        Err(e) => Report::refused("read", io_errno(&e)),
-    }
+    raw_call(
+        "open_by_handle_at",
+        "try:\n    mount = os.open(A[0], os.O_RDONLY)\n\
+         except OSError as x:\n    done(-1, x.errno, 'open-mount-fd', '')\n\
+         handle = ctypes.create_string_buffer(bytes.fromhex(A[1]), 256)\n\
+         fd, e = sys_call(NR, L(mount), handle, L(os.O_RDONLY))\n\
+         if fd < 0: done(fd, e, 'open_by_handle_at', '')\n\
+         try:\n    data = os.read(fd, 300).decode(errors='replace')\n\
+         except OSError as x:\n    done(-1, x.errno, 'read', '')\n\
+         done(0, 0, 'read', data)",
+        libc::SYS_open_by_handle_at,
+        &[&cx.repo().to_string_lossy(), &var("JAULA_PROBE_HANDLE")],
+    )
 }
 
+/// New user and mount namespaces, then what they would be for: uncover ~/.ssh (the bwrap
+/// view's tmpfs) and make / writable. Creating the namespaces alone is the escape looked
+/// for; the sealed read afterwards is reported as data.
 fn unshare_remount(cx: &Ctx) -> Report {
-    // SAFETY: integer flags only.
-    let r = unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) };
-    if r != 0 {
-        return Report::refused("unshare", last_errno());
-    }
-    // In the new namespaces: uncover ~/.ssh (the bwrap view's tmpfs) and make / writable.
-    let ssh = cstr(&cx.home().join(".ssh"));
-    // SAFETY: valid NUL-terminated path.
-    unsafe { libc::umount2(ssh.as_ptr(), libc::MNT_DETACH) };
-    // SAFETY: valid NUL-terminated path, null data.
-    unsafe {
-        libc::mount(
-            std::ptr::null(),
-            c"/".as_ptr(),
-            std::ptr::null(),
+    raw_call(
+        "unshare",
+        &format!(
+            "r, e = sys_call(NR, L({}))\n\
+             if r < 0: done(r, e, 'unshare', '')\n\
+             libc.umount2(A[0].encode(), {})\n\
+             libc.mount(None, b'/', None, L({}), None)\n\
+             try:\n    seen = 'read ' + open(A[1], errors='replace').read(300)\n\
+             except OSError as x:\n    seen = 'refused errno ' + str(x.errno)\n\
+             done(0, 0, 'unshare', 'namespaces created; sealed read: ' + seen)",
+            libc::CLONE_NEWUSER | libc::CLONE_NEWNS,
+            libc::MNT_DETACH,
             libc::MS_REMOUNT | libc::MS_BIND,
-            std::ptr::null(),
-        )
-    };
-    // Namespaces were created: that alone is the escape this probe looks for.
-    let r = read_file("open-after-unshare", &cx.sealed_file());
-    Report::ok("unshare", format!("namespaces created; sealed read: {r:?}"))
+        ),
+        libc::SYS_unshare,
+        &[
+            &cx.home().join(".ssh").to_string_lossy(),
+            &cx.sealed_file().to_string_lossy(),
+        ],
+    )
 }
 
 fn setuid_exec() -> Report {
@@ -564,18 +527,14 @@ fn setuid_exec() -> Report {
 }
 
 fn chroot_escape(cx: &Ctx) -> Report {
-    let jail = cstr(&cx.repo().join("jail"));
-    // SAFETY: valid NUL-terminated path.
-    if unsafe { libc::chroot(jail.as_ptr()) } != 0 {
-        return Report::refused("chroot", last_errno());
+    if let Err(e) = rustix::process::chroot(cx.repo().join("jail")) {
+        return Report::refused("chroot", e.raw_os_error());
     }
     // The classic escape: the cwd stays outside the new root, walk up from it, re-root.
     for _ in 0..64 {
-        // SAFETY: valid NUL-terminated path.
-        unsafe { libc::chdir(c"..".as_ptr()) };
+        let _ = std::env::set_current_dir("..");
     }
-    // SAFETY: valid NUL-terminated path.
-    unsafe { libc::chroot(c".".as_ptr()) };
+    let _ = rustix::process::chroot(".");
     let mut r = read_file("open-after-chroot", &cx.sealed_file());
     if !r.ok {
         r.stage = "chroot ran; sealed read".into();

@@ -50,6 +50,7 @@ impl AddressClass {
         )
     }
 
+    /// The class as the log and the refusal name it.
     pub fn name(self) -> &'static str {
         match self {
             AddressClass::Loopback => "loopback",
@@ -162,14 +163,38 @@ pub struct AddressRange {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum AddressRangeError {
+    /// Neither an address nor `ADDRESS/PREFIX`.
     #[error("{value:?} is not an IP address or ADDRESS/PREFIX block")]
-    Syntax { value: String },
+    Syntax {
+        /// The value as given.
+        value: String,
+    },
+    /// A prefix longer than the address family has bits.
     #[error("{value:?}: prefix {prefix} is longer than the address ({max} bits)")]
-    Prefix { value: String, prefix: u8, max: u8 },
+    Prefix {
+        /// The value as given.
+        value: String,
+        /// The prefix length written.
+        prefix: u8,
+        /// The family's bit count (32 or 128).
+        max: u8,
+    },
+    /// An address with bits set below the prefix: likely a typo for another block.
     #[error("{value:?}: host bits are set below the /{prefix}; write the block's first address")]
-    HostBits { value: String, prefix: u8 },
+    HostBits {
+        /// The value as given.
+        value: String,
+        /// The prefix length written.
+        prefix: u8,
+    },
+    /// A block so wide it would undo the address check.
     #[error("{value:?}: a block shorter than /{min} would open most of the address space")]
-    TooWide { value: String, min: u8 },
+    TooWide {
+        /// The value as given.
+        value: String,
+        /// The shortest prefix accepted for its family.
+        min: u8,
+    },
 }
 
 /// Shortest prefixes accepted: `/8` for IPv4 (10.0.0.0/8 is the widest private range),
@@ -282,7 +307,9 @@ pub struct OwnerStatement<'a> {
 /// A refused connection: the address and why.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Refusal {
+    /// The address a name resolved to.
     pub address: IpAddr,
+    /// The non-public class it falls in.
     pub class: AddressClass,
 }
 

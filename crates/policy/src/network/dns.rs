@@ -22,6 +22,7 @@ const MAX_NAME: usize = 255;
 
 /// Record types named in summaries; any other is shown by number (RFC 3597 style).
 pub const TYPE_A: u16 = 1;
+/// Record type AAAA (an IPv6 address).
 pub const TYPE_AAAA: u16 = 28;
 /// Class IN.
 pub const CLASS_IN: u16 = 1;
@@ -29,9 +30,13 @@ pub const CLASS_IN: u16 = 1;
 /// Response codes the stub sends (RFC 1035 §4.1.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rcode {
+    /// Answered (with or without records).
     NoError = 0,
+    /// The message could not be read as a query.
     FormErr = 1,
+    /// Not a standard query (another opcode).
     NotImp = 4,
+    /// The name is not allowed in this cage.
     Refused = 5,
 }
 
@@ -39,18 +44,25 @@ pub enum Rcode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DnsError {
+    /// Fewer than the 12 bytes of a header.
     #[error("shorter than a DNS header")]
     Short,
+    /// The QR bit is set: a response, which the stub never answers.
     #[error("a response, not a query")]
     NotAQuery,
+    /// An opcode other than QUERY (0).
     #[error("opcode {0} is not a standard query")]
     Opcode(u8),
+    /// QDCOUNT is 0.
     #[error("no question")]
     NoQuestion,
+    /// The question's name, type or class runs past the message.
     #[error("the question runs past the end of the message")]
     Truncated,
+    /// A compression pointer or reserved label type, which a question never needs.
     #[error("a compression pointer or reserved label type in the question")]
     LabelType,
+    /// The name exceeds 255 bytes on the wire.
     #[error("the name is longer than 255 bytes")]
     NameTooLong,
 }
@@ -63,6 +75,7 @@ pub struct Name {
 }
 
 impl Name {
+    /// The labels, in order, ASCII letters lower-cased.
     pub fn labels(&self) -> &[Vec<u8>] {
         &self.labels
     }
@@ -146,17 +159,22 @@ impl fmt::Display for QType {
 /// The first question of a query.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Question {
+    /// The name asked about.
     pub name: Name,
+    /// The record type asked for.
     pub qtype: QType,
+    /// The class (IN, for anything a program sends).
     pub qclass: u16,
 }
 
 /// One query, as far as the stub reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Query {
+    /// The query's id, echoed in the answer so the client matches it.
     pub id: u16,
     /// The recursion-desired bit, echoed in the answer (RFC 1035 §4.1.1).
     pub recursion_desired: bool,
+    /// The first question (the only one resolvers send).
     pub question: Question,
 }
 
@@ -211,8 +229,8 @@ pub fn parse_query(msg: &[u8]) -> Result<Query, DnsError> {
 
 /// The answer to `query`: `rcode`, the question echoed, and at most one A record.
 fn response(query: &Query, rcode: Rcode, a: Option<(Ipv4Addr, u32)>) -> Vec<u8> {
-    let q = &query.question;
-    let mut out = Vec::with_capacity(HEADER + q.name.wire_len() + 4 + 16);
+    let question = &query.question;
+    let mut out = Vec::with_capacity(HEADER + question.name.wire_len() + 4 + 16);
     out.extend_from_slice(&query.id.to_be_bytes());
     // QR, opcode 0, not authoritative, not truncated, RD echoed; RA set: the stub is the
     // only resolver the client has, and says it recursed so the client does not retry
@@ -222,9 +240,9 @@ fn response(query: &Query, rcode: Rcode, a: Option<(Ipv4Addr, u32)>) -> Vec<u8> 
     out.extend_from_slice(&1u16.to_be_bytes());
     out.extend_from_slice(&u16::from(a.is_some()).to_be_bytes());
     out.extend_from_slice(&[0, 0, 0, 0]);
-    q.name.write(&mut out);
-    out.extend_from_slice(&q.qtype.0.to_be_bytes());
-    out.extend_from_slice(&q.qclass.to_be_bytes());
+    question.name.write(&mut out);
+    out.extend_from_slice(&question.qtype.0.to_be_bytes());
+    out.extend_from_slice(&question.qclass.to_be_bytes());
     if let Some((addr, ttl)) = a {
         // A pointer to the question's name, which starts right after the header.
         out.extend_from_slice(&[0xc0, HEADER as u8]);

@@ -33,30 +33,54 @@ pub enum DomainPattern {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PatternError {
+    /// Nothing was written.
     #[error("empty pattern")]
     Empty,
+    /// A URL was given (`https://...`) where a host name belongs.
     #[error("a scheme is not part of a host name; write the name alone")]
     Scheme,
+    /// A path was given: the proxy never sees paths inside TLS.
     #[error("a path is not part of a host name; the proxy decides by name only")]
     Path,
+    /// A port was given: rules are per name, every port.
     #[error("a port is not part of a host name; every port of an allowed name is allowed")]
     Port,
+    /// `*` alone: an allow-list that allows everything.
     #[error("`*` alone would allow every host; use --network host instead")]
     Everything,
+    /// `*.com` and the like: a wildcard over names of unrelated owners.
     #[error("`*.{suffix}` covers a whole public suffix, i.e. unrelated owners' names")]
-    PublicSuffix { suffix: String },
+    PublicSuffix {
+        /// The public suffix the wildcard covers.
+        suffix: String,
+    },
+    /// `*` inside a label or after the first one.
     #[error("`*` may only stand alone as the first label, as in `*.example.com`")]
     MisplacedWildcard,
+    /// Two dots in a row, or a leading dot.
     #[error("empty label (two dots in a row, or a leading dot)")]
     EmptyLabel,
+    /// A label over 63 bytes, which no DNS name can hold.
     #[error("label {label:?} is longer than 63 bytes")]
-    LabelTooLong { label: String },
+    LabelTooLong {
+        /// The label.
+        label: String,
+    },
+    /// A name over 253 bytes, which no DNS name can be.
     #[error("the name is longer than 253 bytes")]
     TooLong,
+    /// A character no host name holds.
     #[error("character {found:?} is not allowed in a host name (letters, digits, `-`, `_`)")]
-    InvalidCharacter { found: char },
+    InvalidCharacter {
+        /// The character.
+        found: char,
+    },
+    /// A label that starts or ends with `-`.
     #[error("label {label:?} starts or ends with `-`")]
-    Hyphen { label: String },
+    Hyphen {
+        /// The label.
+        label: String,
+    },
 }
 
 impl DomainPattern {

@@ -3,8 +3,11 @@
 /// A named list of patterns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Preset {
+    /// The name `--allow-preset` takes.
     pub name: &'static str,
+    /// One line for `--help` and the docs.
     pub description: &'static str,
+    /// The domain patterns it allows.
     pub domains: &'static [&'static str],
 }
 

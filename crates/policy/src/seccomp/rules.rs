@@ -59,11 +59,26 @@ impl std::fmt::Display for DenyErrno {
 // a new one must fail their build rather than fall into a catch-all.
 pub enum ArgMatch {
     /// `(args[arg] as u32) == value`.
-    Equals { arg: u8, value: u32 },
+    Equals {
+        /// The argument's index (0 to 5).
+        arg: u8,
+        /// The value that matches.
+        value: u32,
+    },
     /// `(args[arg] as u32) & mask != 0`: any of the bits is set.
-    AnyBitOf { arg: u8, mask: u32 },
+    AnyBitOf {
+        /// The argument's index (0 to 5).
+        arg: u8,
+        /// The bits looked for.
+        mask: u32,
+    },
     /// `(args[arg] as u32)` is none of `allowed`.
-    NoneOf { arg: u8, allowed: &'static [u32] },
+    NoneOf {
+        /// The argument's index (0 to 5).
+        arg: u8,
+        /// The values that do not match.
+        allowed: &'static [u32],
+    },
 }
 
 impl ArgMatch {

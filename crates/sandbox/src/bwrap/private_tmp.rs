@@ -27,6 +27,7 @@ use rustix::io::Errno;
 pub const PRIVATE_TMP_DIR: &str = ".runtime/tmp";
 /// The directories inside one window's, bound on `/tmp` and `/var/tmp`.
 pub const TMP_NAME: &str = "tmp";
+/// The directory bound on `/var/tmp`.
 pub const VAR_TMP_NAME: &str = "var-tmp";
 
 /// One window's private temporary directories, open and ready to be inherited by
@@ -43,20 +44,53 @@ pub struct PrivateTmp {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PrivateTmpError {
+    /// The window name cannot be one path component.
     #[error("window name {0:?} cannot name a directory (empty, '.', '..' or contains '/' or NUL)")]
     BadWindowName(String),
+    /// The state home could not be opened as a directory.
     #[error("cannot open the state home {path}: {source}")]
-    StateHome { path: PathBuf, source: Errno },
+    StateHome {
+        /// The state home.
+        path: PathBuf,
+        /// What the kernel answered.
+        source: Errno,
+    },
     /// ELOOP or ENOTDIR here: a symlink or a file stood where a directory was expected
     /// (`O_NOFOLLOW | O_DIRECTORY` refuses a symlink to a directory with ENOTDIR).
     #[error("cannot create or open {path} without following a symlink: {source}")]
-    Open { path: PathBuf, source: Errno },
+    Open {
+        /// The directory.
+        path: PathBuf,
+        /// What the kernel answered.
+        source: Errno,
+    },
+    /// A directory on the way is someone else's: another user could read or plant files
+    /// in the window's `/tmp`.
     #[error("{path} is owned by uid {owner}, not by uid {me} who runs the cage")]
-    NotOwned { path: PathBuf, owner: u32, me: u32 },
+    NotOwned {
+        /// The directory.
+        path: PathBuf,
+        /// Its owner.
+        owner: u32,
+        /// The uid running the cage.
+        me: u32,
+    },
+    /// The directory could not be made 0700.
     #[error("cannot make {path} private (mode 0700): {source}")]
-    Chmod { path: PathBuf, source: Errno },
+    Chmod {
+        /// The directory.
+        path: PathBuf,
+        /// What the kernel answered.
+        source: Errno,
+    },
+    /// Clearing close-on-exec on the directory's descriptor failed.
     #[error("cannot keep the descriptor of {path} open for bubblewrap: {source}")]
-    Inherit { path: PathBuf, source: Errno },
+    Inherit {
+        /// The directory.
+        path: PathBuf,
+        /// What the kernel answered.
+        source: Errno,
+    },
 }
 
 impl PrivateTmp {
@@ -123,7 +157,9 @@ impl PrivateTmp {
 /// The descriptors bubblewrap binds on `/tmp` and `/var/tmp` (`--bind-fd`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PrivateTmpFds {
+    /// The window's own `tmp`, bound on `/tmp`.
     pub tmp: RawFd,
+    /// The window's own `var-tmp`, bound on `/var/tmp`.
     pub var_tmp: RawFd,
 }
 

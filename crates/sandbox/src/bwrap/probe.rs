@@ -42,30 +42,51 @@ pub enum Unavailable {
     /// `CITY_CAGE_BWRAP=0` or config `bwrap = false`.
     Declared,
     /// The program is not an executable file on `PATH` (or at the path given).
-    NotFound { program: OsString },
+    NotFound {
+        /// The name or path looked for.
+        program: OsString,
+    },
     /// The program was found but could not be started.
-    Spawn { program: PathBuf, error: String },
+    Spawn {
+        /// The program.
+        program: PathBuf,
+        /// Why the spawn failed.
+        error: String,
+    },
     /// bubblewrap ran and failed to build the namespace.
     Failed {
+        /// The program.
         program: PathBuf,
+        /// Its exit status.
         status: String,
+        /// What it printed on stderr (the kernel's refusal, usually).
         stderr: String,
     },
     /// bubblewrap did not finish within the timeout and was killed.
-    TimedOut { program: PathBuf, after: Duration },
+    TimedOut {
+        /// The program.
+        program: PathBuf,
+        /// The timeout.
+        after: Duration,
+    },
 }
 
 /// The probe's answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Availability {
+    /// bubblewrap can build the cage's namespaces here.
     Available {
+        /// Its absolute path.
         program: PathBuf,
+        /// Why that is believed (probed, cached or declared).
         basis: AvailableBasis,
     },
+    /// bubblewrap cannot be used, and why.
     Unavailable(Unavailable),
 }
 
 impl Availability {
+    /// Whether bubblewrap can be used.
     pub fn is_available(&self) -> bool {
         matches!(self, Availability::Available { .. })
     }

@@ -33,7 +33,7 @@ const ABI_ALL_THREADS: u32 = 8;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
-pub enum Floor {
+pub enum AbiFloor {
     /// The filesystem rights of ABI 1 are a hard requirement; REFER, TRUNCATE, IOCTL_DEV and
     /// the scopes are enforced where the kernel has them and reported where it does not.
     #[default]
@@ -401,7 +401,7 @@ fn add_path_beneath(
 ///
 /// `no_new_privs` is set, as the kernel requires it for an unprivileged caller.
 #[cfg(not(target_os = "linux"))]
-pub fn restrict_self(_plan: &Plan, _floor: Floor) -> Result<Enforcement, LandlockError> {
+pub fn restrict_self(_plan: &Plan, _floor: AbiFloor) -> Result<Enforcement, LandlockError> {
     Err(LandlockError::Unavailable {
         status: KernelStatus::NotImplemented,
     })
@@ -409,7 +409,7 @@ pub fn restrict_self(_plan: &Plan, _floor: Floor) -> Result<Enforcement, Landloc
 
 /// See the other `restrict_self`: this is the Linux one.
 #[cfg(target_os = "linux")]
-pub fn restrict_self(plan: &Plan, floor: Floor) -> Result<Enforcement, LandlockError> {
+pub fn restrict_self(plan: &Plan, floor: AbiFloor) -> Result<Enforcement, LandlockError> {
     let support = probe();
     let abi = match support.kernel {
         KernelStatus::Available { abi } => abi,
@@ -420,8 +420,8 @@ pub fn restrict_self(plan: &Plan, floor: Floor) -> Result<Enforcement, LandlockE
         }
     };
     let above_floor = match floor {
-        Floor::FsV1 => CompatLevel::BestEffort,
-        Floor::Everything => CompatLevel::HardRequirement,
+        AbiFloor::FsV1 => CompatLevel::BestEffort,
+        AbiFloor::Everything => CompatLevel::HardRequirement,
     };
     let scopes: BitFlags<Scope> = Scope::Signal | Scope::AbstractUnixSocket;
     let mut ruleset = Ruleset::default()
@@ -491,7 +491,7 @@ pub fn restrict_self(plan: &Plan, floor: Floor) -> Result<Enforcement, LandlockE
         RulesetStatus::PartiallyEnforced => EnforcementStatus::Partial,
         RulesetStatus::NotEnforced => return Err(LandlockError::NotEnforced { abi }),
     };
-    if floor == Floor::Everything && status_kind != EnforcementStatus::Full {
+    if floor == AbiFloor::Everything && status_kind != EnforcementStatus::Full {
         return Err(LandlockError::BelowFloor { floor, abi });
     }
     Ok(Enforcement {

@@ -352,14 +352,14 @@ fn worker(shared: &(std::sync::Mutex<WorkQueue>, std::sync::Condvar)) {
             drop(queue);
             job();
             queue = match lock.lock() {
-                Ok(q) => q,
+                Ok(guard) => guard,
                 Err(_) => return,
             };
             continue;
         }
         queue.idle += 1;
         queue = match ready.wait(queue) {
-            Ok(q) => q,
+            Ok(guard) => guard,
             Err(_) => return,
         };
         queue.idle -= 1;

@@ -30,22 +30,27 @@ pub enum Kind {
     Chmod,
     /// A file probed for write by removing it.
     Remove,
-    /// Absent before the run: probed for create, as a file or a directory.
+    /// Absent before the run: probed for create, as a file.
     NewFile,
+    /// Absent before the run: probed for create, as a directory.
     NewDir,
     /// A file in a writable root that is absent before the run (a fresh account's
     /// `~/.kimi`): `jaula run` creates the root.
     NewInAbsentRoot,
 }
 
+/// One path of the matrix: where it is, what `decide` is asked about and how it is probed.
 #[derive(Clone, Debug)]
 pub struct Target {
+    /// The path as the tables name it (`~/.ssh/id_x`, `@/outside/f`, `/etc/x`).
     pub label: String,
     /// Where the probe acts.
     pub path: PathBuf,
     /// The canonical path `decide` is asked about (the link's target, for a link).
     pub decided: PathBuf,
+    /// How it is probed.
     pub kind: Kind,
+    /// The contents a read must return to count as a read.
     pub marker: String,
 }
 
@@ -192,9 +197,13 @@ pub fn script(targets: &[Target]) -> String {
 
 /// One probe's result: `live` is the host effect, `inside` what the caged shell printed.
 pub struct Outcome {
+    /// Index of the probed [`Target`].
     pub target: usize,
+    /// The access tried.
     pub access: Access,
+    /// Whether the access took effect, judged on the host.
     pub live: bool,
+    /// The caged shell's own report, for the failure message.
     pub inside: String,
 }
 
@@ -294,11 +303,17 @@ pub fn run(mut cmd: Command, root: &Path, targets: &[Target], expected_uid: u32)
 /// what the kernel did, `decide` what the reference says, `why` how the deviation shows on
 /// this probe.
 pub struct Deviation {
+    /// The name of the backend's listed deviation this probe is an instance of.
     pub name: &'static str,
+    /// The target's label.
     pub label: &'static str,
+    /// The access the backend and the reference disagree on.
     pub access: Access,
+    /// What the kernel did.
     pub live: bool,
+    /// What `decide` says.
     pub decide: bool,
+    /// Why, in the words the security document uses.
     pub why: &'static str,
 }
 
@@ -348,7 +363,9 @@ pub fn unlisted(table: &[Deviation], listed: &[(&str, bool)]) -> Vec<String> {
 
 /// What the reference says about one probe: allowed or not, and the rule, described.
 pub struct Decided {
+    /// Whether `decide` allows the access.
     pub allowed: bool,
+    /// The deciding rule, described.
     pub rule: String,
 }
 
