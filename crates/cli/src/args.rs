@@ -96,3 +96,10 @@ impl PolicyArgs {
         }
     }
 }
+/// `--json` on every command that prints data.
+#[derive(Debug, Args, Clone, Copy)]
+pub struct JsonFlag {
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
