@@ -203,3 +203,7 @@ impl Refusal {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "error_tests.rs"]
+mod tests;
