@@ -83,6 +83,12 @@ fn every_refusal_has_its_documented_exit_code() {
             "bogus",
         ),
         case(
+            "run: an unknown unix-socket preset",
+            &["run", "--allow-unix-preset", "bogus", "--", "true"],
+            2,
+            "known: ssh-agent, gpg-agent, docker",
+        ),
+        case(
             "run: a flag that needs another mode",
             &[
                 "run",
