@@ -1,7 +1,7 @@
 //! `jaula run`'s arguments, and what they settle together with the config file: the
-//! backend, the network mode and lists, the environment. Shared by the Linux launch
-//! (`run`), the macOS one (`run_seatbelt`) and `check`'s config problems, so none of
-//! those imports another.
+//! network mode and lists, the environment. Shared by the Linux launch (`run`), the macOS
+//! one (`run_seatbelt`) and `profile` (the network modes), so none of those imports
+//! another.
 
 use std::ffi::OsString;
 use std::net::SocketAddr;
