@@ -45,7 +45,7 @@ pub struct PolicyArgs {
     /// Let the cage reach a named host socket: ssh-agent ($SSH_AUTH_SOCK, which is then
     /// kept in the environment), gpg-agent, docker (repeatable). See docs/security.md for
     /// what each gives away.
-    #[arg(long = "allow-unix-preset", value_name = "NAME")]
+    #[arg(long = "allow-unix-preset", value_name = "NAME", value_parser = unix_preset)]
     pub allow_unix_preset: Vec<String>,
     /// Remove a path from the planting guard: every default protected path at or beneath
     /// it becomes as writable as its root (repeatable; adds to config `cage.unprotect`).
@@ -57,6 +57,24 @@ pub struct PolicyArgs {
     /// `go install` then fail in the cage (config `cage.protect_path_dirs`).
     #[arg(long)]
     pub protect_path_dirs: bool,
+}
+
+/// `--allow-unix-preset NAME`: a preset jaula knows, or a usage error (exit 2) naming the
+/// ones it does. Kept as the name: the config file's list is merged with it as text.
+fn unix_preset(name: &str) -> Result<String, String> {
+    match jaula_policy::UnixPreset::parse(name) {
+        Some(_) => Ok(name.to_owned()),
+        None => {
+            let known: Vec<&str> = jaula_policy::UnixPreset::ALL
+                .iter()
+                .map(|p| p.name())
+                .collect();
+            Err(format!(
+                "unknown unix-socket preset {name:?} (known: {})",
+                known.join(", ")
+            ))
+        }
+    }
 }
 
 /// A kernel to build the cage for, when it is not the host's.
@@ -95,4 +113,11 @@ impl PolicyArgs {
             launcher_exe: None,
         }
     }
+}
+/// `--json` on every command that prints data.
+#[derive(Debug, Args, Clone, Copy)]
+pub struct JsonFlag {
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
 }

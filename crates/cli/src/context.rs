@@ -66,13 +66,6 @@ pub fn ensure_protected_dirs(policy: &Policy) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Print `value` as pretty JSON on stdout.
-pub fn print_json(value: &serde_json::Value) -> Result<(), CliError> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| CliError::NotJson(e.to_string()))?;
-    println!("{text}");
-    Ok(())
-}
-
 /// A path as a JSON string, refusing bytes JSON cannot hold rather than mangling them.
 pub fn json_path(path: &std::path::Path) -> Result<serde_json::Value, CliError> {
     path.to_str()

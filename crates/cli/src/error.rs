@@ -1,6 +1,10 @@
-//! The CLI's errors, rendered once, plainly, with the exit code each one means.
+//! The CLI's errors, rendered once, plainly, by `main`, with the exit code each one means.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
+
+/// Exit status when jaula refuses to start the command (the shell's "cannot execute").
+pub const REFUSED: i32 = 126;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
@@ -11,6 +15,9 @@ pub enum CliError {
     /// usage of the command line, so not exit 2.
     #[error("{0}")]
     Config(String),
+    /// jaula will not start the command; the refusal knows its own exit code.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
     #[error(transparent)]
     Policy(#[from] jaula_policy::PolicyError),
     #[error(transparent)]
@@ -20,6 +27,11 @@ pub enum CliError {
     /// A backend could not render its artifact or answer for a path (`jaula explain`).
     #[error(transparent)]
     Backend(#[from] jaula_sandbox::backend::BackendError),
+    /// A `jaula contract` command failed (contract mode is Linux only). Boxed: the
+    /// contract errors are large, and every command returns this type.
+    #[cfg(target_os = "linux")]
+    #[error(transparent)]
+    Contract(Box<crate::commands::contract_error::ContractCliError>),
     #[error("cannot write {}: {source}", .path.display())]
     Write {
         path: PathBuf,
@@ -27,12 +39,56 @@ pub enum CliError {
     },
     #[error("cannot read the current directory: {0}")]
     Cwd(std::io::Error),
+    /// `/proc/self/exe` did not answer: jaula names itself in the prefixes it prints and
+    /// starts itself as its own stage.
+    #[error("cannot find jaula's own binary: {0}")]
+    OwnBinary(std::io::Error),
     #[error("{0}")]
     NotJson(String),
-    #[error("{0}")]
-    Launch(String),
+    /// `--network allow`: the proxy could not be configured or its log opened.
+    #[error(transparent)]
+    Proxy(#[from] jaula_proxy::ProxyError),
+    /// `--network allow` on macOS: the proxy's loopback listener could not be bound.
+    #[error("cannot bind the proxy: {0}")]
+    ProxyBind(std::io::Error),
+    /// `--network allow`: serving the proxy while the cage ran failed.
+    #[error(transparent)]
+    Supervise(#[from] jaula_proxy::SuperviseError),
+    /// The network namespace, its hand-off channel or its inherited log failed.
+    #[cfg(target_os = "linux")]
+    #[error(transparent)]
+    Netns(#[from] jaula_sandbox::network::netns::NetnsError),
+    /// The launch plan could not be sealed for a stage.
+    #[cfg(target_os = "linux")]
+    #[error(transparent)]
+    Plan(#[from] jaula_sandbox::launch_plan::PlanError),
+    /// `jaula contract run`: the stage that becomes the tenant could not be started.
+    #[error(
+        "cannot start jaula's stage {} in {}: {source}",
+        .program.to_string_lossy(),
+        .cwd.display()
+    )]
+    StartStageIn {
+        program: OsString,
+        cwd: PathBuf,
+        source: std::io::Error,
+    },
+    /// `--log` under `--network none`: the file could not be handed to the stage.
+    #[error("cannot pass the log on: {0}")]
+    PassLog(std::io::Error),
+    /// The stage of `--network allow` ended before it handed its listener out, and could
+    /// not be waited for.
+    #[error("cannot wait for the cage's stage: {0}")]
+    WaitStage(std::io::Error),
     #[error("cannot print: {0}")]
     Output(#[from] std::io::Error),
+}
+
+#[cfg(target_os = "linux")]
+impl From<crate::commands::contract_error::ContractCliError> for CliError {
+    fn from(e: crate::commands::contract_error::ContractCliError) -> CliError {
+        CliError::Contract(Box::new(e))
+    }
 }
 
 impl CliError {
@@ -42,6 +98,7 @@ impl CliError {
     pub fn exit_code(&self) -> i32 {
         match self {
             CliError::Usage(_) => 2,
+            CliError::Refused(r) => r.exit_code(),
             _ => 1,
         }
     }
@@ -52,7 +109,100 @@ impl CliError {
     pub fn refusal_code(&self) -> i32 {
         match self {
             CliError::Usage(_) => 2,
-            _ => crate::commands::run::REFUSED,
+            CliError::Refused(r) => r.exit_code(),
+            _ => REFUSED,
         }
     }
 }
+
+/// Why jaula did not start the command, and the exit status that says so: 126, except
+/// where the shell's own convention says 127 (the command was not found).
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// No cage can be built here (or it is disabled) and `--allow-uncaged` was not given.
+    #[error("refusing to run uncaged: {reason} (pass --allow-uncaged to run anyway)")]
+    Uncaged { reason: String },
+    /// A cage was needed and none can be built; running uncaged is not offered (under
+    /// `--network allow` a port rule would admit any host).
+    #[error("refusing to run: {reason}")]
+    NoCage { reason: String },
+    /// `--network allow` without a network namespace.
+    #[error(
+        "refusing to run: --network allow needs a network namespace; bwrap: {bwrap}{landlock}"
+    )]
+    AllowNeedsNamespace {
+        bwrap: String,
+        /// `"; landlock: ..."` when Landlock is missing too, else empty.
+        landlock: String,
+    },
+    /// The cage's own `/tmp` (bubblewrap's view) or `TMPDIR` (Seatbelt) cannot be made.
+    #[error("refusing to run: cannot make the cage's private {what}: {reason}")]
+    PrivateTmp { what: &'static str, reason: String },
+    /// A flag whose layer only Linux has, given on macOS: refused, never ignored.
+    #[error(
+        "refusing to run: {flag} has no macOS meaning ({why}); on macOS jaula runs the \
+         command under Seatbelt ({exec})",
+        exec = crate::commands::availability::SANDBOX_EXEC
+    )]
+    LinuxOnlyFlag {
+        flag: &'static str,
+        why: &'static str,
+    },
+    /// `jaula run` on a system jaula has no cage for.
+    #[error("refusing to run: no cage exists for {os} (Linux and macOS only)")]
+    NoCageForSystem { os: &'static str },
+    /// `jaula contract` off Linux.
+    #[error(
+        "refusing to run: contract mode needs Linux (a tenant's own uid, its 0700 tree \
+         handed over with O_PATH and AT_EMPTY_PATH, cgroup limits); it has no sound {os} \
+         design yet (docs/security.md, \"Linux and macOS\")"
+    )]
+    ContractModeNeedsLinux { os: &'static str },
+    /// `--hand-access-token`: the agent's login gives no token worth handing in.
+    #[error("refusing to run: --hand-access-token: {0}")]
+    AccessToken(#[from] crate::commands::access_token::TokenError),
+    /// `jaula stage` found no usable launch plan on its descriptor.
+    #[cfg(target_os = "linux")]
+    #[error("refusing to run: {0}")]
+    NoPlan(jaula_sandbox::launch_plan::PlanError),
+    /// `jaula stage`: the inherited `--log` of `--network none` cannot be taken.
+    #[cfg(target_os = "linux")]
+    #[error("refusing to run: {0}")]
+    NoneLog(jaula_sandbox::network::netns::NetnsError),
+    /// The launch sequence stopped before the command ran (its own exit code: 127 when
+    /// the command was not found).
+    #[cfg(target_os = "linux")]
+    #[error(transparent)]
+    Launch(#[from] jaula_sandbox::launch::LaunchError),
+    /// Process hardening before `sandbox-exec` failed (macOS).
+    #[error("refusing to run: {0}")]
+    Hardening(jaula_sandbox::seatbelt::process::HardeningError),
+    /// What jaula starts around the command (bubblewrap, its own stage, `sandbox-exec`)
+    /// could not be started: 126 whatever the cause, the command itself was not looked at.
+    #[error("cannot execute {}: {source}", .program.to_string_lossy())]
+    Start {
+        program: OsString,
+        source: std::io::Error,
+    },
+    /// `--allow-uncaged`: the command itself could not be executed (127 when not found).
+    #[error("cannot execute {}: {source}", .program.to_string_lossy())]
+    Command {
+        program: OsString,
+        source: std::io::Error,
+    },
+}
+
+impl Refusal {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Refusal::Command { source, .. } if source.kind() == std::io::ErrorKind::NotFound => 127,
+            #[cfg(target_os = "linux")]
+            Refusal::Launch(e) => e.exit_code(),
+            _ => REFUSED,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "error_tests.rs"]
+mod tests;

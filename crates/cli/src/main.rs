@@ -5,10 +5,15 @@ mod args;
 mod commands;
 mod context;
 mod error;
+#[cfg(target_os = "linux")]
+mod ids;
+mod report;
 
 use clap::{Parser, Subcommand};
 
-use crate::error::CliError;
+use std::io::Write;
+
+pub use crate::report::{Outcome, Report};
 
 const ABOUT: &str =
     "Confine AI coding agents, and every command they spawn, with kernel-enforced sandboxes.";
@@ -43,7 +48,7 @@ enum Command {
     Check(commands::check::CheckArgs),
     Explain(commands::explain::ExplainArgs),
     Render(commands::render::RenderArgs),
-    Run(Box<commands::run::RunArgs>),
+    Run(Box<commands::run_args::RunArgs>),
     Contract(commands::contract::ContractArgs),
     /// Internal: jaula's own launch stage. Its only input is the launch plan the outer
     /// `jaula run` hands it on an inherited sealed memfd; no flags, no environment.
@@ -72,13 +77,24 @@ fn main() {
         #[cfg(not(target_os = "linux"))]
         Command::Contract(a) => commands::contract::run(&a),
     };
+    // The one place anything a command decided is written out.
     match result {
-        Ok(code) => std::process::exit(code),
-        Err(err) => {
-            if runs {
-                eprintln!("{}", with_prefix(&err.to_string()));
-                std::process::exit(err.refusal_code());
+        Ok(report) => {
+            let mut stdout = std::io::stdout().lock();
+            if let Err(e) = stdout
+                .write_all(&report.stdout)
+                .and_then(|()| stdout.flush())
+            {
+                eprintln!("cannot print: {e}");
+                std::process::exit(1);
             }
+            std::process::exit(report.code)
+        }
+        Err(err) if runs => {
+            eprintln!("{}", with_prefix(&err.to_string()));
+            std::process::exit(err.refusal_code());
+        }
+        Err(err) => {
             eprintln!("{err}");
             std::process::exit(err.exit_code());
         }
@@ -104,6 +120,3 @@ fn with_prefix(message: &str) -> String {
         format!("jaula: {message}")
     }
 }
-
-/// What every command returns: an exit code, or an error rendered once by `main`.
-pub type Outcome = Result<i32, CliError>;

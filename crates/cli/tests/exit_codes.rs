@@ -83,6 +83,12 @@ fn every_refusal_has_its_documented_exit_code() {
             "bogus",
         ),
         case(
+            "run: an unknown unix-socket preset",
+            &["run", "--allow-unix-preset", "bogus", "--", "true"],
+            2,
+            "known: ssh-agent, gpg-agent, docker",
+        ),
+        case(
             "run: a flag that needs another mode",
             &[
                 "run",
@@ -248,15 +254,19 @@ fn help_describes_contract_mode() {
 }
 
 /// A `contract run` that is refused before its command starts exits 126 and still leaves a
-/// `run` line in the evidence log, with the reason.
+/// `run` line in the evidence log, with the reason. Here the refusal is a workspace root
+/// the tenant's uid cannot search (a 0700 directory of root's on the way).
 #[test]
 fn a_refused_contract_run_is_recorded() {
     if !is_root() {
         return common::skip_or_fail("contract mode needs root (uid separation)");
     }
     let (_keep, root) = scratch("exit-codes-contract-");
+    let locked = root.join("locked");
+    fs::create_dir(&locked).unwrap();
+    fs::set_permissions(&locked, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
     let out = Command::new(jaula())
-        .env("JAULA_CONTRACT_ROOT", root.join("tenants"))
+        .env("JAULA_CONTRACT_ROOT", locked.join("tenants"))
         .env("JAULA_CONTRACT_STATE", root.join("state"))
         .env("JAULA_CONTRACT_UIDS", "231000-231009")
         .args([
@@ -264,7 +274,7 @@ fn a_refused_contract_run_is_recorded() {
             "run",
             "cccccccc-0000-4000-8000-000000000003",
             "--work-record",
-            "not a work record id",
+            "w1",
             "--runtime",
             "claude",
             "--",
@@ -281,8 +291,85 @@ fn a_refused_contract_run_is_recorded() {
         .unwrap_or_else(|| panic!("no run line:\n{log}"));
     assert_eq!(run["contract"], "cccccccc-0000-4000-8000-000000000003");
     assert!(
-        run["refused"].as_str().unwrap().contains("work record"),
+        run["refused"]
+            .as_str()
+            .unwrap()
+            .contains("cannot enter its workspace under"),
         "{run}"
     );
     assert!(run["exit_code"].is_null());
+}
+
+/// A bad id is a wrong command line: clap refuses it (exit 2) with the rule it broke,
+/// before any state is opened, so nothing is recorded or created.
+#[test]
+fn a_bad_contract_id_is_a_usage_error_that_changes_nothing() {
+    let (_keep, root) = scratch("exit-codes-ids-");
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "run",
+                "bad/id",
+                "--work-record",
+                "w1",
+                "--runtime",
+                "claude",
+                "--",
+                "true",
+            ],
+            "[A-Za-z0-9][A-Za-z0-9._-]{0,63}",
+        ),
+        (
+            &[
+                "run",
+                "c1",
+                "--work-record",
+                "not a work record id",
+                "--runtime",
+                "claude",
+                "--",
+                "true",
+            ],
+            "[A-Za-z0-9][A-Za-z0-9._-]{0,63}",
+        ),
+        (
+            &[
+                "run",
+                "c1",
+                "--work-record",
+                "w1",
+                "--runtime",
+                "Claude",
+                "--",
+                "true",
+            ],
+            "[a-z][a-z0-9_]{0,31}",
+        ),
+        (&["prepare", "c1", "tmp"], "reserved"),
+        (&["uid", "../x"], "one path segment"),
+        (&["--uid-range", "5-1", "held"], "uid range"),
+    ];
+    for (args, rule) in cases {
+        let out = Command::new(jaula())
+            .env("JAULA_CONTRACT_ROOT", root.join("tenants"))
+            .env("JAULA_CONTRACT_STATE", root.join("state"))
+            .env("JAULA_CONTRACT_UIDS", "231000-231009")
+            .arg("contract")
+            .args(*args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("invalid value"), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(rule),
+            "{args:?} does not name {rule:?}: {stderr}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    assert!(
+        !root.join("state").exists(),
+        "a bad id opened the state directory"
+    );
+    assert!(!root.join("tenants").exists(), "a bad id created a tree");
 }

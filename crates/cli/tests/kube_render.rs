@@ -131,7 +131,8 @@ fn the_allocator_gives_each_contract_its_own_uid() {
 #[test]
 fn bad_input_is_refused_plainly_and_changes_nothing() {
     let (_guard, root) = scratch("kube-bad");
-    let cases: &[(&[&str], &str)] = &[
+    // Ids are refused by the argument parser: a usage error, exit 2.
+    let ids: &[(&[&str], &str)] = &[
         (
             &["bad/id", "--work-record", W, "--runtime", "codex"],
             "contract id",
@@ -144,6 +145,15 @@ fn bad_input_is_refused_plainly_and_changes_nothing() {
             &[C, "--work-record", W, "--runtime", "Codex"],
             "runtime kind",
         ),
+    ];
+    for (args, needle) in ids {
+        let out = render(&root, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?} printed objects");
+    }
+    let cases: &[(&[&str], &str)] = &[
         (
             &[
                 C,

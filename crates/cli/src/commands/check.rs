@@ -8,8 +8,9 @@ use jaula_policy::{Platform, Sources};
 use jaula_sandbox::{bwrap, landlock};
 
 use crate::args::PolicyArgs;
-use crate::commands::line::SANDBOX_EXEC;
-use crate::{context, Outcome};
+use crate::commands::availability::{availability, Availability, SANDBOX_EXEC};
+use crate::commands::{config_check, profile};
+use crate::{context, Outcome, Report};
 
 /// Report whether a cage is available on this machine; exit 0 when it is, 1 when not.
 #[derive(Args, Debug)]
@@ -21,83 +22,11 @@ pub struct CheckArgs {
     pub json: bool,
 }
 
-/// Whether a window can be caged here, and why (not).
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Availability {
-    pub available: bool,
-    pub reason: String,
-}
-
-/// Whether a cage can be built here: CITY_CAGE=0 turns it off; macOS needs sandbox-exec; Linux needs
-/// bubblewrap to really build a namespace (or the launcher's hint that it does).
-pub fn availability(sources: &Sources) -> Availability {
-    if !sources.enabled {
-        return Availability {
-            available: false,
-            reason: "disabled by CITY_CAGE=0 or the config file".to_string(),
-        };
-    }
-    match Platform::host() {
-        Platform::MacOs => {
-            let available = Path::new(SANDBOX_EXEC).exists();
-            Availability {
-                available,
-                reason: if available {
-                    format!("{SANDBOX_EXEC} present")
-                } else {
-                    format!("{SANDBOX_EXEC} missing")
-                },
-            }
-        }
-        _ => {
-            let options = bwrap::BwrapOptions::default();
-            let probe = match probe_cache_path(sources) {
-                Some(cache) => bwrap::probe_cached(sources.bwrap, &options, &cache),
-                None => bwrap::probe(sources.bwrap, &options),
-            };
-            let landlock = landlock::probe();
-            match (probe.is_available(), landlock.floor_met) {
-                (true, _) => Availability {
-                    available: true,
-                    reason: format!("bwrap view plus landlock ({})", landlock.kernel),
-                },
-                (false, true) => Availability {
-                    available: true,
-                    reason: format!("landlock ({}); bwrap: {}", landlock.kernel, probe.reason()),
-                },
-                (false, false) => Availability {
-                    available: false,
-                    reason: format!("bwrap: {}; landlock: {}", probe.reason(), landlock.kernel),
-                },
-            }
-        }
-    }
-}
-
-/// Where `jaula run` keeps the bubblewrap probe's answer for this home, so `line` (run
-/// once per window a launcher opens) and `check` reuse it instead of building a throwaway
-/// namespace each time. `None` where the state home is not an absolute path yet (it is
-/// then resolved against the repo, which `line` has not looked at): probe uncached.
-fn probe_cache_path(sources: &Sources) -> Option<std::path::PathBuf> {
-    let spec = &sources.spec;
-    let state_home = match &spec.state_home {
-        Some(p) if p.is_absolute() => p.clone(),
-        Some(_) => return None,
-        None if spec.home.is_absolute() => {
-            spec.home.join(jaula_policy::defaults::DEFAULT_STATE_HOME)
-        }
-        None => return None,
-    };
-    let cwd = std::env::current_dir().ok()?;
-    let state_home = jaula_policy::paths::canonicalize_lenient(&state_home, &cwd);
-    Some(state_home.join(jaula_sandbox::planting::PROBE_CACHE_FILE))
-}
-
 pub fn run(args: &CheckArgs) -> Outcome {
     let sources = context::sources(&args.policy, None)?;
     let mut availability = availability(&sources);
     // `jaula run` refuses a config it cannot use, so with one no cage is available.
-    let problems = crate::commands::config_check::problems(&sources);
+    let problems = config_check::problems(&sources);
     if let (true, Some(first)) = (availability.available, problems.first()) {
         availability = Availability {
             available: false,
@@ -123,8 +52,10 @@ pub fn run(args: &CheckArgs) -> Outcome {
             reason: format!("{SANDBOX_EXEC} does not run a trivial profile: {reason}"),
         };
     }
+    let code = if availability.available { 0 } else { 1 };
     if args.json {
-        context::print_json(&serde_json::json!({
+        return Report::json(
+            &serde_json::json!({
             "available": availability.available,
             "reason": availability.reason,
             "platform": Platform::host(),
@@ -147,40 +78,45 @@ pub fn run(args: &CheckArgs) -> Outcome {
             "pid_namespace": PID_NS_LINE,
             "host_services": HOST_SERVICES_LINE,
             "seatbelt": seatbelt.as_ref().map(SeatbeltCheck::json),
-        }))?;
-    } else {
-        // The first line is the one launchers read; the layers follow.
-        if availability.available {
-            println!("cage available");
-        } else {
-            println!("cage unavailable on this machine");
-        }
-        println!("reason: {}", availability.reason);
-        for problem in &problems {
-            println!("config problem: {problem}");
-        }
-        if Platform::host() == Platform::Linux {
-            print!("{}", layers.landlock);
-            println!("seccomp: {}", layers.seccomp);
-            println!("bwrap: {}", layers.bwrap);
-            match &layers.socket_gate {
-                Ok(()) => println!(
-                    "socket gate: available (host unix sockets refused unless allowed; \
-                     unix datagram sockets refused)"
-                ),
-                Err(e) => println!("socket gate: unavailable: {e}"),
-            }
-            println!("pid namespace: {PID_NS_LINE}");
-            println!("host services: {HOST_SERVICES_LINE}");
-        }
-        if let Some(seatbelt) = &seatbelt {
-            for line in seatbelt.lines() {
-                println!("{line}");
-            }
-        }
-        println!("network: {}", network_line(&sources));
+            }),
+            code,
+        );
     }
-    Ok(if availability.available { 0 } else { 1 })
+    // The first line is the one launchers read; the layers follow.
+    let mut lines = vec![
+        if availability.available {
+            "cage available".to_owned()
+        } else {
+            "cage unavailable on this machine".to_owned()
+        },
+        format!("reason: {}", availability.reason),
+    ];
+    lines.extend(problems.iter().map(|p| format!("config problem: {p}")));
+    if Platform::host() == Platform::Linux {
+        // Landlock's report is a block of lines of its own.
+        lines.push(
+            layers
+                .landlock
+                .to_string()
+                .trim_end_matches('\n')
+                .to_owned(),
+        );
+        lines.push(format!("seccomp: {}", layers.seccomp));
+        lines.push(format!("bwrap: {}", layers.bwrap));
+        lines.push(match &layers.socket_gate {
+            Ok(()) => "socket gate: available (host unix sockets refused unless allowed; \
+                       unix datagram sockets refused)"
+                .to_owned(),
+            Err(e) => format!("socket gate: unavailable: {e}"),
+        });
+        lines.push(format!("pid namespace: {PID_NS_LINE}"));
+        lines.push(format!("host services: {HOST_SERVICES_LINE}"));
+    }
+    if let Some(seatbelt) = &seatbelt {
+        lines.extend(seatbelt.lines());
+    }
+    lines.push(format!("network: {}", network_line(&sources)));
+    Ok(Report::printed(lines.join("\n") + "\n", code))
 }
 
 /// What `/proc` shows a caged process, per backend: the bwrap view has its own PID
@@ -286,11 +222,8 @@ impl SeatbeltCheck {
         let probe = Path::new(PROBE_COMMAND);
         let trivial = probe_seatbelt(exec, TRIVIAL_PROFILE, probe);
         let window = args.repo.as_ref().map(|_| {
-            let profile = crate::commands::profile::render(
-                args,
-                jaula_sandbox::seatbelt::ProfileNetwork::Host,
-            )
-            .map_err(|e| e.to_string())?;
+            let profile = profile::render(args, jaula_sandbox::seatbelt::ProfileNetwork::Host)
+                .map_err(|e| e.to_string())?;
             probe_seatbelt(exec, &profile, probe)
         });
         SeatbeltCheck { trivial, window }

@@ -15,6 +15,13 @@ use jaula_contract::{
 };
 use serde_json::json;
 
+use crate::args::JsonFlag;
+use crate::commands::contract_error::ContractCliError;
+use crate::commands::contract_render::{self, KubeRenderArgs};
+use crate::commands::contract_run::{self, RunArgs};
+use crate::ids;
+use crate::Report;
+
 /// Isolate tenants on a shared runner: one uid, one 0700 tree and one cage per Contract,
 /// resource limits, hand-over and wipe (see docs/contracts.md).
 ///
@@ -29,7 +36,7 @@ pub struct ContractArgs {
     #[arg(long, value_name = "DIR", global = true)]
     pub state_dir: Option<PathBuf>,
     /// uids handed to Contracts, inclusive [env: JAULA_CONTRACT_UIDS].
-    #[arg(long, value_name = "MIN-MAX", global = true)]
+    #[arg(long, value_name = "MIN-MAX", global = true, value_parser = ids::uid_range)]
     pub uid_range: Option<String>,
     /// What to do.
     #[command(subcommand)]
@@ -43,40 +50,36 @@ impl ContractArgs {
     }
 }
 
-/// `--json` on every command that prints data.
-#[derive(Debug, Args, Clone, Copy)]
-pub struct JsonFlag {
-    /// Print one JSON object instead of text.
-    #[arg(long)]
-    pub json: bool,
-}
-
 /// The `contract` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum ContractCommand {
     /// Show the Contract's uid, allocating one on first sight.
     Uid {
         /// The contract id ("" for the no-contract sentinel).
-        contract: String,
+        #[arg(value_parser = ids::contract_id)]
+        contract: ContractId,
         #[command(flatten)]
         out: JsonFlag,
     },
     /// Create the workspace for a work record and print its path.
     Prepare {
         /// The contract id.
-        contract: String,
+        #[arg(value_parser = ids::contract_id)]
+        contract: ContractId,
         /// The work record id.
-        work_record: String,
+        #[arg(value_parser = ids::work_record_id)]
+        work_record: WorkRecordId,
         #[command(flatten)]
         out: JsonFlag,
     },
     /// Prepare the harness root and tmp, and print dirs, uid, limits and environment.
     Sandbox {
         /// The contract id.
-        contract: String,
+        #[arg(value_parser = ids::contract_id)]
+        contract: ContractId,
         /// The harness runtime (codex, claude, ...).
-        #[arg(long, value_name = "KIND")]
-        runtime: String,
+        #[arg(long, value_name = "KIND", value_parser = ids::runtime_kind)]
+        runtime: RuntimeKind,
         /// RLIMIT_DATA in bytes, instead of the configured default.
         #[arg(long, value_name = "BYTES")]
         memory: Option<u64>,
@@ -86,7 +89,8 @@ pub enum ContractCommand {
     /// Re-own a checkout to the Contract, everything but .git.
     Handover {
         /// The contract id.
-        contract: String,
+        #[arg(value_parser = ids::contract_id)]
+        contract: ContractId,
         /// The checkout, inside the Contract's tree.
         path: PathBuf,
         #[command(flatten)]
@@ -103,11 +107,12 @@ pub enum ContractCommand {
     Run(RunArgs),
     /// Print the Contract's cage for another enforcer: `render kubernetes` (see
     /// docs/kubernetes.md).
-    Render(Box<crate::commands::contract_render::KubeRenderArgs>),
+    Render(Box<KubeRenderArgs>),
     /// Delete the Contract's tree and retire its uid (only when the tree is gone).
     Wipe {
         /// The contract id.
-        contract: String,
+        #[arg(value_parser = ids::contract_id)]
+        contract: ContractId,
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -119,73 +124,25 @@ pub enum ContractCommand {
     /// Delete one workspace.
     RemoveWorkspace {
         /// The contract id.
-        contract: String,
+        #[arg(value_parser = ids::contract_id)]
+        contract: ContractId,
         /// The work record id.
-        work_record: String,
+        #[arg(value_parser = ids::work_record_id)]
+        work_record: WorkRecordId,
         #[command(flatten)]
         out: JsonFlag,
     },
 }
 
-/// `jaula contract run CONTRACT --runtime KIND [--work-record ID] -- CMD...`.
-#[derive(Debug, Args)]
-pub struct RunArgs {
-    /// The contract id.
-    pub contract: String,
-    /// The harness runtime (codex, claude, ...).
-    #[arg(long, value_name = "KIND")]
-    pub runtime: String,
-    /// Run in this work record's workspace (created and handed over first).
-    #[arg(long, value_name = "ID")]
-    pub work_record: String,
-    /// RLIMIT_DATA in bytes, instead of the configured default.
-    #[arg(long, value_name = "BYTES")]
-    pub memory: Option<u64>,
-    /// RLIMIT_NPROC, instead of the configured default.
-    #[arg(long, value_name = "N")]
-    pub max_procs: Option<u64>,
-    #[command(flatten)]
-    pub out: JsonFlag,
-    /// The command and its arguments.
-    #[arg(last = true, required = true, value_name = "CMD")]
-    pub cmd: Vec<String>,
-}
-
-/// What can go wrong in `jaula contract`.
-#[derive(Debug, thiserror::Error)]
-pub enum ContractCliError {
-    /// The library refused.
-    #[error(transparent)]
-    Contract(#[from] ContractError),
-    /// The Kubernetes rendering refused.
-    #[error(transparent)]
-    Kube(#[from] jaula_kube::KubeError),
-    /// Writing the output failed.
-    #[error("cannot write output: {0}")]
-    Output(#[from] std::io::Error),
-    /// The path of the running jaula, which the spawn executes, is unknown.
-    #[error("cannot find the jaula binary to spawn (/proc/self/exe): {0}")]
-    OwnBinary(std::io::Error),
-    /// The cgroup descriptor could not be handed to the spawn.
-    #[error("cannot pass the Contract's cgroup to its spawn (dup): {0}")]
-    CgroupFd(std::io::Error),
-    /// The tenant's cage could not be planned or started (names the step).
-    #[error(transparent)]
-    Cage(#[from] crate::error::CliError),
-    /// There is no cage to start for the tenant: it is disabled, or its network mode is
-    /// not one a Contract's spawn supports.
-    #[error("refusing to start the tenant cage: {0}")]
-    CageRefused(String),
-}
-
-/// Run with the config file's `[contract]` section, printing to stdout.
+/// Run with the config file's `[contract]` section and the process environment; what the
+/// command prints is in the report, for `main` to write.
 pub fn run_with_config(
     args: &ContractArgs,
     config: &ContractConfig,
-) -> Result<i32, ContractCliError> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    run_to(args, config, &|k| std::env::var(k).ok(), &mut out)
+) -> Result<Report, ContractCliError> {
+    let mut out = Vec::new();
+    let code = run_to(args, config, &|k| std::env::var(k).ok(), &mut out)?;
+    Ok(Report::printed(out, code))
 }
 
 /// The isolation these arguments describe.
@@ -237,10 +194,12 @@ pub fn run_to(
     }
     let iso = isolation(args, config, env)?;
     match &args.command {
-        ContractCommand::Uid { contract, out: o } => {
-            let c = ContractId::parse(contract)?;
-            let had = iso.has_uid(&c)?;
-            let uid = iso.uid_for(&c)?;
+        ContractCommand::Uid {
+            contract: c,
+            out: o,
+        } => {
+            let had = iso.has_uid(c)?;
+            let uid = iso.uid_for(c)?;
             if o.json {
                 print_json(
                     out,
@@ -257,17 +216,15 @@ pub fn run_to(
             }
         }
         ContractCommand::Prepare {
-            contract,
-            work_record,
+            contract: c,
+            work_record: w,
             out: o,
         } => {
-            let c = ContractId::parse(contract)?;
-            let w = WorkRecordId::parse(work_record)?;
             // What `contract run` will need, refused before anything is created.
-            iso.check_tenant_reach(&c)?;
-            let path = iso.prepare_workspace(&c, &w)?;
+            iso.check_tenant_reach(c)?;
+            let path = iso.prepare_workspace(c, w)?;
             if o.json {
-                let uid = iso.current_uid(&c)?;
+                let uid = iso.current_uid(c)?;
                 print_json(
                     out,
                     &json!({ "contract": c, "work_record": w, "path": path, "uid": uid }),
@@ -277,14 +234,12 @@ pub fn run_to(
             }
         }
         ContractCommand::Sandbox {
-            contract,
-            runtime,
+            contract: c,
+            runtime: k,
             memory,
             out: o,
         } => {
-            let c = ContractId::parse(contract)?;
-            let k = RuntimeKind::parse(runtime)?;
-            let sb = iso.sandbox(&c, &k, *memory)?;
+            let sb = iso.sandbox(c, k, *memory)?;
             let limits = sb.floor.limits_in_force(iso.runner_uid());
             if o.json {
                 print_json(
@@ -307,15 +262,14 @@ pub fn run_to(
             }
         }
         ContractCommand::Handover {
-            contract,
+            contract: c,
             path,
             out: o,
         } => {
-            let c = ContractId::parse(contract)?;
             // Lexical only: resolving symlinks here would follow whatever the Contract
             // planted; the library opens each component with O_NOFOLLOW instead.
             let path = std::path::absolute(path)?;
-            let report = iso.hand_over(&c, &path)?;
+            let report = iso.hand_over(c, &path)?;
             if o.json {
                 print_json(out, &report)?;
             } else {
@@ -331,9 +285,11 @@ pub fn run_to(
                 )?;
             }
         }
-        ContractCommand::Wipe { contract, out: o } => {
-            let c = ContractId::parse(contract)?;
-            let report = iso.wipe(&c)?;
+        ContractCommand::Wipe {
+            contract: c,
+            out: o,
+        } => {
+            let report = iso.wipe(c)?;
             if o.json {
                 print_json(out, &report)?;
             } else if report.complete {
@@ -372,13 +328,11 @@ pub fn run_to(
             }
         }
         ContractCommand::RemoveWorkspace {
-            contract,
-            work_record,
+            contract: c,
+            work_record: w,
             out: o,
         } => {
-            let c = ContractId::parse(contract)?;
-            let w = WorkRecordId::parse(work_record)?;
-            let r = iso.remove_workspace(&c, &w)?;
+            let r = iso.remove_workspace(c, w)?;
             if o.json {
                 print_json(out, &r)?;
             } else if !r.existed {
@@ -397,8 +351,8 @@ pub fn run_to(
             }
             return Ok(if r.existed && !r.removed { 1 } else { 0 });
         }
-        ContractCommand::Run(r) => return crate::commands::contract_run::run(&iso, r, out),
-        ContractCommand::Render(r) => return crate::commands::contract_render::run(&iso, r, out),
+        ContractCommand::Run(r) => return contract_run::run(&iso, r, out),
+        ContractCommand::Render(r) => return contract_render::run(&iso, r, out),
         ContractCommand::CheckGit { .. } => unreachable_check_git()?,
     }
     Ok(0)

@@ -12,7 +12,9 @@ use jaula_kube::{
     Amount, EgressRule, Format, KubeError, NamespaceMode, RenderSpec, SeccompChoice, ShutdownPolicy,
 };
 
-use crate::commands::contract::{ContractCliError, JsonFlag};
+use crate::args::JsonFlag;
+use crate::commands::contract_error::ContractCliError;
+use crate::ids;
 
 /// What to render.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,13 +48,14 @@ pub struct KubeRenderArgs {
     #[arg(value_enum)]
     pub target: RenderTarget,
     /// The contract id.
-    pub contract: String,
+    #[arg(value_parser = ids::contract_id)]
+    pub contract: ContractId,
     /// The work record the pod works on.
-    #[arg(long, value_name = "ID")]
-    pub work_record: String,
+    #[arg(long, value_name = "ID", value_parser = ids::work_record_id)]
+    pub work_record: WorkRecordId,
     /// The harness runtime (codex, claude, ...).
-    #[arg(long, value_name = "KIND")]
-    pub runtime: String,
+    #[arg(long, value_name = "KIND", value_parser = ids::runtime_kind)]
+    pub runtime: RuntimeKind,
     /// Container image; it must carry jaula at --jaula-path and the harness.
     #[arg(long, value_name = "IMAGE")]
     pub image: Option<String>,
@@ -132,9 +135,6 @@ pub fn spec(
     limits: jaula_contract::Limits,
     uid: u32,
 ) -> Result<RenderSpec, KubeError> {
-    let contract = ContractId::parse(&args.contract)?;
-    let work_record = WorkRecordId::parse(&args.work_record)?;
-    let runtime = RuntimeKind::parse(&args.runtime)?;
     let memory = amount("memory limit", &args.memory)?;
     let cpu = amount("cpu limit", &args.cpu)?;
     let sizes = [
@@ -152,7 +152,13 @@ pub fn spec(
         .as_deref()
         .map(jaula_kube::parse_time)
         .transpose()?;
-    let mut spec = RenderSpec::new(contract, work_record, runtime, uid, limits)?;
+    let mut spec = RenderSpec::new(
+        args.contract.clone(),
+        args.work_record.clone(),
+        args.runtime.clone(),
+        uid,
+        limits,
+    )?;
     if let Some(image) = &args.image {
         spec.image = image.clone();
     }

@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 
+use clap::Args;
 use jaula_contract::{
     ContractId, ContractIsolation, LimitInForce, RunRecord, RuntimeKind, WorkRecordId,
 };
@@ -12,7 +13,34 @@ use jaula_policy::paths::is_within;
 use jaula_sandbox::identity::Identity;
 use jaula_sandbox::run_argv::RunArgv;
 
-use crate::commands::contract::{ContractCliError, RunArgs};
+use crate::args::JsonFlag;
+use crate::commands::contract_error::ContractCliError;
+use crate::ids;
+
+/// `jaula contract run CONTRACT --runtime KIND [--work-record ID] -- CMD...`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The contract id.
+    #[arg(value_parser = ids::contract_id)]
+    pub contract: ContractId,
+    /// The harness runtime (codex, claude, ...).
+    #[arg(long, value_name = "KIND", value_parser = ids::runtime_kind)]
+    pub runtime: RuntimeKind,
+    /// Run in this work record's workspace (created and handed over first).
+    #[arg(long, value_name = "ID", value_parser = ids::work_record_id)]
+    pub work_record: WorkRecordId,
+    /// RLIMIT_DATA in bytes, instead of the configured default.
+    #[arg(long, value_name = "BYTES")]
+    pub memory: Option<u64>,
+    /// RLIMIT_NPROC, instead of the configured default.
+    #[arg(long, value_name = "N")]
+    pub max_procs: Option<u64>,
+    #[command(flatten)]
+    pub out: JsonFlag,
+    /// The command and its arguments.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub cmd: Vec<String>,
+}
 
 /// The layers a tenant cage applies: `jaula run --backend landlock` needs no user
 /// namespace and no external binary, so the answer does not depend on the host.
@@ -26,10 +54,9 @@ pub fn run(
     args: &RunArgs,
     out: &mut dyn Write,
 ) -> Result<i32, ContractCliError> {
-    // Without a valid id there is no Contract to record the attempt against.
-    let contract = ContractId::parse(&args.contract)?;
+    let contract = &args.contract;
     let mut recorded = false;
-    let result = spawn(iso, &contract, args, out, &mut recorded);
+    let result = spawn(iso, contract, args, out, &mut recorded);
     if let (Err(e), false) = (&result, recorded) {
         let record = RunRecord {
             contract: contract.clone(),
@@ -56,17 +83,17 @@ fn spawn(
     recorded: &mut bool,
 ) -> Result<i32, ContractCliError> {
     let contract = contract.clone();
-    let runtime = RuntimeKind::parse(&args.runtime)?;
-    let work_record = WorkRecordId::parse(&args.work_record)?;
+    let runtime = &args.runtime;
+    let work_record = &args.work_record;
     // Before anything is created: can the tenant's uid enter its workspace? Otherwise its
     // command meets a bare EACCES on the way.
     let me = std::env::current_exe().map_err(ContractCliError::OwnBinary)?;
     iso.check_tenant_reach(&contract)?;
-    let mut sandbox = iso.sandbox(&contract, &runtime, args.memory)?;
+    let mut sandbox = iso.sandbox(&contract, runtime, args.memory)?;
     if let Some(n) = args.max_procs {
         sandbox.floor.limits.max_processes = n;
     }
-    let workspace = iso.prepare_workspace(&contract, &work_record)?;
+    let workspace = iso.prepare_workspace(&contract, work_record)?;
     iso.hand_over(&contract, &workspace)?;
 
     let limits = jaula_policy::limits::ResourceLimits::from(sandbox.floor.limits);

@@ -5,7 +5,7 @@ use std::ffi::OsString;
 
 use clap::Args;
 
-use crate::commands::run::REFUSED;
+use crate::error::Refusal;
 use crate::Outcome;
 
 /// Contract mode: per-tenant uids, trees, hand-over and wipe (Linux only).
@@ -24,11 +24,8 @@ impl ContractArgs {
 }
 
 pub fn run(_args: &ContractArgs) -> Outcome {
-    eprintln!(
-        "jaula: refusing to run: contract mode needs Linux (a tenant's own uid, its 0700 tree \
-         handed over with O_PATH and AT_EMPTY_PATH, cgroup limits); it has no sound {} \
-         design yet (docs/security.md, \"Linux and macOS\")",
-        std::env::consts::OS
-    );
-    Ok(REFUSED)
+    Err(Refusal::ContractModeNeedsLinux {
+        os: std::env::consts::OS,
+    }
+    .into())
 }

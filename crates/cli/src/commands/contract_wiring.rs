@@ -16,7 +16,7 @@ pub fn run(args: &ContractArgs) -> Outcome {
     };
     // The config file's `[contract]` section is the contract crate's settings type.
     let config: ContractConfig = section;
-    run_with_config(args, &config).map_err(|e| CliError::Launch(e.to_string()))
+    Ok(run_with_config(args, &config)?)
 }
 
 fn no_policy_flags() -> PolicyArgs {

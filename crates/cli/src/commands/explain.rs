@@ -12,7 +12,7 @@ use jaula_sandbox::backend;
 
 use crate::args::{PlatformArg, PolicyArgs};
 use crate::error::CliError;
-use crate::{context, Outcome};
+use crate::{context, Outcome, Report};
 
 /// Explain the decision on PATH: allowed or denied, the rule that decided, and what each
 /// backend would do with it.
@@ -73,40 +73,48 @@ pub fn run(args: &ExplainArgs) -> Outcome {
         .find(|a| jaula_policy::paths::is_within(&path, &a.path) && !a.path.exists())
         .map(|a| a.path.clone());
     if args.json {
-        context::print_json(&serde_json::json!({
-            "path": context::json_path(&path)?,
-            "access": access,
-            "platform": platform,
-            "allowed": decision.allowed,
-            "rule": rule,
-            "rule_detail": decision.rule,
-            "backends": backends,
-            "created_at_launch": created.as_deref().map(context::json_path).transpose()?,
-        }))?;
-    } else {
-        println!("path:     {}", path.display());
-        println!("access:   {access} ({platform} cage)");
-        println!(
+        return Report::json(
+            &serde_json::json!({
+                "path": context::json_path(&path)?,
+                "access": access,
+                "platform": platform,
+                "allowed": decision.allowed,
+                "rule": rule,
+                "rule_detail": decision.rule,
+                "backends": backends,
+                "created_at_launch": created.as_deref().map(context::json_path).transpose()?,
+            }),
+            0,
+        );
+    }
+    let mut lines = vec![
+        format!("path:     {}", path.display()),
+        format!("access:   {access} ({platform} cage)"),
+        format!(
             "decision: {}",
             if decision.allowed {
                 "allowed"
             } else {
                 "denied"
             }
-        );
-        println!("rule:     {rule}");
-        if let Some(root) = &created {
-            println!(
-                "note:     {} does not exist yet; jaula run creates it (0700) before caging \
-                 (config cage.create_cache_roots)",
-                root.display()
-            );
-        }
-        for view in backends {
-            println!("{:<9} {}", format!("{}:", view.backend), view.summary);
-        }
+        ),
+        format!("rule:     {rule}"),
+    ];
+    if let Some(root) = &created {
+        lines.push(format!(
+            "note:     {} does not exist yet; jaula run creates it (0700) before caging \
+             (config cage.create_cache_roots)",
+            root.display()
+        ));
     }
-    Ok(0)
+    for view in backends {
+        lines.push(format!(
+            "{:<9} {}",
+            format!("{}:", view.backend),
+            view.summary
+        ));
+    }
+    Ok(Report::printed(lines.join("\n") + "\n", 0))
 }
 
 /// One backend's answer, as printed and as JSON.

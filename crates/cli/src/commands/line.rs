@@ -9,13 +9,9 @@ use jaula_policy::{Platform, Policy, PolicySpec};
 use jaula_sandbox::bwrap;
 
 use crate::args::PolicyArgs;
-use crate::commands::check;
+use crate::commands::availability::{availability, SANDBOX_EXEC};
 use crate::error::CliError;
-use crate::{context, Outcome};
-
-/// The absolute path of Seatbelt's launcher; never looked up on PATH, which the caller
-/// (or a planted directory early in PATH) controls.
-pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
+use crate::{context, Outcome, Report};
 
 /// Print the launch prefix for one window: `jaula run [flags] -- ` on Linux (bubblewrap's
 /// view plus Landlock, seccomp and hardening, or Landlock alone where user namespaces do
@@ -33,7 +29,7 @@ pub struct LineArgs {
 pub fn run(args: &LineArgs) -> Outcome {
     let platform = Platform::host();
     let sources = context::sources(&args.policy, Some(platform))?;
-    let availability = check::availability(&sources);
+    let availability = availability(&sources);
     // No cage available means an empty prefix, before --repo is looked at: the launcher
     // then starts the window as it always did (docs/compatibility.md).
     let prefix: Vec<u8> = if !availability.available {
@@ -60,15 +56,16 @@ pub fn run(args: &LineArgs) -> Outcome {
         let text = String::from_utf8(prefix).map_err(|_| {
             CliError::NotJson("the prefix is not UTF-8 and cannot be printed as JSON".into())
         })?;
-        context::print_json(&serde_json::json!({
-            "available": availability.available,
-            "reason": availability.reason,
-            "prefix": text,
-        }))?;
-    } else {
-        std::io::stdout().write_all(&prefix)?;
+        return Report::json(
+            &serde_json::json!({
+                "available": availability.available,
+                "reason": availability.reason,
+                "prefix": text,
+            }),
+            0,
+        );
     }
-    Ok(0)
+    Ok(Report::printed(prefix, 0))
 }
 
 /// `jaula run` with this window's resolved policy flags, ending in `--`: the launcher
@@ -78,8 +75,7 @@ fn run_prefix(
     spec: &PolicySpec,
     args: &PolicyArgs,
 ) -> Result<Vec<OsString>, CliError> {
-    let me = std::env::current_exe()
-        .map_err(|e| CliError::Launch(format!("cannot find jaula's own binary: {e}")))?;
+    let me = std::env::current_exe().map_err(CliError::OwnBinary)?;
     // Every source's extras are baked in (config, environment and flags, already merged),
     // so the prefix means the same cage whatever environment the launcher runs it in.
     let baked = PolicyArgs {

@@ -1,10 +1,13 @@
-//! One module per command.
+//! One module per command, and the pieces several commands share, each in a module named
+//! for what it holds (`availability`, `run_args`, `contract_error`), so that no module
+//! imports a sibling that imports it back (`layout_tests` checks).
 
 pub mod access_token;
 
 // Hints printed by the Linux launch only (the macOS launch is `run_seatbelt`).
 #[cfg(target_os = "linux")]
 pub mod agent_hint;
+pub mod availability;
 pub mod check;
 pub mod config_check;
 #[cfg(target_os = "linux")]
@@ -14,6 +17,8 @@ pub mod contract;
 #[cfg(not(target_os = "linux"))]
 #[path = "contract_unsupported.rs"]
 pub mod contract;
+#[cfg(target_os = "linux")]
+pub mod contract_error;
 #[cfg(target_os = "linux")]
 pub mod contract_render;
 #[cfg(target_os = "linux")]
@@ -29,9 +34,14 @@ pub mod none_log;
 pub mod profile;
 pub mod render;
 pub mod run;
+pub mod run_args;
 #[cfg(target_os = "linux")]
 pub mod run_stage;
 // The macOS launch; compiled for the tests everywhere, since it runs up to its exec on any
 // host with a recording executor.
 #[cfg(any(target_os = "macos", test))]
 pub mod run_seatbelt;
+
+#[cfg(test)]
+#[path = "layout_tests.rs"]
+mod layout_tests;

@@ -1,15 +1,13 @@
 //! `jaula profile`: print the macOS Seatbelt profile for one window.
 
-use std::io::Write;
-
 use clap::Args;
 use jaula_policy::Platform;
 use jaula_sandbox::seatbelt::{ProfileNetwork, ProfileOptions};
 
 use crate::args::PolicyArgs;
-use crate::commands::run::NetworkArg;
+use crate::commands::run_args::NetworkArg;
 use crate::error::CliError;
-use crate::{context, Outcome};
+use crate::{context, Outcome, Report};
 
 /// Print the Seatbelt (SBPL) profile for one window, for any host: the one `jaula run`
 /// hands to `/usr/bin/sandbox-exec` on macOS for the same flags.
@@ -68,9 +66,7 @@ pub fn render(policy_args: &PolicyArgs, network: ProfileNetwork) -> Result<Strin
 pub fn print(policy_args: &PolicyArgs, network: ProfileNetwork, json: bool) -> Outcome {
     let profile = render(policy_args, network)?;
     if json {
-        context::print_json(&serde_json::json!({ "profile": profile }))?;
-    } else {
-        std::io::stdout().write_all(profile.as_bytes())?;
+        return Report::json(&serde_json::json!({ "profile": profile }), 0);
     }
-    Ok(0)
+    Ok(Report::printed(profile, 0))
 }

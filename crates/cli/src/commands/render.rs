@@ -1,14 +1,13 @@
 //! `jaula render`: print a backend's artifact for the policy.
 
-use std::io::Write;
-
 use clap::{Args, ValueEnum};
 use jaula_policy::Platform;
 use jaula_sandbox::bwrap;
 
 use crate::args::PolicyArgs;
+use crate::commands::profile;
 use crate::error::CliError;
-use crate::{context, Outcome};
+use crate::{context, Outcome, Report};
 
 /// Print what a backend would enforce: the Seatbelt profile, or the bubblewrap argv.
 #[derive(Args, Debug)]
@@ -36,13 +35,11 @@ pub enum RenderBackend {
 
 pub fn run(args: &RenderArgs) -> Outcome {
     match args.backend {
-        RenderBackend::Seatbelt => {
-            return crate::commands::profile::print(
-                &args.policy,
-                jaula_sandbox::seatbelt::ProfileNetwork::Host,
-                args.json,
-            )
-        }
+        RenderBackend::Seatbelt => profile::print(
+            &args.policy,
+            jaula_sandbox::seatbelt::ProfileNetwork::Host,
+            args.json,
+        ),
         RenderBackend::Bwrap => {
             let sources = context::sources(&args.policy, Some(Platform::Linux))?;
             let policy = context::resolve(&sources, &args.policy)?;
@@ -56,12 +53,11 @@ pub fn run(args: &RenderArgs) -> Outcome {
                     .iter()
                     .map(|a| context::json_path(std::path::Path::new(a)))
                     .collect::<Result<Vec<_>, _>>()?;
-                context::print_json(&serde_json::json!({ "argv": argv }))?;
-            } else {
-                let mut line = bwrap::shell_join(&argv);
-                line.push(b'\n');
-                std::io::stdout().write_all(&line)?;
+                return Report::json(&serde_json::json!({ "argv": argv }), 0);
             }
+            let mut line = bwrap::shell_join(&argv);
+            line.push(b'\n');
+            Ok(Report::printed(line, 0))
         }
         RenderBackend::SeccompJson => {
             let profile = jaula_kube::seccomp_oci::native_profile().ok_or_else(|| {
@@ -73,8 +69,7 @@ pub fn run(args: &RenderArgs) -> Outcome {
             })?;
             let text = jaula_kube::seccomp_oci::to_json(&profile)
                 .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
-            std::io::stdout().write_all(text.as_bytes())?;
+            Ok(Report::printed(text, 0))
         }
     }
-    Ok(0)
 }

@@ -1,18 +1,8 @@
 //! `jaula run`: run a command confined by the policy, with every layer this kernel has.
 
-use std::ffi::OsString;
-use std::net::SocketAddr;
-use std::os::fd::RawFd;
-use std::path::PathBuf;
-
-use clap::{Args, ValueEnum};
-use jaula_policy::Sources;
-use jaula_sandbox::hardening::env::{scrub_env, EnvPattern, EnvRules};
-use jaula_sandbox::network::{DomainRules, NetworkMode, NetworkSpec};
-
 // The Linux launch: Landlock, seccomp, the bwrap view, the socket gate, network namespaces.
 #[cfg(target_os = "linux")]
-use jaula_policy::{CageProfile, EnvVars, Platform, Policy};
+use jaula_policy::{CageProfile, EnvVars, Platform, Policy, Sources};
 #[cfg(target_os = "linux")]
 use jaula_sandbox::backend::{self, Launcher, NoCage};
 #[cfg(target_os = "linux")]
@@ -26,158 +16,40 @@ use jaula_sandbox::launch_plan::{LaunchPlan, NetworkPlan, Reports, PLAN_VERSION}
 #[cfg(target_os = "linux")]
 use jaula_sandbox::network::netns;
 #[cfg(target_os = "linux")]
+use jaula_sandbox::network::{DomainRules, NetworkMode};
+#[cfg(target_os = "linux")]
 use jaula_sandbox::plan_fd::{self, SealedPlan};
 #[cfg(target_os = "linux")]
 use jaula_sandbox::planting::{self, Snapshot};
 #[cfg(target_os = "linux")]
+use std::ffi::OsString;
+#[cfg(target_os = "linux")]
+use std::os::fd::RawFd;
+#[cfg(target_os = "linux")]
+use std::path::PathBuf;
+#[cfg(target_os = "linux")]
 use std::process::Command;
 
-use crate::args::PolicyArgs;
 #[cfg(target_os = "linux")]
-use crate::commands::{network_notice, run_stage};
+use crate::args::PolicyArgs;
+use crate::commands::run_args::RunArgs;
+#[cfg(target_os = "linux")]
+use crate::commands::run_args::{
+    allow_addresses, network_settings, resolve_overrides, scrubbed_env_from, Backend,
+};
+#[cfg(target_os = "linux")]
+use crate::commands::{agent_hint, config_check, network_notice, run_stage};
 #[cfg(target_os = "linux")]
 use crate::context;
-use crate::error::CliError;
+#[cfg(target_os = "linux")]
+use crate::error::{CliError, Refusal};
 use crate::Outcome;
-
-/// Exit status when jaula refuses to start the command (the shell's "cannot execute").
-pub const REFUSED: i32 = 126;
 
 /// The hidden subcommand jaula starts its own stages with (inside the bubblewrap view, the
 /// `--network allow` child, the child a planting-reporting parent waits for). It takes no
 /// arguments: its whole input is the launch plan on an inherited descriptor.
 #[cfg(target_os = "linux")]
 pub const STAGE_SUBCOMMAND: &str = "stage";
-
-/// Run CMD confined: writes only to the working set, credentials sealed, seccomp and
-/// process hardening applied, credential environment variables scrubbed.
-///
-/// Backends: `landlock` confines jaula itself (Landlock + seccomp + hardening, no privilege,
-/// no external binary) and execs CMD in its place; `bwrap` builds bubblewrap's mount view
-/// (which also hides the names of sealed entries) and applies the same layers inside it;
-/// `auto` takes bwrap where user namespaces work, else landlock. If no cage can be built,
-/// jaula refuses (exit 126) unless --allow-uncaged is given.
-#[derive(Args, Debug, Clone)]
-pub struct RunArgs {
-    #[command(flatten)]
-    pub policy: PolicyArgs,
-    /// Which enforcement to use (default: the config's `run.backend`, else auto).
-    #[arg(long, value_enum)]
-    pub backend: Option<Backend>,
-    /// bwrap backend: give the cage its own PID namespace and /proc. The default; kept so
-    /// older command lines still parse.
-    #[arg(long, overrides_with = "no_pid_ns")]
-    pub pid_ns: bool,
-    /// bwrap backend: share the host's PID namespace and /proc, so host command lines are
-    /// readable from the cage again (for agents that write their pid for host-side tools,
-    /// or tools that inspect host processes; see docs/security.md).
-    #[arg(long, overrides_with = "pid_ns")]
-    pub no_pid_ns: bool,
-    /// Pass this inherited file descriptor through to CMD (repeatable); all others above 2
-    /// are closed at exec.
-    #[arg(long = "keep-fd", value_name = "FD")]
-    pub keep_fd: Vec<RawFd>,
-    /// Keep a variable the default scrub would remove (name or PREFIX_* pattern; repeatable).
-    #[arg(long = "keep-env", value_name = "PATTERN")]
-    pub keep_env: Vec<String>,
-    /// Scrub one more variable (name or PREFIX_* pattern; repeatable).
-    #[arg(long = "scrub-env", value_name = "PATTERN")]
-    pub scrub_env: Vec<String>,
-    /// Hand AGENT the short-lived access token from its owner's login, read outside the
-    /// cage, while the login file and its refresh token stay sealed (claude: the
-    /// `accessToken` of ~/.claude/.credentials.json as CLAUDE_CODE_OAUTH_TOKEN; Linux).
-    /// Refuses to start when the token is missing or expires within a minute.
-    #[arg(long = "hand-access-token", value_name = "AGENT", value_enum)]
-    pub hand_access_token: Vec<crate::commands::access_token::TokenAgent>,
-    /// Run CMD unconfined (with a warning) when no cage can be built, instead of refusing.
-    #[arg(long)]
-    pub allow_uncaged: bool,
-    /// Turn the gate off: every host unix socket the uid can reach (the tmux server,
-    /// Docker, the session bus, key agents) becomes reachable from the cage again, unix
-    /// datagram sockets work, and a protected path (git hooks and config, .envrc, ...)
-    /// that a backend cannot keep read-only is only reported after the command. For a tool
-    /// the gate breaks; prints a warning.
-    #[arg(long)]
-    pub no_socket_gate: bool,
-    /// Print the layers in force (rights, scopes, filters) on stderr before exec.
-    #[arg(short, long)]
-    pub verbose: bool,
-    /// Start from a tenant's writable set (only the repo, /dev and --allow-write paths; no
-    /// home caches, no shared /tmp), as `jaula contract run` does.
-    #[arg(long)]
-    pub tenant: bool,
-    /// Set RLIMIT_NPROC (soft and hard) before confining.
-    #[arg(long, value_name = "N")]
-    pub max_procs: Option<u64>,
-    /// Set RLIMIT_DATA in bytes (soft and hard) before confining (not RLIMIT_AS: V8
-    /// reserves gigabytes of address space at start-up).
-    #[arg(long, value_name = "BYTES")]
-    pub max_data: Option<u64>,
-    /// Network: `host` (default, unchanged), `none` (only the cage's own loopback) or
-    /// `allow` (only jaula's proxy, which admits --allow-domain/--allow-preset names).
-    /// Default: the config's `network.mode`, else host.
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub network: Option<NetworkArg>,
-    /// With --network allow: a host name or `*.suffix` pattern the proxy admits
-    /// (repeatable; adds to the config's `network.allow_domain`).
-    #[arg(long = "allow-domain", value_name = "NAME")]
-    pub allow_domain: Vec<String>,
-    /// With --network allow: a pattern refused even when allowed; wins over every allow
-    /// (repeatable).
-    #[arg(long = "deny-domain", value_name = "NAME")]
-    pub deny_domain: Vec<String>,
-    /// With --network allow: a built-in list to admit: model-apis, github, rust, python,
-    /// javascript, go (repeatable).
-    #[arg(long = "allow-preset", value_name = "NAME")]
-    pub allow_preset: Vec<String>,
-    /// With --network allow: a loopback, link-local or private address (or ADDR/PREFIX
-    /// block) that names admitted by an exact --allow-domain entry may reach; refused by
-    /// default (repeatable).
-    #[arg(long = "allow-address", value_name = "ADDR[/PREFIX]")]
-    pub allow_address: Vec<String>,
-    /// With --network allow: append every network decision to FILE as a JSON line, each
-    /// refusal with the rule that refused it (`--network-log` is the older name).
-    #[arg(long = "log", visible_alias = "network-log", value_name = "FILE")]
-    pub network_log: Option<PathBuf>,
-    /// The command and its arguments.
-    #[arg(last = true, required = true, value_name = "CMD")]
-    pub command: Vec<OsString>,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NetworkArg {
-    Host,
-    None,
-    Allow,
-}
-
-impl From<NetworkArg> for NetworkMode {
-    fn from(a: NetworkArg) -> NetworkMode {
-        match a {
-            NetworkArg::Host => NetworkMode::Host,
-            NetworkArg::None => NetworkMode::None,
-            NetworkArg::Allow => NetworkMode::Allow,
-        }
-    }
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    Auto,
-    Landlock,
-    Bwrap,
-}
-
-#[cfg(target_os = "linux")]
-impl From<Backend> for backend::Requested {
-    fn from(b: Backend) -> backend::Requested {
-        match b {
-            Backend::Auto => backend::Requested::Auto,
-            Backend::Landlock => backend::Requested::Landlock,
-            Backend::Bwrap => backend::Requested::Bwrap,
-        }
-    }
-}
 
 /// On macOS: the Seatbelt launch (`run_seatbelt`).
 #[cfg(not(target_os = "linux"))]
@@ -187,11 +59,10 @@ pub fn run(args: &RunArgs) -> Outcome {
     #[cfg(not(target_os = "macos"))]
     {
         let _ = args;
-        eprintln!(
-            "jaula: refusing to run: no cage exists for {} (Linux and macOS only)",
-            std::env::consts::OS
-        );
-        Ok(REFUSED)
+        Err(crate::error::Refusal::NoCageForSystem {
+            os: std::env::consts::OS,
+        }
+        .into())
     }
 }
 
@@ -239,10 +110,7 @@ fn plan_in(
         flags.profile = CageProfile::Contract;
     }
     let sources = context::sources_with(&flags, &EnvVars::from_pairs(vars.iter().cloned()))?;
-    if let Some(problem) = crate::commands::config_check::problems(&sources)
-        .into_iter()
-        .next()
-    {
+    if let Some(problem) = config_check::problems(&sources).into_iter().next() {
         return Err(CliError::Config(problem));
     }
     if !sources.enabled {
@@ -266,12 +134,8 @@ fn plan_in(
     }
     create_absent_roots(&policy, args.verbose);
     let mut env = scrubbed_env_from(args, &sources, vars)?;
-    if let Err(refusal) = hand_access_tokens(args, &sources, &policy, &mut env) {
-        return Err(CliError::Launch(format!(
-            "refusing to run: --hand-access-token: {refusal}"
-        )));
-    }
-    if let Some(hint) = crate::commands::agent_hint::login_hint(&args.command[0], &policy, &env) {
+    hand_access_tokens(args, &sources, &policy, &mut env).map_err(Refusal::from)?;
+    if let Some(hint) = agent_hint::login_hint(&args.command[0], &policy, &env) {
         eprintln!("{hint}");
     }
     let backend = match args.backend {
@@ -338,10 +202,7 @@ fn launch(args: &RunArgs, planned: Planned) -> Outcome {
     // Step 1 of the launch sequence, here, before any stage is started: every process after
     // this one inherits the limits. (The cgroup and the identity are a Contract's, set in
     // the stage `spawn_stage_and_wait` starts.)
-    if let Err(e) = set_resource_limits(&plan.limits) {
-        eprintln!("jaula: {e}");
-        return Ok(REFUSED);
-    }
+    set_resource_limits(&plan.limits).map_err(Refusal::Launch)?;
     let mode = plan.network.mode;
     if args.verbose {
         eprintln!("jaula: network: {}", describe_mode(mode, &rules));
@@ -420,71 +281,20 @@ fn bwrap_options(args: &RunArgs, mode: NetworkMode) -> bwrap::BwrapOptions {
 }
 
 /// The cage's own `/tmp`, `/var/tmp` and `/run/user/UID` in the view (see
-/// `bwrap::private_view`); Err is the reason to refuse.
+/// `bwrap::private_view`), or the refusal to run without them.
 #[cfg(target_os = "linux")]
 fn private_view(
     args: &RunArgs,
     policy: &Policy,
     policy_args: &PolicyArgs,
     options: &mut bwrap::BwrapOptions,
-) -> Result<Option<bwrap::PrivateTmp>, String> {
+) -> Result<Option<bwrap::PrivateTmp>, Refusal> {
     // `--window` defaults to the literal "window": that default means "not given".
     let given = (policy_args.window != "window").then_some(policy_args.window.as_str());
-    bwrap::private_view(policy, given, options, args.verbose)
-        .map_err(|e| format!("cannot make the cage's private /tmp: {e}"))
-}
-
-/// The mode and validated lists: flags over the config's `[network]`. The config's lists
-/// only count when the mode is `allow` (a config can hold an allow list and a single run
-/// still ask for `none`); lists given as flags with another mode are refused.
-pub(crate) fn network_settings(
-    args: &RunArgs,
-    sources: &Sources,
-) -> Result<(NetworkMode, DomainRules), CliError> {
-    let config = &sources.network;
-    let mode = match (args.network, config.mode) {
-        (Some(m), _) => m.into(),
-        (None, Some(mode)) => mode,
-        (None, None) => NetworkMode::Host,
-    };
-    let mut spec = NetworkSpec {
-        mode,
-        allow_domains: args.allow_domain.clone(),
-        deny_domains: args.deny_domain.clone(),
-        presets: args.allow_preset.clone(),
-    };
-    if mode == NetworkMode::Allow {
-        spec.allow_domains
-            .extend(config.allow_domain.iter().map(ToString::to_string));
-        spec.deny_domains
-            .extend(config.deny_domain.iter().map(ToString::to_string));
-        spec.presets
-            .extend(config.allow_preset.iter().map(|p| p.name.to_owned()));
-    } else if !args.allow_address.is_empty() {
-        return Err(CliError::Usage(format!(
-            "--allow-address given with network mode {mode}; only --network allow has a \
-             proxy to open it"
-        )));
-    }
-    if args.network_log.is_some() && mode == NetworkMode::Host {
-        return Err(CliError::Usage(
-            "--log given with network mode host; only --network none and --network allow \
-             refuse anything that could be logged"
-                .to_owned(),
-        ));
-    }
-    if args.network_log.is_some() && mode == NetworkMode::None && args.no_socket_gate {
-        return Err(CliError::Usage(
-            "--log with --network none needs the socket gate, whose supervisor sees the \
-             refusals; drop --no-socket-gate"
-                .to_owned(),
-        ));
-    }
-    allow_addresses(args, sources)?;
-    let rules = spec
-        .resolve()
-        .map_err(|e| CliError::Usage(format!("network: {e}")))?;
-    Ok((mode, rules))
+    bwrap::private_view(policy, given, options, args.verbose).map_err(|e| Refusal::PrivateTmp {
+        what: "/tmp",
+        reason: e.to_string(),
+    })
 }
 
 #[cfg(target_os = "linux")]
@@ -498,33 +308,6 @@ fn describe_mode(mode: NetworkMode, rules: &DomainRules) -> String {
             rules.deny().len()
         ),
     }
-}
-
-/// The config's `network.resolve`: names the proxy answers without DNS (each checked as
-/// the file was read).
-pub(crate) fn resolve_overrides(sources: &Sources) -> Result<Vec<(String, SocketAddr)>, CliError> {
-    Ok(sources
-        .network
-        .resolve
-        .iter()
-        .map(|entry| (entry.host.clone(), entry.addr))
-        .collect())
-}
-
-/// `--allow-address` and the config's `network.allow_address` (checked as the file was
-/// read). The config's list counts only in `allow` mode, like its other lists.
-pub(crate) fn allow_addresses(
-    args: &RunArgs,
-    sources: &Sources,
-) -> Result<Vec<jaula_proxy::AddressRange>, CliError> {
-    let mut out = sources.network.allow_address.clone();
-    for a in &args.allow_address {
-        out.push(
-            a.parse()
-                .map_err(|e| CliError::Usage(format!("--allow-address: {e}")))?,
-        );
-    }
-    Ok(out)
 }
 
 /// `--network allow`: the cage runs as a child in its own network namespace and hands
@@ -545,9 +328,8 @@ fn run_allow(
     config.resolve = resolve_overrides(sources)?.into_iter().collect();
     config.allow_addresses = allow_addresses(args, sources)?;
     config.log = args.network_log.clone();
-    let proxy = jaula_proxy::Proxy::new(config).map_err(|e| CliError::Launch(e.to_string()))?;
-    let (channel, stage_end) =
-        netns::handoff_pair().map_err(|e| CliError::Launch(e.to_string()))?;
+    let proxy = jaula_proxy::Proxy::new(config)?;
+    let (channel, stage_end) = netns::handoff_pair()?;
     // The stage binds the listener and hands it back; this jaula reports after it ends.
     let mut stage = LaunchPlan {
         network: NetworkPlan {
@@ -563,15 +345,11 @@ fn run_allow(
     let mut netns_setup = None;
     let mut cmd = match launcher {
         Ok(Launcher::Bwrap(a)) => {
-            match private_view(args, &plan.policy, policy_args, &mut options) {
-                Ok(p) => _private_tmp = p,
-                Err(reason) => return refuse(&reason),
-            }
+            _private_tmp = private_view(args, &plan.policy, policy_args, &mut options)?;
             stage.stage = PlanMode::BwrapView;
             // The namespace and the DNS stub are made by the child that execs bubblewrap
             // (see NetnsInChild); the stage passes the stub on with its listeners.
-            let setup = netns::NetnsInChild::prepare(Some(netns::stub_addresses()))
-                .map_err(|e| CliError::Launch(e.to_string()))?;
+            let setup = netns::NetnsInChild::prepare(Some(netns::stub_addresses()))?;
             options.unshare_net = false;
             stage.network.dns_fds = setup.dns_fds();
             let argv = bwrap_argv(args, &plan.policy, &options, &a)?;
@@ -588,29 +366,28 @@ fn run_allow(
             landlock,
             ..
         }) => {
-            return refuse(&format!(
-                "--network allow needs a network namespace; bwrap: {}{}",
-                a.reason(),
-                landlock.map(|l| format!("; {l}")).unwrap_or_default()
-            ));
+            return Err(Refusal::AllowNeedsNamespace {
+                bwrap: a.reason(),
+                landlock: landlock.map(|l| format!("; {l}")).unwrap_or_default(),
+            }
+            .into());
         }
-        Err(no_cage) => return refuse(&no_cage.reason()),
+        Err(no_cage) => {
+            return Err(Refusal::NoCage {
+                reason: no_cage.reason(),
+            }
+            .into())
+        }
     };
-    let sealed = SealedPlan::new(&stage).map_err(|e| CliError::Launch(e.to_string()))?;
+    let sealed = SealedPlan::new(&stage)?;
     sealed.hand_to(&mut cmd);
     cmd.env_clear().envs(plan.env.iter().cloned());
     let policy = &plan.policy;
     let snapshot = Snapshot::take(policy);
-    let child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!(
-                "jaula: cannot execute {}: {e}",
-                cmd.get_program().to_string_lossy()
-            );
-            return Ok(REFUSED);
-        }
-    };
+    let child = cmd.spawn().map_err(|source| Refusal::Start {
+        program: cmd.get_program().to_owned(),
+        source,
+    })?;
     drop(stage_end);
     drop(sealed);
     drop(netns_setup);
@@ -619,7 +396,7 @@ fn run_allow(
         // The stage failed before it could bind (it said why on stderr): mirror its exit.
         Ok(None) | Err(_) => {
             let mut child = child;
-            let status = child.wait().map_err(|e| CliError::Launch(e.to_string()))?;
+            let status = child.wait().map_err(CliError::WaitStage)?;
             planting::report_after(&snapshot, policy);
             exit_like(status)
         }
@@ -639,8 +416,7 @@ fn run_allow(
         steered,
         dns,
     };
-    let done = jaula_proxy::supervise(child, served, proxy)
-        .map_err(|e| CliError::Launch(e.to_string()))?;
+    let done = jaula_proxy::supervise(child, served, proxy)?;
     if !done.summary.is_empty() {
         eprintln!("{}", done.summary);
     }
@@ -661,15 +437,8 @@ fn stage_command() -> Result<Command, CliError> {
 }
 
 #[cfg(target_os = "linux")]
-fn refuse(reason: &str) -> Outcome {
-    eprintln!("jaula: refusing to run: {reason}");
-    Ok(REFUSED)
-}
-
-#[cfg(target_os = "linux")]
 fn own_binary() -> Result<PathBuf, CliError> {
-    std::env::current_exe()
-        .map_err(|e| CliError::Launch(format!("cannot find jaula's own binary: {e}")))
+    std::env::current_exe().map_err(CliError::OwnBinary)
 }
 
 /// Open the `--log` file of `--network none` for a stage to inherit: close-on-exec cleared,
@@ -677,9 +446,9 @@ fn own_binary() -> Result<PathBuf, CliError> {
 /// close-on-exec again, so the command never holds it).
 #[cfg(target_os = "linux")]
 fn open_none_log(path: &std::path::Path) -> Result<RawFd, CliError> {
-    let file = jaula_proxy::open_log(path).map_err(|e| CliError::Launch(e.to_string()))?;
+    let file = jaula_proxy::open_log(path)?;
     rustix::io::fcntl_setfd(&file, rustix::io::FdFlags::empty())
-        .map_err(|e| CliError::Launch(format!("cannot pass the log on: {e}")))?;
+        .map_err(|e| CliError::PassLog(e.into()))?;
     Ok(std::os::fd::IntoRawFd::into_raw_fd(file))
 }
 
@@ -711,50 +480,6 @@ fn hand_access_tokens(
     Ok(())
 }
 
-/// The command's environment: `vars` with the credential variables scrubbed.
-pub(crate) fn scrubbed_env_from(
-    args: &RunArgs,
-    sources: &Sources,
-    vars: impl IntoIterator<Item = (OsString, OsString)>,
-) -> Result<Vec<(OsString, OsString)>, CliError> {
-    let pattern = |text: &String| {
-        EnvPattern::parse(text)
-            .map_err(|e| CliError::Usage(format!("bad environment pattern {text:?}: {e}")))
-    };
-    let mut rules = EnvRules::new();
-    // The ssh-agent preset is the owner's statement that the cage may use the agent; the
-    // variable naming its socket is how every ssh client finds it.
-    let keeps_agent = sources.spec.allowed_sockets.iter().any(|(_, source)| {
-        *source == jaula_policy::SocketSource::Preset(jaula_policy::UnixPreset::SshAgent)
-    });
-    if keeps_agent {
-        rules = rules.keep(pattern(&"SSH_AUTH_SOCK".to_owned())?);
-    }
-    // The config's patterns were checked as the file was read; the flags' are here.
-    for p in &sources.env.keep {
-        rules = rules.keep(p.clone());
-    }
-    for p in &args.keep_env {
-        rules = rules.keep(pattern(p)?);
-    }
-    for p in &sources.env.scrub {
-        rules = rules.scrub(p.clone());
-    }
-    for p in &args.scrub_env {
-        rules = rules.scrub(pattern(p)?);
-    }
-    let scrubbed = scrub_env(vars, &rules);
-    if args.verbose && !scrubbed.removed_names.is_empty() {
-        let names: Vec<_> = scrubbed
-            .removed_names
-            .iter()
-            .map(|n| n.to_string_lossy())
-            .collect();
-        eprintln!("jaula: scrubbed from the environment: {}", names.join(" "));
-    }
-    Ok(scrubbed.kept)
-}
-
 /// Run bubblewrap with the rendered view and jaula's own stage inside it (the plan on its
 /// descriptor), wait for it, report the protected paths the view could not cover (absent
 /// ones) if they changed, and leave as it left.
@@ -768,10 +493,7 @@ fn exec_bwrap(
     let mode = plan.network.mode;
     let mut options = bwrap_options(args, mode);
     // Held open until the exec: bubblewrap binds these descriptors.
-    let _private_tmp = match private_view(args, &plan.policy, policy_args, &mut options) {
-        Ok(p) => p,
-        Err(reason) => return refuse(&reason),
-    };
+    let _private_tmp = private_view(args, &plan.policy, policy_args, &mut options)?;
     // `none`: the namespace is made before bubblewrap starts, by the child that execs it,
     // with the DNS stub bound for the inner stage's supervisor (see NetnsInChild).
     let mut stage = LaunchPlan {
@@ -782,15 +504,14 @@ fn exec_bwrap(
         NetworkMode::None => {
             let stub = plan.socket_gate.then(netns::stub_addresses);
             options.unshare_net = false;
-            let setup =
-                netns::NetnsInChild::prepare(stub).map_err(|e| CliError::Launch(e.to_string()))?;
+            let setup = netns::NetnsInChild::prepare(stub)?;
             stage.network.dns_fds = setup.dns_fds();
             Some(setup)
         }
         _ => None,
     };
     let argv = bwrap_argv(args, &plan.policy, &options, availability)?;
-    let sealed = SealedPlan::new(&stage).map_err(|e| CliError::Launch(e.to_string()))?;
+    let sealed = SealedPlan::new(&stage)?;
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..])
         .env_clear()
@@ -800,9 +521,12 @@ fn exec_bwrap(
         setup.install(&mut cmd);
     }
     if args.tenant {
-        let err = std::os::unix::process::CommandExt::exec(&mut cmd);
-        eprintln!("jaula: cannot execute {}: {err}", argv[0].to_string_lossy());
-        return Ok(REFUSED);
+        let source = std::os::unix::process::CommandExt::exec(&mut cmd);
+        return Err(Refusal::Start {
+            program: argv[0].clone(),
+            source,
+        }
+        .into());
     }
     wait_and_report(&mut cmd, &plan.policy, args.verbose, mode)
 }
@@ -822,7 +546,7 @@ fn native(args: &RunArgs, plan: LaunchPlan) -> Outcome {
         reports: Reports::default(),
         ..plan.clone()
     };
-    let sealed = SealedPlan::new(&stage).map_err(|e| CliError::Launch(e.to_string()))?;
+    let sealed = SealedPlan::new(&stage)?;
     let mut cmd = stage_command()?;
     sealed.hand_to(&mut cmd);
     wait_and_report(&mut cmd, &plan.policy, args.verbose, plan.network.mode)
@@ -844,16 +568,10 @@ fn wait_and_report(
             planting::evidence_path(policy).display()
         );
     }
-    let status = match jaula_sandbox::child::spawn_and_wait(cmd) {
-        Ok(status) => status,
-        Err(e) => {
-            eprintln!(
-                "jaula: cannot execute {}: {e}",
-                cmd.get_program().to_string_lossy()
-            );
-            return Ok(REFUSED);
-        }
-    };
+    let status = jaula_sandbox::child::spawn_and_wait(cmd).map_err(|source| Refusal::Start {
+        program: cmd.get_program().to_owned(),
+        source,
+    })?;
     planting::report_after(&snapshot, policy);
     if let Some(note) = (network == NetworkMode::None)
         .then(|| network_notice::after_none(status))
@@ -897,22 +615,20 @@ fn bwrap_argv(
 #[cfg(target_os = "linux")]
 fn uncaged(args: &RunArgs, reason: &str) -> Outcome {
     if !args.allow_uncaged {
-        eprintln!("jaula: refusing to run uncaged: {reason} (pass --allow-uncaged to run anyway)");
-        return Ok(REFUSED);
+        return Err(Refusal::Uncaged {
+            reason: reason.to_owned(),
+        }
+        .into());
     }
     eprintln!("jaula: WARNING: running UNCAGED: {reason}");
     let mut cmd = Command::new(&args.command[0]);
     cmd.args(&args.command[1..]);
-    let err = std::os::unix::process::CommandExt::exec(&mut cmd);
-    eprintln!(
-        "jaula: cannot execute {}: {err}",
-        args.command[0].to_string_lossy()
-    );
-    Ok(if err.kind() == std::io::ErrorKind::NotFound {
-        127
-    } else {
-        REFUSED
-    })
+    let source = std::os::unix::process::CommandExt::exec(&mut cmd);
+    Err(Refusal::Command {
+        program: args.command[0].clone(),
+        source,
+    }
+    .into())
 }
 
 /// A `jaula run` command line, as `jaula run` itself parses it: how a command that starts a
@@ -971,15 +687,13 @@ pub(crate) fn spawn_stage_and_wait(
     plan: &LaunchPlan,
     cwd: &std::path::Path,
 ) -> Result<std::process::ExitStatus, CliError> {
-    let sealed = SealedPlan::new(plan).map_err(|e| CliError::Launch(e.to_string()))?;
+    let sealed = SealedPlan::new(plan)?;
     let mut cmd = stage_command()?;
     cmd.current_dir(cwd);
     sealed.hand_to(&mut cmd);
-    jaula_sandbox::child::spawn_and_wait(&mut cmd).map_err(|e| {
-        CliError::Launch(format!(
-            "cannot start jaula's stage {} in {}: {e}",
-            cmd.get_program().to_string_lossy(),
-            cwd.display()
-        ))
+    jaula_sandbox::child::spawn_and_wait(&mut cmd).map_err(|source| CliError::StartStageIn {
+        program: cmd.get_program().to_owned(),
+        cwd: cwd.to_owned(),
+        source,
     })
 }

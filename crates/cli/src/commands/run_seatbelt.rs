@@ -19,12 +19,11 @@ use jaula_sandbox::network::{proxy_env_at, NetworkMode};
 use jaula_sandbox::seatbelt::process::Hardening;
 use jaula_sandbox::seatbelt::{self, ProfileNetwork};
 
-use crate::commands::line::SANDBOX_EXEC;
-use crate::commands::run::{
+use crate::commands::availability::SANDBOX_EXEC;
+use crate::commands::run_args::{
     allow_addresses, network_settings, resolve_overrides, scrubbed_env_from, Backend, RunArgs,
-    REFUSED,
 };
-use crate::error::CliError;
+use crate::error::{CliError, Refusal};
 use crate::{context, Outcome};
 
 /// Everything the last step needs, decided before it.
@@ -103,27 +102,18 @@ pub fn run(args: &RunArgs) -> Outcome {
 
 /// The launch with `executor` as its last step.
 pub fn run_with(args: &RunArgs, inputs: &Inputs, executor: &mut dyn Executor) -> Outcome {
-    if let Some(reason) = linux_only_flag(args) {
-        eprintln!("jaula: refusing to run: {reason}");
-        return Ok(REFUSED);
+    if let Some(refusal) = linux_only_flag(args) {
+        return Err(refusal.into());
     }
     match plan(args, inputs)? {
         Planned::Launch(launch) => executor.launch(*launch),
-        Planned::Refused(reason) => {
-            eprintln!("jaula: refusing to run: {reason}");
-            Ok(REFUSED)
-        }
+        Planned::Refused(refusal) => Err(refusal.into()),
         // As on Linux: no cage means exit 126, unless the user asked to run anyway.
         Planned::Uncaged(reason) if args.allow_uncaged => {
             eprintln!("jaula: WARNING: running UNCAGED: {reason}");
             executor.uncaged(&args.command)
         }
-        Planned::Uncaged(reason) => {
-            eprintln!(
-                "jaula: refusing to run uncaged: {reason} (pass --allow-uncaged to run anyway)"
-            );
-            Ok(REFUSED)
-        }
+        Planned::Uncaged(reason) => Err(Refusal::Uncaged { reason }.into()),
     }
 }
 
@@ -131,20 +121,15 @@ pub fn run_with(args: &RunArgs, inputs: &Inputs, executor: &mut dyn Executor) ->
 #[derive(Debug)]
 pub enum Planned {
     Launch(Box<SeatbeltLaunch>),
-    /// The launch cannot go on; the reason, for one stderr line and exit 126.
-    Refused(String),
+    /// The launch cannot go on.
+    Refused(Refusal),
     /// No cage here (disabled, or no sandbox-exec): exit 126 unless `--allow-uncaged`.
     Uncaged(String),
 }
 
 /// Flags whose layer is a Linux one: refused with what to do instead, never ignored.
-fn linux_only_flag(args: &RunArgs) -> Option<String> {
-    let linux = |flag: &str, why: &str| {
-        Some(format!(
-            "{flag} has no macOS meaning ({why}); on macOS jaula runs the command under \
-             Seatbelt ({SANDBOX_EXEC})"
-        ))
-    };
+fn linux_only_flag(args: &RunArgs) -> Option<Refusal> {
+    let linux = |flag, why| Some(Refusal::LinuxOnlyFlag { flag, why });
     match args.backend {
         Some(Backend::Landlock) => return linux("--backend landlock", "Landlock is a Linux LSM"),
         Some(Backend::Bwrap) => {
@@ -208,9 +193,10 @@ pub fn plan(args: &RunArgs, inputs: &Inputs) -> Result<Planned, CliError> {
     // Created as the bwrap view's is (0700, owned, no symlink followed); the descriptors it
     // opens for bubblewrap are closed again at once: only the path is needed here.
     if let Err(e) = bwrap::PrivateTmp::open(policy.state_home(), &name) {
-        return Ok(Planned::Refused(format!(
-            "cannot make the cage's private temporary directory: {e}"
-        )));
+        return Ok(Planned::Refused(Refusal::PrivateTmp {
+            what: "temporary directory",
+            reason: e.to_string(),
+        }));
     }
     let tmpdir = seatbelt::cage_tmp_dir(&policy, given);
     set_var(&mut env, "TMPDIR", tmpdir.clone().into_os_string());
@@ -222,15 +208,10 @@ pub fn plan(args: &RunArgs, inputs: &Inputs) -> Result<Planned, CliError> {
             config.resolve = resolve_overrides(&sources)?.into_iter().collect();
             config.allow_addresses = allow_addresses(args, &sources)?;
             config.log = args.network_log.clone();
-            let proxy =
-                jaula_proxy::Proxy::new(config).map_err(|e| CliError::Launch(e.to_string()))?;
+            let proxy = jaula_proxy::Proxy::new(config)?;
             // Port 0: the kernel picks a free one, and the profile is rendered with it.
-            let listener = TcpListener::bind(("127.0.0.1", 0))
-                .map_err(|e| CliError::Launch(format!("cannot bind the proxy: {e}")))?;
-            let port = listener
-                .local_addr()
-                .map_err(|e| CliError::Launch(format!("cannot bind the proxy: {e}")))?
-                .port();
+            let listener = TcpListener::bind(("127.0.0.1", 0)).map_err(CliError::ProxyBind)?;
+            let port = listener.local_addr().map_err(CliError::ProxyBind)?.port();
             for (name, value) in proxy_env_at(port, proxy_localhost) {
                 set_var(&mut env, &name, value.into());
             }
@@ -283,13 +264,8 @@ impl Executor for SandboxExec {
     fn launch(&mut self, launch: SeatbeltLaunch) -> Outcome {
         use std::os::unix::process::CommandExt;
         use std::process::Command;
-        let steps = match jaula_sandbox::seatbelt::process::harden(&launch.hardening) {
-            Ok(steps) => steps,
-            Err(e) => {
-                eprintln!("jaula: refusing to run: {e}");
-                return Ok(REFUSED);
-            }
-        };
+        let steps = jaula_sandbox::seatbelt::process::harden(&launch.hardening)
+            .map_err(Refusal::Hardening)?;
         if launch.verbose {
             eprintln!("jaula: seatbelt: {SANDBOX_EXEC} -p with this profile:");
             eprint!("{}", launch.profile);
@@ -300,25 +276,20 @@ impl Executor for SandboxExec {
         }
         let mut cmd = Command::new(&launch.argv[0]);
         cmd.args(&launch.argv[1..]).env_clear().envs(launch.env);
+        let start = |source| Refusal::Start {
+            program: SANDBOX_EXEC.into(),
+            source,
+        };
         let Some(stage) = launch.proxy else {
-            let err = cmd.exec();
-            eprintln!("jaula: cannot execute {SANDBOX_EXEC}: {err}");
-            return Ok(REFUSED);
+            return Err(start(cmd.exec()).into());
         };
-        let child = match cmd.spawn() {
-            Ok(child) => child,
-            Err(e) => {
-                eprintln!("jaula: cannot execute {SANDBOX_EXEC}: {e}");
-                return Ok(REFUSED);
-            }
-        };
+        let child = cmd.spawn().map_err(start)?;
         let served = jaula_proxy::Served {
             listener: stage.listener,
             steered: Vec::new(),
             dns: Vec::new(),
         };
-        let done = jaula_proxy::supervise(child, served, stage.proxy)
-            .map_err(|e| CliError::Launch(e.to_string()))?;
+        let done = jaula_proxy::supervise(child, served, stage.proxy)?;
         if !done.summary.is_empty() {
             eprintln!("{}", done.summary);
         }
@@ -327,18 +298,14 @@ impl Executor for SandboxExec {
 
     fn uncaged(&mut self, command: &[OsString]) -> Outcome {
         use std::os::unix::process::CommandExt;
-        let err = std::process::Command::new(&command[0])
+        let source = std::process::Command::new(&command[0])
             .args(&command[1..])
             .exec();
-        eprintln!(
-            "jaula: cannot execute {}: {err}",
-            command[0].to_string_lossy()
-        );
-        Ok(if err.kind() == std::io::ErrorKind::NotFound {
-            127
-        } else {
-            REFUSED
-        })
+        Err(Refusal::Command {
+            program: command[0].clone(),
+            source,
+        }
+        .into())
     }
 }
 

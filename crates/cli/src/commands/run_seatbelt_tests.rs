@@ -26,12 +26,12 @@ struct Recorder {
 impl Executor for Recorder {
     fn launch(&mut self, launch: SeatbeltLaunch) -> Outcome {
         self.launches.push(launch);
-        Ok(0)
+        Ok(crate::Report::status(0))
     }
 
     fn uncaged(&mut self, command: &[OsString]) -> Outcome {
         self.uncaged.push(command.to_vec());
-        Ok(0)
+        Ok(crate::Report::status(0))
     }
 }
 
@@ -115,7 +115,10 @@ fn policy_args(w: &World, window: &str) -> crate::args::PolicyArgs {
 fn record(w: &World, extra: &[&str], command: &[&str]) -> SeatbeltLaunch {
     let args = parse(w, extra, command);
     let mut recorder = Recorder::default();
-    assert_eq!(run_with(&args, &inputs(w), &mut recorder).unwrap(), 0);
+    assert_eq!(
+        run_with(&args, &inputs(w), &mut recorder).unwrap(),
+        crate::Report::status(0)
+    );
     assert_eq!(recorder.launches.len(), 1);
     recorder.launches.pop().unwrap()
 }
@@ -268,11 +271,13 @@ fn linux_only_flags_are_refused_with_126() {
     ] {
         let args = parse(&w, extra, &["/usr/bin/true"]);
         let mut recorder = Recorder::default();
-        assert_eq!(
-            run_with(&args, &inputs(&w), &mut recorder).unwrap(),
-            REFUSED,
-            "{extra:?}"
+        let err = run_with(&args, &inputs(&w), &mut recorder).unwrap_err();
+        assert!(
+            matches!(err, CliError::Refused(Refusal::LinuxOnlyFlag { .. })),
+            "{extra:?}: {err:?}"
         );
+        assert_eq!(err.refusal_code(), crate::error::REFUSED, "{extra:?}");
+        assert!(err.to_string().contains("has no macOS meaning"), "{err}");
         assert!(recorder.launches.is_empty());
     }
 }
@@ -286,10 +291,18 @@ fn no_sandbox_exec_refuses_unless_allow_uncaged() {
     missing.sandbox_exec = false;
     let args = parse(&w, &[], &["/usr/bin/true"]);
     let mut recorder = Recorder::default();
-    assert_eq!(run_with(&args, &missing, &mut recorder).unwrap(), REFUSED);
+    let err = run_with(&args, &missing, &mut recorder).unwrap_err();
+    assert!(
+        matches!(err, CliError::Refused(Refusal::Uncaged { .. })),
+        "{err:?}"
+    );
+    assert_eq!(err.refusal_code(), crate::error::REFUSED);
     assert!(recorder.launches.is_empty() && recorder.uncaged.is_empty());
     let args = parse(&w, &["--allow-uncaged"], &["/usr/bin/true", "x"]);
-    assert_eq!(run_with(&args, &missing, &mut recorder).unwrap(), 0);
+    assert_eq!(
+        run_with(&args, &missing, &mut recorder).unwrap(),
+        crate::Report::status(0)
+    );
     assert!(recorder.launches.is_empty());
     assert_eq!(recorder.uncaged, vec![vec![os("/usr/bin/true"), os("x")]]);
 }

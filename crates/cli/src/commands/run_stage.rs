@@ -11,32 +11,25 @@ use jaula_sandbox::network::NetworkMode;
 use jaula_sandbox::plan_fd;
 use jaula_sandbox::planting::{self, Snapshot};
 
-use crate::commands::network_notice;
-use crate::commands::run::REFUSED;
-use crate::Outcome;
 use jaula_sandbox::bwrap::describe_pid_ns;
+
+use crate::commands::{network_notice, none_log};
+use crate::error::Refusal;
+use crate::Outcome;
 
 /// `jaula stage`: read the inherited plan, refuse (126) one that is missing, of another
 /// version or malformed, else launch it.
 pub fn from_inherited() -> Outcome {
-    match plan_fd::take_inherited() {
-        Ok(plan) => launch_here(&plan),
-        Err(e) => {
-            eprintln!("jaula: refusing to run: {e}");
-            Ok(REFUSED)
-        }
-    }
+    let plan = plan_fd::take_inherited().map_err(Refusal::NoPlan)?;
+    launch_here(&plan)
 }
 
-/// Apply `plan` to this process and exec its command; returns only with the exit code of a
-/// refusal.
+/// Apply `plan` to this process and exec its command; returns only with a refusal, which
+/// carries its exit code.
 pub fn launch_here(plan: &LaunchPlan) -> Outcome {
     // `--log` under `none`: taken before Landlock, so the supervisor can write it wherever
     // it is; every refusal goes there as it happens.
-    if let Err(reason) = take_none_log(plan) {
-        eprintln!("jaula: refusing to run: {reason}");
-        return Ok(REFUSED);
-    }
+    take_none_log(plan).map_err(Refusal::NoneLog)?;
     // Before the Landlock rules are listed: the evidence log (and its directory) must exist
     // then, or the supervisor could not read back what it snapshots there.
     let after_exit = if plan.socket_gate {
@@ -57,21 +50,20 @@ pub fn launch_here(plan: &LaunchPlan) -> Outcome {
             eprintln!("jaula: backend {backend}; layers in force:\n{report}");
         }
     });
-    eprintln!("jaula: {err}");
-    Ok(err.exit_code())
+    Err(Refusal::Launch(err).into())
 }
 
 /// The `--log` file of `--network none`, inherited on the plan's descriptor: handed to the
 /// socket gate's supervisor as the sink of every refusal.
-fn take_none_log(plan: &LaunchPlan) -> Result<(), String> {
+fn take_none_log(plan: &LaunchPlan) -> Result<(), jaula_sandbox::network::netns::NetnsError> {
     let Some(fd) = plan.network.log_fd else {
         return Ok(());
     };
     if plan.network.mode != NetworkMode::None || !plan.socket_gate {
         return Ok(());
     }
-    let file = jaula_sandbox::network::netns::take_log_fd(fd).map_err(|e| e.to_string())?;
-    jaula_sandbox::network::none_log::set_sink(crate::commands::none_log::sink(file));
+    let file = jaula_sandbox::network::netns::take_log_fd(fd)?;
+    jaula_sandbox::network::none_log::set_sink(none_log::sink(file));
     Ok(())
 }
 

@@ -1,0 +1,146 @@
+//! The commands' import graph has no cycle: a piece two commands share lives in a module
+//! of its own, never in one of the two. Read from the sources, every `crate::commands::X`
+//! path (in `use` lines and inline), so a cycle cannot hide behind a `cfg`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Cycles that another change removes; each must still be a cycle, so the entry is
+/// dropped with it. None are left.
+const KNOWN_CYCLES: &[(&str, &str)] = &[];
+
+/// Module name -> the sibling modules it names. A `NAME_tests.rs` file is part of `NAME`.
+type Graph = BTreeMap<String, BTreeSet<String>>;
+
+/// The sibling modules `source` names through `crate::commands::`, including every name of
+/// a `crate::commands::{a, b::c}` group.
+fn named_siblings(source: &str) -> BTreeSet<String> {
+    const PREFIX: &str = "crate::commands::";
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut out = BTreeSet::new();
+    let mut rest = source;
+    while let Some(at) = rest.find(PREFIX) {
+        rest = &rest[at + PREFIX.len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            for item in group[..end].split(',') {
+                let name = ident(item);
+                if !name.is_empty() {
+                    out.insert(name);
+                }
+            }
+        } else {
+            out.insert(ident(rest));
+        }
+    }
+    out
+}
+
+fn graph_of(files: &[(String, String)]) -> Graph {
+    let mut graph = Graph::new();
+    for (file, source) in files {
+        let module = file.strip_suffix("_tests").unwrap_or(file).to_owned();
+        let named: Vec<String> = named_siblings(source)
+            .into_iter()
+            .filter(|n| *n != module && n != "mod")
+            .collect();
+        graph.entry(module).or_default().extend(named);
+    }
+    graph
+}
+
+/// Every cycle, each as the pair of modules that reach each other, sorted.
+fn cycles(graph: &Graph) -> BTreeSet<(String, String)> {
+    let reaches = |from: &str, to: &str| -> bool {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![from.to_owned()];
+        while let Some(m) = todo.pop() {
+            if m == to {
+                return true;
+            }
+            if seen.insert(m.clone()) {
+                todo.extend(graph.get(&m).into_iter().flatten().cloned());
+            }
+        }
+        false
+    };
+    let mut out = BTreeSet::new();
+    for (module, named) in graph {
+        for other in named {
+            if reaches(other, module) {
+                let pair = if module < other {
+                    (module.clone(), other.clone())
+                } else {
+                    (other.clone(), module.clone())
+                };
+                out.insert(pair);
+            }
+        }
+    }
+    out
+}
+
+fn sources() -> Vec<(String, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands");
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            let stem = path.file_stem().unwrap().to_str().unwrap().to_owned();
+            files.push((stem, std::fs::read_to_string(&path).unwrap()));
+        }
+    }
+    assert!(
+        files.len() > 10,
+        "found only {} files in {dir:?}",
+        files.len()
+    );
+    files
+}
+
+#[test]
+fn no_command_imports_a_sibling_that_imports_it_back() {
+    let found = cycles(&graph_of(&sources()));
+    let known: BTreeSet<(String, String)> = KNOWN_CYCLES
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    let new: Vec<_> = found.difference(&known).collect();
+    assert!(
+        new.is_empty(),
+        "import cycles in crates/cli/src/commands (move the shared piece to a module of \
+         its own): {new:?}"
+    );
+    let gone: Vec<_> = known.difference(&found).collect();
+    assert!(
+        gone.is_empty(),
+        "no longer cycles, drop from KNOWN_CYCLES: {gone:?}"
+    );
+}
+
+/// The check itself finds what it is for: direct and longer cycles, through groups and
+/// inline paths, with a test file counted as its module.
+#[test]
+fn the_cycle_check_sees_groups_inline_paths_and_test_files() {
+    let file = |name: &str, text: &str| (name.to_owned(), text.to_owned());
+    let files = [
+        file("a", "use crate::commands::{b, c::X};"),
+        file("b", "fn f() { crate::commands::a::g() }"),
+        file("c", "use crate::commands::d::Y;"),
+        file("d", "use crate::context;"),
+        file("d_tests", "use crate::commands::c::Z;"),
+        file("e", "use crate::commands::e::Self_;"),
+    ];
+    let graph = graph_of(&files);
+    let pair = |a: &str, b: &str| (a.to_owned(), b.to_owned());
+    assert_eq!(
+        cycles(&graph),
+        BTreeSet::from([pair("a", "b"), pair("c", "d")]),
+        "{graph:?}"
+    );
+}

@@ -1,0 +1,272 @@
+//! `jaula run`'s arguments, and what they settle together with the config file: the
+//! network mode and lists, the environment. Shared by the Linux launch (`run`), the macOS
+//! one (`run_seatbelt`) and `profile` (the network modes), so none of those imports
+//! another.
+
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::os::fd::RawFd;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use jaula_policy::Sources;
+use jaula_sandbox::hardening::env::{scrub_env, EnvPattern, EnvRules};
+use jaula_sandbox::network::{DomainRules, NetworkMode, NetworkSpec};
+
+use crate::args::PolicyArgs;
+use crate::commands::access_token::TokenAgent;
+use crate::error::CliError;
+
+/// Run CMD confined: writes only to the working set, credentials sealed, seccomp and
+/// process hardening applied, credential environment variables scrubbed.
+///
+/// Backends: `landlock` confines jaula itself (Landlock + seccomp + hardening, no privilege,
+/// no external binary) and execs CMD in its place; `bwrap` builds bubblewrap's mount view
+/// (which also hides the names of sealed entries) and applies the same layers inside it;
+/// `auto` takes bwrap where user namespaces work, else landlock. If no cage can be built,
+/// jaula refuses (exit 126) unless --allow-uncaged is given.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Which enforcement to use (default: the config's `run.backend`, else auto).
+    #[arg(long, value_enum)]
+    pub backend: Option<Backend>,
+    /// bwrap backend: give the cage its own PID namespace and /proc. The default; kept so
+    /// older command lines still parse.
+    #[arg(long, overrides_with = "no_pid_ns")]
+    pub pid_ns: bool,
+    /// bwrap backend: share the host's PID namespace and /proc, so host command lines are
+    /// readable from the cage again (for agents that write their pid for host-side tools,
+    /// or tools that inspect host processes; see docs/security.md).
+    #[arg(long, overrides_with = "pid_ns")]
+    pub no_pid_ns: bool,
+    /// Pass this inherited file descriptor through to CMD (repeatable); all others above 2
+    /// are closed at exec.
+    #[arg(long = "keep-fd", value_name = "FD")]
+    pub keep_fd: Vec<RawFd>,
+    /// Keep a variable the default scrub would remove (name or PREFIX_* pattern; repeatable).
+    #[arg(long = "keep-env", value_name = "PATTERN")]
+    pub keep_env: Vec<String>,
+    /// Scrub one more variable (name or PREFIX_* pattern; repeatable).
+    #[arg(long = "scrub-env", value_name = "PATTERN")]
+    pub scrub_env: Vec<String>,
+    /// Hand AGENT the short-lived access token from its owner's login, read outside the
+    /// cage, while the login file and its refresh token stay sealed (claude: the
+    /// `accessToken` of ~/.claude/.credentials.json as CLAUDE_CODE_OAUTH_TOKEN; Linux).
+    /// Refuses to start when the token is missing or expires within a minute.
+    #[arg(long = "hand-access-token", value_name = "AGENT", value_enum)]
+    pub hand_access_token: Vec<TokenAgent>,
+    /// Run CMD unconfined (with a warning) when no cage can be built, instead of refusing.
+    #[arg(long)]
+    pub allow_uncaged: bool,
+    /// Turn the gate off: every host unix socket the uid can reach (the tmux server,
+    /// Docker, the session bus, key agents) becomes reachable from the cage again, unix
+    /// datagram sockets work, and a protected path (git hooks and config, .envrc, ...)
+    /// that a backend cannot keep read-only is only reported after the command. For a tool
+    /// the gate breaks; prints a warning.
+    #[arg(long)]
+    pub no_socket_gate: bool,
+    /// Print the layers in force (rights, scopes, filters) on stderr before exec.
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Start from a tenant's writable set (only the repo, /dev and --allow-write paths; no
+    /// home caches, no shared /tmp), as `jaula contract run` does.
+    #[arg(long)]
+    pub tenant: bool,
+    /// Set RLIMIT_NPROC (soft and hard) before confining.
+    #[arg(long, value_name = "N")]
+    pub max_procs: Option<u64>,
+    /// Set RLIMIT_DATA in bytes (soft and hard) before confining (not RLIMIT_AS: V8
+    /// reserves gigabytes of address space at start-up).
+    #[arg(long, value_name = "BYTES")]
+    pub max_data: Option<u64>,
+    /// Network: `host` (default, unchanged), `none` (only the cage's own loopback) or
+    /// `allow` (only jaula's proxy, which admits --allow-domain/--allow-preset names).
+    /// Default: the config's `network.mode`, else host.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub network: Option<NetworkArg>,
+    /// With --network allow: a host name or `*.suffix` pattern the proxy admits
+    /// (repeatable; adds to the config's `network.allow_domain`).
+    #[arg(long = "allow-domain", value_name = "NAME")]
+    pub allow_domain: Vec<String>,
+    /// With --network allow: a pattern refused even when allowed; wins over every allow
+    /// (repeatable).
+    #[arg(long = "deny-domain", value_name = "NAME")]
+    pub deny_domain: Vec<String>,
+    /// With --network allow: a built-in list to admit: model-apis, github, rust, python,
+    /// javascript, go (repeatable).
+    #[arg(long = "allow-preset", value_name = "NAME")]
+    pub allow_preset: Vec<String>,
+    /// With --network allow: a loopback, link-local or private address (or ADDR/PREFIX
+    /// block) that names admitted by an exact --allow-domain entry may reach; refused by
+    /// default (repeatable).
+    #[arg(long = "allow-address", value_name = "ADDR[/PREFIX]")]
+    pub allow_address: Vec<String>,
+    /// With --network allow: append every network decision to FILE as a JSON line, each
+    /// refusal with the rule that refused it (`--network-log` is the older name).
+    #[arg(long = "log", visible_alias = "network-log", value_name = "FILE")]
+    pub network_log: Option<PathBuf>,
+    /// The command and its arguments.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetworkArg {
+    Host,
+    None,
+    Allow,
+}
+
+impl From<NetworkArg> for NetworkMode {
+    fn from(a: NetworkArg) -> NetworkMode {
+        match a {
+            NetworkArg::Host => NetworkMode::Host,
+            NetworkArg::None => NetworkMode::None,
+            NetworkArg::Allow => NetworkMode::Allow,
+        }
+    }
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Auto,
+    Landlock,
+    Bwrap,
+}
+
+#[cfg(target_os = "linux")]
+impl From<Backend> for jaula_sandbox::backend::Requested {
+    fn from(b: Backend) -> jaula_sandbox::backend::Requested {
+        match b {
+            Backend::Auto => jaula_sandbox::backend::Requested::Auto,
+            Backend::Landlock => jaula_sandbox::backend::Requested::Landlock,
+            Backend::Bwrap => jaula_sandbox::backend::Requested::Bwrap,
+        }
+    }
+}
+
+/// The mode and validated lists: flags over the config's `[network]`. The config's lists
+/// only count when the mode is `allow` (a config can hold an allow list and a single run
+/// still ask for `none`); lists given as flags with another mode are refused.
+pub fn network_settings(
+    args: &RunArgs,
+    sources: &Sources,
+) -> Result<(NetworkMode, DomainRules), CliError> {
+    let config = &sources.network;
+    let mode = match (args.network, config.mode) {
+        (Some(m), _) => m.into(),
+        (None, Some(mode)) => mode,
+        (None, None) => NetworkMode::Host,
+    };
+    let mut spec = NetworkSpec {
+        mode,
+        allow_domains: args.allow_domain.clone(),
+        deny_domains: args.deny_domain.clone(),
+        presets: args.allow_preset.clone(),
+    };
+    if mode == NetworkMode::Allow {
+        spec.allow_domains
+            .extend(config.allow_domain.iter().map(ToString::to_string));
+        spec.deny_domains
+            .extend(config.deny_domain.iter().map(ToString::to_string));
+        spec.presets
+            .extend(config.allow_preset.iter().map(|p| p.name.to_owned()));
+    } else if !args.allow_address.is_empty() {
+        return Err(CliError::Usage(format!(
+            "--allow-address given with network mode {mode}; only --network allow has a \
+             proxy to open it"
+        )));
+    }
+    if args.network_log.is_some() && mode == NetworkMode::Host {
+        return Err(CliError::Usage(
+            "--log given with network mode host; only --network none and --network allow \
+             refuse anything that could be logged"
+                .to_owned(),
+        ));
+    }
+    if args.network_log.is_some() && mode == NetworkMode::None && args.no_socket_gate {
+        return Err(CliError::Usage(
+            "--log with --network none needs the socket gate, whose supervisor sees the \
+             refusals; drop --no-socket-gate"
+                .to_owned(),
+        ));
+    }
+    allow_addresses(args, sources)?;
+    let rules = spec
+        .resolve()
+        .map_err(|e| CliError::Usage(format!("network: {e}")))?;
+    Ok((mode, rules))
+}
+
+/// The config's `network.resolve`: names the proxy answers without DNS (each checked as
+/// the file was read).
+pub fn resolve_overrides(sources: &Sources) -> Result<Vec<(String, SocketAddr)>, CliError> {
+    Ok(sources
+        .network
+        .resolve
+        .iter()
+        .map(|entry| (entry.host.clone(), entry.addr))
+        .collect())
+}
+
+/// `--allow-address` and the config's `network.allow_address` (checked as the file was
+/// read). The config's list counts only in `allow` mode, like its other lists.
+pub fn allow_addresses(
+    args: &RunArgs,
+    sources: &Sources,
+) -> Result<Vec<jaula_proxy::AddressRange>, CliError> {
+    let mut out = sources.network.allow_address.clone();
+    for a in &args.allow_address {
+        out.push(
+            a.parse()
+                .map_err(|e| CliError::Usage(format!("--allow-address: {e}")))?,
+        );
+    }
+    Ok(out)
+}
+
+/// The command's environment: `vars` with the credential variables scrubbed.
+pub fn scrubbed_env_from(
+    args: &RunArgs,
+    sources: &Sources,
+    vars: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Result<Vec<(OsString, OsString)>, CliError> {
+    let pattern = |text: &String| {
+        EnvPattern::parse(text)
+            .map_err(|e| CliError::Usage(format!("bad environment pattern {text:?}: {e}")))
+    };
+    let mut rules = EnvRules::new();
+    // The ssh-agent preset is the owner's statement that the cage may use the agent; the
+    // variable naming its socket is how every ssh client finds it.
+    let keeps_agent = sources.spec.allowed_sockets.iter().any(|(_, source)| {
+        *source == jaula_policy::SocketSource::Preset(jaula_policy::UnixPreset::SshAgent)
+    });
+    if keeps_agent {
+        rules = rules.keep(pattern(&"SSH_AUTH_SOCK".to_owned())?);
+    }
+    // The config's patterns were checked as the file was read; the flags' are here.
+    for p in &sources.env.keep {
+        rules = rules.keep(p.clone());
+    }
+    for p in &args.keep_env {
+        rules = rules.keep(pattern(p)?);
+    }
+    for p in &sources.env.scrub {
+        rules = rules.scrub(p.clone());
+    }
+    for p in &args.scrub_env {
+        rules = rules.scrub(pattern(p)?);
+    }
+    let scrubbed = scrub_env(vars, &rules);
+    if args.verbose && !scrubbed.removed_names.is_empty() {
+        let names: Vec<_> = scrubbed
+            .removed_names
+            .iter()
+            .map(|n| n.to_string_lossy())
+            .collect();
+        eprintln!("jaula: scrubbed from the environment: {}", names.join(" "));
+    }
+    Ok(scrubbed.kept)
+}
