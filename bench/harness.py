@@ -154,7 +154,7 @@ class Harness:
 
     def seed_argv(self, home, repo):
         """The seed's own bubblewrap prefix for this home, from cage.py extracted out of
-        the seed diff at run time (as crates/cli/tests/seed_compat.rs does; never
+        the seed diff at run time (as crates/cli/tests/all/seed_compat.rs does; never
         copied into the project)."""
         env = {"PATH": os.environ["PATH"], "HOME": home, "CITY_CAGE_BWRAP": "1"}
         out = sh(["python3", os.path.join(self.seed_dir, "cage.py"), "line", "--repo", repo,

@@ -108,7 +108,7 @@ pub struct Deviation {
 }
 
 /// Every known deviation of the Seatbelt profile from `decide`. Each is pinned by the
-/// conformance suite (`crates/sandbox/tests/seatbelt_conformance.rs`).
+/// conformance suite (`crates/sandbox/tests/all/seatbelt_conformance.rs`).
 pub const DEVIATIONS: &[Deviation] = &[
     Deviation {
         name: "cage-socket-refused",

@@ -10,6 +10,8 @@
 //! - [`probe`]: the probe harness that judges a cage by its effect on the host.
 //! - [`net`]: loopback servers for the network tests.
 //! - [`output`]: a finished command's output in assertions.
+//! - [`rerun`]: one test of the running binary re-run as a child ([`this_test!`] names it).
+//! - [`shared_dir`]: host directories several tests hold at once (`/run/user/UID`).
 //!
 //! This crate is test code (`publish = false`): a broken fixture panics, on purpose.
 
@@ -19,7 +21,9 @@ pub mod identity;
 pub mod net;
 pub mod output;
 pub mod probe;
+pub mod rerun;
 pub mod scratch;
+pub mod shared_dir;
 pub mod tools;
 
 pub use ci::{cage_or_skip, is_root, require_root, skip_or_fail, under_ci};
@@ -28,6 +32,7 @@ pub use fixture::{
 };
 pub use identity::{accounts, chown_tree, chown_tree_except, Backend, User, NOBODY};
 pub use scratch::{open_to_others, scratch_in};
+pub use shared_dir::SharedDir;
 pub use tools::{find_tool, have, missing_tool, tools_or_skip, HOST_PATH};
 
 /// A fresh scratch directory under the calling test crate's `CARGO_TARGET_TMPDIR`:
@@ -37,5 +42,15 @@ pub use tools::{find_tool, have, missing_tool, tools_or_skip, HOST_PATH};
 macro_rules! scratch {
     ($prefix:expr) => {
         $crate::scratch_in(::std::path::Path::new(env!("CARGO_TARGET_TMPDIR")), $prefix)
+    };
+}
+
+/// The harness name of the test function `name` written in the calling module:
+/// `this_test!("child_entry")` in `tests/all/floor.rs` gives `floor::child_entry`, what
+/// `--exact` needs to re-run it as a child (see [`rerun`]).
+#[macro_export]
+macro_rules! this_test {
+    ($name:expr) => {
+        $crate::rerun::harness_name(module_path!(), $name)
     };
 }
