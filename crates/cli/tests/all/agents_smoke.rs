@@ -18,9 +18,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{
-    cage_available, jaula, missing_tool, scratch, skip_or_fail, Backend, User, HOST_PATH,
-};
+use common::{missing_tool, skip_or_fail, Backend, User, HOST_PATH};
 
 /// Where `.ci/run` installs the CLIs: outside the repo, the home and /tmp, so no cage can
 /// write the binaries it runs. `JAULA_AGENTS_PREFIX` points elsewhere for a local run.
@@ -86,14 +84,12 @@ fn agents_or_skip() -> Option<Agents> {
     Some(agents)
 }
 
-fn cage_or_skip(backend: Backend) -> bool {
-    match cage_available(backend, User::Root) {
-        Ok(()) => true,
-        Err(reason) => {
-            skip_or_fail(&reason);
-            false
-        }
-    }
+/// The backends that cage here as root; each one that cannot is a skip (a failure under
+/// CI=true) naming jaula's reason.
+fn caging_backends() -> impl Iterator<Item = Backend> {
+    BACKENDS
+        .into_iter()
+        .filter(|&backend| common::cage_here(backend, User::Root))
 }
 
 /// A scratch home and repo of the test's own: the CLIs find no login of the host's.
@@ -105,10 +101,7 @@ struct Scratch {
 }
 
 fn fresh(name: &str) -> Scratch {
-    let (dir, root) = scratch(name);
-    let (home, repo) = (root.join("home"), root.join("repo"));
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&repo).unwrap();
+    let (dir, root, home, repo) = common::bare_tree(name);
     Scratch {
         _dir: dir,
         root,
@@ -126,19 +119,11 @@ fn jaula_cmd(
     cmd: &[&Path],
     cmd_args: &[&str],
 ) -> Command {
-    let mut c = Command::new(jaula());
-    c.args(["run", "--backend", backend.name(), "--repo"])
-        .arg(&s.repo)
-        .arg("--home")
-        .arg(&s.home)
-        .args(args)
+    let mut c = common::jaula_run(backend, &s.home, &s.repo);
+    c.args(args)
         .arg("--")
         .args(cmd)
         .args(cmd_args)
-        .current_dir(&s.repo)
-        .env_clear()
-        .env("PATH", HOST_PATH)
-        .env("HOME", &s.home)
         .envs(env.iter().copied())
         .stdin(Stdio::null());
     c
@@ -240,6 +225,25 @@ fn caged_with_fake_api(
     caged_with_fake_api_and(s, backend, &[], env, base, cli, cli_args)
 }
 
+/// `claude -p hi` in the cage (with `jaula_args` and `env`), pointed at the fake API.
+fn claude_with_fake_api(
+    s: &Scratch,
+    backend: Backend,
+    jaula_args: &[&str],
+    env: &[(&str, &str)],
+    agents: &Agents,
+) -> Output {
+    caged_with_fake_api_and(
+        s,
+        backend,
+        jaula_args,
+        env,
+        ("ANTHROPIC_BASE_URL", "http://127.0.0.1:PORT"),
+        &agents.claude,
+        &["-p", "hi"],
+    )
+}
+
 /// [`caged_with_fake_api`] with more `jaula run` arguments.
 fn caged_with_fake_api_and(
     s: &Scratch,
@@ -283,10 +287,7 @@ fn the_clis_install_prefix_is_outside_every_cages_writable_set() {
         ));
         return;
     }
-    for backend in BACKENDS {
-        if !cage_or_skip(backend) {
-            continue;
-        }
+    for backend in caging_backends() {
         let s = fresh("agents-prefix-");
         let out = run(jaula_cmd(
             &s,
@@ -309,27 +310,35 @@ fn the_clis_install_prefix_is_outside_every_cages_writable_set() {
 
 #[test]
 fn claude_reaches_its_login_check_on_both_backends() {
+    reaches_its_login_check("claude", |a| &a.claude, &CLAUDE_QUIET, &["-p", "hi"]);
+}
+
+/// `cli` (one of the pinned CLIs) run with `args` and `env` under `--network none` with no
+/// login anywhere: it must get as far as its own login check (exit 1, "Not logged in").
+fn reaches_its_login_check(
+    name: &str,
+    cli: fn(&Agents) -> &PathBuf,
+    env: &[(&str, &str)],
+    args: &[&str],
+) {
     let Some(agents) = agents_or_skip() else {
         return;
     };
-    for backend in BACKENDS {
-        if !cage_or_skip(backend) {
-            continue;
-        }
-        let s = fresh("agents-claude-");
+    for backend in caging_backends() {
+        let s = fresh(&format!("agents-{name}-"));
         let out = run(jaula_cmd(
             &s,
             backend,
             &["--network", "none"],
-            &CLAUDE_QUIET,
-            &[&agents.claude],
-            &["-p", "hi"],
+            env,
+            &[cli(&agents)],
+            args,
         ));
         let all = text(&out);
         assert_eq!(out.status.code(), Some(1), "{backend:?}: {all}");
         assert!(
             all.contains("Not logged in"),
-            "{backend:?}: claude did not reach its login check: {all}"
+            "{backend:?}: {name} did not reach its login check: {all}"
         );
     }
 }
@@ -342,10 +351,7 @@ fn claude_takes_the_key_or_token_from_the_environment_on_both_backends() {
     let Some(agents) = agents_or_skip() else {
         return;
     };
-    for backend in BACKENDS {
-        if !cage_or_skip(backend) {
-            continue;
-        }
+    for backend in caging_backends() {
         let s = fresh("agents-claude-key-");
         let mut env = CLAUDE_QUIET.to_vec();
         env.push(("ANTHROPIC_API_KEY", ANTHROPIC_KEY));
@@ -365,14 +371,7 @@ fn claude_takes_the_key_or_token_from_the_environment_on_both_backends() {
             "{backend:?}: claude did not try the network: {all}"
         );
 
-        let out = caged_with_fake_api(
-            &s,
-            backend,
-            &env,
-            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:PORT"),
-            &agents.claude,
-            &["-p", "hi"],
-        );
+        let out = claude_with_fake_api(&s, backend, &[], &env, &agents);
         let all = text(&out);
         assert!(out.status.success(), "{backend:?}: {all}");
         assert!(all.contains("Invalid API key"), "{backend:?}: {all}");
@@ -384,14 +383,7 @@ fn claude_takes_the_key_or_token_from_the_environment_on_both_backends() {
 
         let mut env = CLAUDE_QUIET.to_vec();
         env.push(("CLAUDE_CODE_OAUTH_TOKEN", OAUTH_TOKEN));
-        let out = caged_with_fake_api(
-            &s,
-            backend,
-            &env,
-            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:PORT"),
-            &agents.claude,
-            &["-p", "hi"],
-        );
+        let out = claude_with_fake_api(&s, backend, &[], &env, &agents);
         let all = text(&out);
         assert!(out.status.success(), "{backend:?}: {all}");
         assert!(
@@ -431,34 +423,22 @@ fn claude_logs_in_with_the_handed_access_token_and_never_sees_the_refresh_token(
     let Some(agents) = agents_or_skip() else {
         return;
     };
-    for backend in BACKENDS {
-        if !cage_or_skip(backend) {
-            continue;
-        }
+    for backend in caging_backends() {
         let s = fresh("agents-claude-lent-");
         write_claude_login(&s, 3600);
 
         // The control: without the flag, the sealed login leaves claude logged out.
-        let out = caged_with_fake_api(
-            &s,
-            backend,
-            &CLAUDE_QUIET,
-            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:PORT"),
-            &agents.claude,
-            &["-p", "hi"],
-        );
+        let out = claude_with_fake_api(&s, backend, &[], &CLAUDE_QUIET, &agents);
         let all = text(&out);
         assert!(all.contains("Not logged in"), "{backend:?}: {all}");
         assert!(!all.contains(LENT_ACCESS), "{backend:?}: {all}");
 
-        let out = caged_with_fake_api_and(
+        let out = claude_with_fake_api(
             &s,
             backend,
             &["--hand-access-token", "claude"],
             &CLAUDE_QUIET,
-            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:PORT"),
-            &agents.claude,
-            &["-p", "hi"],
+            &agents,
         );
         let all = text(&out);
         assert!(out.status.success(), "{backend:?}: {all}");
@@ -514,29 +494,7 @@ fn claude_logs_in_with_the_handed_access_token_and_never_sees_the_refresh_token(
 
 #[test]
 fn codex_reaches_its_login_check_on_both_backends() {
-    let Some(agents) = agents_or_skip() else {
-        return;
-    };
-    for backend in BACKENDS {
-        if !cage_or_skip(backend) {
-            continue;
-        }
-        let s = fresh("agents-codex-");
-        let out = run(jaula_cmd(
-            &s,
-            backend,
-            &["--network", "none"],
-            &[],
-            &[&agents.codex],
-            &["login", "status"],
-        ));
-        let all = text(&out);
-        assert_eq!(out.status.code(), Some(1), "{backend:?}: {all}");
-        assert!(
-            all.contains("Not logged in"),
-            "{backend:?}: codex did not reach its login check: {all}"
-        );
-    }
+    reaches_its_login_check("codex", |a| &a.codex, &[], &["login", "status"]);
 }
 
 /// Codex's non-interactive route is `CODEX_API_KEY`: `codex exec` sends it as a bearer
@@ -546,10 +504,7 @@ fn codex_exec_sends_the_key_from_the_environment_on_both_backends() {
     let Some(agents) = agents_or_skip() else {
         return;
     };
-    for backend in BACKENDS {
-        if !cage_or_skip(backend) {
-            continue;
-        }
+    for backend in caging_backends() {
         let s = fresh("agents-codex-key-");
         let out = caged_with_fake_api(
             &s,
@@ -596,10 +551,7 @@ fn allow_run(
         skip_or_fail("unshare --net cannot make a network namespace here (it needs root)");
         return records;
     }
-    for backend in BACKENDS {
-        if !cage_or_skip(backend) {
-            continue;
-        }
+    for backend in caging_backends() {
         let s = fresh("agents-allow-");
         let log = s.root.join("decisions.fifo");
         let status = Command::new("mkfifo").arg(&log).status().unwrap();

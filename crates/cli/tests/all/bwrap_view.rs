@@ -18,10 +18,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use common::{chown_tree, jaula, scratch, skip_or_fail, User, NOBODY};
-use jaula_testkit::{rerun, this_test, SharedDir};
+use jaula_testkit::{rerun, this_test, Reaped, SharedDir};
 
 const WINDOW: &str = "bv-window";
 
@@ -122,7 +122,7 @@ struct Host {
     run_listener: UnixListener,
     tmp_marker: PathBuf,
     secret: String,
-    victim: Child,
+    victim: Reaped,
 }
 
 impl Host {
@@ -173,7 +173,7 @@ impl Host {
             run_listener,
             tmp_marker,
             secret,
-            victim,
+            victim: Reaped(victim),
         }
     }
 
@@ -252,8 +252,6 @@ impl Host {
 
 impl Drop for Host {
     fn drop(&mut self) {
-        let _ = self.victim.kill();
-        let _ = self.victim.wait();
         let _ = fs::remove_file(&self.run_sock);
     }
 }
@@ -329,15 +327,11 @@ fn view_case(user: User) {
     assert!(matches!(h.victim.id(), pid if pid > 0));
 }
 
-#[test]
-fn default_cage_reaches_no_host_socket_file_or_command_line_as_root() {
-    view_case(User::Root);
-}
-
-#[test]
-fn default_cage_reaches_no_host_socket_file_or_command_line_as_uid_65534() {
-    view_case(User::Nobody);
-}
+jaula_testkit::as_each_user!(
+    view_case =>
+    default_cage_reaches_no_host_socket_file_or_command_line_as_root,
+    default_cage_reaches_no_host_socket_file_or_command_line_as_uid_65534
+);
 
 /// The cage's /tmp and /var/tmp are the window's directories under the state home, and its
 /// XDG_RUNTIME_DIR is a writable /run/user/UID of its own, empty but for the protected
@@ -392,15 +386,11 @@ fn private_dirs_case(user: User) {
     let _ = &h.host_tmp;
 }
 
-#[test]
-fn cage_tmp_lands_in_the_window_dir_and_run_user_is_its_own_as_root() {
-    private_dirs_case(User::Root);
-}
-
-#[test]
-fn cage_tmp_lands_in_the_window_dir_and_run_user_is_its_own_as_uid_65534() {
-    private_dirs_case(User::Nobody);
-}
+jaula_testkit::as_each_user!(
+    private_dirs_case =>
+    cage_tmp_lands_in_the_window_dir_and_run_user_is_its_own_as_root,
+    cage_tmp_lands_in_the_window_dir_and_run_user_is_its_own_as_uid_65534
+);
 
 /// `--no-pid-ns` is the documented opt-out: the host's command lines are readable again
 /// (so the default's protection is the namespace, not something else).
@@ -522,15 +512,11 @@ fn tmux_case(user: User) {
     assert!(!pwned.exists());
 }
 
-#[test]
-fn tmux_server_on_the_default_socket_dir_is_unreachable_as_root() {
-    tmux_case(User::Root);
-}
-
-#[test]
-fn tmux_server_on_the_default_socket_dir_is_unreachable_as_uid_65534() {
-    tmux_case(User::Nobody);
-}
+jaula_testkit::as_each_user!(
+    tmux_case =>
+    tmux_server_on_the_default_socket_dir_is_unreachable_as_root,
+    tmux_server_on_the_default_socket_dir_is_unreachable_as_uid_65534
+);
 
 /// `jaula run -v` names the PID namespace each backend gives and the bwrap view's private
 /// directories; `jaula check` states both, including the native limit.

@@ -45,10 +45,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 
-use common::{
-    cage_available, chown_tree, jaula, missing_tool, scratch, skip_or_fail, Backend, User,
-    HOST_PATH,
-};
+use common::{chown_tree, jaula, missing_tool, scratch, skip_or_fail, Backend, User, HOST_PATH};
 
 /// In a plant, stands for the marker the planted code creates when the owner's step runs it.
 const RAN: &str = "@RAN@";
@@ -675,8 +672,7 @@ fn gate_refused(stderr: &str, guarded: &Path) -> bool {
 
 fn case(name: &str, backend: Backend, user: User) {
     let route = all_routes().into_iter().find(|r| r.name == name).unwrap();
-    if let Err(why) = cage_available(backend, user) {
-        skip_or_fail(&why);
+    if !common::cage_here(backend, user) {
         return;
     }
     if let Some(tool) = missing_tool(route.next.tools()) {

@@ -155,26 +155,19 @@ fn keep_fd_cannot_claim_the_plan_descriptor() {
 /// view), with the repo writable and the command started in it.
 #[test]
 fn a_repo_named_with_non_utf8_bytes_is_caged_by_both_backends() {
-    use common::{cage_available, scratch, Backend, User, HOST_PATH};
+    use common::{bare_tree, cage_here, jaula_in, Backend, User};
     use std::os::unix::ffi::OsStringExt;
     for backend in [Backend::Landlock, Backend::Bwrap] {
-        if let Err(reason) = cage_available(backend, User::Root) {
-            skip_or_fail(&reason);
+        if !cage_here(backend, User::Root) {
             continue;
         }
-        let (_keep, root) = scratch("plan-bytes-");
-        let home = root.join("home");
+        let (_keep, root, home, _) = bare_tree("plan-bytes-");
         let repo = root.join(std::ffi::OsString::from_vec(b"r\xe9po".to_vec()));
-        std::fs::create_dir_all(&home).unwrap();
         std::fs::create_dir_all(&repo).unwrap();
-        let out = Command::new(jaula())
+        let out = jaula_in(&home, &repo)
             .args(["run", "--backend", backend.name(), "--home"])
             .arg(&home)
             .args(["--", "/bin/sh", "-c", "echo caged > written && cat written"])
-            .current_dir(&repo)
-            .env_clear()
-            .env("PATH", HOST_PATH)
-            .env("HOME", &home)
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -188,7 +181,7 @@ fn a_repo_named_with_non_utf8_bytes_is_caged_by_both_backends() {
 /// stage (bwrap, the planting child under --no-socket-gate, in-process).
 #[test]
 fn the_command_never_sees_the_plan_descriptor() {
-    use common::{cage_available, scratch, Backend, User, HOST_PATH};
+    use common::{bare_tree, cage_here, jaula_in, Backend, User};
     let cases: [(Backend, &[&str]); 4] = [
         (Backend::Bwrap, &[]),
         (Backend::Bwrap, &["--no-socket-gate"]),
@@ -196,15 +189,11 @@ fn the_command_never_sees_the_plan_descriptor() {
         (Backend::Landlock, &["--no-socket-gate"]),
     ];
     for (backend, extra) in cases {
-        if let Err(reason) = cage_available(backend, User::Root) {
-            skip_or_fail(&reason);
+        if !cage_here(backend, User::Root) {
             continue;
         }
-        let (_keep, root) = scratch("plan-fd-");
-        let (home, repo) = (root.join("home"), root.join("repo"));
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::create_dir_all(&repo).unwrap();
-        let out = Command::new(jaula())
+        let (_keep, _, home, repo) = bare_tree("plan-fd-");
+        let out = jaula_in(&home, &repo)
             .args(["run", "--backend", backend.name(), "--home"])
             .arg(&home)
             .args(extra)
@@ -214,10 +203,6 @@ fn the_command_never_sees_the_plan_descriptor() {
                 "-c",
                 &format!("if [ -e /proc/self/fd/{PLAN_FD} ]; then echo open; else echo closed; fi"),
             ])
-            .current_dir(&repo)
-            .env_clear()
-            .env("PATH", HOST_PATH)
-            .env("HOME", &home)
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -239,14 +224,11 @@ fn the_command_never_sees_the_plan_descriptor() {
 /// in words (a failed dup2 in the child would only say EBADF on bubblewrap's name).
 #[test]
 fn no_room_for_the_plan_descriptor_is_refused_in_words() {
-    use common::{cage_available, scratch, Backend, User, HOST_PATH};
-    if let Err(reason) = cage_available(Backend::Landlock, User::Root) {
-        return skip_or_fail(&reason);
+    use common::{bare_tree, cage_here, Backend, User, HOST_PATH};
+    if !cage_here(Backend::Landlock, User::Root) {
+        return;
     }
-    let (_keep, root) = scratch("plan-nofile-");
-    let (home, repo) = (root.join("home"), root.join("repo"));
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&repo).unwrap();
+    let (_keep, _, home, repo) = bare_tree("plan-nofile-");
     // --no-socket-gate natively: the planting child is a stage started with the plan.
     let out = Command::new("/bin/sh")
         .args(["-c", "ulimit -n 512 && exec \"$@\"", "sh"])

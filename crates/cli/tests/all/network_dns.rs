@@ -13,12 +13,12 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 
 use common::{
-    cage_available, chown_tree, jaula, missing_tool, scratch, skip_or_fail, Backend, User,
-    HOST_PATH,
+    bare_tree, cage_here, chown_tree, jaula, jaula_run, missing_tool, scratch, skip_or_fail,
+    Backend, LoggedRun, User,
 };
 
 const BACKENDS: [Backend; 2] = [Backend::Landlock, Backend::Bwrap];
@@ -39,53 +39,19 @@ r = s.recv(512)
 print('stub-answer rcode=%d id=%04x' % (r[3] & 15, struct.unpack('>H', r[:2])[0]))
 "#;
 
-struct Run {
-    out: Output,
-    log: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Run {
-    fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.out.stderr).into_owned()
-    }
-
-    fn stdout(&self) -> String {
-        String::from_utf8_lossy(&self.out.stdout).into_owned()
-    }
-
-    fn log_lines(&self) -> Vec<serde_json::Value> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
-}
+type Run = LoggedRun;
 
 fn run(user: User, backend: Backend, network: &[&str], script: &str) -> Run {
-    let (dir, root) = scratch("net-dns-");
-    let (home, repo) = (root.join("home"), root.join("repo"));
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&repo).unwrap();
+    let (dir, root, home, repo) = bare_tree("net-dns-");
     chown_tree(&root, user.uid());
     let log = root.join("refusals.jsonl");
-    let mut cmd = Command::new(jaula());
-    cmd.args(["run", "--backend", backend.name()])
-        .args(network)
+    let mut cmd = jaula_run(backend, &home, &repo);
+    cmd.args(network)
         .arg("--log")
         .arg(&log)
-        .arg("--repo")
-        .arg(&repo)
-        .arg("--home")
-        .arg(&home)
-        .args(["--", "/bin/sh", "-c", script])
-        .current_dir(&repo)
-        .env_clear()
-        .env("PATH", HOST_PATH)
-        .env("HOME", &home);
+        .args(["--", "/bin/sh", "-c", script]);
     user.apply(&mut cmd);
-    Run {
+    LoggedRun {
         out: cmd.output().unwrap(),
         log,
         _dir: dir,
@@ -97,11 +63,23 @@ fn ready(user: User, backend: Backend) -> bool {
         skip_or_fail(&format!("{tool} is not installed"));
         return false;
     }
-    match cage_available(backend, user) {
-        Ok(()) => true,
-        Err(reason) => {
-            skip_or_fail(&reason);
-            false
+    cage_here(backend, user)
+}
+
+/// Runs `script` with the `network` flags on every backend, as every identity this host
+/// cages as, and hands each run, which must have succeeded, to `check` with a label for
+/// its messages and the run's stdout and stderr.
+fn on_each_cage(network: &[&str], script: &str, check: impl Fn(&str, &Run, &str, &str)) {
+    for user in USERS {
+        for backend in BACKENDS {
+            if !ready(user, backend) {
+                continue;
+            }
+            let what = format!("{} as uid {}", backend.name(), user.uid());
+            let r = run(user, backend, network, script);
+            let (out, err) = (r.stdout(), r.stderr());
+            assert!(r.out.status.success(), "{what}: {err}");
+            check(&what, &r, &out, &err);
         }
     }
 }
@@ -115,23 +93,13 @@ fn network_none_answers_lookups_refused_and_names_them() {
     let script = "python3 -c \"$ASK\" ; getent hosts pypi.org ; echo getent=$? ; \
          python3 -c 'import socket\ntry:\n socket.getaddrinfo(\"files.pythonhosted.org\", 443)\nexcept socket.gaierror as e:\n print(\"gai-failed\", e.errno)' ; \
          exit 0";
-    for user in USERS {
-        for backend in BACKENDS {
-            if !ready(user, backend) {
-                continue;
-            }
-            let what = format!("{} as uid {}", backend.name(), user.uid());
-            let r = run(
-                user,
-                backend,
-                &["--network", "none"],
-                &format!(
-                    "ASK='{}'; export ASK; {script}",
-                    ASK_THE_STUB.replace('\'', "\"")
-                ),
-            );
-            let (out, err) = (r.stdout(), r.stderr());
-            assert!(r.out.status.success(), "{what}: {err}");
+    on_each_cage(
+        &["--network", "none"],
+        &format!(
+            "ASK='{}'; export ASK; {script}",
+            ASK_THE_STUB.replace('\'', "\"")
+        ),
+        |what, r, out, err| {
             assert!(
                 out.contains("stub-answer rcode=5 id=1234"),
                 "{what}: the stub did not answer REFUSED:\n{out}\n{err}"
@@ -152,7 +120,7 @@ fn network_none_answers_lookups_refused_and_names_them() {
             assert!(!line.contains("example.org"), "{what}: {line}");
             assert!(!line.contains("DNS server"), "{what}: {line}");
 
-            let log = r.log_lines();
+            let log = r.log();
             let dns: Vec<_> = log.iter().filter(|v| v["method"] == "DNS").collect();
             assert!(
                 dns.iter().any(|v| v["host"] == "pypi.org"
@@ -170,8 +138,8 @@ fn network_none_answers_lookups_refused_and_names_them() {
                 log.iter().all(|v| v["host"] != "example.org"),
                 "{what}: {log:?}"
             );
-        }
-    }
+        },
+    );
 }
 
 #[test]
@@ -194,7 +162,7 @@ fn network_none_names_no_lookup_when_none_was_made() {
             "{}: {err}",
             backend.name()
         );
-        let log = r.log_lines();
+        let log = r.log();
         assert_eq!(log.len(), 1, "{}: {log:?}", backend.name());
         assert_eq!(log[0]["method"], "connect");
         assert_eq!(log[0]["host"], "192.0.2.8");
@@ -207,20 +175,10 @@ fn network_none_names_no_lookup_when_none_was_made() {
 fn network_allow_resolves_allowed_names_to_the_steering_address_and_refuses_the_rest() {
     let script = "getent ahostsv4 example.test ; echo ahosts=$? ; \
                   getent hosts refused.test ; echo refused=$? ; exit 0";
-    for user in USERS {
-        for backend in BACKENDS {
-            if !ready(user, backend) {
-                continue;
-            }
-            let what = format!("{} as uid {}", backend.name(), user.uid());
-            let r = run(
-                user,
-                backend,
-                &["--network", "allow", "--allow-domain", "example.test"],
-                script,
-            );
-            let (out, err) = (r.stdout(), r.stderr());
-            assert!(r.out.status.success(), "{what}: {err}");
+    on_each_cage(
+        &["--network", "allow", "--allow-domain", "example.test"],
+        script,
+        |what, r, out, err| {
             assert!(
                 out.lines()
                     .any(|l| l.starts_with("127.0.2.1") && l.contains("example.test")),
@@ -233,7 +191,7 @@ fn network_allow_resolves_allowed_names_to_the_steering_address_and_refuses_the_
             assert!(blocked[0].contains(" refused.test ("), "{what}: {err}");
             assert!(!blocked[0].contains("example.test"), "{what}: {err}");
 
-            let log = r.log_lines();
+            let log = r.log();
             assert!(
                 log.iter().any(|v| v["method"] == "DNS"
                     && v["host"] == "refused.test"
@@ -249,8 +207,8 @@ fn network_allow_resolves_allowed_names_to_the_steering_address_and_refuses_the_
                     && v["rule"] == "allow-domain example.test"),
                 "{what}: {log:?}"
             );
-        }
-    }
+        },
+    );
 }
 
 #[test]
@@ -295,18 +253,9 @@ fn the_command_cannot_signal_the_supervisor_that_holds_the_stub() {
     }
     let script = "kill -TERM $PPID ; echo parent=$? ; sleep 30 & kill $! ; echo own=$? ; \
                   getent hosts after.kill.test ; exit 0";
-    for user in USERS {
-        for backend in BACKENDS {
-            if !ready(user, backend) {
-                continue;
-            }
-            let what = format!("{} as uid {}", backend.name(), user.uid());
-            let r = run(user, backend, &["--network", "none"], script);
-            let (out, err) = (r.stdout(), r.stderr());
-            assert!(r.out.status.success(), "{what}: {err}");
-            assert!(out.contains("parent=1"), "{what}: {out}\n{err}");
-            assert!(out.contains("own=0"), "{what}: {out}\n{err}");
-            assert!(err.contains("after.kill.test (A"), "{what}: {err}");
-        }
-    }
+    on_each_cage(&["--network", "none"], script, |what, _, out, err| {
+        assert!(out.contains("parent=1"), "{what}: {out}\n{err}");
+        assert!(out.contains("own=0"), "{what}: {out}\n{err}");
+        assert!(err.contains("after.kill.test (A"), "{what}: {err}");
+    });
 }

@@ -11,12 +11,13 @@
 
 use crate::common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpListener};
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-use common::{cage_available, chown_tree, jaula, scratch, skip_or_fail, Backend, User, HOST_PATH};
+use common::{bare_tree, cage_here, chown_tree, jaula_run, skip_or_fail, Backend, LoggedRun, User};
+use jaula_testkit::Reaped;
 
 const BACKENDS: [Backend; 2] = [Backend::Bwrap, Backend::Landlock];
 
@@ -32,37 +33,9 @@ fn tools_or_skip() -> bool {
 
 /// A plain HTTP upstream: answers every request with the request line and Host it saw.
 fn http_upstream() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut first = String::new();
-                reader.read_line(&mut first).unwrap_or(0);
-                let mut host = String::new();
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                    if let Some((name, value)) = line.split_once(':') {
-                        if name.eq_ignore_ascii_case("host") {
-                            host = value.trim().to_owned();
-                        }
-                    }
-                }
-                let body = format!("upstream saw {} host {host}", first.trim_end());
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            });
-        }
-    });
-    addr
+    jaula_testkit::net::http_upstream_with(|seen| {
+        format!("upstream saw {} host {}", seen.line, seen.host)
+    })
 }
 
 /// A TLS upstream: Python's own TLS server, so the handshake the caged client completes
@@ -94,15 +67,8 @@ server.serve_forever()
 
 /// The TLS upstream process; killed when dropped.
 struct TlsUpstream {
-    child: Child,
+    _child: Reaped,
     addr: SocketAddr,
-}
-
-impl Drop for TlsUpstream {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// A certificate for `example.test` (and its key) in `dir`, and a server presenting it.
@@ -139,7 +105,13 @@ fn tls_upstream(dir: &Path) -> (TlsUpstream, PathBuf) {
         .unwrap();
     let port: u16 = line.trim().parse().expect("the TLS server printed no port");
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    (TlsUpstream { child, addr }, cert)
+    (
+        TlsUpstream {
+            _child: Reaped(child),
+            addr,
+        },
+        cert,
+    )
 }
 
 /// Makes `node`'s `dns.lookup` answer the two test names with the steering address, as
@@ -177,26 +149,16 @@ fn node_fetch(calls: &[(&str, &str)]) -> String {
     script
 }
 
+/// A steered run, and the TLS upstream it talked to (kept until the run is dropped).
 struct Steered {
-    out: Output,
-    log: PathBuf,
-    _dir: tempfile::TempDir,
+    run: LoggedRun,
     _tls: TlsUpstream,
 }
 
-impl Steered {
-    fn stdout(&self) -> String {
-        String::from_utf8_lossy(&self.out.stdout).into_owned()
-    }
-    fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.out.stderr).into_owned()
-    }
-    fn log(&self) -> Vec<serde_json::Value> {
-        std::fs::read_to_string(&self.log)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+impl std::ops::Deref for Steered {
+    type Target = LoggedRun;
+    fn deref(&self) -> &LoggedRun {
+        &self.run
     }
 }
 
@@ -219,10 +181,7 @@ fn resolve_config(root: &Path, entries: &[String]) -> PathBuf {
 /// `network.resolve` maps a name to one address whatever the port, so each run maps
 /// `example.test` to the upstream its script's port needs, via `which`.
 fn steered_run(backend: Backend, user: User, which: Upstream, script: &str) -> Steered {
-    let (dir, root) = scratch("net-steer");
-    let (home, repo) = (root.join("home"), root.join("repo"));
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&repo).unwrap();
+    let (dir, root, home, repo) = bare_tree("net-steer");
     let (tls, cert) = tls_upstream(&root);
     let preload = root.join("preload.js");
     std::fs::write(&preload, NODE_PRELOAD).unwrap();
@@ -239,30 +198,45 @@ fn steered_run(backend: Backend, user: User, which: Upstream, script: &str) -> S
         ],
     );
     chown_tree(&root, user.uid());
-    let mut cmd = Command::new(jaula());
-    cmd.args(["run", "--backend", backend.name(), "--repo"])
-        .arg(&repo)
-        .arg("--home")
-        .arg(&home)
-        .args(["--network", "allow", "--allow-domain", "example.test"])
+    let mut cmd = jaula_run(backend, &home, &repo);
+    cmd.args(["--network", "allow", "--allow-domain", "example.test"])
         .args(["--allow-address", "127.0.0.1", "--config"])
         .arg(&config)
         .arg("--log")
         .arg(&log)
         .args(["--", "sh", "-c", script])
-        .current_dir(&repo)
-        .env_clear()
-        .env("PATH", HOST_PATH)
-        .env("HOME", &home)
         .env("CERT", &cert)
         .env("PRELOAD", &preload);
     user.apply(&mut cmd);
     let out = cmd.output().unwrap();
     Steered {
-        out,
-        log,
-        _dir: dir,
+        run: LoggedRun {
+            out,
+            log,
+            _dir: dir,
+        },
         _tls: tls,
+    }
+}
+
+/// Runs `script` steered (see [`steered_run`]) on every backend that cages here as
+/// `user`, and hands each run, which must have succeeded, to `check` with a label for its
+/// messages and the run's stdout and stderr.
+fn on_each_backend(
+    user: User,
+    which: Upstream,
+    script: &str,
+    check: impl Fn(&str, &Steered, &str, &str),
+) {
+    for backend in BACKENDS {
+        if !cage_here(backend, user) {
+            continue;
+        }
+        let r = steered_run(backend, user, which, script);
+        let (text, stderr) = (r.stdout(), r.stderr());
+        let b = format!("{} {user:?}", backend.name());
+        assert!(r.out.status.success(), "{b}: {:?}", r.out);
+        check(&b, &r, &text, &stderr);
     }
 }
 
@@ -312,16 +286,6 @@ fn record(
     )
 }
 
-fn available(backend: Backend, user: User) -> bool {
-    match cage_available(backend, user) {
-        Ok(()) => true,
-        Err(reason) => {
-            skip_or_fail(&reason);
-            false
-        }
-    }
-}
-
 /// Port 80: curl with the proxy switched off and Node's `fetch` (which never reads the
 /// proxy variables) reach the allowed name and get the proxy's 403 for the other; the
 /// log and the summary mark both refusals as steered. Also: the other ports of the
@@ -346,46 +310,39 @@ fn http_is_steered_by_host(user: User) {
             ("node_refused", "http://refused.test/node"),
         ])
     );
-    for backend in BACKENDS {
-        if !available(backend, user) {
-            continue;
-        }
-        let r = steered_run(backend, user, Upstream::Http, &script);
-        let (text, stderr) = (r.stdout(), r.stderr());
-        let b = backend.name();
-        assert!(r.out.status.success(), "{b} {user:?}: {:?}", r.out);
+    on_each_backend(user, Upstream::Http, &script, |b, r, text, stderr| {
         assert!(
             text.contains("curl=upstream saw GET /c?q=1 HTTP/1.1 host example.test\n"),
-            "{b} {user:?}: {text}\n{stderr}"
+            "{b}: {text}\n{stderr}"
         );
         assert!(
             text.contains(
                 "refused=jaula: network: GET to refused.test:80 blocked by rule: not in the \
                  allow list\n 403\n"
             ),
-            "{b} {user:?}: {text}"
+            "{b}: {text}"
         );
-        assert!(text.contains("other_port=7\n"), "{b} {user:?}: {text}");
-        assert!(text.contains("raw_ip=7\n"), "{b} {user:?}: {text}");
+        assert!(text.contains("other_port=7\n"), "{b}: {text}");
+        assert!(text.contains("raw_ip=7\n"), "{b}: {text}");
         assert!(
             text.contains("node_http=200 upstream saw GET /node HTTP/1.1 host example.test\n"),
-            "{b} {user:?}: {text}"
+            "{b}: {text}"
         );
         assert!(
             text.contains("node_refused=403 jaula: network: GET to refused.test:80 blocked"),
-            "{b} {user:?}: {text}"
+            "{b}: {text}"
         );
         for set in ["CapPrm", "CapEff", "CapAmb"] {
             assert!(
                 text.contains(&format!("{set}:\t0000000000000000\n")),
-                "{b} {user:?}: {text}"
+                "{b}: {text}"
             );
         }
         assert!(
             stderr.contains(
                 "jaula: network: blocked 2 request(s) to 1 host(s): refused.test (2 steered)"
             ),
-            "{b} {user:?}: {stderr}"
+            "{b}: {stderr}"
         );
         assert_eq!(
             log_summary(&r.log()),
@@ -395,20 +352,16 @@ fn http_is_steered_by_host(user: User) {
                 record("GET", "example.test", 80, true),
                 record("GET", "refused.test", 80, false),
             ],
-            "{b} {user:?}"
+            "{b}"
         );
-    }
+    });
 }
 
-#[test]
-fn http_to_the_steering_address_is_judged_on_its_host_as_root() {
-    http_is_steered_by_host(User::Root);
-}
-
-#[test]
-fn http_to_the_steering_address_is_judged_on_its_host_unprivileged() {
-    http_is_steered_by_host(User::Nobody);
-}
+jaula_testkit::as_each_user!(
+    http_is_steered_by_host =>
+    http_to_the_steering_address_is_judged_on_its_host_as_root,
+    http_to_the_steering_address_is_judged_on_its_host_unprivileged
+);
 
 /// Port 443: the client completes TLS with the real upstream and verifies its
 /// certificate (so the proxy passed the bytes through unmodified and decrypted
@@ -428,34 +381,27 @@ fn tls_is_steered_by_server_name(user: User) {
          NODE_EXTRA_CA_CERTS=\"$CERT\" NODE_OPTIONS=\"--require $PRELOAD\" node -e '{}'",
         node_fetch(&[("node_https", "https://example.test/node-tls")])
     );
-    for backend in BACKENDS {
-        if !available(backend, user) {
-            continue;
-        }
-        let r = steered_run(backend, user, Upstream::Tls, &script);
-        let (text, stderr) = (r.stdout(), r.stderr());
-        let b = backend.name();
-        assert!(r.out.status.success(), "{b} {user:?}: {:?}", r.out);
+    on_each_backend(user, Upstream::Tls, &script, |b, r, text, stderr| {
         assert!(
             text.contains("tls=tls upstream saw GET /s sni example.test\n"),
-            "{b} {user:?}: {text}\n{stderr}"
+            "{b}: {text}\n{stderr}"
         );
         // curl: "(35) ... alert access denied"; exit 35 is CURLE_SSL_CONNECT_ERROR.
         assert!(
             text.contains("access denied") && text.contains("refused=35\n"),
-            "{b} {user:?}: {text}"
+            "{b}: {text}"
         );
-        assert!(text.contains("no_sni=35\n"), "{b} {user:?}: {text}");
+        assert!(text.contains("no_sni=35\n"), "{b}: {text}");
         assert!(
             text.contains("node_https=200 tls upstream saw GET /node-tls sni example.test\n"),
-            "{b} {user:?}: {text}"
+            "{b}: {text}"
         );
         assert!(
             stderr.contains(
                 "jaula: network: blocked 2 request(s) to 2 host(s): 127.0.2.1 (1 steered) \
                  refused.test (1 steered)"
             ),
-            "{b} {user:?}: {stderr}"
+            "{b}: {stderr}"
         );
         let records = r.log();
         let mut expected = vec![
@@ -465,19 +411,15 @@ fn tls_is_steered_by_server_name(user: User) {
             record("CONNECT", "example.test", 443, true),
         ];
         expected[2].4 = "steered TLS without a server name (SNI)".into();
-        assert_eq!(log_summary(&records), expected, "{b} {user:?}");
-    }
+        assert_eq!(log_summary(&records), expected, "{b}");
+    });
 }
 
-#[test]
-fn tls_to_the_steering_address_is_judged_on_its_server_name_as_root() {
-    tls_is_steered_by_server_name(User::Root);
-}
-
-#[test]
-fn tls_to_the_steering_address_is_judged_on_its_server_name_unprivileged() {
-    tls_is_steered_by_server_name(User::Nobody);
-}
+jaula_testkit::as_each_user!(
+    tls_is_steered_by_server_name =>
+    tls_to_the_steering_address_is_judged_on_its_server_name_as_root,
+    tls_to_the_steering_address_is_judged_on_its_server_name_unprivileged
+);
 
 /// Where the stage cannot bind the web ports (unprivileged under bwrap without a PID
 /// namespace: /proc is the host's, read-only, so no user namespace of its own can be
@@ -485,31 +427,21 @@ fn tls_to_the_steering_address_is_judged_on_its_server_name_unprivileged() {
 /// client that ignores the proxy variables reaches nothing, as before steering existed.
 #[test]
 fn without_steering_the_run_says_so_and_the_proxy_still_works() {
-    if !tools_or_skip() || !available(Backend::Bwrap, User::Nobody) {
+    if !tools_or_skip() || !cage_here(Backend::Bwrap, User::Nobody) {
         return;
     }
-    let (dir, root) = scratch("net-steer-none");
-    let (home, repo) = (root.join("home"), root.join("repo"));
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&repo).unwrap();
+    let (dir, root, home, repo) = bare_tree("net-steer-none");
     chown_tree(&root, User::Nobody.uid());
     let upstream = http_upstream();
     let script = "printf 'proxied=%s\\n' \"$(curl -sS -m 30 http://example.test/p)\"; \
         curl -sS -m 30 --noproxy '*' --resolve example.test:80:127.0.2.1 \
             http://example.test/ >/dev/null 2>&1; echo steered=$?";
-    let mut cmd = Command::new(jaula());
-    cmd.args(["run", "--backend", "bwrap", "--no-pid-ns", "--repo"])
-        .arg(&repo)
-        .arg("--home")
-        .arg(&home)
+    let mut cmd = jaula_run(Backend::Bwrap, &home, &repo);
+    cmd.args(["--no-pid-ns"])
         .args(["--network", "allow", "--allow-domain", "example.test"])
         .args(["--allow-address", "127.0.0.1", "--config"])
         .arg(resolve_config(&root, &[format!("example.test={upstream}")]))
-        .args(["--", "sh", "-c", script])
-        .current_dir(&repo)
-        .env_clear()
-        .env("PATH", HOST_PATH)
-        .env("HOME", &home);
+        .args(["--", "sh", "-c", script]);
     User::Nobody.apply(&mut cmd);
     let out = cmd.output().unwrap();
     let (text, stderr) = (
@@ -550,51 +482,40 @@ fn names_resolve_through_the_stub_and_are_steered(user: User) {
             ("node_refused", "http://refused.test/node-plain"),
         ])
     );
-    for backend in BACKENDS {
-        if !available(backend, user) {
-            continue;
-        }
-        let r = steered_run(backend, user, Upstream::Http, &script);
-        let (text, stderr) = (r.stdout(), r.stderr());
-        let b = backend.name();
-        assert!(r.out.status.success(), "{b} {user:?}: {:?}", r.out);
+    on_each_backend(user, Upstream::Http, &script, |b, r, text, stderr| {
         assert!(
             text.contains("curl=upstream saw GET /plain HTTP/1.1 host example.test\n"),
-            "{b} {user:?}: {text}\n{stderr}"
+            "{b}: {text}\n{stderr}"
         );
         assert!(
             text.contains(
                 "node_http=200 upstream saw GET /node-plain HTTP/1.1 host example.test\n"
             ),
-            "{b} {user:?}: {text}\n{stderr}"
+            "{b}: {text}\n{stderr}"
         );
         // curl exit 6: could not resolve host; Node: the lookup failed (REFUSED).
-        assert!(text.contains("refused_curl=6\n"), "{b} {user:?}: {text}");
+        assert!(text.contains("refused_curl=6\n"), "{b}: {text}");
         assert!(
             text.contains("node_refused=error ENOTFOUND")
                 || text.contains("node_refused=error EAI_AGAIN"),
-            "{b} {user:?}: {text}"
+            "{b}: {text}"
         );
         let refused_lookups: Vec<_> = r
             .log()
             .into_iter()
             .filter(|l| l["method"] == "DNS" && l["host"] == "refused.test")
             .collect();
-        assert!(!refused_lookups.is_empty(), "{b} {user:?}: {:?}", r.log());
+        assert!(!refused_lookups.is_empty(), "{b}: {:?}", r.log());
         for l in &refused_lookups {
             assert_eq!(l["decision"], "deny", "{l}");
             assert_eq!(l["rule"], "not in the allow list", "{l}");
         }
-        assert!(stderr.contains("refused.test"), "{b} {user:?}: {stderr}");
-    }
+        assert!(stderr.contains("refused.test"), "{b}: {stderr}");
+    });
 }
 
-#[test]
-fn names_resolve_through_the_stub_and_are_steered_as_root() {
-    names_resolve_through_the_stub_and_are_steered(User::Root);
-}
-
-#[test]
-fn names_resolve_through_the_stub_and_are_steered_unprivileged() {
-    names_resolve_through_the_stub_and_are_steered(User::Nobody);
-}
+jaula_testkit::as_each_user!(
+    names_resolve_through_the_stub_and_are_steered =>
+    names_resolve_through_the_stub_and_are_steered_as_root,
+    names_resolve_through_the_stub_and_are_steered_unprivileged
+);

@@ -225,15 +225,11 @@ fn bwrap_guard_holds(user: User) {
     assert_eq!(fs::metadata(f.repo.join(".git")).unwrap().ino(), git_ino);
 }
 
-#[test]
-fn bwrap_guard_holds_as_root() {
-    bwrap_guard_holds(User::Root);
-}
-
-#[test]
-fn bwrap_guard_holds_as_nobody() {
-    bwrap_guard_holds(User::Nobody);
-}
+jaula_testkit::as_each_user!(
+    bwrap_guard_holds =>
+    bwrap_guard_holds_as_root,
+    bwrap_guard_holds_as_nobody
+);
 
 /// An absent protected path: neither backend can mount over it without leaving a
 /// placeholder on the host, so the gate's supervisor refuses its creation, naming the
@@ -554,15 +550,11 @@ fn landlock_in_place_writes_are_refused(user: User) {
     }
 }
 
-#[test]
-fn landlock_in_place_writes_are_refused_as_root() {
-    landlock_in_place_writes_are_refused(User::Root);
-}
-
-#[test]
-fn landlock_in_place_writes_are_refused_as_nobody() {
-    landlock_in_place_writes_are_refused(User::Nobody);
-}
+jaula_testkit::as_each_user!(
+    landlock_in_place_writes_are_refused =>
+    landlock_in_place_writes_are_refused_as_root,
+    landlock_in_place_writes_are_refused_as_nobody
+);
 
 /// `--unprotect` hands a path back: the owner's explicit choice, per path.
 #[test]
@@ -650,15 +642,11 @@ fn control_plants_run(user: User) {
     );
 }
 
-#[test]
-fn control_planted_code_runs_uncaged_as_root() {
-    control_plants_run(User::Root);
-}
-
-#[test]
-fn control_planted_code_runs_uncaged_as_nobody() {
-    control_plants_run(User::Nobody);
-}
+jaula_testkit::as_each_user!(
+    control_plants_run =>
+    control_planted_code_runs_uncaged_as_root,
+    control_planted_code_runs_uncaged_as_nobody
+);
 
 /// `jaula explain` names the protection and its reason, for a file, a hook and the entry.
 #[test]

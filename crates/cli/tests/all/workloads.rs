@@ -642,7 +642,7 @@ c.on('error', (e) => { console.error(e); process.exit(1); });
 
 /// A host ssh-agent holding one key; killed and its directory removed on drop.
 struct HostAgent {
-    child: std::process::Child,
+    child: jaula_testkit::Reaped,
     dir: PathBuf,
     sock: PathBuf,
     pubkey: String,
@@ -650,8 +650,7 @@ struct HostAgent {
 
 impl Drop for HostAgent {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.child.stop();
         let _ = fs::remove_dir_all(&self.dir);
     }
 }
@@ -684,7 +683,7 @@ fn host_agent(h: &Home) -> HostAgent {
     // ssh-agent -D prints its environment once the socket listens.
     let line = jaula_testkit::output::first_line(&mut child);
     let agent = HostAgent {
-        child,
+        child: jaula_testkit::Reaped(child),
         dir,
         sock,
         pubkey: fs::read_to_string(key.with_extension("pub"))

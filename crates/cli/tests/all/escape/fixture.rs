@@ -12,19 +12,19 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::net::{SocketAddr, UnixListener};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 
 use super::prober::{self, Report};
 use crate::common::{build_home, chown_tree_except, jaula, scratch, Home, PRESENT_FILES};
 pub use crate::common::{Backend, User, NOBODY};
-use jaula_testkit::rerun;
+use jaula_testkit::{rerun, Reaped};
 
 pub struct Fixture {
     _dir: tempfile::TempDir,
     pub root: PathBuf,
     pub h: Home,
     pub user: User,
-    pub victim: Child,
+    pub victim: Reaped,
     pub listener: UnixListener,
     pub sock: String,
     pub suid: PathBuf,
@@ -151,7 +151,7 @@ impl Fixture {
             root,
             h,
             user,
-            victim,
+            victim: Reaped(victim),
             listener,
             sock,
             suid,
@@ -272,7 +272,7 @@ impl Fixture {
             );
         }
         assert!(
-            matches!(self.victim.try_wait(), Ok(None)),
+            matches!(self.victim.0.try_wait(), Ok(None)),
             "{probe}: the host victim process died"
         );
         match self.listener.accept() {
@@ -285,12 +285,5 @@ impl Fixture {
             dev("repo"),
             "{probe}: a mount leaked onto the host"
         );
-    }
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        let _ = self.victim.kill();
-        let _ = self.victim.wait();
     }
 }
