@@ -106,7 +106,7 @@ fn network_none_answers_lookups_refused_and_names_them() {
             );
             assert!(out.contains("getent=2"), "{what}: {out}");
             assert!(out.contains("gai-failed"), "{what}: {out}");
-            let lines = summary_lines(&err, "jaula: network none refused ");
+            let lines = summary_lines(err, "jaula: network none refused ");
             assert_eq!(lines.len(), 1, "{what}: one summary line:\n{err}");
             let line = lines[0];
             assert!(
@@ -186,7 +186,7 @@ fn network_allow_resolves_allowed_names_to_the_steering_address_and_refuses_the_
             );
             assert!(out.contains("ahosts=0"), "{what}: {out}");
             assert!(out.contains("refused=2"), "{what}: {out}");
-            let blocked = summary_lines(&err, "jaula: network: blocked ");
+            let blocked = summary_lines(err, "jaula: network: blocked ");
             assert_eq!(blocked.len(), 1, "{what}: {err}");
             assert!(blocked[0].contains(" refused.test ("), "{what}: {err}");
             assert!(!blocked[0].contains("example.test"), "{what}: {err}");
