@@ -212,10 +212,10 @@ fn a_contract_stage_enters_the_runners_cgroup_then_becomes_the_tenant() {
 /// root) refuses before anything runs: it never goes on with the ids it has.
 #[test]
 fn a_stage_that_cannot_become_the_plans_identity_runs_nothing() {
-    if !is_root() {
-        return skip_or_fail("starting the stage as another uid needs root");
-    }
-    let (_keep, root) = scratch("identity");
+    let Some((_keep, root)) = common::root_scratch("starting the stage as another uid", "identity")
+    else {
+        return;
+    };
     let h = build_home(&root);
     let plan = stage_plan(&h, None, Some(Identity { uid: 0, gid: 0 }), "echo ran");
     let out = run_stage(&plan, &h.repo, Some(65534));

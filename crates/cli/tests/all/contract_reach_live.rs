@@ -14,15 +14,6 @@ use common::*;
 const C: &str = "cccccccc-0000-4000-8000-000000000003";
 const W: &str = "cccccccc-1111-4111-8111-000000000003";
 
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .map(|s| {
-            s.lines()
-                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
-        })
-        .unwrap_or(false)
-}
-
 fn contract(binary: &Path, tenants: &Path, state: &Path, args: &[&str]) -> Output {
     Command::new(binary)
         .env("JAULA_CONTRACT_ROOT", tenants)
@@ -66,10 +57,9 @@ fn private_dir(root: &Path) -> std::path::PathBuf {
 /// creates the tenants' tree.
 #[test]
 fn a_workspace_root_under_a_closed_directory_is_refused_by_name() {
-    if !is_root() {
-        return skip_or_fail("contract uid separation needs root");
-    }
-    let (_keep, root) = scratch("reach-root");
+    let Some((_keep, root)) = common::root_scratch("contract uid separation", "reach-root") else {
+        return;
+    };
     let private = private_dir(&root);
     let tenants = private.join("tenants");
     for args in [run_args(), prepare_args()] {
@@ -92,10 +82,9 @@ fn a_workspace_root_under_a_closed_directory_is_refused_by_name() {
 /// the command runs.
 #[test]
 fn a_jaula_binary_under_a_closed_directory_still_runs_the_tenant_as_its_uid() {
-    if !is_root() {
-        return skip_or_fail("contract uid separation needs root");
-    }
-    let (_keep, root) = scratch("reach-exe");
+    let Some((_keep, root)) = common::root_scratch("contract uid separation", "reach-exe") else {
+        return;
+    };
     let private = private_dir(&root);
     let binary = private.join("jaula");
     std::fs::copy(jaula(), &binary).unwrap();

@@ -93,10 +93,9 @@ fn a_given_uid_renders_without_touching_the_state_directory() {
 
 #[test]
 fn the_allocator_gives_each_contract_its_own_uid() {
-    if !is_root() {
-        return skip_or_fail("the uid allocator needs root");
-    }
-    let (_guard, root) = scratch("kube-alloc");
+    let Some((_guard, root)) = common::root_scratch("the uid allocator", "kube-alloc") else {
+        return;
+    };
     let a = pod_uid(&items(&render(
         &root,
         &[C, "--work-record", W, "--runtime", "codex", "--json"],
@@ -242,10 +241,9 @@ fn seccomp_json_is_the_oci_profile() {
 #[test]
 fn the_rendered_container_command_cages_as_on_a_runner() {
     use std::os::unix::fs::{chown, PermissionsExt};
-    if !is_root() {
-        return skip_or_fail("running as the pod's uid needs root");
-    }
-    let (_guard, root) = scratch("kube-cmd");
+    let Some((_guard, root)) = common::root_scratch("running as the pod's uid", "kube-cmd") else {
+        return;
+    };
     std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
     let uid = 23_777u32;
     let items = items(&render(

@@ -9,8 +9,8 @@ use std::process::Command;
 pub use jaula_testkit::probe::{parse_shell_prefix, run_probes, standard_probes, Op, Probe};
 pub use jaula_testkit::{
     build_home, cage_or_skip, chown_tree, chown_tree_except, is_root, marker, missing_tool,
-    skip_or_fail, tools_or_skip, write_marker, Backend, Home, User, CREATE_PATHS, EXTRA_DIRS,
-    HOST_PATH, NOBODY, PRESENT_FILES,
+    require_root, skip_or_fail, tools_or_skip, write_marker, Backend, Home, User, CREATE_PATHS,
+    EXTRA_DIRS, HOST_PATH, NOBODY, PRESENT_FILES,
 };
 
 pub fn jaula() -> PathBuf {
@@ -132,4 +132,10 @@ impl LoggedRun {
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
     }
+}
+
+/// A scratch directory for a test that needs root (for `what`), or `None` after
+/// [`require_root`]'s skip (a failure under CI=true).
+pub fn root_scratch(what: &str, prefix: &str) -> Option<(tempfile::TempDir, PathBuf)> {
+    require_root(what).then(|| scratch(prefix))
 }
