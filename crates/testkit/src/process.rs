@@ -24,3 +24,18 @@ impl Drop for Reaped {
         self.stop();
     }
 }
+
+/// Copy the program `from` to `to` (mode 0755) by running `cp`, never by opening `to` for
+/// writing in this process: the tests of a crate run as threads of one process, and any
+/// other thread's fork would inherit such a descriptor until its exec; executing `to`
+/// meanwhile fails with ETXTBSY ("Text file busy").
+pub fn copy_program(from: &std::path::Path, to: &std::path::Path) {
+    let copied = std::process::Command::new("cp")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(copied.success(), "cp {} {}", from.display(), to.display());
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o755)).unwrap();
+}

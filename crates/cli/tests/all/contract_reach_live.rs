@@ -87,7 +87,7 @@ fn a_jaula_binary_under_a_closed_directory_still_runs_the_tenant_as_its_uid() {
     };
     let private = private_dir(&root);
     let binary = private.join("jaula");
-    std::fs::copy(jaula(), &binary).unwrap();
+    jaula_testkit::copy_program(&jaula(), &binary);
     let tenants = root.join("tenants");
     let prepare = contract(&binary, &tenants, &root.join("state"), &prepare_args());
     assert!(prepare.status.success(), "{}", stderr(&prepare));

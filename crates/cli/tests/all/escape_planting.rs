@@ -300,7 +300,7 @@ fn jaula_template() -> &'static Path {
             .map(|s| s.success())
             .unwrap_or(false);
         if !stripped {
-            fs::copy(jaula(), &path).unwrap();
+            jaula_testkit::copy_program(&jaula(), &path);
         }
         fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
         path
@@ -429,8 +429,7 @@ impl World {
             Setup::JaulaAt(rel) => {
                 let path = self.root.join(rel);
                 fs::create_dir_all(path.parent().unwrap()).unwrap();
-                fs::copy(jaula_template(), &path).unwrap();
-                fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+                jaula_testkit::copy_program(jaula_template(), &path);
                 self.jaula = path;
             }
         }
