@@ -31,15 +31,8 @@ UID_RANGE = "240000-240999"
 UID_PROCS = 16
 UID_PER_PROC = 25
 
-SECRETS = [
-    ".ssh/id_ed25519", ".ssh/id_ed25519.pub", ".ssh/known_hosts", ".ssh/config",
-    ".aws/credentials", ".aws/config", ".kube/config", ".gnupg/pubring.kbx",
-    ".config/gcloud/credentials.db", ".config/gh/hosts.yml", ".docker/config.json",
-    ".git-credentials", ".netrc", ".pgpass", ".claude/.credentials.json",
-    ".cargo/credentials.toml", ".agents-city/.runtime/broker/w1.token",
-    ".agents-city/.runtime/broker/w2.token", ".claude/channels/seat1/.env",
-    ".claude/channels/seat2/.env",
-]
+# The window token the cages are given (--token-file); the homes themselves come from
+# jaula-scratch-home (crates/testkit/src/bench_home.rs), the one definition of their shape.
 TOKEN = ".agents-city/.runtime/broker/w1.token"
 
 
@@ -60,7 +53,7 @@ def put(path, text="x\n"):
 
 
 class Harness:
-    def __init__(self, root, quick, only, jaula=None, jaula_dynamic=None):
+    def __init__(self, root, quick, only, jaula=None, jaula_dynamic=None, scratch_home=None):
         self.root = root
         self.quick = quick
         self.only = only
@@ -69,6 +62,8 @@ class Harness:
         # dynamically linked one for the process-floor comparison.
         self.jaula = jaula or os.path.join(root, "target/release/jaula")
         self.jaula_dynamic = jaula_dynamic
+        # The scratch homes' maker (jaula-testkit's jaula-scratch-home, built by bench/run).
+        self.scratch_home = scratch_home or os.path.join(root, "target/release/jaula-scratch-home")
         self.work = os.path.join(root, "target/bench-run")
         self.true = os.path.realpath(shutil.which("true"))
         self.results = {
@@ -121,31 +116,11 @@ class Harness:
     def real_home(self, home):
         """A real-sized home: every default secret, the usual state and caches, a few
         hundred top-level entries and a few thousand beneath."""
-        for rel in SECRETS:
-            put(os.path.join(home, rel), "secret\n")
-        put(os.path.join(home, ".config/jaula/config.toml"), "# bench\n")
-        for rel in [".claude/settings.json", ".claude.json", ".agents-city/state.json"]:
-            put(os.path.join(home, rel), "{}\n")
-        for rel in [".bashrc", ".profile", ".gitconfig", ".cargo/config.toml", ".npmrc"]:
-            put(os.path.join(home, rel), "# bench\n")
-        for d in [".cargo/registry", ".cargo/git", ".cargo/bin", ".rustup", ".npm/_cacache",
-                  ".cache/pip", ".local/share/app", ".local/state/app", ".local/bin", "go/pkg"]:
-            os.makedirs(os.path.join(home, d), exist_ok=True)
-        for i in range(150):
-            put(os.path.join(home, f".dotfile{i:03}"))
-        for i in range(80):
-            for j in range(10):
-                put(os.path.join(home, f"projects/p{i:03}/f{j}.txt"))
-            os.makedirs(os.path.join(home, f"dir{i:03}"), exist_ok=True)
-        for i in range(60):
-            put(os.path.join(home, f".config/app{i:03}/settings.ini"))
-        for i in range(400):
-            put(os.path.join(home, f".cache/blob{i:03}"))
-        for i in range(200):
-            put(os.path.join(home, f".claude/projects/p{i:03}.jsonl"))
-        for i in range(300):
-            put(os.path.join(home, f".local/share/app/d{i:03}"))
-        os.makedirs(os.path.join(home, "src/repo"), exist_ok=True)
+        sh([self.scratch_home, "real-sized", home])
+
+    def minimal_home(self, home):
+        """The token file the flags name and an empty src/repo: no secret to seal."""
+        sh([self.scratch_home, "minimal", home])
 
     def count(self, path, top=False):
         if top:
@@ -155,7 +130,7 @@ class Harness:
     def cage_py_argv(self, home, repo):
         """agents-city's own bubblewrap prefix for this home, from its cage.py extracted
         out of the diff in the seeds directory at run time (as
-        crates/cli/tests/seed_compat.rs does; never copied into the project)."""
+        crates/cli/tests/all/seed_compat.rs does; never copied into the project)."""
         env = {"PATH": os.environ["PATH"], "HOME": home, "CITY_CAGE_BWRAP": "1"}
         out = sh(["python3", os.path.join(self.cage_py_dir, "cage.py"), "line", "--repo", repo,
                   "--home", home, "--token-file", os.path.join(home, TOKEN)],
@@ -259,9 +234,7 @@ class Harness:
         full = os.path.join(self.work, "launch/full-home")
         for h in (empty, full):
             shutil.rmtree(h, ignore_errors=True)
-        os.makedirs(os.path.join(empty, "src/repo"))
-        # The token file the flags name, and nothing else: no secret to seal.
-        put(os.path.join(empty, TOKEN), "secret\n")
+        self.minimal_home(empty)
         self.real_home(full)
         rows = [("bare true", self.true, None),
                 ("jaula --version (process floor)", shlex.join([self.jaula, "--version"]), None)]
@@ -296,8 +269,7 @@ class Harness:
         home = os.path.join(self.work, "gate/home")
         shutil.rmtree(os.path.dirname(home), ignore_errors=True)
         repo = os.path.join(home, "src/repo")
-        os.makedirs(repo)
-        put(os.path.join(home, TOKEN), "secret\n")
+        self.minimal_home(home)
         client = os.path.join(repo, "connects.py")
         put(client, CONNECTS)
         writer = os.path.join(repo, "files.py")
@@ -422,22 +394,10 @@ class Harness:
 
     def scaling_home(self, n):
         """A home with exactly `n` top-level entries: ~/.ssh (sealed, holding the key),
-        ~/src (holding the repo), and n - 2 more, one in four a directory."""
+        ~/.agents-city (the token), ~/src (holding the repo), and the rest, one in four a
+        directory; kept from an earlier run when it has them."""
         home = os.path.join(self.work, f"homes/h{n}")
-        if os.path.isdir(home) and self.count(home, True) == n:
-            return home
-        shutil.rmtree(home, ignore_errors=True)
-        put(os.path.join(home, ".ssh/id_ed25519"), "secret\n")
-        put(os.path.join(home, TOKEN), "secret\n")
-        os.makedirs(os.path.join(home, "src/repo"))
-        have = self.count(home, True)
-        for i in range(n - have):
-            p = os.path.join(home, f"e{i:06}")
-            if i % 4 == 0:
-                os.mkdir(p)
-            else:
-                with open(p, "w") as f:
-                    f.write("x")
+        sh([self.scratch_home, "entries", str(n), home])
         return home
 
     def group_home(self):
@@ -721,12 +681,15 @@ def main():
     ap.add_argument("--jaula", default=None, help="the jaula binary to measure")
     ap.add_argument("--jaula-dynamic", default=None,
                     help="a dynamically linked build, for the process-floor row")
+    ap.add_argument("--scratch-home", default=None,
+                    help="jaula-testkit's jaula-scratch-home, which makes the scratch homes")
     a = ap.parse_args()
     only = [g for g in a.only.split(",") if g]
     for g in only:
         if g not in GROUPS:
             raise SystemExit(f"bench: unknown group {g} (groups: {', '.join(GROUPS)})")
-    h = Harness(os.path.realpath(a.root), a.quick, only, a.jaula, a.jaula_dynamic)
+    h = Harness(os.path.realpath(a.root), a.quick, only, a.jaula, a.jaula_dynamic,
+                a.scratch_home)
     h.run()
     results_dir = os.path.join(h.root, "bench/results")
     os.makedirs(results_dir, exist_ok=True)

@@ -33,11 +33,11 @@ use rustix::io::Errno;
 use rustix::process::{geteuid, Gid, Uid};
 use serde::Serialize;
 
-use crate::error::{ContractError, Result};
 use crate::dirfd::{
     child_path, file_type, is_dot_or_dotdot, list, listing_buffer, lstat_at, open_dir_at,
     open_path_at, reopen_dir, walker_count, Listing,
 };
+use crate::error::{ContractError, Result};
 
 #[cfg(test)]
 #[path = "handover_tests.rs"]

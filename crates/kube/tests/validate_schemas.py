@@ -1,4 +1,4 @@
-"""Validate rendered objects offline, for crates/kube/tests/schemas.rs.
+"""Validate rendered objects offline, for crates/kube/tests/all/schemas.rs.
 
 usage: validate_schemas.py CRD_YAML VERSIONS DIR
 Every DIR/*.json is one object. Built-in kinds are validated with kubernetes-validate

@@ -1,6 +1,6 @@
 //! The steering path in-process: a steered listener and an upstream on this host's
 //! loopback, both served by one runtime. The live, caged version is in
-//! crates/cli/tests/network_steer.rs.
+//! crates/cli/tests/all/network_steer.rs.
 
 use super::*;
 use std::collections::BTreeMap;

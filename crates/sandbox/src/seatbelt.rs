@@ -102,7 +102,7 @@ pub fn cage_tmp_dir(policy: &Policy, window: Option<&str>) -> PathBuf {
 }
 
 /// Every known deviation of the Seatbelt profile from `decide`. Each is pinned by the
-/// conformance suite (`crates/sandbox/tests/seatbelt_conformance.rs`).
+/// conformance suite (`crates/sandbox/tests/all/seatbelt_conformance.rs`).
 pub const DEVIATIONS: &[Deviation] = &[
     Deviation {
         name: "cage-socket-refused",

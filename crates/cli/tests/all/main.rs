@@ -1,0 +1,45 @@
+//! The CLI's integration tests, one module a suite, linked into ONE test binary: each
+//! `tests/*.rs` used to be a binary of its own, linked separately, which cost CI more time
+//! than running them. A test's name is `suite::test` (`cargo test -p jaula --test all
+//! escape::` runs one suite).
+//!
+//! They share one process now, so a suite must not change process-wide state (the
+//! environment, the working directory, signal dispositions) and a host directory two
+//! suites use (`/run/user/UID`) is shared through `jaula_testkit::SharedDir`. A child that
+//! re-runs one test of this binary names it with `jaula_testkit::this_test!`.
+
+mod common;
+
+mod agents_smoke;
+mod bwrap_view;
+mod cli;
+mod conformance;
+mod contract_reach_live;
+mod escape_planting;
+mod escape_sockets;
+mod exit_codes;
+mod first_run;
+mod kube_render;
+mod network;
+mod network_notice;
+mod network_steer;
+mod planting;
+mod seed_compat;
+mod socket_gate;
+mod workloads;
+
+// Contract mode and its launch plan are Linux-only.
+#[cfg(target_os = "linux")]
+mod contract_live;
+// Linux layers (or Linux-only syscalls and flags): nothing to build elsewhere.
+#[cfg(target_os = "linux")]
+mod escape;
+// The launch plan hands the Linux launch between its stages.
+#[cfg(target_os = "linux")]
+mod launch_plan;
+// The DNS stub lives in the cage's Linux network namespace.
+#[cfg(target_os = "linux")]
+mod network_dns;
+// Linux layers (or Linux-only syscalls and flags): nothing to build elsewhere.
+#[cfg(target_os = "linux")]
+mod seccomp_equivalence;

@@ -1,0 +1,42 @@
+//! Processes a test starts beside the cage (servers, agents, victims): never left running
+//! after the test, whether it passed or panicked.
+
+use std::process::Child;
+
+/// A child process that is killed and reaped when dropped (or when [`Reaped::stop`] is
+/// called first, for a test that must order its clean-up).
+pub struct Reaped(pub Child);
+
+impl Reaped {
+    /// Kill and reap the process; a process already gone is no error.
+    pub fn stop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+
+    /// The process's pid.
+    pub fn id(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Copy the program `from` to `to` (mode 0755) by running `cp`, never by opening `to` for
+/// writing in this process: the tests of a crate run as threads of one process, and any
+/// other thread's fork would inherit such a descriptor until its exec; executing `to`
+/// meanwhile fails with ETXTBSY ("Text file busy").
+pub fn copy_program(from: &std::path::Path, to: &std::path::Path) {
+    let copied = std::process::Command::new("cp")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(copied.success(), "cp {} {}", from.display(), to.display());
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
