@@ -39,33 +39,6 @@ pub fn resolve(sources: &Sources, args: &PolicyArgs) -> Result<Policy, CliError>
     Ok(policy)
 }
 
-/// Create jaula's own protected directories that do not exist yet (mode 0700), so that a
-/// mount backend can cover them: a cage cannot protect what is not there, and an empty
-/// directory of jaula's own is harmless. The planting guard's paths are never created:
-/// an empty `~/.config/systemd` or `.vscode` left on the owner's disk would be a
-/// placeholder of exactly the kind that shows up in `git status`.
-#[cfg(target_os = "linux")]
-pub fn ensure_protected_dirs(policy: &Policy) -> Result<(), CliError> {
-    use std::os::unix::fs::DirBuilderExt;
-    for protected in policy.protected() {
-        if protected.kind != jaula_policy::ProtectKind::Directory
-            || !protected.source.is_cage_configuration()
-            || protected.path.exists()
-        {
-            continue;
-        }
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&protected.path)
-            .map_err(|source| CliError::Write {
-                path: protected.path.clone(),
-                source,
-            })?;
-    }
-    Ok(())
-}
-
 /// A path as a JSON string, refusing bytes JSON cannot hold rather than mangling them.
 pub fn json_path(path: &std::path::Path) -> Result<serde_json::Value, CliError> {
     path.to_str()

@@ -62,6 +62,11 @@ pub enum CliError {
     #[cfg(target_os = "linux")]
     #[error(transparent)]
     Plan(#[from] jaula_sandbox::launch_plan::PlanError),
+    /// The stage that runs the plan (bubblewrap's view, or jaula's own stage) could not be
+    /// prepared or started.
+    #[cfg(target_os = "linux")]
+    #[error(transparent)]
+    Start(#[from] jaula_sandbox::start::StartError),
     /// `jaula contract run`: the stage that becomes the tenant could not be started.
     #[error(
         "cannot start jaula's stage {} in {}: {source}",
@@ -76,10 +81,6 @@ pub enum CliError {
     /// `--log` under `--network none`: the file could not be handed to the stage.
     #[error("cannot pass the log on: {0}")]
     PassLog(std::io::Error),
-    /// The stage of `--network allow` ended before it handed its listener out, and could
-    /// not be waited for.
-    #[error("cannot wait for the cage's stage: {0}")]
-    WaitStage(std::io::Error),
     #[error("cannot print: {0}")]
     Output(#[from] std::io::Error),
 }
@@ -122,19 +123,6 @@ pub enum Refusal {
     /// No cage can be built here (or it is disabled) and `--allow-uncaged` was not given.
     #[error("refusing to run uncaged: {reason} (pass --allow-uncaged to run anyway)")]
     Uncaged { reason: String },
-    /// A cage was needed and none can be built; running uncaged is not offered (under
-    /// `--network allow` a port rule would admit any host).
-    #[error("refusing to run: {reason}")]
-    NoCage { reason: String },
-    /// `--network allow` without a network namespace.
-    #[error(
-        "refusing to run: --network allow needs a network namespace; bwrap: {bwrap}{landlock}"
-    )]
-    AllowNeedsNamespace {
-        bwrap: String,
-        /// `"; landlock: ..."` when Landlock is missing too, else empty.
-        landlock: String,
-    },
     /// The cage's own `/tmp` (bubblewrap's view) or `TMPDIR` (Seatbelt) cannot be made.
     #[error("refusing to run: cannot make the cage's private {what}: {reason}")]
     PrivateTmp { what: &'static str, reason: String },

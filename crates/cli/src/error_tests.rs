@@ -62,13 +62,6 @@ fn refusal_messages_read_as_before() {
             "refusing to run uncaged: bwrap: no (pass --allow-uncaged to run anyway)",
         ),
         (
-            Refusal::AllowNeedsNamespace {
-                bwrap: "b".into(),
-                landlock: "; l".into(),
-            },
-            "refusing to run: --network allow needs a network namespace; bwrap: b; l",
-        ),
-        (
             Refusal::PrivateTmp {
                 what: "/tmp",
                 reason: "r".into(),

@@ -53,7 +53,7 @@ enum Command {
     /// Internal: jaula's own launch stage. Its only input is the launch plan the outer
     /// `jaula run` hands it on an inherited sealed memfd; no flags, no environment.
     #[cfg(target_os = "linux")]
-    #[command(name = commands::run::STAGE_SUBCOMMAND, hide = true)]
+    #[command(name = jaula_sandbox::start::STAGE_SUBCOMMAND, hide = true)]
     Stage,
 }
 

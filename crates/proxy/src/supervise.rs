@@ -58,10 +58,14 @@ pub struct Served {
 }
 
 /// Serve everything in `served` with `proxy` until `child` exits; return its status.
+/// SIGTERM and SIGHUP are handed to `forward` with the child's pid: [`to_child`] signals
+/// the child itself, and a caller whose child passes no signal on (bubblewrap) sends them
+/// past it.
 pub fn supervise(
     mut child: Child,
     served: Served,
     proxy: Proxy,
+    forward: impl Fn(rustix::process::Pid, rustix::process::Signal),
 ) -> Result<Supervised, SuperviseError> {
     let Served {
         listener,
@@ -135,7 +139,8 @@ pub fn supervise(
     })
 }
 
-fn forward(pid: rustix::process::Pid, signal: rustix::process::Signal) {
+/// The plain forward for [`supervise`]: the signal to the child itself.
+pub fn to_child(pid: rustix::process::Pid, signal: rustix::process::Signal) {
     // The child may already be gone (ESRCH); its exit is picked up by the wait above.
     let _ = rustix::process::kill_process(pid, signal);
 }

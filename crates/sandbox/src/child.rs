@@ -5,6 +5,11 @@
 //! forwarded (a service manager or a closing terminal stops the cage). SIGINT and SIGQUIT
 //! are swallowed, as system(3) ignores them: a terminal delivers them to the whole
 //! foreground process group, so the child already has its own copy.
+//!
+//! When the child is bubblewrap, the signal must skip it: its monitor dies of SIGTERM
+//! without passing it on, and its init inside the PID namespace ignores every signal sent
+//! from outside, so the stage and the command would run on, orphaned. [`Forward::BwrapStage`]
+//! finds the stage below them and signals it instead.
 
 use std::io;
 use std::os::unix::process::CommandExt;
@@ -18,10 +23,25 @@ const HANDLED: [libc::c_int; 5] = [
     libc::SIGQUIT,
 ];
 
-/// Spawn `cmd` and wait for it, forwarding SIGTERM and SIGHUP. Call from a
+/// Where a forwarded SIGTERM or SIGHUP goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Forward {
+    /// To the child itself.
+    Child,
+    /// The child is bubblewrap running jaula's stage: to the stage (found through `/proc`),
+    /// or to bubblewrap when no stage is found (it has already ended).
+    BwrapStage,
+}
+
+/// Spawn `cmd` and wait for it, forwarding SIGTERM and SIGHUP to the child. Call from a
 /// single-threaded process: the signals are blocked in the calling thread and taken with
 /// `sigwait`, and another thread with them unblocked would receive them instead.
 pub fn spawn_and_wait(cmd: &mut Command) -> io::Result<ExitStatus> {
+    spawn_and_wait_forwarding(cmd, Forward::Child)
+}
+
+/// [`spawn_and_wait`], with the forwarded signals sent where `forward` says.
+pub fn spawn_and_wait_forwarding(cmd: &mut Command, forward: Forward) -> io::Result<ExitStatus> {
     let set = signal_set();
     let mut old = empty_set();
     // SAFETY: `set` and `old` are valid, initialised sigset_t values owned by this frame.
@@ -45,7 +65,7 @@ pub fn spawn_and_wait(cmd: &mut Command) -> io::Result<ExitStatus> {
     }
     let result = cmd
         .spawn()
-        .and_then(|mut child| wait_forwarding(&mut child, &set));
+        .and_then(|mut child| wait_forwarding(&mut child, &set, forward));
     // A Ctrl-C that arrived with the child's exit must not kill this process when the
     // mask is restored: the caller still has to report and mirror the child's status.
     drain_interrupts();
@@ -54,7 +74,11 @@ pub fn spawn_and_wait(cmd: &mut Command) -> io::Result<ExitStatus> {
     result
 }
 
-fn wait_forwarding(child: &mut Child, set: &libc::sigset_t) -> io::Result<ExitStatus> {
+fn wait_forwarding(
+    child: &mut Child,
+    set: &libc::sigset_t,
+    forward: Forward,
+) -> io::Result<ExitStatus> {
     let pid = child.id() as libc::pid_t;
     loop {
         // The child may have exited before SIGCHLD was first awaited.
@@ -68,11 +92,25 @@ fn wait_forwarding(child: &mut Child, set: &libc::sigset_t) -> io::Result<ExitSt
             return Err(io::Error::from_raw_os_error(rc));
         }
         if sig == libc::SIGTERM || sig == libc::SIGHUP {
-            // SAFETY: kill(2) on our own, not yet reaped child: the pid cannot have been
-            // reused, since only this function reaps it.
-            unsafe { libc::kill(pid, sig) };
+            forward_signal(pid, sig, forward);
         }
     }
+}
+
+/// Send `sig` where `forward` says, for the child `pid` this process has not reaped yet.
+pub fn forward_signal(pid: libc::pid_t, sig: libc::c_int, forward: Forward) {
+    #[cfg(target_os = "linux")]
+    if forward == Forward::BwrapStage {
+        let named = rustix::process::Signal::from_named_raw(sig);
+        if let (Some(stage), Some(named)) = (proc_tree::bwrap_stage(pid), named) {
+            if rustix::process::pidfd_send_signal(&stage, named).is_ok() {
+                return;
+            }
+        }
+    }
+    // SAFETY: kill(2) on our own, not yet reaped child: the pid cannot have been reused,
+    // since only this process reaps it.
+    unsafe { libc::kill(pid, sig) };
 }
 
 /// Take any pending SIGINT, SIGQUIT and SIGCHLD while they are still blocked.
@@ -111,4 +149,69 @@ fn signal_set() -> libc::sigset_t {
         unsafe { libc::sigaddset(&mut set, sig) };
     }
     set
+}
+
+#[cfg(target_os = "linux")]
+mod proc_tree {
+    /// jaula's stage below the bubblewrap monitor `monitor` (this process's child), as a
+    /// pidfd. bubblewrap's child is either the stage itself (no PID namespace) or the
+    /// namespace's init (pid 1 there), whose first child, pid 2 in the namespace, is the
+    /// stage; any later child of that init is an orphan reparented to it, not the stage. The
+    /// pidfd is taken before the parent is checked again, so a pid reused in between is
+    /// never signalled.
+    pub(super) fn bwrap_stage(monitor: libc::pid_t) -> Option<std::os::fd::OwnedFd> {
+        let first = only_child(monitor)?;
+        let (parent, stage) = if namespace_pid(first) == Some(1) {
+            let stage = children(first)
+                .into_iter()
+                .find(|&c| namespace_pid(c) == Some(2))?;
+            (first, stage)
+        } else {
+            (monitor, first)
+        };
+        let pid = rustix::process::Pid::from_raw(stage)?;
+        let fd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()?;
+        (parent_of(stage) == Some(parent)).then_some(fd)
+    }
+
+    /// The one child of `pid`, or `None` when it has none or several.
+    fn only_child(pid: libc::pid_t) -> Option<libc::pid_t> {
+        match children(pid).as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        }
+    }
+
+    /// The children of `pid`'s main thread (`/proc/PID/task/PID/children`); bubblewrap forks
+    /// from its only thread.
+    fn children(pid: libc::pid_t) -> Vec<libc::pid_t> {
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .map(|text| {
+                text.split_whitespace()
+                    .filter_map(|p| p.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// `pid`'s number in its own, innermost PID namespace (the last `NSpid` field).
+    fn namespace_pid(pid: libc::pid_t) -> Option<libc::pid_t> {
+        status_field(pid, "NSpid:")?
+            .split_whitespace()
+            .last()?
+            .parse()
+            .ok()
+    }
+
+    fn parent_of(pid: libc::pid_t) -> Option<libc::pid_t> {
+        status_field(pid, "PPid:")?.trim().parse().ok()
+    }
+
+    fn status_field(pid: libc::pid_t, name: &str) -> Option<String> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .map(str::to_owned)
+    }
 }

@@ -33,3 +33,5 @@ pub mod seatbelt;
 pub mod seccomp;
 #[cfg(target_os = "linux")]
 pub mod socket_gate;
+#[cfg(target_os = "linux")]
+pub mod start;

@@ -4,29 +4,25 @@
 #[cfg(target_os = "linux")]
 use jaula_policy::{CageProfile, EnvVars, Platform, Policy, Sources};
 #[cfg(target_os = "linux")]
-use jaula_sandbox::backend::{self, Launcher, NoCage};
+use jaula_sandbox::backend::{Launcher, NoCage};
 #[cfg(target_os = "linux")]
-use jaula_sandbox::bwrap;
-#[cfg(target_os = "linux")]
-use jaula_sandbox::landlock::{self, PlanMode};
+use jaula_sandbox::landlock::PlanMode;
 #[cfg(target_os = "linux")]
 use jaula_sandbox::launch::{exit_like, set_resource_limits, ResourceLimits};
 #[cfg(target_os = "linux")]
 use jaula_sandbox::launch_plan::{LaunchPlan, NetworkPlan, Reports, PLAN_VERSION};
 #[cfg(target_os = "linux")]
-use jaula_sandbox::network::netns;
-#[cfg(target_os = "linux")]
 use jaula_sandbox::network::{DomainRules, NetworkMode};
 #[cfg(target_os = "linux")]
-use jaula_sandbox::plan_fd::{self, SealedPlan};
+use jaula_sandbox::plan_fd;
 #[cfg(target_os = "linux")]
-use jaula_sandbox::planting::{self, Snapshot};
+use jaula_sandbox::planting;
+#[cfg(target_os = "linux")]
+use jaula_sandbox::start::{self, AllowStage, Stage, StartError, StartOptions};
 #[cfg(target_os = "linux")]
 use std::ffi::OsString;
 #[cfg(target_os = "linux")]
 use std::os::fd::RawFd;
-#[cfg(target_os = "linux")]
-use std::path::PathBuf;
 #[cfg(target_os = "linux")]
 use std::process::Command;
 
@@ -44,12 +40,6 @@ use crate::context;
 #[cfg(target_os = "linux")]
 use crate::error::{CliError, Refusal};
 use crate::Outcome;
-
-/// The hidden subcommand jaula starts its own stages with (inside the bubblewrap view, the
-/// `--network allow` child, the child a planting-reporting parent waits for). It takes no
-/// arguments: its whole input is the launch plan on an inherited descriptor.
-#[cfg(target_os = "linux")]
-pub const STAGE_SUBCOMMAND: &str = "stage";
 
 /// On macOS: the Seatbelt launch (`run_seatbelt`).
 #[cfg(not(target_os = "linux"))]
@@ -201,7 +191,7 @@ fn launch(args: &RunArgs, planned: Planned) -> Outcome {
     } = planned;
     // Step 1 of the launch sequence, here, before any stage is started: every process after
     // this one inherits the limits. (The cgroup and the identity are a Contract's, set in
-    // the stage `spawn_stage_and_wait` starts.)
+    // the stage its runner starts.)
     set_resource_limits(&plan.limits).map_err(Refusal::Launch)?;
     let mode = plan.network.mode;
     if args.verbose {
@@ -209,35 +199,61 @@ fn launch(args: &RunArgs, planned: Planned) -> Outcome {
     } else if let Some(line) = network_notice::at_start(mode, rules.allow().len()) {
         eprintln!("{line}");
     }
-    let landlock = landlock::probe();
-    let landlock_missing = (!landlock.floor_met).then(|| format!("landlock: {}", landlock.kernel));
-    let launcher = backend::choose(backend.into(), landlock_missing, || {
-        bwrap::probe_cached(
-            sources.bwrap,
-            &bwrap_options(args, mode),
-            &bwrap_probe_cache(&plan.policy),
-        )
-    });
+    let options = StartOptions {
+        requested: backend.into(),
+        bwrap: sources.bwrap,
+        proc_fs: !args.no_pid_ns,
+        // `--window` defaults to the literal "window": that default means "not given".
+        window: (policy_args.window != "window").then(|| policy_args.window.clone()),
+        own_binary: std::env::current_exe().map_err(CliError::OwnBinary)?,
+        cwd: std::env::current_dir().map_err(CliError::Cwd)?,
+    };
+    let launcher = start::choose_cage(&plan, &options);
     if mode == NetworkMode::Allow {
-        return run_allow(args, &policy_args, plan, launcher, &sources, rules);
+        return run_allow(args, plan, launcher, &options, &sources, rules);
     }
     match launcher {
-        Ok(Launcher::Bwrap(a)) => exec_bwrap(args, &policy_args, plan, &a),
+        Ok(Launcher::Bwrap(availability)) => {
+            let stage = Stage::in_view(&plan, &availability, &options)?;
+            if args.tenant {
+                return Err(stage.exec().into());
+            }
+            let status = stage.run_reporting(&plan.policy, args.verbose)?;
+            leave_as(status, mode)
+        }
         Ok(Launcher::Native { bwrap_unavailable }) => {
             if let (Some(a), true) = (bwrap_unavailable, args.verbose) {
                 eprintln!("jaula: bwrap unavailable ({}); using landlock", a.reason());
             }
-            native(args, plan)
+            // The socket gate's supervisor waits for the command and reports itself; the
+            // limits are in force already (above).
+            if plan.socket_gate || args.tenant {
+                return run_stage::launch_here(&plan);
+            }
+            // With `--no-socket-gate` nobody would be left to report: this jaula starts the
+            // confined stage as its child and waits.
+            let stage_plan = LaunchPlan {
+                reports: Reports::default(),
+                ..plan.clone()
+            };
+            let stage = Stage::native(&stage_plan, &options.own_binary, &options.cwd)?;
+            let status = stage.run_reporting(&plan.policy, args.verbose)?;
+            leave_as(status, mode)
         }
         Err(no_cage) => uncaged(args, &no_cage.reason()),
     }
 }
 
-/// Where the bubblewrap probe's "yes" is kept between launches: the state home's cage
-/// profile directory, read-only to every cage (see `bwrap::probe_cached`).
+/// Leave as the stage left, after the `--network none` reminder when it failed.
 #[cfg(target_os = "linux")]
-fn bwrap_probe_cache(policy: &Policy) -> std::path::PathBuf {
-    policy.state_home().join(planting::PROBE_CACHE_FILE)
+fn leave_as(status: std::process::ExitStatus, mode: NetworkMode) -> Outcome {
+    if let Some(note) = (mode == NetworkMode::None)
+        .then(|| network_notice::after_none(status))
+        .flatten()
+    {
+        eprintln!("{note}");
+    }
+    exit_like(status)
 }
 
 #[cfg(target_os = "linux")]
@@ -270,34 +286,6 @@ fn configured_backend(sources: &Sources) -> Result<Backend, CliError> {
 }
 
 #[cfg(target_os = "linux")]
-fn bwrap_options(args: &RunArgs, mode: NetworkMode) -> bwrap::BwrapOptions {
-    bwrap::BwrapOptions {
-        proc_fs: !args.no_pid_ns,
-        unshare_net: mode != NetworkMode::Host,
-        // A root stage binds the steering listeners on 443 and 80, then drops it.
-        net_bind_service: mode == NetworkMode::Allow,
-        ..bwrap::BwrapOptions::default()
-    }
-}
-
-/// The cage's own `/tmp`, `/var/tmp` and `/run/user/UID` in the view (see
-/// `bwrap::private_view`), or the refusal to run without them.
-#[cfg(target_os = "linux")]
-fn private_view(
-    args: &RunArgs,
-    policy: &Policy,
-    policy_args: &PolicyArgs,
-    options: &mut bwrap::BwrapOptions,
-) -> Result<Option<bwrap::PrivateTmp>, Refusal> {
-    // `--window` defaults to the literal "window": that default means "not given".
-    let given = (policy_args.window != "window").then_some(policy_args.window.as_str());
-    bwrap::private_view(policy, given, options, args.verbose).map_err(|e| Refusal::PrivateTmp {
-        what: "/tmp",
-        reason: e.to_string(),
-    })
-}
-
-#[cfg(target_os = "linux")]
 fn describe_mode(mode: NetworkMode, rules: &DomainRules) -> String {
     match mode {
         NetworkMode::Host => "host (the host's network, unrestricted)".to_owned(),
@@ -317,9 +305,9 @@ fn describe_mode(mode: NetworkMode, rules: &DomainRules) -> String {
 #[cfg(target_os = "linux")]
 fn run_allow(
     args: &RunArgs,
-    policy_args: &PolicyArgs,
     plan: LaunchPlan,
     launcher: Result<Launcher, NoCage>,
+    options: &StartOptions,
     sources: &Sources,
     rules: DomainRules,
 ) -> Outcome {
@@ -329,81 +317,18 @@ fn run_allow(
     config.allow_addresses = allow_addresses(args, sources)?;
     config.log = args.network_log.clone();
     let proxy = jaula_proxy::Proxy::new(config)?;
-    let (channel, stage_end) = netns::handoff_pair()?;
-    // The stage binds the listener and hands it back; this jaula reports after it ends.
-    let mut stage = LaunchPlan {
-        network: NetworkPlan {
-            handoff_fd: Some(std::os::fd::AsRawFd::as_raw_fd(&stage_end)),
-            proxy_localhost,
-            ..plan.network.clone()
-        },
-        reports: Reports::default(),
-        ..plan.clone()
-    };
-    let mut options = bwrap_options(args, NetworkMode::Allow);
-    let mut _private_tmp = None;
-    let mut netns_setup = None;
-    let mut cmd = match launcher {
-        Ok(Launcher::Bwrap(a)) => {
-            _private_tmp = private_view(args, &plan.policy, policy_args, &mut options)?;
-            stage.stage = PlanMode::BwrapView;
-            // The namespace and the DNS stub are made by the child that execs bubblewrap
-            // (see NetnsInChild); the stage passes the stub on with its listeners.
-            let setup = netns::NetnsInChild::prepare(Some(netns::stub_addresses()))?;
-            options.unshare_net = false;
-            stage.network.dns_fds = setup.dns_fds();
-            let argv = bwrap_argv(args, &plan.policy, &options, &a)?;
-            let mut cmd = Command::new(&argv[0]);
-            cmd.args(&argv[1..]);
-            setup.install(&mut cmd);
-            netns_setup = Some(setup);
-            cmd
-        }
-        Ok(Launcher::Native { .. }) => stage_command()?,
-        // No uncaged fallback here: a port rule would admit any host.
-        Err(NoCage {
-            bwrap: Some(a),
-            landlock,
-            ..
-        }) => {
-            return Err(Refusal::AllowNeedsNamespace {
-                bwrap: a.reason(),
-                landlock: landlock.map(|l| format!("; {l}")).unwrap_or_default(),
-            }
-            .into());
-        }
-        Err(no_cage) => {
-            return Err(Refusal::NoCage {
-                reason: no_cage.reason(),
-            }
-            .into())
-        }
-    };
-    let sealed = SealedPlan::new(&stage)?;
-    sealed.hand_to(&mut cmd);
-    cmd.env_clear().envs(plan.env.iter().cloned());
     let policy = &plan.policy;
-    let snapshot = Snapshot::take(policy);
-    let child = cmd.spawn().map_err(|source| Refusal::Start {
-        program: cmd.get_program().to_owned(),
-        source,
-    })?;
-    drop(stage_end);
-    drop(sealed);
-    drop(netns_setup);
-    let listeners = match netns::CageListeners::recv(&channel) {
-        Ok(Some(l)) => l,
-        // The stage failed before it could bind (it said why on stderr): mirror its exit.
-        Ok(None) | Err(_) => {
-            let mut child = child;
-            let status = child.wait().map_err(CliError::WaitStage)?;
-            planting::report_after(&snapshot, policy);
-            exit_like(status)
-        }
-    };
-    // A stage that ends between the two messages hands out no stub: nothing to answer.
-    let dns = netns::recv_dns_sockets(&channel).unwrap_or_default();
-    drop(channel);
+    let (child, forward, listeners, dns, snapshot) =
+        match start::start_allow(&plan, launcher, options, proxy_localhost)? {
+            AllowStage::Serving {
+                child,
+                forward,
+                listeners,
+                dns,
+                snapshot,
+            } => (child, forward, listeners, dns, snapshot),
+            AllowStage::Ended(status) => exit_like(status),
+        };
     let steered = match listeners.steered {
         Some(s) => vec![
             jaula_proxy::SteeredListener::tls(s.tls),
@@ -416,7 +341,10 @@ fn run_allow(
         steered,
         dns,
     };
-    let done = jaula_proxy::supervise(child, served, proxy)?;
+    let forward_past = |pid: rustix::process::Pid, signal: rustix::process::Signal| {
+        jaula_sandbox::child::forward_signal(pid.as_raw_nonzero().get(), signal.as_raw(), forward)
+    };
+    let done = jaula_proxy::supervise(child, served, proxy, forward_past)?;
     if !done.summary.is_empty() {
         eprintln!("{}", done.summary);
     }
@@ -426,19 +354,6 @@ fn run_allow(
     }
     planting::report_after(&snapshot, policy);
     exit_like(done.status)
-}
-
-/// `jaula stage`, this very binary: it reads the plan handed to it and nothing else.
-#[cfg(target_os = "linux")]
-fn stage_command() -> Result<Command, CliError> {
-    let mut cmd = Command::new(own_binary()?);
-    cmd.arg(STAGE_SUBCOMMAND);
-    Ok(cmd)
-}
-
-#[cfg(target_os = "linux")]
-fn own_binary() -> Result<PathBuf, CliError> {
-    std::env::current_exe().map_err(CliError::OwnBinary)
 }
 
 /// Open the `--log` file of `--network none` for a stage to inherit: close-on-exec cleared,
@@ -478,137 +393,6 @@ fn hand_access_tokens(
         eprintln!("{}", notice(agent, &handed, now));
     }
     Ok(())
-}
-
-/// Run bubblewrap with the rendered view and jaula's own stage inside it (the plan on its
-/// descriptor), wait for it, report the protected paths the view could not cover (absent
-/// ones) if they changed, and leave as it left.
-#[cfg(target_os = "linux")]
-fn exec_bwrap(
-    args: &RunArgs,
-    policy_args: &PolicyArgs,
-    plan: LaunchPlan,
-    availability: &bwrap::Availability,
-) -> Outcome {
-    let mode = plan.network.mode;
-    let mut options = bwrap_options(args, mode);
-    // Held open until the exec: bubblewrap binds these descriptors.
-    let _private_tmp = private_view(args, &plan.policy, policy_args, &mut options)?;
-    // `none`: the namespace is made before bubblewrap starts, by the child that execs it,
-    // with the DNS stub bound for the inner stage's supervisor (see NetnsInChild).
-    let mut stage = LaunchPlan {
-        stage: PlanMode::BwrapView,
-        ..plan.clone()
-    };
-    let netns_setup = match mode {
-        NetworkMode::None => {
-            let stub = plan.socket_gate.then(netns::stub_addresses);
-            options.unshare_net = false;
-            let setup = netns::NetnsInChild::prepare(stub)?;
-            stage.network.dns_fds = setup.dns_fds();
-            Some(setup)
-        }
-        _ => None,
-    };
-    let argv = bwrap_argv(args, &plan.policy, &options, availability)?;
-    let sealed = SealedPlan::new(&stage)?;
-    let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..])
-        .env_clear()
-        .envs(plan.env.iter().cloned());
-    sealed.hand_to(&mut cmd);
-    if let Some(setup) = &netns_setup {
-        setup.install(&mut cmd);
-    }
-    if args.tenant {
-        let source = std::os::unix::process::CommandExt::exec(&mut cmd);
-        return Err(Refusal::Start {
-            program: argv[0].clone(),
-            source,
-        }
-        .into());
-    }
-    wait_and_report(&mut cmd, &plan.policy, args.verbose, mode)
-}
-
-/// Natively Landlock cannot stop the creation of an absent protected path, nor any write
-/// to one it does not split around, so the protected paths are snapshotted before the
-/// command runs and reported on after it ends. The socket gate's supervisor already waits
-/// for the command and does the reporting; with `--no-socket-gate` there is no supervisor,
-/// so this jaula starts the confined stage as its child and waits.
-#[cfg(target_os = "linux")]
-fn native(args: &RunArgs, plan: LaunchPlan) -> Outcome {
-    if plan.socket_gate || args.tenant {
-        // The limits are in force already (`launch`).
-        return run_stage::launch_here(&plan);
-    }
-    let stage = LaunchPlan {
-        reports: Reports::default(),
-        ..plan.clone()
-    };
-    let sealed = SealedPlan::new(&stage)?;
-    let mut cmd = stage_command()?;
-    sealed.hand_to(&mut cmd);
-    wait_and_report(&mut cmd, &plan.policy, args.verbose, plan.network.mode)
-}
-
-#[cfg(target_os = "linux")]
-fn wait_and_report(
-    cmd: &mut Command,
-    policy: &Policy,
-    verbose: bool,
-    network: NetworkMode,
-) -> Outcome {
-    let snapshot = Snapshot::take(policy);
-    if verbose {
-        eprintln!(
-            "jaula: planting guard: {} protected paths snapshotted; changes are reported \
-             after the command exits (evidence: {})",
-            snapshot.len(),
-            planting::evidence_path(policy).display()
-        );
-    }
-    let status = jaula_sandbox::child::spawn_and_wait(cmd).map_err(|source| Refusal::Start {
-        program: cmd.get_program().to_owned(),
-        source,
-    })?;
-    planting::report_after(&snapshot, policy);
-    if let Some(note) = (network == NetworkMode::None)
-        .then(|| network_notice::after_none(status))
-        .flatten()
-    {
-        eprintln!("{note}");
-    }
-    exit_like(status)
-}
-
-/// bubblewrap's argv with jaula's own stage as the command (it reads the plan handed to it).
-#[cfg(target_os = "linux")]
-fn bwrap_argv(
-    args: &RunArgs,
-    policy: &Policy,
-    options: &bwrap::BwrapOptions,
-    availability: &bwrap::Availability,
-) -> Result<Vec<OsString>, CliError> {
-    context::ensure_protected_dirs(policy)?;
-    let cwd = std::env::current_dir().map_err(CliError::Cwd)?;
-    let stage = [own_binary()?.into_os_string(), STAGE_SUBCOMMAND.into()];
-    let argv = bwrap::stage_argv(
-        policy,
-        options,
-        availability,
-        &jaula_policy::RealHostFs,
-        &args.command[0],
-        &cwd,
-        &stage,
-    )?;
-    if args.verbose {
-        eprintln!(
-            "jaula: backend bwrap, one mount a line:\n  {}",
-            String::from_utf8_lossy(&bwrap::shell_lines(&argv))
-        );
-    }
-    Ok(argv)
 }
 
 /// No cage: refuse (exit 126) with the reason, unless the user asked to run anyway.
@@ -687,13 +471,14 @@ pub(crate) fn spawn_stage_and_wait(
     plan: &LaunchPlan,
     cwd: &std::path::Path,
 ) -> Result<std::process::ExitStatus, CliError> {
-    let sealed = SealedPlan::new(plan)?;
-    let mut cmd = stage_command()?;
-    cmd.current_dir(cwd);
-    sealed.hand_to(&mut cmd);
-    jaula_sandbox::child::spawn_and_wait(&mut cmd).map_err(|source| CliError::StartStageIn {
-        program: cmd.get_program().to_owned(),
-        cwd: cwd.to_owned(),
-        source,
+    let own_binary = std::env::current_exe().map_err(CliError::OwnBinary)?;
+    let stage = Stage::native(plan, &own_binary, cwd)?;
+    stage.run().map_err(|e| match e {
+        StartError::Start { program, source } => CliError::StartStageIn {
+            program,
+            cwd: cwd.to_owned(),
+            source,
+        },
+        other => other.into(),
     })
 }

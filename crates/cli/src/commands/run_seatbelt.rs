@@ -289,7 +289,7 @@ impl Executor for SandboxExec {
             steered: Vec::new(),
             dns: Vec::new(),
         };
-        let done = jaula_proxy::supervise(child, served, stage.proxy)?;
+        let done = jaula_proxy::supervise(child, served, stage.proxy, jaula_proxy::to_child)?;
         if !done.summary.is_empty() {
             eprintln!("{}", done.summary);
         }

@@ -742,11 +742,14 @@ fn a_symlinked_dotfile_target_is_read_only_and_the_link_cannot_be_replaced() {
     }
 }
 
-/// jaula now waits for the cage instead of becoming it: SIGTERM sent to jaula still stops
-/// the caged command (forwarded), and jaula leaves as the command did.
+/// jaula waits for the cage instead of becoming it: SIGTERM sent to jaula still reaches
+/// the caged command, and jaula leaves as the command did. Under bwrap the signal has to
+/// get past bubblewrap, whose monitor dies of it without passing it on and whose init
+/// ignores it: the command's trap answering, and jaula leaving with the trap's status,
+/// prove it arrived (before, jaula died of the signal and the command ran on, orphaned).
 #[test]
 fn sigterm_to_jaula_reaches_the_caged_command() {
-    use std::os::unix::process::ExitStatusExt;
+    use std::io::{BufRead, BufReader, Read};
     use std::process::Stdio;
     for backend in ["landlock", "bwrap"] {
         if !backend_or_skip(backend, User::Root) {
@@ -758,16 +761,26 @@ fn sigterm_to_jaula_reaches_the_caged_command() {
             .arg(&f.repo)
             .arg("--home")
             .arg(&f.home)
-            .args(["--", "/bin/sh", "-c", "echo ready; exec sleep 600"])
+            .args([
+                "--",
+                "/bin/sh",
+                "-c",
+                "trap 'echo term; kill $!; exit 3' TERM; echo ready; sleep 120 & wait",
+            ])
             .current_dir(&f.repo)
             .stdout(Stdio::piped());
         f.as_owner(&mut cmd);
         let mut child = cmd.spawn().unwrap();
-        let line = jaula_testkit::output::first_line(&mut child);
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
         assert_eq!(line, "ready\n");
         let pid = rustix::process::Pid::from_child(&child);
         rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
         let status = child.wait().unwrap();
-        assert_eq!(status.signal(), Some(libc::SIGTERM), "{backend}: {status}");
+        assert_eq!(status.code(), Some(3), "{backend}: {status}");
+        let mut rest = String::new();
+        stdout.read_to_string(&mut rest).unwrap();
+        assert_eq!(rest, "term\n", "{backend}");
     }
 }

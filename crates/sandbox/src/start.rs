@@ -1,0 +1,389 @@
+//! The outer half of a Linux launch: where a resolved [`LaunchPlan`] runs, and the process
+//! that starts it there and waits.
+//!
+//! A plan runs in one of three places: in this very process (the launch sequence,
+//! [`crate::launch`], on jaula itself), in jaula's own stage inside bubblewrap's view
+//! ([`Stage::in_view`]), or in a stage child natively ([`Stage::native`]) when this
+//! process must outlive the command to report after it. `--network allow` adds the
+//! hand-over of the cage's listeners to a proxy beside it ([`start_allow`]). Nothing here
+//! resolves a policy: the plan is final, and each stage reads it from a sealed descriptor.
+
+use std::ffi::OsString;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus};
+
+use jaula_policy::network::NetworkMode;
+use jaula_policy::sources::BwrapHint;
+use jaula_policy::Policy;
+
+use crate::backend::{self, Launcher, NoCage, Requested};
+use crate::bwrap::{self, Availability, BwrapError, BwrapOptions, PrivateTmp};
+use crate::child::{self, Forward};
+use crate::landlock::{self, PlanMode};
+use crate::launch_plan::{LaunchPlan, PlanError, Reports};
+use crate::network::netns::{self, CageListeners, NetnsError, NetnsInChild};
+use crate::plan_fd::SealedPlan;
+use crate::planting::{self, Snapshot};
+
+/// The hidden subcommand jaula starts its own stages with. It takes no arguments: its
+/// whole input is the launch plan on an inherited descriptor.
+pub const STAGE_SUBCOMMAND: &str = "stage";
+
+/// What the outer stage needs beside the plan: how the caller asked for the cage, and the
+/// program that is jaula's own stage.
+#[derive(Clone, Debug)]
+pub struct StartOptions {
+    /// `jaula run --backend` or the config's `run.backend`.
+    pub requested: Requested,
+    /// Where bubblewrap is, or that it is known to be missing (`CITY_CAGE_BWRAP`).
+    pub bwrap: BwrapHint,
+    /// A PID namespace and `/proc` of the cage's own in bubblewrap's view.
+    pub proc_fs: bool,
+    /// The window name the caller gave, if any: it names the view's private `/tmp`.
+    pub window: Option<String>,
+    /// This jaula binary, started as `BINARY stage`.
+    pub own_binary: PathBuf,
+    /// Where the command starts.
+    pub cwd: PathBuf,
+}
+
+/// Why a stage could not be prepared or started. Each is a refusal: nothing ran.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A cage was needed and none can be built here.
+    #[error("refusing to run: {reason}")]
+    NoCage {
+        /// Every reason that counted, in one line.
+        reason: String,
+    },
+    /// `--network allow` without a network namespace: a port rule would admit any host.
+    #[error(
+        "refusing to run: --network allow needs a network namespace; bwrap: {bwrap}{landlock}"
+    )]
+    AllowNeedsNamespace {
+        /// Why bubblewrap cannot build its namespace.
+        bwrap: String,
+        /// `"; landlock: ..."` when Landlock is missing too, else empty.
+        landlock: String,
+    },
+    /// The view's own `/tmp` cannot be made; the host's is never used instead.
+    #[error("refusing to run: cannot make the cage's private /tmp: {0}")]
+    PrivateTmp(#[source] bwrap::PrivateTmpError),
+    /// One of jaula's own protected directories could not be created for the view to cover.
+    #[error("cannot write {}: {source}", .path.display())]
+    ProtectedDir {
+        /// The directory.
+        path: PathBuf,
+        /// Why it could not be made.
+        source: std::io::Error,
+    },
+    /// The view could not be rendered.
+    #[error(transparent)]
+    Bwrap(#[from] BwrapError),
+    /// The network namespace, its hand-off channel or the DNS stub failed.
+    #[error(transparent)]
+    Netns(#[from] NetnsError),
+    /// The plan could not be sealed for the stage.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// bubblewrap or the stage could not be started (126: the command was not looked at).
+    #[error("cannot execute {}: {source}", .program.to_string_lossy())]
+    Start {
+        /// The program that failed to start.
+        program: OsString,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The stage of `--network allow` ended before it handed its listener out, and could
+    /// not be waited for.
+    #[error("cannot wait for the cage's stage: {0}")]
+    WaitStage(#[source] std::io::Error),
+}
+
+/// bubblewrap's options for a launch: its own PID namespace unless `--no-pid-ns`, and its
+/// own network namespace unless the network is the host's.
+pub fn bwrap_options(proc_fs: bool, mode: NetworkMode) -> BwrapOptions {
+    BwrapOptions {
+        proc_fs,
+        unshare_net: mode != NetworkMode::Host,
+        // A root stage binds the steering listeners on 443 and 80, then drops it.
+        net_bind_service: mode == NetworkMode::Allow,
+        ..BwrapOptions::default()
+    }
+}
+
+/// The cage this launch gets: both probes (Landlock's ABI, bubblewrap's namespaces; the
+/// latter cached in the state home, see [`bwrap::probe_cached`]) decided by
+/// [`backend::choose`].
+pub fn choose_cage(plan: &LaunchPlan, options: &StartOptions) -> Result<Launcher, NoCage> {
+    let landlock = landlock::probe();
+    let landlock_missing = (!landlock.floor_met).then(|| format!("landlock: {}", landlock.kernel));
+    backend::choose(options.requested, landlock_missing, || {
+        bwrap::probe_cached(
+            options.bwrap,
+            &bwrap_options(options.proc_fs, plan.network.mode),
+            &plan.policy.state_home().join(planting::PROBE_CACHE_FILE),
+        )
+    })
+}
+
+/// A stage ready to start: its command, with the plan sealed on a descriptor, and what
+/// must stay open until it has started (the view's private `/tmp`, the network namespace
+/// made for it).
+pub struct Stage {
+    command: Command,
+    forward: Forward,
+    _sealed: SealedPlan,
+    _private_tmp: Option<PrivateTmp>,
+    _netns: Option<NetnsInChild>,
+}
+
+impl Stage {
+    /// bubblewrap with the rendered view and jaula's stage inside it, reading `plan`.
+    ///
+    /// Under `none` and `allow` the network namespace (and the DNS stub the stage's
+    /// supervisor answers on) is made by the child that execs bubblewrap, before it
+    /// starts, so bubblewrap itself is told not to make one.
+    pub fn in_view(
+        plan: &LaunchPlan,
+        availability: &Availability,
+        options: &StartOptions,
+    ) -> Result<Stage, StartError> {
+        let mode = plan.network.mode;
+        let mut view = bwrap_options(options.proc_fs, mode);
+        let private_tmp = bwrap::private_view(
+            &plan.policy,
+            options.window.as_deref(),
+            &mut view,
+            plan.verbose,
+        )
+        .map_err(StartError::PrivateTmp)?;
+        let mut stage = LaunchPlan {
+            stage: PlanMode::BwrapView,
+            ..plan.clone()
+        };
+        let netns = match mode {
+            NetworkMode::Host => None,
+            NetworkMode::None | NetworkMode::Allow => {
+                let answers_dns = mode == NetworkMode::Allow || plan.socket_gate;
+                let setup = NetnsInChild::prepare(answers_dns.then(netns::stub_addresses))?;
+                view.unshare_net = false;
+                stage.network.dns_fds = setup.dns_fds();
+                Some(setup)
+            }
+        };
+        ensure_protected_dirs(&plan.policy)?;
+        let stage_program = [
+            options.own_binary.clone().into_os_string(),
+            STAGE_SUBCOMMAND.into(),
+        ];
+        let argv = bwrap::stage_argv(
+            &plan.policy,
+            &view,
+            availability,
+            &jaula_policy::RealHostFs,
+            &plan.command[0],
+            &options.cwd,
+            &stage_program,
+        )?;
+        if plan.verbose {
+            eprintln!(
+                "jaula: backend bwrap, one mount a line:\n  {}",
+                String::from_utf8_lossy(&bwrap::shell_lines(&argv))
+            );
+        }
+        let mut command = Command::new(&argv[0]);
+        command.args(&argv[1..]);
+        if let Some(setup) = &netns {
+            setup.install(&mut command);
+        }
+        Stage::with(command, &stage, Forward::BwrapStage, private_tmp, netns)
+    }
+
+    /// `own_binary stage` as a child in `cwd`, natively, reading `plan`. Every step of the
+    /// launch sequence (the plan's cgroup and identity included) runs in that child, so
+    /// this process keeps its own uid, limits and cgroup.
+    pub fn native(plan: &LaunchPlan, own_binary: &Path, cwd: &Path) -> Result<Stage, StartError> {
+        let mut command = Command::new(own_binary);
+        command.arg(STAGE_SUBCOMMAND).current_dir(cwd);
+        Stage::with(command, plan, Forward::Child, None, None)
+    }
+
+    fn with(
+        mut command: Command,
+        plan: &LaunchPlan,
+        forward: Forward,
+        private_tmp: Option<PrivateTmp>,
+        netns: Option<NetnsInChild>,
+    ) -> Result<Stage, StartError> {
+        let sealed = SealedPlan::new(plan)?;
+        sealed.hand_to(&mut command);
+        command.env_clear().envs(plan.env.iter().cloned());
+        Ok(Stage {
+            command,
+            forward,
+            _sealed: sealed,
+            _private_tmp: private_tmp,
+            _netns: netns,
+        })
+    }
+
+    /// Become the stage: `exec` it in place of this process. Returns only on failure.
+    pub fn exec(mut self) -> StartError {
+        let source = std::os::unix::process::CommandExt::exec(&mut self.command);
+        StartError::Start {
+            program: self.command.get_program().to_owned(),
+            source,
+        }
+    }
+
+    /// Start the stage and wait for it, forwarding SIGTERM and SIGHUP to it (past
+    /// bubblewrap, which passes neither on).
+    pub fn run(mut self) -> Result<ExitStatus, StartError> {
+        child::spawn_and_wait_forwarding(&mut self.command, self.forward).map_err(|source| {
+            StartError::Start {
+                program: self.command.get_program().to_owned(),
+                source,
+            }
+        })
+    }
+
+    /// [`Stage::run`], then report on the protected paths that
+    /// changed meanwhile: natively Landlock cannot stop the creation of an absent one, and
+    /// the view cannot cover one that did not exist when it was built.
+    pub fn run_reporting(self, policy: &Policy, verbose: bool) -> Result<ExitStatus, StartError> {
+        let snapshot = Snapshot::take(policy);
+        if verbose {
+            eprintln!(
+                "jaula: planting guard: {} protected paths snapshotted; changes are reported \
+                 after the command exits (evidence: {})",
+                snapshot.len(),
+                planting::evidence_path(policy).display()
+            );
+        }
+        let status = self.run()?;
+        planting::report_after(&snapshot, policy);
+        Ok(status)
+    }
+}
+
+/// `--network allow`'s stage, started: it binds the cage's listeners inside its network
+/// namespace and hands them out here, for the proxy to serve until it ends.
+pub enum AllowStage {
+    /// The stage handed its listeners out and runs the command.
+    Serving {
+        /// The stage (bubblewrap, or `jaula stage`), to wait for.
+        child: Child,
+        /// Where forwarded signals go: past bubblewrap to the stage.
+        forward: Forward,
+        /// The proxy's listener, and the steering listeners when the stage could bind them.
+        listeners: CageListeners,
+        /// The DNS stub's sockets (empty when the stage ended between the two messages).
+        dns: Vec<std::net::UdpSocket>,
+        /// The protected paths as they were before the stage started.
+        snapshot: Snapshot,
+    },
+    /// The stage ended before it could bind (it said why on its stderr); the planting
+    /// report is made.
+    Ended(ExitStatus),
+}
+
+/// Start `--network allow`'s stage for `plan` on `launcher`, and take its listeners.
+/// There is no uncaged fallback: without a network namespace a port rule would admit any
+/// host. `proxy_localhost`: the proxy's rules admit `localhost`, so the stage's proxy
+/// variables name it.
+pub fn start_allow(
+    plan: &LaunchPlan,
+    launcher: Result<Launcher, NoCage>,
+    options: &StartOptions,
+    proxy_localhost: bool,
+) -> Result<AllowStage, StartError> {
+    let (channel, stage_end) = netns::handoff_pair()?;
+    let mut stage_plan = LaunchPlan {
+        reports: Reports::default(),
+        ..plan.clone()
+    };
+    stage_plan.network.handoff_fd = Some(stage_end.as_raw_fd());
+    stage_plan.network.proxy_localhost = proxy_localhost;
+    let stage = match launcher {
+        Ok(Launcher::Bwrap(availability)) => Stage::in_view(&stage_plan, &availability, options)?,
+        Ok(Launcher::Native { .. }) => {
+            Stage::native(&stage_plan, &options.own_binary, &options.cwd)?
+        }
+        Err(NoCage {
+            bwrap: Some(bwrap),
+            landlock,
+            ..
+        }) => {
+            return Err(StartError::AllowNeedsNamespace {
+                bwrap: bwrap.reason(),
+                landlock: landlock.map(|l| format!("; {l}")).unwrap_or_default(),
+            })
+        }
+        Err(no_cage) => {
+            return Err(StartError::NoCage {
+                reason: no_cage.reason(),
+            })
+        }
+    };
+    let snapshot = Snapshot::take(&plan.policy);
+    let Stage {
+        mut command,
+        forward,
+        _sealed,
+        _private_tmp,
+        _netns,
+    } = stage;
+    let mut child = command.spawn().map_err(|source| StartError::Start {
+        program: command.get_program().to_owned(),
+        source,
+    })?;
+    drop((stage_end, _sealed, _netns));
+    let listeners = match CageListeners::recv(&channel) {
+        Ok(Some(listeners)) => listeners,
+        Ok(None) | Err(_) => {
+            let status = child.wait().map_err(StartError::WaitStage)?;
+            planting::report_after(&snapshot, &plan.policy);
+            return Ok(AllowStage::Ended(status));
+        }
+    };
+    let dns = netns::recv_dns_sockets(&channel).unwrap_or_default();
+    Ok(AllowStage::Serving {
+        child,
+        forward,
+        listeners,
+        dns,
+        snapshot,
+    })
+}
+
+/// Create jaula's own protected directories that do not exist yet (mode 0700), so the
+/// view can cover them: a cage cannot protect what is not there, and an empty directory
+/// of jaula's own is harmless. The planting guard's paths are never created: an empty
+/// `~/.config/systemd` or `.vscode` left on the owner's disk would be a placeholder of
+/// exactly the kind that shows up in `git status`.
+fn ensure_protected_dirs(policy: &Policy) -> Result<(), StartError> {
+    use std::os::unix::fs::DirBuilderExt;
+    for protected in policy.protected() {
+        if protected.kind != jaula_policy::ProtectKind::Directory
+            || !protected.source.is_cage_configuration()
+            || Path::new(&protected.path).exists()
+        {
+            continue;
+        }
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&protected.path)
+            .map_err(|source| StartError::ProtectedDir {
+                path: protected.path.clone(),
+                source,
+            })?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "start_tests.rs"]
+mod tests;
