@@ -99,6 +99,9 @@ fn wait_forwarding(
 
 /// Send `sig` where `forward` says, for the child `pid` this process has not reaped yet.
 pub fn forward_signal(pid: libc::pid_t, sig: libc::c_int, forward: Forward) {
+    // Only Linux runs bubblewrap; elsewhere every signal goes to the child.
+    #[cfg(not(target_os = "linux"))]
+    let _ = forward;
     #[cfg(target_os = "linux")]
     if forward == Forward::BwrapStage {
         let named = rustix::process::Signal::from_named_raw(sig);
