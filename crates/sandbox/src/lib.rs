@@ -27,8 +27,6 @@ pub mod network;
 #[cfg(target_os = "linux")]
 pub mod plan_fd;
 pub mod planting;
-// moved to jaula_policy::run_argv; re-export kept for callers
-pub use jaula_policy::run_argv;
 pub mod seatbelt;
 pub mod seccomp;
 #[cfg(target_os = "linux")]

@@ -22,12 +22,13 @@ pub(crate) mod bpf;
 #[cfg(target_os = "linux")]
 mod numbers_check;
 
+use jaula_policy::seccomp::{deny_list, deny_list_for, Arch, DenyErrno, DenyRule, X32_SYSCALL_BIT};
+#[cfg(target_os = "linux")]
+use jaula_policy::seccomp::{ArgMatch, Verdict, REFUSED_ABI_ERRNO};
 use serde::Serialize;
 
 #[cfg(target_os = "linux")]
 pub use bpf::Action;
-// moved to jaula_policy::seccomp; re-export kept for callers
-pub use jaula_policy::seccomp::*;
 
 /// The seccomp action a filter implementing `verdict` returns.
 #[cfg(target_os = "linux")]

@@ -1,4 +1,5 @@
 use super::*;
+use jaula_policy::seccomp::*;
 
 use proptest::prelude::*;
 

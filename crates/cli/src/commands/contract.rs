@@ -10,9 +10,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use jaula_contract::{
-    check_git_dir, ContractConfig, ContractError, ContractFlags, ContractId, ContractIsolation,
-    RuntimeKind, WorkRecordId,
+    check_git_dir, ContractError, ContractFlags, ContractId, ContractIsolation, RuntimeKind,
+    WorkRecordId,
 };
+use jaula_policy::config::ContractSection;
 use serde_json::json;
 
 use crate::args::JsonFlag;
@@ -138,7 +139,7 @@ pub enum ContractCommand {
 /// command prints is in the report, for `main` to write.
 pub fn run_with_config(
     args: &ContractArgs,
-    config: &ContractConfig,
+    config: &ContractSection,
 ) -> Result<Report, ContractCliError> {
     let mut out = Vec::new();
     let code = run_to(args, config, &|k| std::env::var(k).ok(), &mut out)?;
@@ -148,7 +149,7 @@ pub fn run_with_config(
 /// The isolation these arguments describe.
 pub fn isolation(
     args: &ContractArgs,
-    config: &ContractConfig,
+    config: &ContractSection,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ContractIsolation, ContractError> {
     let flags = ContractFlags {
@@ -173,7 +174,7 @@ fn uid_text(uid: Option<u32>) -> String {
 /// the exit code: 0, or 1 when `check-git` refuses or a wipe/removal is partial.
 pub fn run_to(
     args: &ContractArgs,
-    config: &ContractConfig,
+    config: &ContractSection,
     env: &dyn Fn(&str) -> Option<String>,
     out: &mut dyn Write,
 ) -> Result<i32, ContractCliError> {

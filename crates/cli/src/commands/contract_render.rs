@@ -132,7 +132,7 @@ const PLACEHOLDER_UID: u32 = 1;
 /// Build the rendering from the arguments, with `uid`.
 pub fn spec(
     args: &KubeRenderArgs,
-    limits: jaula_contract::Limits,
+    limits: jaula_policy::limits::ContractLimits,
     uid: u32,
 ) -> Result<RenderSpec, KubeError> {
     let memory = amount("memory limit", &args.memory)?;

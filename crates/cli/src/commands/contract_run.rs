@@ -10,8 +10,8 @@ use jaula_contract::{
     ContractId, ContractIsolation, LimitInForce, RunRecord, RuntimeKind, WorkRecordId,
 };
 use jaula_policy::paths::is_within;
+use jaula_policy::run_argv::RunArgv;
 use jaula_sandbox::identity::Identity;
-use jaula_sandbox::run_argv::RunArgv;
 
 use crate::args::JsonFlag;
 use crate::commands::contract_error::ContractCliError;

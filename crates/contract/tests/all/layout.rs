@@ -7,8 +7,9 @@ use std::os::unix::fs::PermissionsExt;
 
 use common::*;
 use jaula_contract::{
-    ContractError, ContractId, ContractIsolation, RuntimeKind, UidMap, UidRange, WorkRecordId,
+    ContractError, ContractId, ContractIsolation, RuntimeKind, UidMap, WorkRecordId,
 };
+use jaula_policy::uid_range::UidRange;
 
 const WR1: &str = "0c1d2e3f-0000-4000-8000-000000000001";
 const WR2: &str = "0c1d2e3f-0000-4000-8000-000000000002";

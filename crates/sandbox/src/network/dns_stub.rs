@@ -18,9 +18,7 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::sync::Mutex;
 
-use jaula_policy::network::dns::{self, QType};
-
-pub use jaula_policy::network::dns::DNS_PORT;
+use jaula_policy::network::dns::{self, QType, DNS_PORT};
 
 /// Where a stub answers, read from `resolv.conf`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

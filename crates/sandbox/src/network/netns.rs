@@ -23,6 +23,7 @@ use std::os::unix::net::UnixStream;
 use std::process::Command;
 
 use super::dns_stub::{self, StubAddresses};
+use jaula_policy::network::STEERING_ADDRESS;
 
 use serde::Serialize;
 
@@ -236,9 +237,6 @@ fn install_socket_family_filter() -> Result<(), String> {
 /// variables the same from run to run.
 pub const CAGE_PROXY_PORT: u16 = 3128;
 
-// moved to jaula_policy::network; re-export kept for callers
-pub use jaula_policy::network::STEERING_ADDRESS;
-
 /// The ports steered at [`STEERING_ADDRESS`]: TLS judged on its server name, HTTP on its
 /// Host. Any other port there has no listener, so a connection to it is refused.
 pub const STEERED_TLS_PORT: u16 = 443;
@@ -429,10 +427,11 @@ fn adopt_inherited(fd: RawFd) -> Result<OwnedFd, &'static str> {
     Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
 }
 
-/// The proxy variables for the caged process (see [`super::proxy_env_at`]), at the port
-/// the cage's own loopback listener has.
+/// The proxy variables for the caged process (see
+/// [`jaula_policy::network::proxy_env_at`]), at the port the cage's own loopback listener
+/// has.
 pub fn proxy_env(proxy_localhost: bool) -> Vec<(String, String)> {
-    super::proxy_env_at(CAGE_PROXY_PORT, proxy_localhost)
+    jaula_policy::network::proxy_env_at(CAGE_PROXY_PORT, proxy_localhost)
 }
 
 /// Spawn-time set-up for a command that must start inside a fresh loopback namespace

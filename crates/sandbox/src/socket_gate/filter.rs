@@ -59,14 +59,16 @@ pub const WRITE_INTENT: u32 =
 impl GateSyscalls {
     /// This binary's architecture.
     pub fn native() -> Option<GateSyscalls> {
-        Some(GateSyscalls::for_arch(crate::seccomp::Arch::native()?))
+        Some(GateSyscalls::for_arch(
+            jaula_policy::seccomp::Arch::native()?
+        ))
     }
 
     /// The numbers of `arch`, spelled out (as the deny-list's are) so that the filter of
     /// every supported architecture is built and checked against [`decide`] on any host;
     /// the build target's are checked against libc's by the unit tests.
-    pub fn for_arch(arch: crate::seccomp::Arch) -> GateSyscalls {
-        use crate::seccomp::Arch;
+    pub fn for_arch(arch: jaula_policy::seccomp::Arch) -> GateSyscalls {
+        use jaula_policy::seccomp::Arch;
         match arch {
             // arch/x86/entry/syscalls/syscall_64.tbl
             Arch::X86_64 => GateSyscalls {
