@@ -33,7 +33,7 @@ pub fn config(dir: &Path, separate: Option<bool>) -> IsolationConfig {
     }
 }
 
-pub fn isolation(dir: &Path, separate: Option<bool>) -> ContractIsolation {
+pub fn isolation_at(dir: &Path, separate: Option<bool>) -> ContractIsolation {
     ContractIsolation::new(config(dir, separate)).unwrap()
 }
 
