@@ -54,8 +54,8 @@ pub fn json_path(path: &std::path::Path) -> Result<serde_json::Value, CliError> 
 /// The `jaula run` flags that resolve the very cage `policy` is, wherever that command
 /// runs later (the prefix `line` prints): its resolved repo, home, state home and token,
 /// plus the declared extras of `args`.
-pub fn run_argv(policy: &Policy, args: &PolicyArgs) -> jaula_sandbox::run_argv::RunArgv {
-    jaula_sandbox::run_argv::RunArgv {
+pub fn run_argv(policy: &Policy, args: &PolicyArgs) -> jaula_policy::run_argv::RunArgv {
+    jaula_policy::run_argv::RunArgv {
         repo: Some(policy.repo().to_path_buf()),
         home: Some(policy.home().to_path_buf()),
         state_home: Some(policy.state_home().to_path_buf()),

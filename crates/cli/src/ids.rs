@@ -2,7 +2,8 @@
 //! clap refuses it (exit 2, with the usage hint) before anything is opened, and the
 //! message names the rule the id broke. Contract mode is Linux only, and so are they.
 
-use jaula_contract::{ContractId, RuntimeKind, UidRange, WorkRecordId};
+use jaula_contract::{ContractId, RuntimeKind, WorkRecordId};
+use jaula_policy::uid_range::UidRange;
 
 /// `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`: one path segment, never `.`, `..` or hidden.
 const SEGMENT_RULE: &str = "one path segment matching [A-Za-z0-9][A-Za-z0-9._-]{0,63}";

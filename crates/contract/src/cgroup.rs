@@ -9,11 +9,12 @@ use std::fs;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
+use jaula_policy::limits::ContractLimits;
 use rustix::fs::{access, openat, Access, Mode, OFlags, CWD};
 use serde::Serialize;
 
 use crate::error::{ContractError, Result};
-use crate::floor::{LimitInForce, Limits};
+use crate::floor::LimitInForce;
 
 const CONTROLLERS: [&str; 2] = ["memory", "pids"];
 
@@ -142,7 +143,7 @@ pub fn detect_in(mountinfo: &str, proc_self_cgroup: &str) -> CgroupStatus {
 pub struct ContractCgroup {
     path: PathBuf,
     procs: OwnedFd,
-    limits: Limits,
+    limits: ContractLimits,
 }
 
 fn write_file(path: &Path, value: &str) -> Result<()> {
@@ -155,7 +156,7 @@ fn write_file(path: &Path, value: &str) -> Result<()> {
 impl ContractCgroup {
     /// Create `parent/name` and write `memory.max` and `pids.max`. The directory must not
     /// exist yet: reusing one could inherit a process another spawn left in it.
-    pub fn create(parent: &Path, name: &str, limits: &Limits) -> Result<ContractCgroup> {
+    pub fn create(parent: &Path, name: &str, limits: &ContractLimits) -> Result<ContractCgroup> {
         if !crate::ids::is_safe_segment(name) {
             return Err(ContractError::Cgroup {
                 path: parent.join(name),

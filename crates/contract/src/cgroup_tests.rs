@@ -63,7 +63,7 @@ fn create_refuses_reuse_and_unsafe_names() {
     let cg = dir.path().join(name);
     fs::create_dir(&cg).unwrap();
     fs::write(cg.join("cgroup.procs"), "").unwrap();
-    let limits = Limits {
+    let limits = ContractLimits {
         max_processes: 64,
         max_memory_bytes: 1 << 30,
     };

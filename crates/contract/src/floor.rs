@@ -3,13 +3,11 @@
 
 use std::path::PathBuf;
 
+use jaula_policy::limits::ContractLimits;
 use rustix::process::{setrlimit, Resource, Rlimit};
 use serde::Serialize;
 
 use crate::ids::{ContractId, RuntimeKind};
-
-// moved to jaula_policy::limits::ContractLimits; re-export kept for callers
-pub use jaula_policy::limits::ContractLimits as Limits;
 
 /// One limit as it will bind a spawned process, for `contract run`'s report and the
 /// evidence log.
@@ -35,7 +33,7 @@ pub struct SpawnFloor {
     /// The Contract's gid (equal to its uid: no group is shared between tenants).
     pub gid: Option<u32>,
     /// The rlimits.
-    pub limits: Limits,
+    pub limits: ContractLimits,
 }
 
 impl SpawnFloor {

@@ -22,6 +22,8 @@ use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
 
+use jaula_policy::limits::ContractLimits;
+use jaula_policy::uid_range::UidRange;
 use rustix::fs::{
     fchmod, fchown, mkdirat, openat, renameat, unlinkat, AtFlags, FileType, Mode, OFlags,
 };
@@ -32,7 +34,7 @@ use serde::Serialize;
 use crate::dirfd::{file_type, list, lstat_at, open_dir_at, open_trusted_dir};
 use crate::error::{ContractError, Result};
 use crate::evidence::{Event, EvidenceLog, RunRecord};
-use crate::floor::{Limits, SpawnFloor, SpawnSetup};
+use crate::floor::{SpawnFloor, SpawnSetup};
 use crate::handover::{self, HandoverCounts, GIT_DIR};
 use crate::ids::{
     is_safe_segment, is_uuid, ContractId, RuntimeKind, WorkRecordId, HARNESS_DIR, RESERVED_DIRS,
@@ -40,7 +42,7 @@ use crate::ids::{
 };
 use crate::reach;
 use crate::remove::{remove_tree, RemovalFailure};
-use crate::uids::{first_free, UidMap, UidRange};
+use crate::uids::{first_free, UidMap};
 
 const DIR_MODE: u32 = 0o700;
 /// The root must be searchable by every Contract uid, or none could reach its own
@@ -104,7 +106,7 @@ pub struct IsolationConfig {
     /// uids handed to Contracts.
     pub uids: UidRange,
     /// The default spawn limits.
-    pub limits: Limits,
+    pub limits: ContractLimits,
     /// `None` detects; `Some` overrides (tests, and a declared single-tenant mode).
     pub separate_uids: Option<bool>,
 }
@@ -171,7 +173,7 @@ pub struct ContractIsolation {
     root: PathBuf,
     state_dir: PathBuf,
     uids: UidRange,
-    limits: Limits,
+    limits: ContractLimits,
     separation: Separation,
     map: UidMap,
     runner_uid: u32,
@@ -240,7 +242,7 @@ impl ContractIsolation {
     }
 
     /// The default limits.
-    pub fn limits(&self) -> Limits {
+    pub fn limits(&self) -> ContractLimits {
         self.limits
     }
 

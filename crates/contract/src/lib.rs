@@ -35,7 +35,7 @@ pub use cgroup::{CgroupStatus, ContractCgroup};
 pub use error::{ContractError, Result};
 #[cfg(target_os = "linux")]
 pub use evidence::{Event, EvidenceLog, RunRecord, EVIDENCE_FILE};
-pub use floor::{LimitInForce, Limits, SpawnFloor, SpawnSetup};
+pub use floor::{LimitInForce, SpawnFloor, SpawnSetup};
 #[cfg(target_os = "linux")]
 pub use handover::{check_git_dir, HandoverCounts, GIT_DIR};
 pub use ids::{is_uuid, ContractId, RuntimeKind, WorkRecordId, NO_CONTRACT};
@@ -47,5 +47,5 @@ pub use isolation::{
 #[cfg(target_os = "linux")]
 pub use remove::RemovalFailure;
 #[cfg(target_os = "linux")]
-pub use settings::{ContractConfig, ContractFlags};
-pub use uids::{UidMap, UidRange};
+pub use settings::ContractFlags;
+pub use uids::UidMap;

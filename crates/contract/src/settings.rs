@@ -3,10 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
+use jaula_policy::config::ContractSection;
+use jaula_policy::limits::ContractLimits;
+use jaula_policy::uid_range::UidRange;
+
 use crate::error::{ContractError, Result};
-use crate::floor::Limits;
 use crate::isolation::IsolationConfig;
-use crate::uids::UidRange;
 
 /// Overrides `--root`.
 pub const ENV_ROOT: &str = "JAULA_CONTRACT_ROOT";
@@ -23,10 +25,6 @@ pub const DEFAULT_STATE: &str = "/var/lib/jaula/state";
 /// 65536 that `useradd` hands out as subordinate uids for rootless containers, so a
 /// Contract's uid is not some container's root-mapped user.
 pub const DEFAULT_UIDS: &str = "2000000-2099999";
-
-// moved to jaula_policy::config::ContractSection (the one definition of the config
-// file's `[contract]` section); re-export kept for callers
-pub use jaula_policy::config::ContractSection as ContractConfig;
 
 /// The command-line flags.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -50,7 +48,7 @@ impl ContractFlags {
     pub fn resolve(
         &self,
         env: &dyn Fn(&str) -> Option<String>,
-        config: &ContractConfig,
+        config: &ContractSection,
     ) -> Result<IsolationConfig> {
         let env = |k: &str| env(k).filter(|v| !v.is_empty());
         let root = self
@@ -74,7 +72,7 @@ impl ContractFlags {
                 None => UidRange::parse(DEFAULT_UIDS)?,
             },
         };
-        let mut limits = Limits::default();
+        let mut limits = ContractLimits::default();
         if let Some(n) = config.max_processes {
             limits.max_processes = n;
         }

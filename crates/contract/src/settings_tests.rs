@@ -11,7 +11,7 @@ fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Op
 
 #[test]
 fn flags_beat_env_beat_config_beat_defaults() {
-    let config = ContractConfig {
+    let config = ContractSection {
         root: Some("/cfg/root".into()),
         state_dir: Some("/cfg/state".into()),
         uid_range: Some(UidRange::parse("300000-300009").unwrap()),
@@ -30,11 +30,11 @@ fn flags_beat_env_beat_config_beat_defaults() {
     assert_eq!(r.limits.max_processes, 7);
     assert_eq!(
         r.limits.max_memory_bytes,
-        Limits::default().max_memory_bytes
+        ContractLimits::default().max_memory_bytes
     );
 
     let d = ContractFlags::default()
-        .resolve(&env_of(&[]), &ContractConfig::default())
+        .resolve(&env_of(&[]), &ContractSection::default())
         .unwrap();
     assert_eq!(d.workspace_root, PathBuf::from(DEFAULT_ROOT));
     assert_eq!(d.state_dir, PathBuf::from(DEFAULT_STATE));
@@ -45,7 +45,7 @@ fn flags_beat_env_beat_config_beat_defaults() {
 fn bad_range_from_any_source_is_refused() {
     let env = env_of(&[(ENV_UIDS, "10-20")]);
     assert!(matches!(
-        ContractFlags::default().resolve(&env, &ContractConfig::default()),
+        ContractFlags::default().resolve(&env, &ContractSection::default()),
         Err(ContractError::InvalidUidRange { .. })
     ));
 }

@@ -11,14 +11,12 @@ use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use jaula_policy::uid_range::{UidRange, RESERVED_TOP};
 use rustix::fs::{flock, FlockOperation};
 
 use crate::error::{ContractError, Result};
 use crate::ids::is_safe_segment;
 use crate::ids::NO_CONTRACT;
-
-// moved to jaula_policy::uid_range; re-export kept for callers
-pub use jaula_policy::uid_range::{UidRange, DEFAULT_SYSTEM_UID_FLOOR, RESERVED_TOP};
 
 /// File names inside the state directory.
 pub const UID_MAP_FILE: &str = "contract-uids.json";

@@ -18,7 +18,8 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path};
 
-use jaula_contract::{ContractId, Limits, RuntimeKind, WorkRecordId};
+use jaula_contract::{ContractId, RuntimeKind, WorkRecordId};
+use jaula_policy::limits::ContractLimits;
 use jaula_policy::run_argv::RunArgv;
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, EmptyDirVolumeSource, EnvVar, Namespace, Pod, PodSecurityContext,
@@ -172,7 +173,7 @@ impl RenderSpec {
         work_record: WorkRecordId,
         runtime: RuntimeKind,
         uid: u32,
-        limits: Limits,
+        limits: ContractLimits,
     ) -> Result<RenderSpec> {
         let memory =
             Amount::from_bytes(limits.max_memory_bytes).ok_or(KubeError::InvalidQuantity {

@@ -9,7 +9,7 @@ fn spec(runtime: &str) -> RenderSpec {
         WorkRecordId::parse(WORK_RECORD).unwrap(),
         RuntimeKind::parse(runtime).unwrap(),
         20_001,
-        Limits::default(),
+        ContractLimits::default(),
     )
     .unwrap()
 }
@@ -224,7 +224,7 @@ fn bad_settings_get_a_clear_error() {
 
 #[test]
 fn zero_memory_in_the_contracts_limits_is_refused() {
-    let limits = Limits {
+    let limits = ContractLimits {
         max_processes: 10,
         max_memory_bytes: 0,
     };

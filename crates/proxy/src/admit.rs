@@ -7,10 +7,10 @@ use hyper::StatusCode;
 use jaula_policy::network::normalize_host;
 use tokio::net::TcpStream;
 
-use crate::address::{OwnerStatement, Refusal};
 use crate::log::{Verdict, Via};
 use crate::serve::{connect, Unreached};
 use crate::Proxy;
+use jaula_policy::network::address::{OwnerStatement, Refusal};
 
 /// What the client asked for.
 #[derive(Clone, Copy, Debug)]

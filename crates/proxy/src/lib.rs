@@ -6,9 +6,10 @@
 //! each only when [`DomainRules::decide`](jaula_policy::network::DomainRules::decide)
 //! allows the host; anything else gets `403` naming the rule. Names are resolved here,
 //! outside the cage, after the decision, and every address is checked by
-//! [`address::check`] just before it is connected to: an allowed name that resolves to
-//! loopback, link-local (cloud metadata), private or unspecified space is refused unless
-//! the owner named that address ([`ProxyConfig::allow_addresses`]).
+//! [`address::check`](jaula_policy::network::address::check) just before it is connected
+//! to: an allowed name that resolves to loopback, link-local (cloud metadata), private or
+//! unspecified space is refused unless the owner named that address
+//! ([`ProxyConfig::allow_addresses`]).
 //!
 //! Resources are bounded: at most [`ProxyConfig::max_connections`] client connections are
 //! served at once (the rest wait in the kernel's accept queue), a client that does not
@@ -20,8 +21,6 @@
 //! HTTP Host they carry, then take the same way out as a `CONNECT` would, undecrypted.
 #![deny(missing_docs)]
 
-// moved to jaula_policy::network::address; re-export kept for callers
-pub use jaula_policy::network::address;
 mod admit;
 #[cfg(target_os = "linux")]
 mod dns;
@@ -33,7 +32,6 @@ pub mod sniff;
 pub mod steer;
 mod supervise;
 
-pub use address::{AddressClass, AddressRange, AddressRangeError};
 #[cfg(target_os = "linux")]
 pub use dns::serve_dns;
 pub use log::{open_log, rfc3339_now, DecisionRecord, Summary};
@@ -46,7 +44,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use jaula_policy::network::DomainRules;
+use jaula_policy::network::{AddressRange, DomainRules};
 
 /// What the proxy admits and how it behaves.
 #[derive(Clone, Debug)]

@@ -18,8 +18,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use crate::address::Refusal;
 use crate::ProxyError;
+use jaula_policy::network::address::Refusal;
 
 /// One line of the log.
 #[derive(Clone, Debug, Serialize)]

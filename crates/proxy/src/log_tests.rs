@@ -46,7 +46,7 @@ fn an_address_refusal_is_logged_with_address_and_reason() {
     let recorder = Recorder::open(Some(&path)).unwrap();
     let refusal = Refusal {
         address: "169.254.169.254".parse().unwrap(),
-        class: crate::AddressClass::LinkLocal,
+        class: jaula_policy::network::AddressClass::LinkLocal,
     };
     recorder.record(
         "GET",

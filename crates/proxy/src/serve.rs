@@ -13,10 +13,10 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
-use crate::address::{self, OwnerStatement, Refusal};
 use crate::admit::{self, Ask, Closed};
 use crate::log::{Recorder, Via};
 use crate::{ProxyConfig, ProxyError, Summary};
+use jaula_policy::network::address::{self, OwnerStatement, Refusal};
 
 type Body = BoxBody<Bytes, hyper::Error>;
 

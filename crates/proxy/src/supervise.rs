@@ -3,7 +3,7 @@
 //! `jaula run --network allow` cannot `exec` the cage as the other modes do: the proxy
 //! must live in a process outside the cage for as long as the cage does. So `run` spawns
 //! the cage as a child and [`supervise`] serves until that child exits, then returns its
-//! status for the caller to mirror (`jaula_sandbox::launch::exit_like`).
+//! status for the caller to mirror (`jaula_sandbox::exit::exit_like`).
 //!
 //! Signals: SIGTERM and SIGHUP sent to jaula are forwarded to the child (a service
 //! manager or a closing terminal stops the cage, not just the proxy). SIGINT and SIGQUIT

@@ -25,21 +25,38 @@ use jaula_policy::{EntryKind, HostFs, Policy};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum AbsentRootError {
+    /// The home belongs to another uid (root caging another account): directories made
+    /// now would be root's, and that account's own tools could not use them.
     #[error(
         "not creating {}: the home {} belongs to uid {owner}, not to this process's uid {uid}",
         .root.display(), .home.display()
     )]
     HomeNotOwned {
+        /// The root left absent.
         root: PathBuf,
+        /// The home it lies beneath.
         home: PathBuf,
+        /// The home's owner.
         owner: u32,
+        /// This process's effective uid.
         uid: u32,
     },
+    /// A component on the way is not a real directory (a file, or a symlink planted since
+    /// the policy was resolved), so nothing is made through it.
     #[error("not creating {}: {} exists and is not a directory", .root.display(), .entry.display())]
-    NotADirectory { root: PathBuf, entry: PathBuf },
+    NotADirectory {
+        /// The root left absent.
+        root: PathBuf,
+        /// The component that is not a directory.
+        entry: PathBuf,
+    },
+    /// `mkdir` (or reading the home's metadata) failed.
     #[error("cannot create {}: {source}", .path.display())]
     Create {
+        /// The directory that could not be made, or the home when its owner could not be
+        /// read.
         path: PathBuf,
+        /// The error the kernel gave.
         source: std::io::Error,
     },
 }
@@ -47,7 +64,9 @@ pub enum AbsentRootError {
 /// What was done: the directories made (in order) and the roots left absent.
 #[derive(Debug, Default)]
 pub struct Created {
+    /// Each directory made, parents before children.
     pub made: Vec<PathBuf>,
+    /// One entry per root that is still absent, with the reason.
     pub failed: Vec<AbsentRootError>,
 }
 
@@ -139,6 +158,7 @@ pub struct AfterCreation<'a, D> {
 }
 
 impl<'a, D> AfterCreation<'a, D> {
+    /// The view of `real` once every root `policy` creates at launch exists.
     pub fn new(policy: &'a Policy, real: D) -> Self {
         let home = policy.home();
         let mut planned = Vec::new();

@@ -1,9 +1,9 @@
-//! The layers' and the backends' data tables as Markdown, so `docs/security.md` is generated from the same
-//! lists the code enforces (`cargo run -p jaula-sandbox --example doc_tables`) and a test
-//! fails when the two drift apart.
+//! The layers' and the backends' data tables as Markdown, so `docs/security.md` is
+//! generated from the same lists the code enforces (`cargo run -p jaula-sandbox --example
+//! doc_tables`) and a test fails when the two drift apart.
 
-use crate::hardening::env::{default_keep_table, default_scrub_table};
-use crate::seccomp::{deny_list, ArgMatch};
+use jaula_policy::env::{default_keep_table, default_scrub_table};
+use jaula_policy::seccomp::{deny_list, ArgMatch};
 
 /// One row per seccomp deny rule: syscall, condition, errno, reason.
 pub fn seccomp_table() -> String {

@@ -7,7 +7,8 @@
 //! `no_new_privs` are per-thread: call it on the thread that will exec (`execve` kills the
 //! others, so their credentials never reach the caged program).
 //!
-//! [`env`] decides which environment variables the caged program inherits.
+//! Which environment variables the caged program inherits is decided by
+//! [`jaula_policy::env`], not here.
 //!
 //! What this layer does not do, on purpose: a uid-0 process without capabilities still
 //! owns every root-owned file (owner permission bits apply to it, e.g. `/etc/shadow`
@@ -17,14 +18,6 @@
 //! the seccomp layer denies namespace creation.
 // The pure helpers below serve the Linux steps only; other platforms build the report types.
 #![cfg_attr(not(target_os = "linux"), allow(dead_code))]
-
-// moved to jaula_policy::env; re-export kept for callers
-pub use jaula_policy::env;
-
-pub use env::{
-    default_keep_table, default_scrub_table, scrub_env, EnvAction, EnvDecision, EnvPattern,
-    EnvPatternError, EnvRule, EnvRules, ScrubbedEnv,
-};
 
 use std::fmt;
 use std::io;

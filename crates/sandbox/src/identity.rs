@@ -69,7 +69,7 @@ pub enum IdentityError {
 /// once the uid is not root's, the process may change neither of the others). Each call
 /// goes through the C library, which applies it to every thread of the process, not only
 /// to the calling one; then the result is read back and checked.
-pub fn become_identity(identity: Identity) -> Result<(), IdentityError> {
+pub(crate) fn become_identity(identity: Identity) -> Result<(), IdentityError> {
     let Identity { uid, gid } = identity;
     // SAFETY: setgroups with a count of 0 does not read the (null) list pointer.
     if unsafe { libc::setgroups(0, std::ptr::null()) } != 0 {

@@ -16,10 +16,11 @@ use crate::hardening::{self, HardeningOptions, HardeningReport};
 use crate::landlock::{self, AbiFloor, Enforcement, Plan, PlanMode};
 use crate::launch_plan::LaunchPlan;
 use crate::network::netns::{self, NetnsError, SocketRestriction};
-use crate::network::NetworkMode;
 use crate::seccomp::{self, SeccompReport};
+use jaula_policy::limits::ResourceLimits;
+use jaula_policy::network::NetworkMode;
 
-pub use crate::exit::exit_like;
+use crate::exit::exit_like;
 
 /// The layers to apply before `exec`.
 pub struct Confinement<'a> {
@@ -185,9 +186,6 @@ impl LaunchError {
         }
     }
 }
-
-// moved to jaula_policy::limits; re-export kept for callers
-pub use jaula_policy::limits::ResourceLimits;
 
 /// Apply `limits` to this process. Lowering a limit needs no privilege.
 pub fn set_resource_limits(limits: &ResourceLimits) -> Result<(), LaunchError> {

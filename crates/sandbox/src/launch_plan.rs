@@ -20,8 +20,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::identity::Identity;
 use crate::landlock::PlanMode;
-use crate::launch::ResourceLimits;
-use crate::network::NetworkMode;
+use jaula_policy::limits::ResourceLimits;
+use jaula_policy::network::NetworkMode;
 
 /// The plan format. A stage refuses any other: an older or newer jaula binary inside the
 /// view (an upgrade between the two execs) must not guess at fields it does not know.

@@ -5,7 +5,7 @@ use rustix::process::{setrlimit, Resource, Rlimit};
 
 /// Set each `(resource, name, value)` whose value is given; stops at the first failure and
 /// names its limit.
-pub fn set_all(
+pub(crate) fn set_all(
     limits: &[(Resource, &'static str, Option<u64>)],
 ) -> Result<Vec<(&'static str, u64)>, (&'static str, std::io::Error)> {
     let mut set = Vec::new();

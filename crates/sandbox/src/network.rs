@@ -12,6 +12,3 @@ pub mod dns_stub;
 pub mod netns;
 #[cfg(target_os = "linux")]
 pub mod none_log;
-
-// moved to jaula_policy::network; re-export kept for callers
-pub use jaula_policy::network::*;

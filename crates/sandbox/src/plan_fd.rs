@@ -113,7 +113,7 @@ pub fn take_inherited() -> Result<LaunchPlan, PlanError> {
 }
 
 /// Read a plan from `fd`, which must be a memfd carrying every required seal.
-pub fn read_sealed(fd: OwnedFd) -> Result<LaunchPlan, PlanError> {
+fn read_sealed(fd: OwnedFd) -> Result<LaunchPlan, PlanError> {
     let not_inherited = |reason: String| PlanError::NotInherited {
         fd: fd.as_raw_fd(),
         reason,

@@ -24,11 +24,11 @@ use jaula_policy::{Policy, ProtectKind, ProtectedSource};
 use serde::Serialize;
 
 /// Files up to this size are compared byte for byte.
-pub const CONTENT_LIMIT: u64 = 16 * 1024;
+const CONTENT_LIMIT: u64 = 16 * 1024;
 /// How deep a protected directory is walked, and how many entries are recorded beneath
 /// each one: a bound, so a cage cannot make the report walk forever.
-pub const DIR_DEPTH: usize = 4;
-pub const DIR_ENTRY_LIMIT: usize = 1024;
+const DIR_DEPTH: usize = 4;
+const DIR_ENTRY_LIMIT: usize = 1024;
 /// The evidence log, relative to the state home: inside the protected cage profile
 /// directory, so no cage can write or truncate it.
 pub const EVIDENCE_FILE: &str = ".runtime/cage/planting.jsonl";
@@ -120,10 +120,13 @@ pub struct Snapshot {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ChangeKind {
+    /// The path did not exist before the cage ran and does now.
     Created,
+    /// The path existed before the cage ran and does not now.
     Removed,
     /// Another file now stands at the path (new inode or type).
     Replaced,
+    /// The same file, changed: its contents, size, mode or times differ.
     Modified,
 }
 
@@ -144,9 +147,11 @@ pub struct Change {
     /// The path that changed (the protected path, or an entry beneath a protected
     /// directory).
     pub path: PathBuf,
+    /// What happened to it.
     pub change: ChangeKind,
-    /// The protected path it lies at or beneath, and why that one is protected.
+    /// The protected path it lies at or beneath.
     pub protected: PathBuf,
+    /// Why that path is protected.
     pub source: ProtectedSource,
 }
 
@@ -189,6 +194,7 @@ impl Snapshot {
         self.entries.len()
     }
 
+    /// Whether the policy protects no path at all (nothing to compare afterwards).
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -350,7 +356,7 @@ struct Evidence<'a> {
 /// Why the evidence could not be written.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum EvidenceError {
+pub(crate) enum EvidenceError {
     #[error("cannot write the planting evidence {}: {source}", .path.display())]
     Write {
         path: PathBuf,
@@ -377,6 +383,9 @@ pub struct EvidenceLog {
 }
 
 impl EvidenceLog {
+    /// Open `policy`'s evidence log for appending, making its directory. A failure is
+    /// kept, not returned: the changes are still printed, with a line saying why the log
+    /// could not be written.
     pub fn open(policy: &Policy) -> EvidenceLog {
         let path = evidence_path(policy);
         let file = open_evidence(&path).map_err(|e| e.to_string());

@@ -22,26 +22,20 @@ pub(crate) mod bpf;
 #[cfg(target_os = "linux")]
 mod numbers_check;
 
+use jaula_policy::seccomp::{deny_list, Arch, DenyErrno, DenyRule, X32_SYSCALL_BIT};
+#[cfg(target_os = "linux")]
+use jaula_policy::seccomp::{ArgMatch, REFUSED_ABI_ERRNO};
 use serde::Serialize;
 
 #[cfg(target_os = "linux")]
 pub use bpf::Action;
-// moved to jaula_policy::seccomp; re-export kept for callers
-pub use jaula_policy::seccomp::*;
-
-/// The seccomp action a filter implementing `verdict` returns.
-#[cfg(target_os = "linux")]
-pub fn action_of(verdict: &Verdict) -> Action {
-    match verdict {
-        Verdict::Allow => Action::Allow,
-        Verdict::Deny { errno, .. } => Action::Errno(errno.raw()),
-    }
-}
 
 /// What [`install`] did, for `jaula check` and logs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SeccompReport {
+    /// The architecture the filter was compiled for: this binary's own.
     pub arch: Arch,
+    /// Its `AUDIT_ARCH_*` value, the one the filter's prologue admits.
     pub audit_arch: u32,
     /// Deny-list entries compiled in.
     pub rules: usize,
@@ -72,32 +66,65 @@ impl std::fmt::Display for SeccompReport {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SeccompError {
+    /// This build's OS or architecture has no filter (only Linux on x86_64 and aarch64).
     #[error("the seccomp filter supports Linux on x86_64 and aarch64, not {target}")]
-    UnsupportedTarget { target: &'static str },
+    UnsupportedTarget {
+        /// The OS or architecture found.
+        target: &'static str,
+    },
+    /// A deny rule's syscall number is negative or in the x32 range, which the filter's
+    /// prologue handles on its own.
     #[error("deny rule for `{syscall}` has syscall number {nr}, outside 0..{X32_SYSCALL_BIT:#x}")]
-    InvalidNumber { syscall: &'static str, nr: i64 },
+    InvalidNumber {
+        /// The syscall's name in the deny-list.
+        syscall: &'static str,
+        /// Its listed number.
+        nr: i64,
+    },
+    /// One syscall listed with two errnos: the chained programs would make the answer
+    /// depend on their order rather than on the list.
     #[error("syscall `{syscall}` is listed with both {first} and {second}; one errno per syscall")]
     ConflictingErrno {
+        /// The syscall's name in the deny-list.
         syscall: &'static str,
+        /// The errno of its first rule.
         first: DenyErrno,
+        /// The different errno of a later rule.
         second: DenyErrno,
     },
+    /// seccompiler refused one rule's argument conditions.
     #[cfg(target_os = "linux")]
     #[error("deny rule for `{syscall}` cannot be compiled: {source}")]
     Rule {
+        /// The syscall's name in the deny-list.
         syscall: &'static str,
+        /// seccompiler's error.
         #[source]
         source: seccompiler::BackendError,
     },
+    /// seccompiler could not build a program from the rules.
     #[cfg(target_os = "linux")]
     #[error("seccompiler cannot build the filter: {0}")]
     Backend(#[source] seccompiler::BackendError),
+    /// The chained program is longer than the kernel's `BPF_MAXINSNS`.
     #[error("the filter has {instructions} BPF instructions, the kernel accepts at most 4096")]
-    TooLarge { instructions: usize },
+    TooLarge {
+        /// The program's length.
+        instructions: usize,
+    },
+    /// The evaluator met what it cannot run: an unaligned or out-of-range load, an
+    /// instruction outside the subset it evaluates, or the end with no return.
     #[error("the filter program is malformed at instruction {pc}: {what}")]
-    Malformed { pc: usize, what: &'static str },
+    Malformed {
+        /// The instruction's index.
+        pc: usize,
+        /// What is wrong with it.
+        what: &'static str,
+    },
+    /// `prctl(PR_GET_NO_NEW_PRIVS)` or `PR_SET_NO_NEW_PRIVS` failed.
     #[error("cannot read or set no_new_privs: {0}")]
     NoNewPrivs(#[source] std::io::Error),
+    /// `seccomp(2)` refused the program.
     #[cfg(target_os = "linux")]
     #[error("the kernel refused the seccomp filter: {0}")]
     Install(#[source] seccompiler::Error),
@@ -124,12 +151,6 @@ pub fn compile() -> Result<CompiledFilter, SeccompError> {
     compile_list(arch, deny_list())
 }
 
-/// Compiles `arch`'s deny-list into the filter for `arch`, whatever this binary's own
-/// architecture: the BPF program is plain data, evaluated by the unit tests on every host.
-pub fn compile_for(arch: Arch) -> Result<CompiledFilter, SeccompError> {
-    compile_list(arch, deny_list_for(arch))
-}
-
 /// Compiles the deny-list and installs it on the calling thread (see the module
 /// documentation for which thread that must be).
 pub fn install() -> Result<SeccompReport, SeccompError> {
@@ -145,6 +166,7 @@ fn compile_list(_arch: Arch, _rules: &[DenyRule]) -> Result<CompiledFilter, Secc
 
 #[cfg(not(target_os = "linux"))]
 impl CompiledFilter {
+    /// Refused: no filter is compiled outside Linux, so there is none to install.
     pub fn install(&self) -> Result<SeccompReport, SeccompError> {
         Err(SeccompError::UnsupportedTarget {
             target: std::env::consts::OS,
@@ -284,6 +306,7 @@ fn seccomp_rules(
 
 #[cfg(target_os = "linux")]
 impl CompiledFilter {
+    /// The architecture the program admits; calls from any other ABI are refused.
     pub fn arch(&self) -> Arch {
         self.arch
     }

@@ -1,4 +1,8 @@
 use super::*;
+use jaula_policy::seccomp::{
+    decide, decide_syscall, deny_list_for, DenyCause, Verdict, ALLOWED_PERSONAS,
+    CLONE_NAMESPACE_FLAGS, CLONE_NEWTIME, PER_LINUX32, UNSHARE_NAMESPACE_FLAGS,
+};
 
 use proptest::prelude::*;
 
@@ -11,6 +15,20 @@ fn native() -> Arch {
     match Arch::native() {
         Some(arch) => arch,
         None => panic!("unit tests run on a supported target"),
+    }
+}
+
+/// Compiles `arch`'s deny-list into the filter for `arch`, whatever this binary's own
+/// architecture: the BPF program is plain data, evaluated here on every host.
+fn compile_for(arch: Arch) -> Result<CompiledFilter, SeccompError> {
+    compile_list(arch, deny_list_for(arch))
+}
+
+/// The seccomp action a filter implementing `verdict` returns.
+fn action_of(verdict: &Verdict) -> Action {
+    match verdict {
+        Verdict::Allow => Action::Allow,
+        Verdict::Deny { errno, .. } => Action::Errno(errno.raw()),
     }
 }
 

@@ -5,8 +5,8 @@
 //! own window opens an uncaged window on request, Docker starts containers, the session
 //! bus starts systemd units, ssh-agent signs. Landlock below ABI 9 has no right for
 //! `connect(2)` to a pathname socket, and a read-only mount does not stop it either. The
-//! gate closes that door with a seccomp user-notification filter ([`filter`]) and a
-//! supervisor ([`Supervisor`]) that performs every `connect` and `bind` of the cage itself,
+//! gate closes that door with a seccomp user-notification filter (`filter`) and a
+//! supervisor (`Supervisor`) that performs every `connect` and `bind` of the cage itself,
 //! admitting a pathname socket only when the cage bound it or the policy allows it
 //! (`Policy::decide(path, Access::Connect)`).
 //!
@@ -17,7 +17,7 @@
 
 mod caller_path;
 mod file_calls;
-pub mod filter;
+mod filter;
 mod supervisor;
 mod sys;
 mod unreachable;
@@ -28,42 +28,54 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use jaula_policy::Policy;
 use seccompiler::sock_filter;
 
-pub use supervisor::{unix_address, unix_pathname, GateCounts, Supervisor};
-pub use unreachable::{inet_destination, unreachable_destinations, Refused};
+use supervisor::Supervisor;
+pub use unreachable::{unreachable_destinations, Refused};
 
 /// Why the gate could not be set up. The command never runs without it.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum GateError {
+    /// This architecture has no gate filter (only x86_64 and aarch64 do).
     #[error("the socket gate supports Linux on x86_64 and aarch64 only")]
     UnsupportedTarget,
+    /// The `NETLINK_SOCK_DIAG` socket the supervisor identifies bound sockets with could
+    /// not be opened.
     #[error("cannot open a sock_diag socket: {0}")]
     SockDiag(io::Error),
+    /// The pipes between parent and child could not be made.
     #[error("cannot make the hand-off pipes: {0}")]
     Pipe(io::Error),
+    /// The child could not install the user-notification filter.
     #[error("cannot install the seccomp notification filter: {0}")]
     Install(io::Error),
+    /// The kernel refused a second listener: this process is already under a gate.
     #[error(
         "this process already runs under a socket gate (a jaula cage inside a jaula cage): \
          the kernel allows one notification listener per filter chain, so the inner cage \
          cannot have its own gate; run it from outside the cage"
     )]
     Nested,
+    /// The hand-off between parent and child failed: passing the listener's number or the
+    /// acknowledgement, forking or reaping the probe's child, or starting the supervisor.
     #[error("the hand-off of the filter's listener failed: {0}")]
     Handoff(io::Error),
+    /// `pidfd_getfd` could not copy the listener out of the child.
     #[error(
         "cannot take the filter's listener from the child (pidfd_getfd, Linux 5.6+, needs \
          ptrace access to the child): {0}"
     )]
     TakeListener(io::Error),
+    /// The child exited before handing over its listener; it printed its own reason.
     #[error("the child ended before it installed the filter (it said why)")]
     ChildEnded,
+    /// `PR_SET_DUMPABLE` failed, which would leave the supervisor's memory open to a
+    /// process of the same uid (`/proc/<pid>/mem`, ptrace).
     #[error("cannot make the supervisor non-dumpable: {0}")]
     Dumpable(io::Error),
 }
 
 /// Everything made before the fork.
-pub struct GateLaunch {
+pub(crate) struct GateLaunch {
     program: Vec<sock_filter>,
     diag: OwnedFd,
     /// Child → parent: the listener's descriptor number.
@@ -74,7 +86,7 @@ pub struct GateLaunch {
 
 /// Open what the supervisor needs while the process may still make sockets: call it in the
 /// network namespace the cage will use, before any filter that refuses socket families.
-pub fn prepare() -> Result<GateLaunch, GateError> {
+pub(crate) fn prepare() -> Result<GateLaunch, GateError> {
     let calls = filter::GateSyscalls::native().ok_or(GateError::UnsupportedTarget)?;
     let diag = sys::open_sock_diag().map_err(GateError::SockDiag)?;
     let pipe = || {
@@ -93,7 +105,7 @@ impl GateLaunch {
     /// In the child: install the filter, hand its listener out, wait until the parent
     /// holds it, and close this process's copy (a cage holding its own listener could
     /// answer its own calls).
-    pub fn in_child(self) -> Result<(), GateError> {
+    pub(crate) fn in_child(self) -> Result<(), GateError> {
         let GateLaunch {
             program,
             diag,
@@ -127,7 +139,11 @@ impl GateLaunch {
     }
 
     /// In the parent: take the child's listener and become its supervisor.
-    pub fn in_parent(self, child: libc::pid_t, policy: Policy) -> Result<Supervisor, GateError> {
+    pub(crate) fn in_parent(
+        self,
+        child: libc::pid_t,
+        policy: Policy,
+    ) -> Result<Supervisor, GateError> {
         let (listener, diag) = self.take_listener(child, true)?;
         Supervisor::new(listener, diag, policy).map_err(GateError::Handoff)
     }
@@ -172,7 +188,7 @@ impl GateLaunch {
 /// Serve `child`'s calls until it exits, and return how it ended. SIGTERM and SIGHUP sent
 /// to this process are passed on to the child; SIGINT and SIGQUIT are left to the
 /// terminal, which sends them to the child's process group itself.
-pub fn supervise(
+pub(crate) fn supervise(
     mut supervisor: Supervisor,
     child: libc::pid_t,
 ) -> io::Result<std::process::ExitStatus> {
@@ -226,7 +242,7 @@ pub fn supervise(
 }
 
 /// Kill and reap a child the gate can no longer supervise: it must not run unguarded.
-pub fn kill_child(pid: libc::pid_t) {
+pub(crate) fn kill_child(pid: libc::pid_t) {
     sys::kill(pid, libc::SIGKILL);
     let _ = sys::wait_exit(pid);
 }
@@ -259,6 +275,6 @@ pub fn probe() -> Result<(), GateError> {
 }
 
 /// Reap a child that ended on its own.
-pub fn wait_child(pid: libc::pid_t) -> io::Result<std::process::ExitStatus> {
+pub(crate) fn wait_child(pid: libc::pid_t) -> io::Result<std::process::ExitStatus> {
     sys::wait_exit(pid)
 }

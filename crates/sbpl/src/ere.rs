@@ -14,7 +14,7 @@
 //! (paths need not be UTF-8). It runs in time linear in the path for a fixed pattern.
 
 /// The characters with a meaning in a POSIX ERE, outside a bracket expression.
-pub fn is_metachar(c: char) -> bool {
+pub(crate) fn is_metachar(c: char) -> bool {
     matches!(
         c,
         '.' | '[' | ']' | '(' | ')' | '*' | '+' | '?' | '{' | '}' | '|' | '^' | '$' | '\\'
@@ -25,21 +25,54 @@ pub fn is_metachar(c: char) -> bool {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum EreError {
+    /// A construct outside the subset: a group, an alternation, an interval, a stacked
+    /// quantifier, or a `^`/`$` that is not at the pattern's edge.
     #[error("{construct:?} at offset {offset} is not supported")]
-    Unsupported { construct: char, offset: usize },
+    Unsupported {
+        /// The character that starts the construct.
+        construct: char,
+        /// Where it is.
+        offset: usize,
+    },
+    /// The pattern ends in a `\` that escapes nothing.
     #[error("the pattern ends in a lone backslash")]
     TrailingBackslash,
+    /// A `\` before a letter or digit: engines disagree on what `\d` or `\w` mean,
+    /// so no meaning is assumed.
     #[error("\\{escaped} at offset {offset} has an engine-specific meaning")]
-    EscapedAlphanumeric { escaped: char, offset: usize },
+    EscapedAlphanumeric {
+        /// The letter or digit after the backslash.
+        escaped: char,
+        /// Where the backslash is.
+        offset: usize,
+    },
+    /// A `[` with no closing `]`.
     #[error("the bracket expression at offset {offset} is not closed")]
-    UnterminatedBracket { offset: usize },
+    UnterminatedBracket {
+        /// Where the `[` is.
+        offset: usize,
+    },
+    /// A bracket expression holding what the subset lacks: a character class, collating
+    /// element or equivalence class, a reversed range, or a non-ASCII character.
     #[error("the bracket expression at offset {offset} uses {what}, which is not supported")]
-    UnsupportedBracket { offset: usize, what: &'static str },
+    UnsupportedBracket {
+        /// Where the `[` is.
+        offset: usize,
+        /// The unsupported part, in words.
+        what: &'static str,
+    },
+    /// A quantifier with no atom before it (at the start, or right after the `^`).
     #[error("{quantifier:?} at offset {offset} has nothing to repeat")]
-    NothingToRepeat { quantifier: char, offset: usize },
+    NothingToRepeat {
+        /// The quantifier (`*`, `+` or `?`).
+        quantifier: char,
+        /// Where it is.
+        offset: usize,
+    },
 }
 
-/// A compiled pattern.
+/// A compiled pattern: [`Ere::new`] refuses anything outside the subset, so a pattern that
+/// compiled means the same here as in Seatbelt's engine.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ere {
     source: String,

@@ -30,48 +30,122 @@ use crate::quote::quote_string;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ProfileError {
+    /// A `"` string with no closing quote before the end of the text.
     #[error("line {line}: string not terminated")]
-    UnterminatedString { line: usize },
+    UnterminatedString {
+        /// Where the string starts.
+        line: usize,
+    },
+    /// A `(` with no matching `)` before the end of the text.
     #[error("line {line}: list not closed")]
-    UnterminatedList { line: usize },
+    UnterminatedList {
+        /// Where the list starts.
+        line: usize,
+    },
+    /// A `)` that closes nothing.
     #[error("line {line}: unexpected ')'")]
-    UnexpectedClose { line: usize },
+    UnexpectedClose {
+        /// Where the `)` is.
+        line: usize,
+    },
+    /// A backslash escape in a string other than `\\` and `\"`, the only two jaula writes.
     #[error("line {line}: escape \\{escape} is not one jaula writes")]
-    BadEscape { line: usize, escape: char },
+    BadEscape {
+        /// Where the escape is.
+        line: usize,
+        /// The character after the backslash.
+        escape: char,
+    },
+    /// A token where the grammar has no place for it: a bare atom at the top level or
+    /// inside a rule, or a `#` not followed by `"`.
     #[error("line {line}: unexpected {token}")]
-    Unexpected { line: usize, token: String },
+    Unexpected {
+        /// Where the token is.
+        line: usize,
+        /// The token, as written.
+        token: String,
+    },
+    /// The first form is not `(version ...)`.
     #[error("the profile does not start with (version 1)")]
     MissingVersion,
+    /// A `(version ...)` form with a version other than 1.
     #[error("line {line}: unsupported version {version}")]
-    UnsupportedVersion { line: usize, version: String },
+    UnsupportedVersion {
+        /// Where the form is.
+        line: usize,
+        /// The version given, empty when the form has none.
+        version: String,
+    },
+    /// A top-level form other than `allow` or `deny`.
     #[error("line {line}: unknown form {form}")]
-    UnknownForm { line: usize, form: String },
+    UnknownForm {
+        /// Where the form is.
+        line: usize,
+        /// Its head, as written.
+        form: String,
+    },
+    /// An operation the evaluator does not model (see [`Operation`]).
     #[error("line {line}: unknown operation {operation}")]
-    UnknownOperation { line: usize, operation: String },
+    UnknownOperation {
+        /// Where the operation is named.
+        line: usize,
+        /// Its name.
+        operation: String,
+    },
+    /// An `allow` or `deny` form that names no operation.
     #[error("line {line}: a rule needs at least one operation")]
-    NoOperation { line: usize },
+    NoOperation {
+        /// Where the rule starts.
+        line: usize,
+    },
+    /// An operation named after a filter, which Seatbelt would read as something else.
     #[error("line {line}: operations must come before filters")]
-    OperationAfterFilter { line: usize },
+    OperationAfterFilter {
+        /// Where the late operation is.
+        line: usize,
+    },
+    /// A rule on `default` that also has a filter.
     #[error("line {line}: `default` takes no filter")]
-    DefaultWithFilter { line: usize },
+    DefaultWithFilter {
+        /// Where the rule starts.
+        line: usize,
+    },
+    /// A filter the evaluator does not model (see [`Filter`]).
     #[error("line {line}: unknown filter {filter}")]
-    UnknownFilter { line: usize, filter: String },
+    UnknownFilter {
+        /// Where the filter is.
+        line: usize,
+        /// Its head, as written.
+        filter: String,
+    },
+    /// A known filter with the wrong kind or number of arguments.
     #[error("line {line}: ({filter} ...) takes {expected}")]
     BadFilterArgument {
+        /// Where the filter is.
         line: usize,
+        /// The filter's name.
         filter: &'static str,
+        /// What it takes, in words.
         expected: &'static str,
     },
+    /// A path filter whose path is relative, which Seatbelt refuses too.
     #[error("line {line}: ({filter} {path:?}) needs an absolute path")]
     RelativePath {
+        /// Where the filter is.
         line: usize,
+        /// The filter's name.
         filter: &'static str,
+        /// The path, unescaped.
         path: String,
     },
+    /// A `#"..."` regex outside the subset [`Ere`] accepts.
     #[error("line {line}: regex #\"{regex}\": {source}")]
     Regex {
+        /// Where the regex is.
         line: usize,
+        /// The regex as written.
         regex: String,
+        /// Why it was refused.
         source: EreError,
     },
 }
@@ -79,15 +153,22 @@ pub enum ProfileError {
 /// What a rule does when it matches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
+    /// `(allow ...)`: the request goes through.
     Allow,
+    /// `(deny ...)`: the request fails.
     Deny,
 }
 
-/// An operation named in a rule.
+/// An operation named in a rule: the ones jaula's profiles use, each covering a family of
+/// Seatbelt's finer operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operation {
+    /// `default`: every operation.
     Default,
+    /// `file-read*`: reading a file's data or metadata, listing a directory.
     FileRead,
+    /// `file-write*`: creating, writing, renaming, unlinking or changing the metadata of a
+    /// file.
     FileWrite,
     /// Outgoing connections and datagrams: `connect(2)` to a unix socket or an IP address.
     NetworkOutbound,
@@ -114,10 +195,12 @@ impl Operation {
     }
 }
 
-/// What a process attempts, as Seatbelt classifies it.
+/// What a process attempts on a file, as Seatbelt classifies it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileOperation {
+    /// Judged by the `file-read*` rules.
     Read,
+    /// Judged by the `file-write*` rules; creating an entry is a write on the new path.
     Write,
 }
 
@@ -151,6 +234,7 @@ impl<'a> Request<'a> {
 pub struct IpEndpoint {
     /// A loopback address (`127.0.0.0/8`, `::1`).
     pub loopback: bool,
+    /// The destination port.
     pub port: u16,
 }
 
@@ -276,7 +360,9 @@ impl fmt::Display for Filter {
 /// One `allow` or `deny` form.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProfileRule {
+    /// Whether a match allows or denies.
     pub action: Action,
+    /// The operations the rule covers, at least one.
     pub operations: Vec<Operation>,
     /// Any one matching is enough; none at all matches every path.
     pub filters: Vec<Filter>,
@@ -295,7 +381,7 @@ impl ProfileRule {
     }
 }
 
-/// A parsed profile: its rules in order.
+/// A parsed profile: its rules in order, without the `(version 1)` form.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Profile {
     rules: Vec<ProfileRule>,
@@ -304,6 +390,7 @@ pub struct Profile {
 /// Seatbelt's answer for one operation on one path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Verdict<'p> {
+    /// Whether Seatbelt lets the request through.
     pub allowed: bool,
     /// The deciding rule; `None` when no rule matched and Seatbelt's implicit deny applied.
     pub rule: Option<&'p ProfileRule>,
@@ -325,7 +412,9 @@ impl Verdict<'_> {
 }
 
 impl Profile {
-    /// Parse profile text.
+    /// Parse profile text. Anything outside the subset jaula writes is an error, never
+    /// skipped: an evaluator that ignored a rule would certify a profile Seatbelt reads
+    /// differently.
     pub fn parse(text: &str) -> Result<Profile, ProfileError> {
         let forms = read_all(text)?;
         let mut forms = forms.into_iter();
@@ -353,6 +442,7 @@ impl Profile {
         Ok(Profile { rules })
     }
 
+    /// The `allow` and `deny` forms, in profile order (the last match decides).
     pub fn rules(&self) -> &[ProfileRule] {
         &self.rules
     }

@@ -10,6 +10,7 @@
 //! - [`eval`]: the profile parser and evaluator.
 
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 pub mod ere;
 pub mod eval;

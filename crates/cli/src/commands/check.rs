@@ -137,7 +137,7 @@ fn network_line(sources: &Sources) -> String {
         Some(m) => format!("{m} (from {})", sources.config_path.display()),
         None => "host (default; the caged process reaches any address)".to_owned(),
     };
-    let presets: Vec<&str> = jaula_sandbox::network::presets()
+    let presets: Vec<&str> = jaula_policy::network::presets()
         .iter()
         .map(|p| p.name)
         .collect();
@@ -172,7 +172,7 @@ fn seccomp_line() -> String {
     match (seccomp_in_kernel(), jaula_sandbox::seccomp::compile()) {
         (true, Ok(filter)) => format!(
             "available; {} deny rules, arch {:?}",
-            jaula_sandbox::seccomp::deny_list().len(),
+            jaula_policy::seccomp::deny_list().len(),
             filter.arch()
         ),
         (false, _) => {

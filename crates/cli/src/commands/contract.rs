@@ -10,9 +10,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use jaula_contract::{
-    check_git_dir, ContractConfig, ContractError, ContractFlags, ContractId, ContractIsolation,
-    RuntimeKind, WorkRecordId,
+    check_git_dir, ContractError, ContractFlags, ContractId, ContractIsolation, RuntimeKind,
+    WorkRecordId,
 };
+use jaula_policy::config::ContractSection;
 use serde_json::json;
 
 use crate::args::JsonFlag;
@@ -138,7 +139,7 @@ pub enum ContractCommand {
 /// command prints is in the report, for `main` to write.
 pub fn run_with_config(
     args: &ContractArgs,
-    config: &ContractConfig,
+    config: &ContractSection,
 ) -> Result<Report, ContractCliError> {
     let mut out = Vec::new();
     let code = run_to(args, config, &|k| std::env::var(k).ok(), &mut out)?;
@@ -146,9 +147,9 @@ pub fn run_with_config(
 }
 
 /// The isolation these arguments describe.
-pub fn isolation(
+pub fn isolation_for(
     args: &ContractArgs,
-    config: &ContractConfig,
+    config: &ContractSection,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ContractIsolation, ContractError> {
     let flags = ContractFlags {
@@ -173,7 +174,7 @@ fn uid_text(uid: Option<u32>) -> String {
 /// the exit code: 0, or 1 when `check-git` refuses or a wipe/removal is partial.
 pub fn run_to(
     args: &ContractArgs,
-    config: &ContractConfig,
+    config: &ContractSection,
     env: &dyn Fn(&str) -> Option<String>,
     out: &mut dyn Write,
 ) -> Result<i32, ContractCliError> {
@@ -192,14 +193,14 @@ pub fn run_to(
         }
         return Ok(if result.is_ok() { 0 } else { 1 });
     }
-    let iso = isolation(args, config, env)?;
+    let isolation = isolation_for(args, config, env)?;
     match &args.command {
         ContractCommand::Uid {
             contract: c,
             out: o,
         } => {
-            let had = iso.has_uid(c)?;
-            let uid = iso.uid_for(c)?;
+            let had = isolation.has_uid(c)?;
+            let uid = isolation.uid_for(c)?;
             if o.json {
                 print_json(
                     out,
@@ -207,8 +208,8 @@ pub fn run_to(
                         "contract": c,
                         "uid": uid,
                         "allocated": uid.is_some() && !had,
-                        "can_separate_uids": iso.can_separate_uids(),
-                        "reason": iso.separation().reason,
+                        "can_separate_uids": isolation.can_separate_uids(),
+                        "reason": isolation.separation().reason,
                     }),
                 )?;
             } else {
@@ -221,10 +222,10 @@ pub fn run_to(
             out: o,
         } => {
             // What `contract run` will need, refused before anything is created.
-            iso.check_tenant_reach(c)?;
-            let path = iso.prepare_workspace(c, w)?;
+            isolation.check_tenant_reach(c)?;
+            let path = isolation.prepare_workspace(c, w)?;
             if o.json {
-                let uid = iso.current_uid(c)?;
+                let uid = isolation.current_uid(c)?;
                 print_json(
                     out,
                     &json!({ "contract": c, "work_record": w, "path": path, "uid": uid }),
@@ -239,12 +240,12 @@ pub fn run_to(
             memory,
             out: o,
         } => {
-            let sb = iso.sandbox(c, k, *memory)?;
-            let limits = sb.floor.limits_in_force(iso.runner_uid());
+            let sb = isolation.sandbox(c, k, *memory)?;
+            let limits = sb.floor.limits_in_force(isolation.runner_uid());
             if o.json {
                 print_json(
                     out,
-                    &json!({ "sandbox": sb, "limits_in_force": limits, "separation": iso.separation() }),
+                    &json!({ "sandbox": sb, "limits_in_force": limits, "separation": isolation.separation() }),
                 )?;
             } else {
                 writeln!(out, "uid={}", uid_text(sb.floor.uid))?;
@@ -269,7 +270,7 @@ pub fn run_to(
             // Lexical only: resolving symlinks here would follow whatever the Contract
             // planted; the library opens each component with O_NOFOLLOW instead.
             let path = std::path::absolute(path)?;
-            let report = iso.hand_over(c, &path)?;
+            let report = isolation.hand_over(c, &path)?;
             if o.json {
                 print_json(out, &report)?;
             } else {
@@ -289,7 +290,7 @@ pub fn run_to(
             contract: c,
             out: o,
         } => {
-            let report = iso.wipe(c)?;
+            let report = isolation.wipe(c)?;
             if o.json {
                 print_json(out, &report)?;
             } else if report.complete {
@@ -318,7 +319,7 @@ pub fn run_to(
             return Ok(if report.complete { 0 } else { 1 });
         }
         ContractCommand::Held { out: o } => {
-            let held = iso.held()?;
+            let held = isolation.held()?;
             if o.json {
                 print_json(out, &json!({ "held": held }))?;
             } else {
@@ -332,7 +333,7 @@ pub fn run_to(
             work_record: w,
             out: o,
         } => {
-            let r = iso.remove_workspace(c, w)?;
+            let r = isolation.remove_workspace(c, w)?;
             if o.json {
                 print_json(out, &r)?;
             } else if !r.existed {
@@ -351,8 +352,8 @@ pub fn run_to(
             }
             return Ok(if r.existed && !r.removed { 1 } else { 0 });
         }
-        ContractCommand::Run(r) => return contract_run::run(&iso, r, out),
-        ContractCommand::Render(r) => return contract_render::run(&iso, r, out),
+        ContractCommand::Run(r) => return contract_run::run(&isolation, r, out),
+        ContractCommand::Render(r) => return contract_render::run(&isolation, r, out),
         ContractCommand::CheckGit { .. } => unreachable_check_git()?,
     }
     Ok(0)

@@ -132,7 +132,7 @@ const PLACEHOLDER_UID: u32 = 1;
 /// Build the rendering from the arguments, with `uid`.
 pub fn spec(
     args: &KubeRenderArgs,
-    limits: jaula_contract::Limits,
+    limits: jaula_policy::limits::ContractLimits,
     uid: u32,
 ) -> Result<RenderSpec, KubeError> {
     let memory = amount("memory limit", &args.memory)?;
@@ -209,24 +209,30 @@ pub fn spec(
 }
 
 pub fn run(
-    iso: &ContractIsolation,
+    isolation: &ContractIsolation,
     args: &KubeRenderArgs,
     out: &mut dyn Write,
 ) -> Result<i32, ContractCliError> {
-    let mut spec = spec(args, iso.limits(), args.uid.unwrap_or(PLACEHOLDER_UID))?;
+    let mut spec = spec(
+        args,
+        isolation.limits(),
+        args.uid.unwrap_or(PLACEHOLDER_UID),
+    )?;
     // Everything but the uid is checked before the allocator may record one: bad input
     // changes nothing on disk.
     spec.render()?;
     if args.uid.is_none() {
         let contract = &spec.contract;
-        spec.uid = iso.uid_for(contract)?.ok_or_else(|| KubeError::NoUid {
-            contract: contract.to_string(),
-            reason: if contract.is_no_contract() {
-                "the no-contract sentinel never holds a uid".into()
-            } else {
-                iso.separation().reason.clone()
-            },
-        })?;
+        spec.uid = isolation
+            .uid_for(contract)?
+            .ok_or_else(|| KubeError::NoUid {
+                contract: contract.to_string(),
+                reason: if contract.is_no_contract() {
+                    "the no-contract sentinel never holds a uid".into()
+                } else {
+                    isolation.separation().reason.clone()
+                },
+            })?;
     }
     let rendered = spec.render()?;
     if args.out.json {

@@ -10,8 +10,8 @@ use jaula_contract::{
     ContractId, ContractIsolation, LimitInForce, RunRecord, RuntimeKind, WorkRecordId,
 };
 use jaula_policy::paths::is_within;
+use jaula_policy::run_argv::RunArgv;
 use jaula_sandbox::identity::Identity;
-use jaula_sandbox::run_argv::RunArgv;
 
 use crate::args::JsonFlag;
 use crate::commands::contract_error::ContractCliError;
@@ -50,13 +50,13 @@ const LAYERS: &[&str] = &["uid", "rlimits", "landlock", "seccomp", "hardening"];
 /// its command started leaves a `run` line with the reason (`refused`), so the log shows
 /// every attempt, not only the ones that got as far as a process.
 pub fn run(
-    iso: &ContractIsolation,
+    isolation: &ContractIsolation,
     args: &RunArgs,
     out: &mut dyn Write,
 ) -> Result<i32, ContractCliError> {
     let contract = &args.contract;
     let mut recorded = false;
-    let result = spawn(iso, contract, args, out, &mut recorded);
+    let result = spawn(isolation, contract, args, out, &mut recorded);
     if let (Err(e), false) = (&result, recorded) {
         let record = RunRecord {
             contract: contract.clone(),
@@ -68,7 +68,7 @@ pub fn run(
             signal: None,
             refused: Some(e.to_string()),
         };
-        if let Err(log) = iso.record_run(record) {
+        if let Err(log) = isolation.record_run(record) {
             eprintln!("jaula: the refused run could not be recorded either: {log}");
         }
     }
@@ -76,7 +76,7 @@ pub fn run(
 }
 
 fn spawn(
-    iso: &ContractIsolation,
+    isolation: &ContractIsolation,
     contract: &ContractId,
     args: &RunArgs,
     out: &mut dyn Write,
@@ -88,13 +88,13 @@ fn spawn(
     // Before anything is created: can the tenant's uid enter its workspace? Otherwise its
     // command meets a bare EACCES on the way.
     let me = std::env::current_exe().map_err(ContractCliError::OwnBinary)?;
-    iso.check_tenant_reach(&contract)?;
-    let mut sandbox = iso.sandbox(&contract, runtime, args.memory)?;
+    isolation.check_tenant_reach(&contract)?;
+    let mut sandbox = isolation.sandbox(&contract, runtime, args.memory)?;
     if let Some(n) = args.max_procs {
         sandbox.floor.limits.max_processes = n;
     }
-    let workspace = iso.prepare_workspace(&contract, work_record)?;
-    iso.hand_over(&contract, &workspace)?;
+    let workspace = isolation.prepare_workspace(&contract, work_record)?;
+    isolation.hand_over(&contract, &workspace)?;
 
     let limits = jaula_policy::limits::ResourceLimits::from(sandbox.floor.limits);
     let mut run = RunArgv {
@@ -112,7 +112,7 @@ fn spawn(
     if let Some(runner_home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
         let runner_home = std::path::PathBuf::from(runner_home);
         if runner_home.is_absolute()
-            && !is_within(iso.workspace_root(), &runner_home)
+            && !is_within(isolation.workspace_root(), &runner_home)
             && runner_home.parent().is_some()
         {
             run.deny.push(runner_home);
@@ -156,7 +156,7 @@ fn spawn(
     }
     let status = crate::commands::run::spawn_stage_and_wait(&plan, &workspace)?;
     drop(inherited);
-    let mut limits: Vec<LimitInForce> = sandbox.floor.limits_in_force(iso.runner_uid());
+    let mut limits: Vec<LimitInForce> = sandbox.floor.limits_in_force(isolation.runner_uid());
     if let Some(cg) = cgroup {
         limits.extend(cg.limits_in_force());
         // Every process of the spawn has exited when `status` returns, unless one escaped
@@ -175,7 +175,7 @@ fn spawn(
         signal: status.signal(),
         refused: None,
     };
-    iso.record_run(record)?;
+    isolation.record_run(record)?;
     *recorded = true;
     let report = serde_json::json!({
         "contract": contract.as_str(),

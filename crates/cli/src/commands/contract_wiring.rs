@@ -1,7 +1,5 @@
 //! `jaula contract`: the config file's `[contract]` section handed to the contract commands.
 
-use jaula_contract::ContractConfig;
-
 use crate::args::PolicyArgs;
 use crate::commands::contract::{run_with_config, ContractArgs};
 use crate::error::CliError;
@@ -14,9 +12,7 @@ pub fn run(args: &ContractArgs) -> Outcome {
         Err(CliError::Policy(jaula_policy::PolicyError::NoHome)) => Default::default(),
         Err(e) => return Err(e),
     };
-    // The config file's `[contract]` section is the contract crate's settings type.
-    let config: ContractConfig = section;
-    Ok(run_with_config(args, &config)?)
+    Ok(run_with_config(args, &section)?)
 }
 
 fn no_policy_flags() -> PolicyArgs {

@@ -92,8 +92,6 @@ fn run_prefix(
     Ok(run.argv(me, Vec::<OsString>::new()))
 }
 
-pub use jaula_sandbox::bwrap::sanitize_window;
-
 /// Write the window's profile under the state home's cage directory, mode 0600, atomically:
 /// a temp file renamed over the old one, so a planted symlink is replaced, never followed,
 /// and a crash never leaves half a profile.
@@ -114,7 +112,7 @@ fn write_profile(policy: &Policy, window: &str) -> Result<PathBuf, CliError> {
         .mode(0o700)
         .create(&dir)
         .map_err(io(&dir))?;
-    let target = dir.join(format!("{}.sb", sanitize_window(window)));
+    let target = dir.join(format!("{}.sb", bwrap::sanitize_window(window)));
     let mut tmp = tempfile::Builder::new()
         .prefix(".profile-")
         .tempfile_in(&dir)

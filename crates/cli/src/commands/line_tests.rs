@@ -1,4 +1,5 @@
-use super::{run_prefix, sanitize_window, write_profile};
+use super::{run_prefix, write_profile};
+use jaula_sandbox::bwrap::sanitize_window;
 use std::os::unix::fs::PermissionsExt;
 
 /// The macOS half of `line`, run on any host: the profile lands under the state home's

@@ -11,8 +11,8 @@
 
 use std::process::ExitStatus;
 
+use jaula_policy::network::NetworkMode;
 use jaula_sandbox::network::dns_stub::Lookups;
-use jaula_sandbox::network::NetworkMode;
 use jaula_sandbox::socket_gate::Refused;
 
 /// The line printed before the command starts, for every mode but `host`.

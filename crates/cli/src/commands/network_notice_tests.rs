@@ -1,8 +1,8 @@
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 
+use jaula_policy::network::NetworkMode;
 use jaula_sandbox::network::dns_stub::Lookups;
-use jaula_sandbox::network::NetworkMode;
 
 use super::*;
 
@@ -73,7 +73,7 @@ fn a_refused_dns_server_is_named_as_a_lookup() {
 
 #[test]
 fn the_names_looked_up_come_first_with_their_types() {
-    use jaula_sandbox::network::dns::QType;
+    use jaula_policy::network::dns::QType;
     let mut lookups = Lookups::default();
     lookups.note("pypi.org", QType(28));
     lookups.note("pypi.org", QType(1));

@@ -21,7 +21,7 @@ pub fn line(refusal: &NoneRefusal<'_>) -> Option<Vec<u8>> {
         NoneRefusal::Lookup { name, qtype } => (
             "DNS",
             (*name).to_owned(),
-            jaula_sandbox::network::dns::DNS_PORT,
+            jaula_policy::network::dns::DNS_PORT,
             None,
             Some(qtype.to_string()),
         ),

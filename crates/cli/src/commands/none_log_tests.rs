@@ -1,6 +1,6 @@
 use super::*;
 
-use jaula_sandbox::network::dns::QType;
+use jaula_policy::network::dns::QType;
 
 fn json(line: Vec<u8>) -> serde_json::Value {
     assert_eq!(line.last(), Some(&b'\n'));

@@ -2,17 +2,21 @@
 
 // The Linux launch: Landlock, seccomp, the bwrap view, the socket gate, network namespaces.
 #[cfg(target_os = "linux")]
+use jaula_policy::limits::ResourceLimits;
+#[cfg(target_os = "linux")]
+use jaula_policy::network::{DomainRules, NetworkMode};
+#[cfg(target_os = "linux")]
 use jaula_policy::{CageProfile, EnvVars, Platform, Policy, Sources};
 #[cfg(target_os = "linux")]
 use jaula_sandbox::backend::{Launcher, NoCage};
 #[cfg(target_os = "linux")]
+use jaula_sandbox::exit::exit_like;
+#[cfg(target_os = "linux")]
 use jaula_sandbox::landlock::PlanMode;
 #[cfg(target_os = "linux")]
-use jaula_sandbox::launch::{exit_like, set_resource_limits, ResourceLimits};
+use jaula_sandbox::launch::set_resource_limits;
 #[cfg(target_os = "linux")]
 use jaula_sandbox::launch_plan::{LaunchPlan, NetworkPlan, Reports, PLAN_VERSION};
-#[cfg(target_os = "linux")]
-use jaula_sandbox::network::{DomainRules, NetworkMode};
 #[cfg(target_os = "linux")]
 use jaula_sandbox::plan_fd;
 #[cfg(target_os = "linux")]
@@ -417,7 +421,7 @@ fn uncaged(args: &RunArgs, reason: &str) -> Outcome {
 
 /// A `jaula run` command line, as `jaula run` itself parses it: how a command that starts a
 /// cage for someone else (`jaula contract run`) turns the one argv builder's output
-/// ([`jaula_sandbox::run_argv`]) into the arguments of [`plan_for_spawn`].
+/// ([`jaula_policy::run_argv`]) into the arguments of [`plan_for_spawn`].
 #[cfg(target_os = "linux")]
 pub(crate) fn parse_run_argv(argv: &[OsString]) -> Result<RunArgs, CliError> {
     #[derive(clap::Parser)]

@@ -9,9 +9,9 @@ use std::os::fd::RawFd;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use jaula_policy::env::{scrub_env, EnvPattern, EnvRules};
+use jaula_policy::network::{DomainRules, NetworkMode, NetworkSpec};
 use jaula_policy::Sources;
-use jaula_sandbox::hardening::env::{scrub_env, EnvPattern, EnvRules};
-use jaula_sandbox::network::{DomainRules, NetworkMode, NetworkSpec};
 
 use crate::args::PolicyArgs;
 use crate::commands::access_token::TokenAgent;
@@ -216,7 +216,7 @@ pub fn resolve_overrides(sources: &Sources) -> Result<Vec<(String, SocketAddr)>,
 pub fn allow_addresses(
     args: &RunArgs,
     sources: &Sources,
-) -> Result<Vec<jaula_proxy::AddressRange>, CliError> {
+) -> Result<Vec<jaula_policy::network::AddressRange>, CliError> {
     let mut out = sources.network.allow_address.clone();
     for a in &args.allow_address {
         out.push(

@@ -13,9 +13,9 @@ use std::ffi::OsString;
 use std::net::TcpListener;
 use std::path::PathBuf;
 
+use jaula_policy::network::{proxy_env_at, NetworkMode};
 use jaula_policy::{CageProfile, Platform};
 use jaula_sandbox::bwrap;
-use jaula_sandbox::network::{proxy_env_at, NetworkMode};
 use jaula_sandbox::seatbelt::process::Hardening;
 use jaula_sandbox::seatbelt::{self, ProfileNetwork};
 
@@ -293,7 +293,7 @@ impl Executor for SandboxExec {
         if !done.summary.is_empty() {
             eprintln!("{}", done.summary);
         }
-        jaula_sandbox::seatbelt::process::exit_like(done.status)
+        jaula_sandbox::exit::exit_like(done.status)
     }
 
     fn uncaged(&mut self, command: &[OsString]) -> Outcome {

@@ -4,10 +4,10 @@
 //! child, or as the child a planting-reporting parent waits for. It never resolves a
 //! policy; everything it needs is in the plan.
 
+use jaula_policy::network::NetworkMode;
 use jaula_sandbox::landlock::PlanMode;
 use jaula_sandbox::launch::{launch, AfterExit};
 use jaula_sandbox::launch_plan::LaunchPlan;
-use jaula_sandbox::network::NetworkMode;
 use jaula_sandbox::plan_fd;
 use jaula_sandbox::planting::{self, Snapshot};
 

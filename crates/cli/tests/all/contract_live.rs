@@ -7,8 +7,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use common::*;
+use jaula_policy::limits::ResourceLimits;
 use jaula_sandbox::identity::Identity;
-use jaula_sandbox::launch::ResourceLimits;
 use jaula_sandbox::launch_plan::{LaunchPlan, NetworkPlan, Reports, PLAN_VERSION};
 use jaula_sandbox::plan_fd::SealedPlan;
 
@@ -247,7 +247,7 @@ fn stage_plan(
         policy,
         stage: jaula_sandbox::landlock::PlanMode::Native,
         network: NetworkPlan {
-            mode: jaula_sandbox::network::NetworkMode::Host,
+            mode: jaula_policy::network::NetworkMode::Host,
             fallback: false,
             handoff_fd: None,
             proxy_localhost: false,

@@ -13,7 +13,7 @@ mod fixture;
 mod prober;
 
 use fixture::{Backend, Fixture, User};
-use jaula_sandbox::seccomp::{decide_syscall, Verdict};
+use jaula_policy::seccomp::{decide_syscall, Verdict};
 use prober::Report;
 
 /// The prober's entry point: does nothing unless run as a probe.

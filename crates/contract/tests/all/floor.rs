@@ -3,7 +3,8 @@
 
 use std::process::Command;
 
-use jaula_contract::{Limits, SpawnFloor};
+use jaula_contract::SpawnFloor;
+use jaula_policy::limits::ContractLimits;
 
 const ROLE: &str = "JAULA_CONTRACT_TEST_ROLE";
 
@@ -11,7 +12,7 @@ fn floor(uid: Option<u32>) -> SpawnFloor {
     SpawnFloor {
         uid,
         gid: uid,
-        limits: Limits {
+        limits: ContractLimits {
             max_processes: 77,
             max_memory_bytes: 3 << 30,
         },

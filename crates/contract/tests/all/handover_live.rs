@@ -54,8 +54,8 @@ fn sh(cwd: &Path, script: &str) {
 
 /// A checkout as a root runner with umask 000 would leave it: every `.git` entry
 /// world-writable.
-fn checkout(iso: &ContractIsolation, c: &ContractId) -> PathBuf {
-    let ws = iso.prepare_workspace(c, &wr()).unwrap();
+fn checkout(isolation: &ContractIsolation, c: &ContractId) -> PathBuf {
+    let ws = isolation.prepare_workspace(c, &wr()).unwrap();
     sh(
         &ws,
         // The runner's git needs safe.directory too: the worktree is the Contract's.
@@ -81,18 +81,19 @@ fn handover_reowns_all_but_git_and_the_contract_cannot_plant_a_hook() {
         return;
     }
     let dir = scratch();
-    let iso = isolation(dir.path(), None);
-    assert!(iso.can_separate_uids());
+    let isolation = isolation_at(dir.path(), None);
+    assert!(isolation.can_separate_uids());
     let c = cid("tenant-hook");
-    let ws = checkout(&iso, &c);
-    let home = iso.contract_dir(&c);
-    iso.sandbox(
-        &c,
-        &jaula_contract::RuntimeKind::parse("codex").unwrap(),
-        None,
-    )
-    .unwrap();
-    let uid = iso.current_uid(&c).unwrap().unwrap();
+    let ws = checkout(&isolation, &c);
+    let home = isolation.contract_dir(&c);
+    isolation
+        .sandbox(
+            &c,
+            &jaula_contract::RuntimeKind::parse("codex").unwrap(),
+            None,
+        )
+        .unwrap();
+    let uid = isolation.current_uid(&c).unwrap().unwrap();
 
     let outside = dir.path().join("outside");
     fs::create_dir(&outside).unwrap();
@@ -107,7 +108,7 @@ fn handover_reowns_all_but_git_and_the_contract_cannot_plant_a_hook() {
         "fixture: .git must start world-writable"
     );
 
-    let report = iso.hand_over(&c, &ws).unwrap();
+    let report = isolation.hand_over(&c, &ws).unwrap();
     assert_eq!(report.uid, Some(uid));
     assert_eq!(report.counts.symlinks_skipped, 2);
     assert_eq!(report.counts.hardlinks_skipped, 1);
@@ -176,7 +177,7 @@ fn handover_reowns_all_but_git_and_the_contract_cannot_plant_a_hook() {
     assert!(!ws.join(".git/hooks/pre-commit").exists());
     assert!(!ws.join(".git/new-entry").exists());
     assert_eq!(fs::read(ws.join(".git/config")).unwrap(), config_before);
-    iso.check_git(&c, &wr()).unwrap();
+    isolation.check_git(&c, &wr()).unwrap();
     check_git_dir(&ws, 0).unwrap();
 
     let handovers: Vec<_> = evidence(&dir.path().join("state"))
@@ -194,13 +195,13 @@ fn git_replacement_attacks_are_caught_by_the_guard() {
         return;
     }
     let dir = scratch();
-    let iso = isolation(dir.path(), None);
+    let isolation = isolation_at(dir.path(), None);
     let c = cid("tenant-swap");
-    let ws = checkout(&iso, &c);
-    let home = iso.contract_dir(&c);
-    iso.hand_over(&c, &ws).unwrap();
-    let uid = iso.current_uid(&c).unwrap().unwrap();
-    iso.check_git(&c, &wr()).unwrap();
+    let ws = checkout(&isolation, &c);
+    let home = isolation.contract_dir(&c);
+    isolation.hand_over(&c, &ws).unwrap();
+    let uid = isolation.current_uid(&c).unwrap().unwrap();
+    isolation.check_git(&c, &wr()).unwrap();
 
     let attacks = [
         // Move the runner's .git aside (rename needs only the parent, which the
@@ -219,7 +220,7 @@ fn git_replacement_attacks_are_caught_by_the_guard() {
     for (script, expected) in attacks {
         let out = as_uid(uid, &ws, &home, script);
         jaula_testkit::output::assert_ok_for(script, &out);
-        let err = iso.check_git(&c, &wr()).unwrap_err();
+        let err = isolation.check_git(&c, &wr()).unwrap_err();
         assert!(
             matches!(&err, ContractError::GitGuard { reason, .. } if reason.contains(expected)),
             "{script}: {err}"
@@ -232,7 +233,7 @@ fn git_replacement_attacks_are_caught_by_the_guard() {
 
     // The workspace itself swapped for a symlink to another tenant's checkout.
     let other = cid("tenant-other");
-    let other_ws = checkout(&iso, &other);
+    let other_ws = checkout(&isolation, &other);
     let out = as_uid(
         uid,
         &home,
@@ -241,7 +242,7 @@ fn git_replacement_attacks_are_caught_by_the_guard() {
     );
     jaula_testkit::output::assert_ok(&out);
     assert!(matches!(
-        iso.check_git(&c, &wr()),
+        isolation.check_git(&c, &wr()),
         Err(ContractError::NotARealDirectory { .. })
     ));
     assert!(matches!(
@@ -249,7 +250,7 @@ fn git_replacement_attacks_are_caught_by_the_guard() {
         Err(ContractError::NotARealDirectory { .. })
     ));
     assert!(matches!(
-        iso.hand_over(&c, &ws),
+        isolation.hand_over(&c, &ws),
         Err(ContractError::NotARealDirectory { .. })
     ));
     assert!(
@@ -264,10 +265,10 @@ fn symlink_swap_race_never_reowns_outside_the_workspace() {
         return;
     }
     let dir = scratch();
-    let iso = isolation(dir.path(), None);
+    let isolation = isolation_at(dir.path(), None);
     let c = cid("tenant-race");
-    let ws = iso.prepare_workspace(&c, &wr()).unwrap();
-    let home = iso.contract_dir(&c);
+    let ws = isolation.prepare_workspace(&c, &wr()).unwrap();
+    let home = isolation.contract_dir(&c);
     let victim = dir.path().join("victim");
     for base in [ws.join("d"), victim.clone()] {
         for i in 0..20 {
@@ -311,7 +312,7 @@ fn symlink_swap_race_never_reowns_outside_the_workspace() {
     }
     let (mut ok, mut refused, mut symlinks_seen) = (0u32, 0u32, 0u64);
     for round in 0..400 {
-        match iso.hand_over(&c, &ws) {
+        match isolation.hand_over(&c, &ws) {
             Ok(r) => {
                 ok += 1;
                 symlinks_seen += r.counts.symlinks_skipped;
@@ -350,10 +351,10 @@ fn both_walks_count_exactly_and_reown_nothing_outside() {
         return;
     }
     let dir = scratch();
-    let iso = isolation(dir.path(), None);
+    let isolation = isolation_at(dir.path(), None);
     let c = cid("tenant-routes");
-    let ws = iso.prepare_workspace(&c, &wr()).unwrap();
-    let uid = iso.uid_for(&c).unwrap().unwrap();
+    let ws = isolation.prepare_workspace(&c, &wr()).unwrap();
+    let uid = isolation.uid_for(&c).unwrap().unwrap();
     let outside = dir.path().join("outside");
     fs::create_dir(&outside).unwrap();
     fs::write(outside.join("secret"), "s").unwrap();
@@ -377,7 +378,7 @@ fn both_walks_count_exactly_and_reown_nothing_outside() {
     }
     let outside_entries = walk(&outside);
 
-    let report = iso.hand_over(&c, &ws).unwrap();
+    let report = isolation.hand_over(&c, &ws).unwrap();
     assert_eq!(report.counts.symlinks_skipped, 4, "{:?}", report.counts);
     assert_eq!(report.counts.hardlinks_skipped, 2, "{:?}", report.counts);
     assert_eq!(report.counts.reowned, expect_reowned, "{:?}", report.counts);
@@ -394,7 +395,7 @@ fn both_walks_count_exactly_and_reown_nothing_outside() {
     }
     // Again, now that the Contract owns every directory (so every one takes the handle
     // route): the same counts.
-    let again = iso.hand_over(&c, &ws).unwrap();
+    let again = isolation.hand_over(&c, &ws).unwrap();
     assert_eq!(again.counts, report.counts);
 }
 
@@ -408,9 +409,9 @@ fn hardlink_swap_race_in_a_writable_directory_never_reowns_the_target() {
         return;
     }
     let dir = scratch();
-    let iso = isolation(dir.path(), None);
+    let isolation = isolation_at(dir.path(), None);
     let c = cid("tenant-hardrace");
-    let ws = iso.prepare_workspace(&c, &wr()).unwrap();
+    let ws = isolation.prepare_workspace(&c, &wr()).unwrap();
     let open = ws.join("open");
     fs::create_dir(&open).unwrap();
     fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
@@ -453,7 +454,7 @@ fn hardlink_swap_race_in_a_writable_directory_never_reowns_the_target() {
         // owner would as well).
         std::os::unix::fs::chown(&open, Some(0), Some(0)).unwrap();
         fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
-        let r = iso.hand_over(&c, &ws).unwrap();
+        let r = isolation.hand_over(&c, &ws).unwrap();
         hardlinks_met += r.counts.hardlinks_skipped;
         reowned += r.counts.reowned;
         let m = fs::metadata(&victim).unwrap();

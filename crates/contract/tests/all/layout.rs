@@ -7,8 +7,9 @@ use std::os::unix::fs::PermissionsExt;
 
 use common::*;
 use jaula_contract::{
-    ContractError, ContractId, ContractIsolation, RuntimeKind, UidMap, UidRange, WorkRecordId,
+    ContractError, ContractId, ContractIsolation, RuntimeKind, UidMap, WorkRecordId,
 };
+use jaula_policy::uid_range::UidRange;
 
 const WR1: &str = "0c1d2e3f-0000-4000-8000-000000000001";
 const WR2: &str = "0c1d2e3f-0000-4000-8000-000000000002";
@@ -24,15 +25,15 @@ fn wid(s: &str) -> WorkRecordId {
 #[test]
 fn uid_is_stable_across_calls_and_restarts() {
     let dir = scratch();
-    let iso = isolation(dir.path(), Some(true));
+    let isolation = isolation_at(dir.path(), Some(true));
     let (a, b) = (cid("contract-a"), cid("contract-b"));
-    assert!(!iso.has_uid(&a).unwrap());
-    assert_eq!(iso.uid_for(&a).unwrap(), Some(UID_MIN));
-    assert!(iso.has_uid(&a).unwrap());
-    assert!(!iso.has_uid(&b).unwrap(), "has_uid must not allocate");
-    assert_eq!(iso.uid_for(&b).unwrap(), Some(UID_MIN + 1));
-    assert_eq!(iso.uid_for(&a).unwrap(), Some(UID_MIN));
-    let restarted = isolation(dir.path(), Some(true));
+    assert!(!isolation.has_uid(&a).unwrap());
+    assert_eq!(isolation.uid_for(&a).unwrap(), Some(UID_MIN));
+    assert!(isolation.has_uid(&a).unwrap());
+    assert!(!isolation.has_uid(&b).unwrap(), "has_uid must not allocate");
+    assert_eq!(isolation.uid_for(&b).unwrap(), Some(UID_MIN + 1));
+    assert_eq!(isolation.uid_for(&a).unwrap(), Some(UID_MIN));
+    let restarted = isolation_at(dir.path(), Some(true));
     assert_eq!(restarted.uid_for(&b).unwrap(), Some(UID_MIN + 1));
     assert_eq!(restarted.current_uid(&a).unwrap(), Some(UID_MIN));
     // Only first sight is evidence.
@@ -48,10 +49,10 @@ fn uid_is_stable_across_calls_and_restarts() {
 #[test]
 fn sentinel_and_unseparated_runner_get_no_uid() {
     let dir = scratch();
-    let iso = isolation(dir.path(), Some(true));
+    let isolation = isolation_at(dir.path(), Some(true));
     let none = ContractId::parse("").unwrap();
-    assert_eq!(iso.uid_for(&none).unwrap(), None);
-    let ws = iso.prepare_workspace(&none, &wid(WR1)).unwrap();
+    assert_eq!(isolation.uid_for(&none).unwrap(), None);
+    let ws = isolation.prepare_workspace(&none, &wid(WR1)).unwrap();
     assert!(ws.is_dir());
     assert_eq!(
         ws,
@@ -64,7 +65,7 @@ fn sentinel_and_unseparated_runner_get_no_uid() {
     assert!(!dir.path().join("state/contract-uids.json").exists());
 
     let dir2 = scratch();
-    let flat = isolation(dir2.path(), Some(false));
+    let flat = isolation_at(dir2.path(), Some(false));
     assert_eq!(flat.uid_for(&cid("x")).unwrap(), None);
     assert!(!flat.has_uid(&cid("x")).unwrap());
     let sb = flat
@@ -78,12 +79,12 @@ fn sentinel_and_unseparated_runner_get_no_uid() {
 #[test]
 fn sandbox_lays_out_the_tree_and_describes_the_floor() {
     let dir = scratch();
-    let iso = isolation(dir.path(), Some(false));
+    let isolation = isolation_at(dir.path(), Some(false));
     let c = cid("c1");
-    let sb = iso
+    let sb = isolation
         .sandbox(&c, &RuntimeKind::parse("claude").unwrap(), Some(123 << 20))
         .unwrap();
-    let home = iso.contract_dir(&c);
+    let home = isolation.contract_dir(&c);
     assert_eq!(sb.home_dir, home);
     assert_eq!(sb.harness_config_dir, home.join("harness/claude"));
     assert_eq!(sb.tmp_dir, home.join("tmp"));
@@ -96,7 +97,7 @@ fn sandbox_lays_out_the_tree_and_describes_the_floor() {
         assert!(d.is_dir());
         assert_eq!(mode(d), 0o700, "{}", d.display());
     }
-    assert_eq!(mode(iso.workspace_root()), 0o711);
+    assert_eq!(mode(isolation.workspace_root()), 0o711);
     assert_eq!(
         fs::read_to_string(home.join(".gitconfig")).unwrap(),
         "[safe]\n\tdirectory = *\n"
@@ -116,7 +117,7 @@ fn sandbox_lays_out_the_tree_and_describes_the_floor() {
             ("CLAUDE_CONFIG_DIR", home.join("harness/claude")),
         ]
     );
-    let codex = iso
+    let codex = isolation
         .sandbox(&c, &RuntimeKind::parse("codex").unwrap(), None)
         .unwrap();
     assert_eq!(codex.env[2].0, "CODEX_HOME");
@@ -130,14 +131,14 @@ fn sandbox_lays_out_the_tree_and_describes_the_floor() {
 #[test]
 fn planted_symlink_in_the_tree_is_refused_not_followed() {
     let dir = scratch();
-    let iso = isolation(dir.path(), Some(false));
+    let isolation = isolation_at(dir.path(), Some(false));
     let c = cid("c1");
-    iso.prepare_workspace(&c, &wid(WR1)).unwrap();
+    isolation.prepare_workspace(&c, &wid(WR1)).unwrap();
     let outside = dir.path().join("outside");
     fs::create_dir(&outside).unwrap();
     fs::set_permissions(&outside, fs::Permissions::from_mode(0o755)).unwrap();
-    std::os::unix::fs::symlink(&outside, iso.contract_dir(&c).join("tmp")).unwrap();
-    let err = iso
+    std::os::unix::fs::symlink(&outside, isolation.contract_dir(&c).join("tmp")).unwrap();
+    let err = isolation
         .sandbox(&c, &RuntimeKind::parse("codex").unwrap(), None)
         .unwrap_err();
     assert!(
@@ -164,22 +165,24 @@ fn exhausted_range_is_a_clear_error_and_creates_nothing() {
     let dir = scratch();
     let mut cfg = config(dir.path(), Some(true));
     cfg.uids = UidRange::new(UID_MIN, UID_MIN + 1).unwrap();
-    let iso = ContractIsolation::new(cfg).unwrap();
-    iso.uid_for(&cid("a")).unwrap();
-    iso.uid_for(&cid("b")).unwrap();
-    let err = iso.prepare_workspace(&cid("c"), &wid(WR1)).unwrap_err();
+    let isolation = ContractIsolation::new(cfg).unwrap();
+    isolation.uid_for(&cid("a")).unwrap();
+    isolation.uid_for(&cid("b")).unwrap();
+    let err = isolation
+        .prepare_workspace(&cid("c"), &wid(WR1))
+        .unwrap_err();
     assert!(
         matches!(err, ContractError::UidRangeExhausted { min: UID_MIN, max } if max == UID_MIN + 1),
         "{err}"
     );
-    assert!(!iso.contract_dir(&cid("c")).exists());
+    assert!(!isolation.contract_dir(&cid("c")).exists());
 }
 
 #[test]
 fn corrupt_map_is_an_error_not_an_empty_map() {
     let dir = scratch();
-    let iso = isolation(dir.path(), Some(true));
-    iso.uid_for(&cid("a")).unwrap();
+    let isolation = isolation_at(dir.path(), Some(true));
+    isolation.uid_for(&cid("a")).unwrap();
     let map = dir.path().join("state/contract-uids.json");
     for junk in [
         "{\"a\": 200000",
@@ -188,21 +191,21 @@ fn corrupt_map_is_an_error_not_an_empty_map() {
         "{\"a\": 200000, \"b\": 200000}",
     ] {
         fs::write(&map, junk).unwrap();
-        let err = iso.uid_for(&cid("b")).unwrap_err();
+        let err = isolation.uid_for(&cid("b")).unwrap_err();
         assert!(
             matches!(err, ContractError::CorruptUidMap { .. }),
             "{junk:?}: {err}"
         );
-        assert!(iso.has_uid(&cid("a")).is_err());
+        assert!(isolation.has_uid(&cid("a")).is_err());
         assert_eq!(
             fs::read_to_string(&map).unwrap(),
             junk,
             "a corrupt map was rewritten"
         );
         // A wipe must not delete anything when it cannot retire the uid afterwards.
-        fs::create_dir_all(iso.contract_dir(&cid("a"))).unwrap();
-        assert!(iso.wipe(&cid("a")).is_err());
-        assert!(iso.contract_dir(&cid("a")).exists());
+        fs::create_dir_all(isolation.contract_dir(&cid("a"))).unwrap();
+        assert!(isolation.wipe(&cid("a")).is_err());
+        assert!(isolation.contract_dir(&cid("a")).exists());
     }
 }
 
@@ -210,8 +213,10 @@ fn corrupt_map_is_an_error_not_an_empty_map() {
 fn state_dir_that_is_not_a_directory_is_a_clear_error() {
     let dir = scratch();
     fs::write(dir.path().join("state"), "").unwrap();
-    let iso = isolation(dir.path(), Some(true));
-    let err = iso.prepare_workspace(&cid("a"), &wid(WR1)).unwrap_err();
+    let isolation = isolation_at(dir.path(), Some(true));
+    let err = isolation
+        .prepare_workspace(&cid("a"), &wid(WR1))
+        .unwrap_err();
     assert!(matches!(err, ContractError::StateDir { .. }), "{err}");
     assert!(err.to_string().contains("state"), "{err}");
     assert!(
@@ -234,11 +239,11 @@ fn relative_paths_are_refused() {
 #[test]
 fn wipe_counts_removes_retires_and_is_idempotent() {
     let dir = scratch();
-    let iso = isolation(dir.path(), Some(true));
+    let isolation = isolation_at(dir.path(), Some(true));
     let c = cid("c1");
     // Not root: uid_for works (no chown), but the tree must be made without separation.
-    iso.uid_for(&c).unwrap();
-    let flat = isolation(dir.path(), Some(false));
+    isolation.uid_for(&c).unwrap();
+    let flat = isolation_at(dir.path(), Some(false));
     flat.prepare_workspace(&c, &wid(WR1)).unwrap();
     flat.prepare_workspace(&c, &wid(WR2)).unwrap();
     flat.sandbox(&c, &RuntimeKind::parse("codex").unwrap(), None)
@@ -254,17 +259,17 @@ fn wipe_counts_removes_retires_and_is_idempotent() {
     fs::write(outside.join("keep"), "k").unwrap();
     std::os::unix::fs::symlink(&outside, ws.join("link")).unwrap();
 
-    let r = iso.wipe(&c).unwrap();
+    let r = isolation.wipe(&c).unwrap();
     assert!(r.complete && r.failures.is_empty());
     assert_eq!(
         (r.workspaces_removed, r.harness_roots_removed, r.uid_retired),
         (2, 2, true)
     );
-    assert!(!iso.contract_dir(&c).exists());
+    assert!(!isolation.contract_dir(&c).exists());
     assert!(outside.join("keep").exists());
-    assert!(!iso.has_uid(&c).unwrap());
+    assert!(!isolation.has_uid(&c).unwrap());
 
-    let again = iso.wipe(&c).unwrap();
+    let again = isolation.wipe(&c).unwrap();
     assert!(again.complete);
     assert_eq!(
         (
@@ -282,27 +287,29 @@ fn wipe_counts_removes_retires_and_is_idempotent() {
     assert_eq!(wipes[0]["workspaces_removed"], 2);
     assert_eq!(wipes[0]["uid_retired"], true);
     // The retired uid is free again.
-    assert_eq!(iso.uid_for(&cid("c2")).unwrap(), Some(UID_MIN));
+    assert_eq!(isolation.uid_for(&cid("c2")).unwrap(), Some(UID_MIN));
 }
 
 #[test]
 fn held_lists_only_uuid_workspaces_and_remove_workspace_removes_one() {
     let dir = scratch();
-    let iso = isolation(dir.path(), Some(false));
-    assert!(iso.held().unwrap().is_empty());
-    iso.prepare_workspace(&cid("c1"), &wid(WR1)).unwrap();
-    iso.prepare_workspace(&cid("c1"), &wid("not-a-uuid"))
+    let isolation = isolation_at(dir.path(), Some(false));
+    assert!(isolation.held().unwrap().is_empty());
+    isolation.prepare_workspace(&cid("c1"), &wid(WR1)).unwrap();
+    isolation
+        .prepare_workspace(&cid("c1"), &wid("not-a-uuid"))
         .unwrap();
-    iso.prepare_workspace(&cid("c2"), &wid(WR2)).unwrap();
-    iso.sandbox(&cid("c2"), &RuntimeKind::parse("codex").unwrap(), None)
+    isolation.prepare_workspace(&cid("c2"), &wid(WR2)).unwrap();
+    isolation
+        .sandbox(&cid("c2"), &RuntimeKind::parse("codex").unwrap(), None)
         .unwrap();
     fs::write(
-        iso.contract_dir(&cid("c1")).join(WR2),
+        isolation.contract_dir(&cid("c1")).join(WR2),
         "a file, not a workspace",
     )
     .unwrap();
-    fs::create_dir(iso.workspace_root().join(".stray")).unwrap();
-    let held: Vec<_> = iso
+    fs::create_dir(isolation.workspace_root().join(".stray")).unwrap();
+    let held: Vec<_> = isolation
         .held()
         .unwrap()
         .into_iter()
@@ -316,23 +323,28 @@ fn held_lists_only_uuid_workspaces_and_remove_workspace_removes_one() {
         ]
     );
 
-    let r = iso.remove_workspace(&cid("c1"), &wid(WR1)).unwrap();
+    let r = isolation.remove_workspace(&cid("c1"), &wid(WR1)).unwrap();
     assert!(r.existed && r.removed);
-    assert!(iso.contract_dir(&cid("c1")).join("not-a-uuid").is_dir());
-    let r = iso.remove_workspace(&cid("c1"), &wid(WR1)).unwrap();
+    assert!(isolation
+        .contract_dir(&cid("c1"))
+        .join("not-a-uuid")
+        .is_dir());
+    let r = isolation.remove_workspace(&cid("c1"), &wid(WR1)).unwrap();
     assert!(!r.existed && !r.removed);
-    let r = iso.remove_workspace(&cid("nobody"), &wid(WR1)).unwrap();
+    let r = isolation
+        .remove_workspace(&cid("nobody"), &wid(WR1))
+        .unwrap();
     assert!(!r.existed);
 }
 
 #[test]
 fn handover_refuses_paths_outside_the_contract_tree() {
     let dir = scratch();
-    let iso = isolation(dir.path(), Some(false));
+    let isolation = isolation_at(dir.path(), Some(false));
     let c = cid("c1");
-    let ws = iso.prepare_workspace(&c, &wid(WR1)).unwrap();
-    iso.prepare_workspace(&cid("c2"), &wid(WR1)).unwrap();
-    let root = iso.workspace_root().to_path_buf();
+    let ws = isolation.prepare_workspace(&c, &wid(WR1)).unwrap();
+    isolation.prepare_workspace(&cid("c2"), &wid(WR1)).unwrap();
+    let root = isolation.workspace_root().to_path_buf();
     for bad in [
         dir.path().join("elsewhere"),
         root.clone(),
@@ -341,21 +353,21 @@ fn handover_refuses_paths_outside_the_contract_tree() {
         ws.join("../../c2").join(WR1),
         "relative/c1/x".into(),
     ] {
-        let err = iso.hand_over(&c, &bad).unwrap_err();
+        let err = isolation.hand_over(&c, &bad).unwrap_err();
         assert!(
             matches!(err, ContractError::OutsideContractTree { .. }),
             "{}: {err}",
             bad.display()
         );
     }
-    assert!(iso.hand_over(&c, &ws).is_ok());
+    assert!(isolation.hand_over(&c, &ws).is_ok());
 }
 
 #[test]
 fn uid_map_is_readable_through_the_public_type() {
     let dir = scratch();
-    let iso = isolation(dir.path(), Some(true));
-    iso.uid_for(&cid("a")).unwrap();
+    let isolation = isolation_at(dir.path(), Some(true));
+    isolation.uid_for(&cid("a")).unwrap();
     let map = UidMap::new(dir.path().join("state")).read().unwrap();
     assert_eq!(map.get("a"), Some(&UID_MIN));
     assert_eq!(mode(&dir.path().join("state/contract-uids.json")), 0o600);

@@ -44,13 +44,13 @@ fn child_allocate_all() {
     let Some((dir, index)) = child_env("allocate-all") else {
         return;
     };
-    let iso = isolation(&dir, Some(true));
+    let isolation = isolation_at(&dir, Some(true));
     // Each process walks the contracts from a different offset, so they collide on
     // different names at different moments.
     for k in 0..CONTRACTS {
         let n = (k + index * 13) % CONTRACTS;
         let c = ContractId::parse(&format!("contract-{n:03}")).unwrap();
-        let uid = iso.uid_for(&c).unwrap().unwrap();
+        let uid = isolation.uid_for(&c).unwrap().unwrap();
         println!("ALLOC {c} {uid}");
     }
 }
@@ -130,15 +130,15 @@ fn child_allocate_forever() {
     let Some((dir, index)) = child_env("allocate-forever") else {
         return;
     };
-    let iso = isolation(&dir, Some(true));
+    let isolation = isolation_at(&dir, Some(true));
     for k in 0.. {
         let c = ContractId::parse(&format!("round{index}-c{k}")).unwrap();
-        let uid = iso.uid_for(&c).unwrap().unwrap();
+        let uid = isolation.uid_for(&c).unwrap().unwrap();
         println!("ALLOC {c} {uid}");
         // Retire every other one too, so the kill can also land in a shrinking write.
         if k % 2 == 1 {
             let prev = ContractId::parse(&format!("round{index}-c{}", k - 1)).unwrap();
-            iso.wipe(&prev).unwrap();
+            isolation.wipe(&prev).unwrap();
             println!("RETIRED {prev}");
         }
     }
@@ -208,8 +208,8 @@ fn sigkill_at_random_points_never_leaves_an_unreadable_map() {
         held = on_disk;
     }
     // The lock was released by every killed holder: a fresh allocation still works.
-    let iso = isolation(dir.path(), Some(true));
-    assert!(iso
+    let isolation = isolation_at(dir.path(), Some(true));
+    assert!(isolation
         .uid_for(&ContractId::parse("after").unwrap())
         .unwrap()
         .is_some());

@@ -43,21 +43,22 @@ fn prepared_tenant(
 ) {
     let dir = scratch();
     let c = ContractId::parse(name).unwrap();
-    let iso = prepared(dir.path(), &c);
-    let ws = iso.workspace_path(&c, &WorkRecordId::parse(WR).unwrap());
-    (dir, c, iso, ws)
+    let isolation = prepared(dir.path(), &c);
+    let ws = isolation.workspace_path(&c, &WorkRecordId::parse(WR).unwrap());
+    (dir, c, isolation, ws)
 }
 
 fn prepared(dir: &Path, c: &ContractId) -> jaula_contract::ContractIsolation {
-    let iso = isolation(dir, None);
-    let ws = iso
+    let isolation = isolation_at(dir, None);
+    let ws = isolation
         .prepare_workspace(c, &WorkRecordId::parse(WR).unwrap())
         .unwrap();
-    iso.sandbox(c, &RuntimeKind::parse("codex").unwrap(), None)
+    isolation
+        .sandbox(c, &RuntimeKind::parse("codex").unwrap(), None)
         .unwrap();
     fs::create_dir_all(ws.join("src")).unwrap();
     fs::write(ws.join("src/a"), "a").unwrap();
-    iso
+    isolation
 }
 
 #[test]
@@ -65,15 +66,15 @@ fn immutable_file_makes_an_honest_partial_wipe_that_keeps_the_uid() {
     if !require_root("immutable_file_wipe") {
         return;
     }
-    let (dir, c, iso, ws) = prepared_tenant("tenant-immutable");
-    let uid = iso.current_uid(&c).unwrap().unwrap();
+    let (dir, c, isolation, ws) = prepared_tenant("tenant-immutable");
+    let uid = isolation.current_uid(&c).unwrap().unwrap();
     let stuck = ws.join("src/stuck");
     fs::write(&stuck, "x").unwrap();
     let stuck_s = stuck.to_str().unwrap().to_string();
     run("chattr", &["+i", &stuck_s]);
     let undo = Undo(vec![("chattr", vec!["-i".into(), stuck_s.clone()])]);
 
-    let r = iso.wipe(&c).unwrap();
+    let r = isolation.wipe(&c).unwrap();
     assert!(!r.complete);
     assert_eq!(
         (r.workspaces_removed, r.harness_roots_removed, r.uid_retired),
@@ -86,12 +87,12 @@ fn immutable_file_makes_an_honest_partial_wipe_that_keeps_the_uid() {
     );
     assert!(stuck.exists());
     assert_eq!(
-        iso.current_uid(&c).unwrap(),
+        isolation.current_uid(&c).unwrap(),
         Some(uid),
         "uid retired despite files left behind"
     );
     // The rest of the tree did go.
-    assert!(!iso.contract_dir(&c).join("harness").exists());
+    assert!(!isolation.contract_dir(&c).join("harness").exists());
     let last = evidence(&dir.path().join("state")).pop().unwrap();
     assert_eq!(last["event"], "wipe");
     assert_eq!(last["complete"], false);
@@ -99,10 +100,10 @@ fn immutable_file_makes_an_honest_partial_wipe_that_keeps_the_uid() {
     assert_eq!(last["workspaces_removed"], 0);
 
     drop(undo);
-    let r = iso.wipe(&c).unwrap();
+    let r = isolation.wipe(&c).unwrap();
     assert!(r.complete && r.uid_retired);
     assert_eq!(r.workspaces_removed, 1);
-    assert!(!iso.has_uid(&c).unwrap());
+    assert!(!isolation.has_uid(&c).unwrap());
 }
 
 #[test]
@@ -110,7 +111,7 @@ fn busy_mount_makes_an_honest_partial_wipe_and_its_contents_survive() {
     if !require_root("busy_mount_wipe") {
         return;
     }
-    let (_dir, c, iso, ws) = prepared_tenant("tenant-mount");
+    let (_dir, c, isolation, ws) = prepared_tenant("tenant-mount");
     let mnt = ws.join("mnt");
     fs::create_dir(&mnt).unwrap();
     let mnt_s = mnt.to_str().unwrap().to_string();
@@ -121,7 +122,7 @@ fn busy_mount_makes_an_honest_partial_wipe_and_its_contents_survive() {
     let undo = Undo(vec![("umount", vec![mnt_s.clone()])]);
     fs::write(mnt.join("on-the-mount"), "m").unwrap();
 
-    let r = iso.wipe(&c).unwrap();
+    let r = isolation.wipe(&c).unwrap();
     assert!(!r.complete);
     assert!(!r.uid_retired);
     assert_eq!((r.workspaces_removed, r.harness_roots_removed), (0, 0));
@@ -130,10 +131,10 @@ fn busy_mount_makes_an_honest_partial_wipe_and_its_contents_survive() {
         mnt.join("on-the-mount").exists(),
         "wipe crossed into a mounted filesystem"
     );
-    assert!(iso.has_uid(&c).unwrap());
+    assert!(isolation.has_uid(&c).unwrap());
 
     drop(undo);
-    let r = iso.wipe(&c).unwrap();
+    let r = isolation.wipe(&c).unwrap();
     assert!(r.complete && r.uid_retired);
 }
 
@@ -148,14 +149,15 @@ fn unwritable_state_dir_is_a_clear_error_and_nothing_changes() {
     let state_s = state.to_str().unwrap().to_string();
     run("chattr", &["+i", &state_s]);
     let _undo = Undo(vec![("chattr", vec!["-i".into(), state_s.clone()])]);
-    let iso = isolation(dir.path(), None);
+    let isolation = isolation_at(dir.path(), None);
     let c = ContractId::parse("tenant-state").unwrap();
     let wr = WorkRecordId::parse(WR).unwrap();
     for err in [
-        iso.prepare_workspace(&c, &wr).unwrap_err(),
-        iso.sandbox(&c, &RuntimeKind::parse("codex").unwrap(), None)
+        isolation.prepare_workspace(&c, &wr).unwrap_err(),
+        isolation
+            .sandbox(&c, &RuntimeKind::parse("codex").unwrap(), None)
             .unwrap_err(),
-        iso.wipe(&c).unwrap_err(),
+        isolation.wipe(&c).unwrap_err(),
     ] {
         assert!(matches!(err, ContractError::StateDir { .. }), "{err}");
         assert!(err.to_string().contains(&state_s), "{err}");

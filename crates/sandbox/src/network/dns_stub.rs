@@ -3,9 +3,9 @@
 //! The cage's `/etc/resolv.conf` is the host's, and names a server the empty namespace
 //! cannot reach: a lookup then ends in a timeout or ENETUNREACH, and nobody learns which
 //! name was wanted. So, before the cage is confined, each IPv4 nameserver address is put
-//! on the namespace's `lo` ([`bind_stub`]) and UDP port 53 is bound there; a process that
+//! on the namespace's `lo` (`bind_stub`) and UDP port 53 is bound there; a process that
 //! lives outside the confinement answers on those sockets: under `none` the socket gate's
-//! supervisor ([`serve_refusing`]: REFUSED to everything, each name recorded), under
+//! supervisor (`serve_refusing`: REFUSED to everything, each name recorded), under
 //! `allow` the proxy (which answers allowed names with the steering address).
 //!
 //! Binding port 53 and adding an address need CAP_NET_BIND_SERVICE and CAP_NET_ADMIN in
@@ -18,9 +18,7 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::sync::Mutex;
 
-use jaula_policy::network::dns::{self, QType};
-
-pub use jaula_policy::network::dns::DNS_PORT;
+use jaula_policy::network::dns::{self, QType, DNS_PORT};
 
 /// Where a stub answers, read from `resolv.conf`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -68,7 +66,7 @@ pub fn stub_addresses(resolv_conf: &str) -> StubAddresses {
 /// Put each served address on `lo` (all of 127.0.0.0/8 and `::1` are there already) and
 /// bind UDP port 53 on it. Call inside the new namespace, before the hardening step.
 #[cfg(target_os = "linux")]
-pub fn bind_stub(addresses: &StubAddresses) -> io::Result<Vec<UdpSocket>> {
+pub(crate) fn bind_stub(addresses: &StubAddresses) -> io::Result<Vec<UdpSocket>> {
     let mut sockets = Vec::new();
     let mut alias = 0;
     for addr in &addresses.served {
@@ -146,7 +144,10 @@ const KEPT_NAMES: usize = 64;
 /// Names looked up in the cage, each with the record types asked for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Lookups {
+    /// The first distinct names (at most 64), in presentation format, with every record
+    /// type asked for each.
     pub kept: BTreeMap<String, BTreeSet<QType>>,
+    /// Lookups of further names, counted but not kept.
     pub dropped: u64,
 }
 
@@ -178,7 +179,7 @@ pub fn refused_lookups() -> Lookups {
 
 /// The `none` stub's answer to one datagram: REFUSED to every query (recorded), FORMERR or
 /// NOTIMP to a malformed one, nothing to what is not a query at all.
-pub fn refuse_one(msg: &[u8]) -> Option<Vec<u8>> {
+fn refuse_one(msg: &[u8]) -> Option<Vec<u8>> {
     match dns::parse_query(msg) {
         Ok(query) => {
             let name = query.question.name.to_string();
@@ -197,7 +198,7 @@ pub fn refuse_one(msg: &[u8]) -> Option<Vec<u8>> {
 
 /// Serve `socket` under `none` until the process ends: a thread of the socket gate's
 /// supervisor, outside the cage's seccomp filter and holding the only copy of the socket.
-pub fn serve_refusing(socket: UdpSocket) {
+pub(crate) fn serve_refusing(socket: UdpSocket) {
     // 512 bytes is the classic UDP limit; EDNS clients may send more, and a longer query
     // is cut at the buffer, which still holds its question.
     let mut buf = [0u8; 4096];

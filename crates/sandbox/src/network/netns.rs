@@ -1,18 +1,18 @@
 //! The kernel half of the network modes.
 //!
-//! - [`enter_loopback_netns`]: a new network namespace holding only `lo`, brought up. As
+//! - `enter_loopback_netns`: a new network namespace holding only `lo`, brought up. As
 //!   root a bare `CLONE_NEWNET`; otherwise inside a new user namespace that maps the
 //!   caller's own uid and gid, which is what lets an unprivileged process own a netns.
-//! - [`restrict_sockets`]: where no namespace can be made (`none` only): Landlock ABI 4
+//! - `restrict_sockets`: where no namespace can be made (`none` only): Landlock ABI 4
 //!   refuses every TCP bind and connect, and a seccomp filter refuses `socket(2)` for every
 //!   family but `AF_UNIX`, which also takes UDP, raw and netlink sockets away. Unlike the
 //!   namespace, this leaves the cage no loopback TCP/UDP of its own either.
 //! - The hand-off for `allow`: the caged stage binds a listener on its own loopback and
 //!   passes the descriptor over a unix socket to the proxy outside
-//!   ([`CageListeners::send`], [`CageListeners::recv`]). Sockets stay in the namespace they were created in
-//!   (net/socket.c: `sock_create` takes `current->nsproxy->net_ns`), so the proxy accepts
-//!   connections made inside the cage while dialling out from the host's namespace, and
-//!   no forwarding process has to live in the cage. The same hand-off carries the
+//!   ([`CageListeners::send`], [`CageListeners::recv`]). Sockets stay in the namespace
+//!   they were created in (net/socket.c: `sock_create` takes `current->nsproxy->net_ns`),
+//!   so the proxy accepts connections made inside the cage while dialling out from the
+//!   host's namespace, and no forwarding process has to live in the cage. The same hand-off carries the
 //!   steering listeners ([`CageListeners`]): ports 443 and 80 on [`STEERING_ADDRESS`].
 
 use std::io::{self, IoSlice, IoSliceMut};
@@ -23,13 +23,14 @@ use std::os::unix::net::UnixStream;
 use std::process::Command;
 
 use super::dns_stub::{self, StubAddresses};
+use jaula_policy::network::STEERING_ADDRESS;
 
 use serde::Serialize;
 
 /// How [`enter_loopback_netns`] made the namespace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum NetnsKind {
+pub(crate) enum NetnsKind {
     /// `CLONE_NEWNET` alone (the caller had CAP_SYS_ADMIN).
     NetOnly,
     /// `CLONE_NEWUSER | CLONE_NEWNET`, the caller's uid and gid mapped to themselves.
@@ -40,37 +41,61 @@ pub enum NetnsKind {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum NetnsError {
+    /// `unshare(2)` refused: found before anything changed.
     #[error("cannot create a network namespace (unshare {flags}): {source}")]
     Unshare {
+        /// The namespace flags asked for, as written in C.
         flags: &'static str,
+        /// The kernel's refusal.
         source: io::Error,
     },
     /// Found before anything changed: the process is still in its old namespaces.
     #[error(
         "cannot map ids in a new user namespace: /proc/self/uid_map is not writable here: {source}"
     )]
-    IdMapUnwritable { source: io::Error },
-    #[error("cannot write {path}: {source}")]
-    IdMap {
-        path: &'static str,
+    IdMapUnwritable {
+        /// Why the map file cannot be written.
         source: io::Error,
     },
+    /// Writing the new user namespace's uid map, gid map or `setgroups` failed, after the
+    /// namespace was made.
+    #[error("cannot write {path}: {source}")]
+    IdMap {
+        /// The `/proc/self` file.
+        path: &'static str,
+        /// The write's error.
+        source: io::Error,
+    },
+    /// `lo` could not be brought up in the new namespace.
     #[error("cannot bring up the loopback interface in the new namespace: {source}")]
-    Loopback { source: io::Error },
+    Loopback {
+        /// The `ioctl`'s error.
+        source: io::Error,
+    },
+    /// The `none` fallback's Landlock TCP rules could not be applied.
     #[error("landlock cannot refuse TCP (needs ABI 4, Linux 6.7): {0}")]
     LandlockNet(String),
+    /// The `none` fallback's socket-family filter could not be built or installed.
     #[error("cannot install the socket-family filter: {0}")]
     SocketFilter(String),
+    /// Passing or taking a listener or log descriptor across the hand-off failed.
     #[error("cannot pass the proxy listener: {source}")]
-    Handoff { source: io::Error },
+    Handoff {
+        /// What failed, with the descriptor when there is one.
+        source: io::Error,
+    },
+    /// The DNS stub's sockets could not be bound, passed or taken.
     #[error("cannot set up the DNS stub: {source}")]
-    DnsStub { source: io::Error },
+    DnsStub {
+        /// What failed, with the descriptor when there is one.
+        source: io::Error,
+    },
 }
 
 impl NetnsError {
     /// The error was found before any namespace changed: the caller may carry on where
     /// it is. Any other error leaves the process half-moved, and the launch must stop.
-    pub fn changed_nothing(&self) -> bool {
+    pub(crate) fn changed_nothing(&self) -> bool {
         matches!(
             self,
             NetnsError::Unshare { .. } | NetnsError::IdMapUnwritable { .. }
@@ -83,7 +108,7 @@ impl NetnsError {
 /// Must be called while the process is single-threaded (unshare(2): `CLONE_NEWUSER`
 /// fails with EINVAL in a multithreaded process) and before the seccomp layer, which
 /// refuses namespace creation.
-pub fn enter_loopback_netns() -> Result<NetnsKind, NetnsError> {
+pub(crate) fn enter_loopback_netns() -> Result<NetnsKind, NetnsError> {
     enter(rustix::process::geteuid().is_root())
 }
 
@@ -94,7 +119,7 @@ pub fn enter_loopback_netns() -> Result<NetnsKind, NetnsError> {
 /// capabilities never reach bubblewrap's own network namespace, and binding ports 443 and
 /// 80 for steering there fails with EACCES. In a namespace it creates itself the stage
 /// holds every capability (dropped again by hardening before the command runs).
-pub fn enter_loopback_netns_with_userns() -> Result<NetnsKind, NetnsError> {
+pub(crate) fn enter_loopback_netns_with_userns() -> Result<NetnsKind, NetnsError> {
     enter(false)
 }
 
@@ -172,7 +197,7 @@ fn loopback_up() -> io::Result<()> {
     Ok(())
 }
 
-/// What [`restrict_sockets`] enforced.
+/// What `restrict_sockets` enforced.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SocketRestriction {
     /// Whether Landlock refuses TCP bind and connect (ABI 4+).
@@ -184,7 +209,7 @@ pub struct SocketRestriction {
 /// and the strictest answer wins), and Landlock's TCP rights handled with no port
 /// granted, where the kernel has them. Needs no_new_privs (set by the hardening step).
 #[cfg(target_os = "linux")]
-pub fn restrict_sockets() -> Result<SocketRestriction, NetnsError> {
+pub(crate) fn restrict_sockets() -> Result<SocketRestriction, NetnsError> {
     use ::landlock::{
         Access, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetStatus, ABI,
     };
@@ -234,15 +259,12 @@ fn install_socket_family_filter() -> Result<(), String> {
 /// The loopback port the proxy listens on inside the cage: fixed, because the namespace
 /// is new and empty, so nothing else can hold it, and a fixed number keeps the proxy
 /// variables the same from run to run.
-pub const CAGE_PROXY_PORT: u16 = 3128;
+const CAGE_PROXY_PORT: u16 = 3128;
 
-// moved to jaula_policy::network; re-export kept for callers
-pub use jaula_policy::network::STEERING_ADDRESS;
-
-/// The ports steered at [`STEERING_ADDRESS`]: TLS judged on its server name, HTTP on its
-/// Host. Any other port there has no listener, so a connection to it is refused.
-pub const STEERED_TLS_PORT: u16 = 443;
-pub const STEERED_HTTP_PORT: u16 = 80;
+// The ports steered at STEERING_ADDRESS: TLS judged on its server name, HTTP on its
+// Host. Any other port there has no listener, so a connection to it is refused.
+const STEERED_TLS_PORT: u16 = 443;
+const STEERED_HTTP_PORT: u16 = 80;
 
 /// Bind a listener in the cage's namespace, with a backlog large enough that a burst of
 /// connections waits in the kernel rather than being refused.
@@ -253,7 +275,7 @@ fn bind_listener(address: Ipv4Addr, port: u16) -> io::Result<TcpListener> {
 }
 
 /// Bind the proxy's listener on the cage's own loopback.
-pub fn bind_cage_listener() -> io::Result<TcpListener> {
+fn bind_cage_listener() -> io::Result<TcpListener> {
     bind_listener(Ipv4Addr::LOCALHOST, CAGE_PROXY_PORT)
 }
 
@@ -268,10 +290,12 @@ pub struct CageListeners {
     pub steered: Option<SteeredListeners>,
 }
 
-/// `STEERING_ADDRESS:443` and `STEERING_ADDRESS:80`.
+/// The steering listeners, both bound on [`STEERING_ADDRESS`] in the cage's namespace.
 #[derive(Debug)]
 pub struct SteeredListeners {
+    /// Port 443, judged on the TLS server name.
     pub tls: TcpListener,
+    /// Port 80, judged on the HTTP Host.
     pub http: TcpListener,
 }
 
@@ -279,7 +303,7 @@ impl CageListeners {
     /// The most descriptors the hand-off message carries.
     const MAX: usize = 3;
 
-    /// Bind the proxy's listener; steering is added by [`CageListeners::bind_steering`].
+    /// Bind the proxy's listener; steering is added by `CageListeners::bind_steering`.
     pub fn bind() -> io::Result<CageListeners> {
         Ok(CageListeners {
             proxy: bind_cage_listener()?,
@@ -290,7 +314,7 @@ impl CageListeners {
     /// Bind the steering listeners. Ports below 1024 need CAP_NET_BIND_SERVICE in the
     /// user namespace that owns the network namespace: held by root natively and in
     /// every namespace the stage creates itself.
-    pub fn bind_steering(&mut self) -> io::Result<()> {
+    pub(crate) fn bind_steering(&mut self) -> io::Result<()> {
         self.steered = Some(SteeredListeners {
             tls: bind_listener(STEERING_ADDRESS, STEERED_TLS_PORT)?,
             http: bind_listener(STEERING_ADDRESS, STEERED_HTTP_PORT)?,
@@ -346,7 +370,7 @@ pub fn handoff_pair() -> Result<(UnixStream, OwnedFd), NetnsError> {
 
 /// Take ownership of the hand-off descriptor the supervisor passed by number (in the
 /// launch plan). Refused unless it is an open unix socket above 2.
-pub fn take_handoff_fd(fd: RawFd) -> Result<OwnedFd, NetnsError> {
+pub(crate) fn take_handoff_fd(fd: RawFd) -> Result<OwnedFd, NetnsError> {
     let bad = |what: &str| NetnsError::Handoff {
         source: io::Error::other(format!("descriptor {fd} {what}")),
     };
@@ -429,10 +453,11 @@ fn adopt_inherited(fd: RawFd) -> Result<OwnedFd, &'static str> {
     Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
 }
 
-/// The proxy variables for the caged process (see [`super::proxy_env_at`]), at the port
-/// the cage's own loopback listener has.
-pub fn proxy_env(proxy_localhost: bool) -> Vec<(String, String)> {
-    super::proxy_env_at(CAGE_PROXY_PORT, proxy_localhost)
+/// The proxy variables for the caged process (see
+/// [`jaula_policy::network::proxy_env_at`]), at the port the cage's own loopback listener
+/// has.
+pub(crate) fn proxy_env(proxy_localhost: bool) -> Vec<(String, String)> {
+    jaula_policy::network::proxy_env_at(CAGE_PROXY_PORT, proxy_localhost)
 }
 
 /// Spawn-time set-up for a command that must start inside a fresh loopback namespace
@@ -505,7 +530,7 @@ impl NetnsInChild {
 /// Take a stub socket a parent left on descriptor `fd` (named in the launch plan): refused
 /// unless it is an open UDP socket above 2. Close-on-exec is set again, so the command
 /// never inherits it.
-pub fn take_dns_fd(fd: RawFd) -> Result<UdpSocket, NetnsError> {
+fn take_dns_fd(fd: RawFd) -> Result<UdpSocket, NetnsError> {
     let bad = |what: &str| NetnsError::DnsStub {
         source: io::Error::other(format!("descriptor {fd} {what}")),
     };
@@ -553,8 +578,8 @@ pub fn stub_addresses() -> StubAddresses {
 }
 
 /// Bind the stub in the namespace this process just made, or take the sockets a parent
-/// bound for it (`fds`, from [`enter_in_child`]).
-pub fn stub_sockets(
+/// bound for it (`fds`, from [`NetnsInChild::dns_fds`]).
+pub(crate) fn stub_sockets(
     addresses: &StubAddresses,
     fds: &[RawFd],
 ) -> Result<Vec<UdpSocket>, NetnsError> {
@@ -576,7 +601,10 @@ fn is_open(fd: RawFd) -> bool {
 
 /// Pass the stub's sockets to the proxy over the hand-off channel, after the listener
 /// (one message, `D`, carrying every socket; none is a valid count).
-pub fn send_dns_sockets(channel: &impl AsFd, sockets: &[UdpSocket]) -> Result<(), NetnsError> {
+pub(crate) fn send_dns_sockets(
+    channel: &impl AsFd,
+    sockets: &[UdpSocket],
+) -> Result<(), NetnsError> {
     let fds: Vec<_> = sockets.iter().map(|s| s.as_fd()).collect();
     send_fds(channel, b'D', &fds)
 }

@@ -14,7 +14,12 @@ use jaula_policy::network::dns::QType;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NoneRefusal<'a> {
     /// A name looked up; the stub answered REFUSED.
-    Lookup { name: &'a str, qtype: QType },
+    Lookup {
+        /// The name, in presentation format.
+        name: &'a str,
+        /// The record type asked for.
+        qtype: QType,
+    },
     /// A connect that failed with ENETUNREACH.
     Connect(SocketAddr),
 }

@@ -104,8 +104,6 @@ fn mark_inherited_cloexec(keep: &[RawFd]) -> Result<usize, HardeningError> {
     Ok(marked)
 }
 
-pub use crate::exit::exit_like;
-
 #[cfg(test)]
 #[path = "process_tests.rs"]
 mod tests;

@@ -53,20 +53,21 @@ pub struct GateSyscalls {
 
 /// `O_WRONLY | O_RDWR | O_CREAT | O_TRUNC`: an open with none of these neither writes,
 /// creates nor truncates. (`O_TMPFILE` carries `O_WRONLY` or `O_RDWR` by definition.)
-pub const WRITE_INTENT: u32 =
-    (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) as u32;
+const WRITE_INTENT: u32 = (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) as u32;
 
 impl GateSyscalls {
     /// This binary's architecture.
     pub fn native() -> Option<GateSyscalls> {
-        Some(GateSyscalls::for_arch(crate::seccomp::Arch::native()?))
+        Some(GateSyscalls::for_arch(
+            jaula_policy::seccomp::Arch::native()?
+        ))
     }
 
     /// The numbers of `arch`, spelled out (as the deny-list's are) so that the filter of
     /// every supported architecture is built and checked against [`decide`] on any host;
     /// the build target's are checked against libc's by the unit tests.
-    pub fn for_arch(arch: crate::seccomp::Arch) -> GateSyscalls {
-        use crate::seccomp::Arch;
+    fn for_arch(arch: jaula_policy::seccomp::Arch) -> GateSyscalls {
+        use jaula_policy::seccomp::Arch;
         match arch {
             // arch/x86/entry/syscalls/syscall_64.tbl
             Arch::X86_64 => GateSyscalls {
@@ -111,14 +112,19 @@ const SOCK_TYPE_MASK: u32 = 0xf;
 
 /// What the gate filter does with one call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+// Only the tests compare the filter with its reference meaning.
+#[cfg_attr(not(test), allow(dead_code))]
 pub enum GateVerdict {
+    /// The call goes on unexamined.
     Allow,
     /// Wait for the supervisor.
     Notify,
+    /// The call fails with this errno.
     Errno(i32),
 }
 
 /// The reference meaning of [`build`]: the filter is tested against it.
+#[cfg_attr(not(test), allow(dead_code))]
 pub fn decide(calls: &GateSyscalls, audit_arch: u32, nr: i32, args: &[u64; 6]) -> GateVerdict {
     let refused_abi = GateVerdict::Errno(libc::EPERM);
     if audit_arch != calls.audit_arch {

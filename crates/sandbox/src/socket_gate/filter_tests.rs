@@ -292,7 +292,7 @@ fn the_native_numbers_are_libcs() {
 /// aarch64's numbers, and so does the x86_64 one.
 #[test]
 fn every_architectures_program_answers_as_the_reference() {
-    use crate::seccomp::Arch;
+    use jaula_policy::seccomp::Arch;
     for arch in [Arch::X86_64, Arch::Aarch64] {
         let c = GateSyscalls::for_arch(arch);
         let program = build(&c);

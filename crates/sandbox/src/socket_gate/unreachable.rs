@@ -25,7 +25,9 @@ static REFUSED: Mutex<Refused> = Mutex::new(Refused {
 /// Distinct destinations refused by the closed network, and how many more were not kept.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Refused {
+    /// The first distinct destinations (at most 64).
     pub kept: BTreeSet<SocketAddr>,
+    /// Refusals of further destinations, counted but not kept.
     pub dropped: u64,
 }
 

@@ -16,7 +16,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use jaula_sandbox::seccomp::{self, ArgMatch, DenyRule};
+use jaula_policy::seccomp::{ArgMatch, DenyRule};
+use jaula_sandbox::seccomp;
 use jaula_testkit::{rerun, skip_or_fail, this_test, NOBODY};
 use serde_json::{json, Value};
 
@@ -82,7 +83,7 @@ fn refused_values(cond: &ArgMatch) -> Vec<u32> {
             libc::ADDR_NO_RANDOMIZE as u32,
             libc::READ_IMPLIES_EXEC as u32,
             libc::MMAP_PAGE_ZERO as u32,
-            libc::ADDR_NO_RANDOMIZE as u32 | seccomp::PER_LINUX32,
+            libc::ADDR_NO_RANDOMIZE as u32 | jaula_policy::seccomp::PER_LINUX32,
             1,
         ]
         .into_iter()
@@ -231,7 +232,7 @@ fn named_probes() -> Vec<Probe> {
 }
 
 fn all_probes() -> Vec<Probe> {
-    let mut probes: Vec<Probe> = seccomp::deny_list()
+    let mut probes: Vec<Probe> = jaula_policy::seccomp::deny_list()
         .iter()
         .enumerate()
         .flat_map(|(index, rule)| rule_probes(index, rule))
@@ -602,7 +603,7 @@ fn run_both(identity: &str) {
     };
     assert_eq!(
         report["report"]["rules"].as_u64(),
-        Some(seccomp::deny_list().len() as u64)
+        Some(jaula_policy::seccomp::deny_list().len() as u64)
     );
     assert_eq!(report["report"]["arch"], std::env::consts::ARCH);
     println!("{identity}: {}", report["display"]);
@@ -698,7 +699,7 @@ fn run_both(identity: &str) {
         "{identity}: {} probes over {} rules; kernel refuses these with EPERM even unfiltered: \
          {kernel_refuses_anyway:?}",
         probes.len(),
-        seccomp::deny_list().len()
+        jaula_policy::seccomp::deny_list().len()
     );
 }
 

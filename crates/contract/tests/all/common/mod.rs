@@ -4,7 +4,9 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use jaula_contract::{ContractIsolation, IsolationConfig, Limits, UidRange};
+use jaula_contract::{ContractIsolation, IsolationConfig};
+use jaula_policy::limits::ContractLimits;
+use jaula_policy::uid_range::UidRange;
 
 pub use jaula_testkit::require_root;
 
@@ -23,7 +25,7 @@ pub fn config(dir: &Path, separate: Option<bool>) -> IsolationConfig {
         workspace_root: dir.join("root"),
         state_dir: dir.join("state"),
         uids: UidRange::new(UID_MIN, UID_MAX).unwrap(),
-        limits: Limits {
+        limits: ContractLimits {
             max_processes: 256,
             max_memory_bytes: 1 << 30,
         },
@@ -31,7 +33,7 @@ pub fn config(dir: &Path, separate: Option<bool>) -> IsolationConfig {
     }
 }
 
-pub fn isolation(dir: &Path, separate: Option<bool>) -> ContractIsolation {
+pub fn isolation_at(dir: &Path, separate: Option<bool>) -> ContractIsolation {
     ContractIsolation::new(config(dir, separate)).unwrap()
 }
 

@@ -2,8 +2,9 @@
 //! option, and the CI rule for tests that need something from outside the crate.
 #![allow(dead_code, unused_imports)]
 
-use jaula_contract::{ContractId, Limits, RuntimeKind, WorkRecordId};
+use jaula_contract::{ContractId, RuntimeKind, WorkRecordId};
 use jaula_kube::{parse_time, Amount, Format, NamespaceMode, RenderSpec, Rendered, SeccompChoice};
+use jaula_policy::limits::ContractLimits;
 
 /// Skip with a printed reason, or fail when CI=true (where everything must be present).
 pub use jaula_testkit::skip_or_fail as skip;
@@ -14,7 +15,7 @@ fn base(contract: &str, work_record: &str, runtime: &str, uid: u32) -> RenderSpe
         WorkRecordId::parse(work_record).unwrap(),
         RuntimeKind::parse(runtime).unwrap(),
         uid,
-        Limits::default(),
+        ContractLimits::default(),
     )
     .unwrap()
 }
