@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use jaula_policy::sources::BwrapHint;
-use jaula_policy::{Access, EntryKind, HostFs, Platform, Policy, PolicySpec};
+use jaula_policy::{Access, EntryKind, FileRule, HostFs, Platform, Policy, PolicySpec};
 
 use super::*;
 
@@ -157,7 +157,7 @@ fn order_is_writable_claude_json_protected_seals_channels_token_remounts_options
         .map(|w| must(&argv, "--bind-try", &w.path))
         .max()
         .unwrap();
-    let claude = must(&argv, "--bind-try", p.claude_json());
+    let claude = must(&argv, "--bind-try", &f.home.join(".claude.json"));
     let protected = must(&argv, "--ro-bind-try", &config);
     let ssh = must(&argv, "--tmpfs", &f.home.join(".ssh"));
     let creds = must(&argv, "--ro-bind-try", &f.home.join(".git-credentials"));
@@ -321,7 +321,10 @@ fn only_existing_seals_protected_paths_and_channel_tokens_are_rendered() {
     std::fs::create_dir_all(&seat).unwrap();
     std::fs::write(seat.join(".env"), "t").unwrap();
     let p = policy(&f, |_| {});
-    assert_eq!(p.channel_token_files(), &[seat.join(".env")]);
+    assert!(p.file_rules().iter().any(|r| matches!(
+        r,
+        FileRule::SealedPattern { existing, .. } if *existing == [seat.join(".env")]
+    )));
     // The fake disk says nothing exists: the channel token vanished after resolve.
     let argv = render_argv(&p, &BwrapOptions::default(), &FakeDisk::default()).unwrap();
     assert!(!argv

@@ -300,7 +300,9 @@ fn the_token_file_is_the_one_readable_file_inside_the_sealed_broker_dir() {
     assert_eq!(
         plan.rule(&broker.join("w1.token"))
             .map(|r| r.reasons.clone()),
-        Some(vec![Reason::TokenFile])
+        Some(vec![Reason::ReadableInSeal {
+            source: jaula_policy::FileRuleSource::WindowToken
+        }])
     );
     // The protected cage profiles stay readable, never writable.
     assert_eq!(
