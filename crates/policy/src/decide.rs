@@ -197,8 +197,7 @@ impl Policy {
                 .map(|r| (path.to_path_buf(), r.source()))
         };
         if access == Access::Read {
-            if let Some((path, source)) =
-                covering(|r| matches!(r, FileRule::ReadableInSeal { .. }))
+            if let Some((path, source)) = covering(|r| matches!(r, FileRule::ReadableInSeal { .. }))
             {
                 return allow(Rule::ReadableInSeal { path, source });
             }

@@ -434,7 +434,10 @@ fn a_readable_in_seal_rule_opens_exactly_its_file_for_reading() {
         path: keep.clone(),
         source: FileRuleSource::WindowToken,
     });
-    assert!(!allowed(&p0, &keep, Access::Read), "sealed without the rule");
+    assert!(
+        !allowed(&p0, &keep, Access::Read),
+        "sealed without the rule"
+    );
     let d = p1.decide(&keep, Access::Read);
     assert!(d.allowed);
     assert!(matches!(d.rule, Rule::ReadableInSeal { ref path, .. } if *path == keep));
@@ -443,8 +446,16 @@ fn a_readable_in_seal_rule_opens_exactly_its_file_for_reading() {
         assert!(!d.allowed, "{access}");
         assert!(matches!(d.rule, Rule::Sealed { ref root, .. } if *root == vault));
     }
-    for sibling in [vault.join("other.txt"), vault.join("keep.txt.bak"), vault.clone()] {
-        assert!(!allowed(&p1, &sibling, Access::Read), "{}", sibling.display());
+    for sibling in [
+        vault.join("other.txt"),
+        vault.join("keep.txt.bak"),
+        vault.clone(),
+    ] {
+        assert!(
+            !allowed(&p1, &sibling, Access::Read),
+            "{}",
+            sibling.display()
+        );
     }
 }
 
@@ -460,13 +471,21 @@ fn a_writable_file_rule_opens_its_file_for_writing_unless_sealed_or_protected() 
     });
     assert!(allowed(&exact, &notes, Access::Write));
     assert!(allowed(&exact, &notes, Access::Create));
-    assert!(!allowed(&exact, &root.join("home/notes.db-wal"), Access::Create));
+    assert!(!allowed(
+        &exact,
+        &root.join("home/notes.db-wal"),
+        Access::Create
+    ));
     let prefix = p.clone().with_file_rule(FileRule::WritableFile {
         path: notes.clone(),
         matching: FileMatch::NamePrefix,
         source: FileRuleSource::ClaudeState,
     });
-    assert!(allowed(&prefix, &root.join("home/notes.db-wal"), Access::Create));
+    assert!(allowed(
+        &prefix,
+        &root.join("home/notes.db-wal"),
+        Access::Create
+    ));
     assert!(!allowed(&prefix, &root.join("home/note"), Access::Create));
     // A seal wins over the rule, as an owner's deny of the file would.
     let sealed_file = root.join("home/.netrc");

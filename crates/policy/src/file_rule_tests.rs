@@ -14,7 +14,12 @@ fn writable(path: &str, matching: FileMatch) -> FileRule {
 fn an_exact_rule_covers_only_its_path() {
     let rule = writable("/h/state.json", FileMatch::Exact);
     assert!(rule.covers(Path::new("/h/state.json")));
-    for other in ["/h/state.json.bak", "/h/state.json/x", "/h", "/h/x/state.json"] {
+    for other in [
+        "/h/state.json.bak",
+        "/h/state.json/x",
+        "/h",
+        "/h/x/state.json",
+    ] {
         assert!(!rule.covers(Path::new(other)), "{other}");
     }
     let rule = FileRule::ReadableInSeal {
@@ -28,7 +33,11 @@ fn an_exact_rule_covers_only_its_path() {
 #[test]
 fn a_name_prefix_rule_covers_siblings_named_after_the_file_and_what_lies_beneath() {
     let rule = writable("/h/state.json", FileMatch::NamePrefix);
-    for hit in ["/h/state.json", "/h/state.json.backup", "/h/state.jsonx/inner"] {
+    for hit in [
+        "/h/state.json",
+        "/h/state.json.backup",
+        "/h/state.jsonx/inner",
+    ] {
         assert!(rule.covers(Path::new(hit)), "{hit}");
     }
     for miss in ["/h/state.jso", "/h/x/state.json", "/other/state.json", "/h"] {

@@ -311,13 +311,11 @@ impl FileFilters {
                     })
                 }
                 // `<dir>/<one child>/<name>`, whether or not it exists.
-                FileRule::SealedPattern { dir, name, .. } => {
-                    files.sealed_patterns.push(format!(
-                        "^{}/[^/]+/{}$",
-                        sbpl_regex_literal(dir, what)?,
-                        sbpl_regex_literal(Path::new(name), what)?
-                    ))
-                }
+                FileRule::SealedPattern { dir, name, .. } => files.sealed_patterns.push(format!(
+                    "^{}/[^/]+/{}$",
+                    sbpl_regex_literal(dir, what)?,
+                    sbpl_regex_literal(Path::new(name), what)?
+                )),
                 FileRule::ReadableInSeal { path, .. } => files
                     .readable_in_seal
                     .push(format!("(literal {})", sbpl_string(path, what)?)),

@@ -253,7 +253,9 @@ impl<'p> FileMounts<'p> {
                 // A mount names one path: a name-prefix match (macOS only) binds the file.
                 FileRule::WritableFile { path, .. } => files.writable.push((path, what)),
                 FileRule::SealedPattern { existing, .. } => {
-                    files.sealed.extend(existing.iter().map(|f| (f.as_path(), what)));
+                    files
+                        .sealed
+                        .extend(existing.iter().map(|f| (f.as_path(), what)));
                 }
                 FileRule::ReadableInSeal { path, .. } => {
                     files.readable_in_seal.push((path, what));

@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 
 use jaula_policy::paths::is_within;
 use jaula_policy::{
-    Access, EntryKind, FileRule, FileRuleSource, HostFs, Platform, Policy, ProtectKind,
-    SealKind, WriteSource,
+    Access, EntryKind, FileRule, FileRuleSource, HostFs, Platform, Policy, ProtectKind, SealKind,
+    WriteSource,
 };
 use serde::Serialize;
 
@@ -405,8 +405,7 @@ impl<'a> Planner<'a> {
     }
 
     fn within_seal(&self, path: &Path) -> bool {
-        self.seal_index.holds(path)
-            || self.patterns.iter().any(|pattern| pattern.covers(path))
+        self.seal_index.holds(path) || self.patterns.iter().any(|pattern| pattern.covers(path))
     }
 
     fn within_protected(&self, path: &Path) -> bool {
@@ -741,7 +740,12 @@ impl<'a> Planner<'a> {
             if !self.within_seal(&file) && !self.within_protected(&file) {
                 if let Some(EntryKind::File) = self.kind(&file) {
                     let rights = Rights::READ | Rights::WRITE;
-                    self.add(&file, TargetKind::File, rights, Reason::WritableFile { source });
+                    self.add(
+                        &file,
+                        TargetKind::File,
+                        rights,
+                        Reason::WritableFile { source },
+                    );
                 }
             }
         }
@@ -754,7 +758,12 @@ impl<'a> Planner<'a> {
                 && matches!(kind, Some(EntryKind::File | EntryKind::Other))
             {
                 let rights = Rights::single(Right::ReadFile);
-                self.add(&file, TargetKind::File, rights, Reason::ReadableInSeal { source });
+                self.add(
+                    &file,
+                    TargetKind::File,
+                    rights,
+                    Reason::ReadableInSeal { source },
+                );
                 granted_in_seal.push(file);
             }
         }
@@ -828,4 +837,3 @@ impl<'a> Planner<'a> {
         })
     }
 }
-

@@ -212,13 +212,13 @@ fn build(root: &Path) -> Scenario {
     let policy = spec.resolve().unwrap();
     assert_eq!(
         policy
-        .file_rules()
-        .iter()
-        .flat_map(|r| match r {
-            FileRule::SealedPattern { existing, .. } => existing.clone(),
-            _ => Vec::new(),
-        })
-        .collect::<Vec<_>>(),
+            .file_rules()
+            .iter()
+            .flat_map(|r| match r {
+                FileRule::SealedPattern { existing, .. } => existing.clone(),
+                _ => Vec::new(),
+            })
+            .collect::<Vec<_>>(),
         [home.join(".claude/channels/seat1/.env")]
     );
     Scenario {

@@ -444,9 +444,7 @@ fn expected_block(rule: &Rule, access: Access) -> (Action, Vec<Operation>, bool)
     use Operation::{Default, FileRead, FileWrite};
     match rule {
         Rule::ReadableInSeal { .. } => (Allow, vec![FileRead], true),
-        Rule::Sealed { .. } | Rule::SealedPattern { .. } => {
-            (Deny, vec![FileRead, FileWrite], true)
-        }
+        Rule::Sealed { .. } | Rule::SealedPattern { .. } => (Deny, vec![FileRead, FileWrite], true),
         Rule::Protected { .. } => (Deny, vec![FileWrite], true),
         Rule::Writable { .. } | Rule::WritableFile { .. } => (Allow, vec![FileWrite], true),
         Rule::DefaultReadable => (Allow, vec![Default], false),
