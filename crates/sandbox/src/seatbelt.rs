@@ -65,7 +65,12 @@ pub enum SeatbeltError {
         "cannot write the {what} {} into a Seatbelt profile: the path is not valid UTF-8",
         .path.display()
     )]
-    NotUtf8 { what: &'static str, path: PathBuf },
+    NotUtf8 {
+        /// Which path of the policy (a sealed root, the token file, ...).
+        what: &'static str,
+        /// The path.
+        path: PathBuf,
+    },
 }
 
 /// The system's name resolver: `getaddrinfo` on macOS asks mDNSResponder over this socket.
@@ -83,12 +88,16 @@ pub enum ProfileNetwork {
     /// No IP destination at all: not even the loopback, which on macOS is the host's.
     None,
     /// Only jaula's proxy, listening on this port of the loopback.
-    Proxy { port: u16 },
+    Proxy {
+        /// The proxy's loopback port.
+        port: u16,
+    },
 }
 
 /// What a profile needs beyond the policy: the network mode.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ProfileOptions {
+    /// What the profile lets the command reach over IP.
     pub network: ProfileNetwork,
 }
 

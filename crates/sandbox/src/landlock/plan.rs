@@ -45,7 +45,9 @@ pub enum PlanMode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TargetKind {
+    /// A directory: the rule covers it and everything beneath, with any right.
     Directory,
+    /// Anything else (a file, a device, a socket): only [`Rights::FILE`] apply.
     File,
 }
 
@@ -57,13 +59,29 @@ pub enum Reason {
     /// Nothing the cage can see is sealed: `/` is readable whole.
     WorldReadable,
     /// On the way to a sealed root: the names of its entries, nothing more.
-    SealAncestor { sealed: PathBuf },
+    SealAncestor {
+        /// The sealed path (a root, or a sealed pattern's file) that split this directory.
+        sealed: PathBuf,
+    },
     /// Beside the way to a sealed root, with nothing sealed beneath: readable whole.
-    Sibling { beside: PathBuf },
+    Sibling {
+        /// The split directory this entry lies in.
+        beside: PathBuf,
+    },
     /// A writable root with nothing sealed or protected beneath: writable whole.
-    WritableRoot { root: PathBuf, source: WriteSource },
+    WritableRoot {
+        /// The root.
+        root: PathBuf,
+        /// Why the policy makes it writable.
+        source: WriteSource,
+    },
     /// An entry of a writable directory that is split around `around`.
-    WritableSibling { root: PathBuf, around: PathBuf },
+    WritableSibling {
+        /// The writable root the entry lies in.
+        root: PathBuf,
+        /// The sealed or protected path that split its directory.
+        around: PathBuf,
+    },
     /// A [`FileRule::ReadableInSeal`] file: the one kind of grant inside a sealed root,
     /// and only `READ_FILE`.
     ReadableInSeal {
@@ -115,9 +133,13 @@ impl fmt::Display for Reason {
 /// One Landlock rule: `rights` on `path` and everything beneath it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PlanRule {
+    /// The path the rule is attached to, canonical.
     pub path: PathBuf,
+    /// What the planner saw there, which bounds the rights the kernel accepts.
     pub kind: TargetKind,
+    /// The rights granted on the path and beneath it.
     pub rights: Rights,
+    /// Every reason that added rights to this path, in the order they did.
     pub reasons: Vec<Reason>,
 }
 
@@ -125,6 +147,7 @@ pub struct PlanRule {
 /// something beneath it must stay out of reach; its entries get rules one by one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SplitDir {
+    /// The directory.
     pub path: PathBuf,
     /// Split for reads: on the way to a sealed root.
     pub read: bool,
@@ -138,28 +161,49 @@ pub struct SplitDir {
 #[non_exhaustive]
 pub enum PlanNote {
     /// A split directory that could not be listed: its entries get no rule (fail closed).
-    Unlistable { dir: PathBuf, error: String },
+    Unlistable {
+        /// The directory.
+        dir: PathBuf,
+        /// Why the listing failed.
+        error: String,
+    },
     /// A path whose type could not be read: treated as absent.
-    Unreadable { path: PathBuf, error: String },
+    Unreadable {
+        /// The path.
+        path: PathBuf,
+        /// Why its type could not be read.
+        error: String,
+    },
     /// A writable root inside a sealed root: the seal wins, no write is granted.
-    WritableInsideSealed { root: PathBuf },
+    WritableInsideSealed {
+        /// The writable root left without a grant.
+        root: PathBuf,
+    },
     /// A writable root inside protected configuration: never writable.
-    WritableInsideProtected { root: PathBuf },
+    WritableInsideProtected {
+        /// The writable root left without a grant.
+        root: PathBuf,
+    },
 }
 
 /// The rules for one policy on one filesystem.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Plan {
+    /// What the rules were built for.
     pub mode: PlanMode,
     /// Sorted by path, one per path.
     pub rules: Vec<PlanRule>,
     /// Existing sealed roots left without any rule.
     pub holes: Vec<PathBuf>,
+    /// Directories granted entry by entry, sorted by path.
     pub split: Vec<SplitDir>,
+    /// What the planner could not see or chose not to grant.
     pub notes: Vec<PlanNote>,
 }
 
 impl Plan {
+    /// The rule attached exactly at `path`, if any. A path beneath a rule is governed by
+    /// it too; this answers only for the rule's own path.
     pub fn rule(&self, path: &Path) -> Option<&PlanRule> {
         self.rules.iter().find(|r| r.path == path)
     }
