@@ -59,7 +59,7 @@ pub enum KernelStatus {
 
 impl KernelStatus {
     /// The kernel's Landlock ABI; 0 where there is none, which handles no right.
-    pub(crate) fn abi(self) -> u32 {
+    pub fn abi(self) -> u32 {
         match self {
             KernelStatus::Available { abi } => abi,
             _ => 0,
