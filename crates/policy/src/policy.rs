@@ -454,8 +454,8 @@ impl PolicySpec {
     }
 
     /// [`resolve`](Self::resolve), asking `fs` which paths exist and what they are (the
-    /// writable roots still absent, the channel token files, the repo's type). Symlinks
-    /// are still resolved by the kernel (see [`crate::host_fs`]).
+    /// writable roots still absent, the existing files of a sealed pattern, the repo's
+    /// type). Symlinks are still resolved by the kernel (see [`crate::host_fs`]).
     pub fn resolve_on(&self, fs: &dyn HostFs) -> Result<Policy, PolicyError> {
         // One resolution sees one filesystem: each directory prefix is resolved once and
         // remembered until this returns (resolve.rs).

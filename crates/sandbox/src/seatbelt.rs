@@ -5,13 +5,12 @@
 //! the policy, and it mirrors [`Policy::decide`] read from the bottom up:
 //!
 //! 1. `(allow default)`, then `(deny file-write*)`: the world is readable and read-only;
-//! 2. `(allow file-write* ...)`: the writable roots and each [`FileRule::WritableFile`]
-//!    (`~/.claude.json`);
+//! 2. `(allow file-write* ...)`: the writable roots and each [`FileRule::WritableFile`];
 //! 3. `(deny file-read* file-write* ...)`: every sealed root (present or not, since a
 //!    pattern over a path that does not exist yet is exactly what keeps a credential the
-//!    owner creates later sealed) and each [`FileRule::SealedPattern`] as a regex (the
-//!    channel tokens); emitted after the allows so a broad writable ancestor such as
-//!    `~/.config` cannot re-open `~/.config/gh`;
+//!    owner creates later sealed) and each [`FileRule::SealedPattern`] as a regex;
+//!    emitted after the allows so a broad writable ancestor such as `~/.config` cannot
+//!    re-open `~/.config/gh`;
 //! 4. `(deny file-write* ...)`: the protected paths (cage configuration and the planting
 //!    guard), readable but never writable, even beneath a writable root; a `.git` entry
 //!    as a `literal`, so only the entry itself is denied and git still writes beneath it;
@@ -21,8 +20,8 @@
 //!    roots and sealed patterns denied, above everything;
 //! 6. the network mode: nothing in `host`; `none` denies every IP destination; `allow`
 //!    denies every one but the proxy's loopback port;
-//! 7. `(allow file-read* (literal ...))`: each [`FileRule::ReadableInSeal`] (this window's
-//!    own broker token), the one kind of file readable inside a sealed root.
+//! 7. `(allow file-read* (literal ...))`: each [`FileRule::ReadableInSeal`], the one kind
+//!    of file readable inside a sealed root.
 //!
 //! File rules and network rules never decide for each other (a path filter matches no
 //! connect, an address filter no file), so blocks 5 and 6 sit between the file blocks
@@ -66,7 +65,7 @@ pub enum SeatbeltError {
         .path.display()
     )]
     NotUtf8 {
-        /// Which path of the policy (a sealed root, the token file, ...).
+        /// Which path of the policy (a sealed root, a writable file, ...).
         what: &'static str,
         /// The path.
         path: PathBuf,
@@ -310,7 +309,7 @@ impl FileFilters {
             let what = rule.source().noun();
             match rule {
                 // As `FileRule::covers` reads it: the file itself, or an anchored prefix
-                // pattern (a program's backup siblings, `~/.claude.json.backup`).
+                // pattern (the backup siblings a program writes next to its file).
                 FileRule::WritableFile { path, matching, .. } => {
                     files.writable.push(match matching {
                         FileMatch::Exact => format!("(literal {})", sbpl_string(path, what)?),

@@ -67,7 +67,7 @@ pub fn option_flags(options: &BwrapOptions) -> Vec<&'static str> {
 ///    --dir /run/user/UID`. Then every writable root as `--bind-try P P`, except `/dev` and
 ///    the ones just replaced. `-try` because a build cache nobody has created yet is not an
 ///    error.
-/// 3. Each [`FileRule::WritableFile`] (`~/.claude.json`) as `--bind-try`. It comes before
+/// 3. Each [`FileRule::WritableFile`] as `--bind-try`. It comes before
 ///    the seals, so an owner who seals the file with a deny gets the seal, as `decide` says.
 /// 4. Protected entries (`.git`) that exist as `--bind P P`: a directory bound onto itself
 ///    is a mount point, which rename(2) and rmdir(2) refuse with EBUSY, so the cage cannot
@@ -83,11 +83,10 @@ pub fn option_flags(options: &BwrapOptions) -> Vec<&'static str> {
 ///    `jaula run` reports it if the cage creates it.
 /// 5. Seals that exist (see below): a directory as `--tmpfs P`, a file as
 ///    `--ro-bind-try /dev/null P`.
-/// 6. The files of each [`FileRule::SealedPattern`] that existed at resolution (the
-///    channel tokens), sealed as in step 5. One made later is not covered: the
-///    `absent-sealed-creatable` deviation.
-/// 7. Each [`FileRule::ReadableInSeal`] (the window's own token) as `--ro-bind-try T T`:
-///    readable above every seal.
+/// 6. The files of each [`FileRule::SealedPattern`] that existed at resolution, sealed as
+///    in step 5. One made later is not covered: the `absent-sealed-creatable` deviation.
+/// 7. Each [`FileRule::ReadableInSeal`] as `--ro-bind-try P P`: readable above every
+///    seal.
 /// 8. `--remount-ro P` for every tmpfs of step 5 and 6, so that a write into a sealed
 ///    directory fails, as `decide` says, instead of landing in a throwaway tmpfs where a
 ///    process could stage files under a trusted name. The
