@@ -1,6 +1,6 @@
 //! From flags and environment to a resolved policy: the one path every command takes.
 
-use jaula_policy::{EnvVars, Platform, Policy, Sources};
+use jaula_policy::{EnvVars, FileRule, FileRuleSource, Platform, Policy, Sources};
 
 use crate::args::PolicyArgs;
 use crate::error::CliError;
@@ -59,7 +59,13 @@ pub fn run_argv(policy: &Policy, args: &PolicyArgs) -> jaula_policy::run_argv::R
         repo: Some(policy.repo().to_path_buf()),
         home: Some(policy.home().to_path_buf()),
         state_home: Some(policy.state_home().to_path_buf()),
-        token_file: policy.token_file().map(|t| t.to_path_buf()),
+        token_file: policy.file_rules().iter().find_map(|r| match r {
+            FileRule::ReadableInSeal {
+                path,
+                source: FileRuleSource::WindowToken,
+            } => Some(path.clone()),
+            _ => None,
+        }),
         mounts: args.mounts.clone(),
         config: args.config.clone(),
         deny: args.deny.clone(),

@@ -1,19 +1,20 @@
 //! The reference meaning of a policy: one pure, total decision per (path, access).
 //!
 //! The order mirrors the Seatbelt profile, read as last-match-wins from the bottom up:
-//! the window's token file is readable above all; then sealed roots deny read and write;
-//! then protected cage configuration denies writes; then the working set allows writes;
+//! a [`FileRule::ReadableInSeal`] file is readable above all; then sealed roots and
+//! [`FileRule::SealedPattern`] files deny read and write; then protected cage configuration
+//! denies writes; then [`FileRule::WritableFile`] files and the working set allow writes;
 //! otherwise reads are allowed and writes denied.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::defaults;
+use crate::file_rule::{FileRule, FileRuleSource};
 use crate::paths::{display_with_tilde, is_within, normalize_lexically};
 use crate::policy::{ProtectedSource, SealKind, SealSource, WriteSource};
 use crate::sockets::SocketSource;
-use crate::{Platform, Policy};
+use crate::Policy;
 
 /// What a confined process attempts on a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -54,10 +55,12 @@ impl std::fmt::Display for Access {
 #[serde(tag = "rule", rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Rule {
-    /// The window's own broker token, readable above every seal.
-    TokenFile {
-        /// The token file.
+    /// A [`FileRule::ReadableInSeal`] file, readable above every seal.
+    ReadableInSeal {
+        /// The file.
         path: PathBuf,
+        /// What the file is.
+        source: FileRuleSource,
     },
     /// Beneath (or equal to) a sealed root.
     Sealed {
@@ -68,10 +71,12 @@ pub enum Rule {
         /// Why it is sealed (a default list, the owner's deny, ...).
         source: SealSource,
     },
-    /// A remote-road channel token, `~/.claude/channels/<seat>/.env`.
-    SealedChannelToken {
-        /// The channel's token file.
+    /// A file a [`FileRule::SealedPattern`] matches.
+    SealedPattern {
+        /// The matching file.
         path: PathBuf,
+        /// What the pattern's files are.
+        source: FileRuleSource,
     },
     /// Cage configuration: readable, never writable.
     Protected {
@@ -95,10 +100,12 @@ pub enum Rule {
         /// Why it would have been writable.
         source: WriteSource,
     },
-    /// `~/.claude.json` (and on macOS its backups).
-    WritableClaudeJson {
-        /// The state file.
+    /// A path a [`FileRule::WritableFile`] covers.
+    WritableFile {
+        /// The path written.
         path: PathBuf,
+        /// What the file is.
+        source: FileRuleSource,
     },
     /// A host unix socket the owner allowed by path or preset.
     AllowedSocket {
@@ -121,14 +128,14 @@ impl Rule {
     pub fn describe(&self, home: &Path) -> String {
         let t = |p: &Path| display_with_tilde(p, home);
         match self {
-            Rule::TokenFile { path } => {
-                format!("exception: {} (this window's token file)", t(path))
+            Rule::ReadableInSeal { path, source } => {
+                format!("exception: {} ({})", t(path), source.label())
             }
             Rule::Sealed { root, source, .. } => {
                 format!("sealed: {} ({})", t(root), source.label())
             }
-            Rule::SealedChannelToken { path } => {
-                format!("sealed: {} (remote-road channel token)", t(path))
+            Rule::SealedPattern { path, source } => {
+                format!("sealed: {} ({})", t(path), source.label())
             }
             Rule::Protected { root, source } => {
                 format!("protected: {} ({})", t(root), source.label())
@@ -143,8 +150,8 @@ impl Rule {
                 t(root),
                 source.label()
             ),
-            Rule::WritableClaudeJson { path } => {
-                format!("writable: {} (Claude state file)", t(path))
+            Rule::WritableFile { path, source } => {
+                format!("writable: {} ({})", t(path), source.label())
             }
             Rule::AllowedSocket { path, source } => {
                 format!("allowed socket: {} ({})", t(path), source.label())
@@ -183,13 +190,16 @@ impl Policy {
             rule,
         };
 
+        let covering = |kind: fn(&FileRule) -> bool| {
+            self.file_rules
+                .iter()
+                .find(|r| kind(r) && r.covers(path))
+                .map(|r| (path.to_path_buf(), r.source()))
+        };
         if access == Access::Read {
-            if let Some(token) = &self.token_file {
-                if path == token {
-                    return allow(Rule::TokenFile {
-                        path: token.clone(),
-                    });
-                }
+            if let Some((path, source)) = covering(|r| matches!(r, FileRule::ReadableInSeal { .. }))
+            {
+                return allow(Rule::ReadableInSeal { path, source });
             }
         }
         if let Some(root) = self
@@ -203,10 +213,8 @@ impl Policy {
                 source: root.source,
             });
         }
-        if self.is_channel_token(path) {
-            return deny(Rule::SealedChannelToken {
-                path: path.to_path_buf(),
-            });
+        if let Some((path, source)) = covering(|r| matches!(r, FileRule::SealedPattern { .. })) {
+            return deny(Rule::SealedPattern { path, source });
         }
         if access == Access::Connect {
             return match self.unix_sockets.iter().find(|s| s.path == path) {
@@ -226,10 +234,8 @@ impl Policy {
                 source: p.source,
             });
         }
-        if self.is_claude_json(path) {
-            return allow(Rule::WritableClaudeJson {
-                path: path.to_path_buf(),
-            });
+        if let Some((path, source)) = covering(|r| matches!(r, FileRule::WritableFile { .. })) {
+            return allow(Rule::WritableFile { path, source });
         }
         // A root absent at launch and not created grants nothing, but another root holding
         // the path still may (an absent extra inside an existing cache directory).
@@ -258,42 +264,6 @@ impl Policy {
         self.absent
             .iter()
             .any(|a| a.path == root && !a.created_at_launch)
-    }
-
-    /// `<channels_root>/<one segment>/.env`, exactly.
-    pub fn is_channel_token(&self, path: &Path) -> bool {
-        let Ok(rest) = path.strip_prefix(&self.channels_root) else {
-            return false;
-        };
-        let parts: Vec<Component> = rest.components().collect();
-        matches!(
-            parts.as_slice(),
-            [Component::Normal(_), Component::Normal(name)] if *name == defaults::CHANNEL_TOKEN_FILE
-        )
-    }
-
-    /// Linux: the file itself. macOS: any home entry whose name starts with `.claude.json`,
-    /// and anything beneath one, as the profile's anchored regex matches.
-    pub fn is_claude_json(&self, path: &Path) -> bool {
-        match self.platform {
-            Platform::Linux => path == self.claude_json,
-            Platform::MacOs => {
-                let (Some(home), Some(prefix)) =
-                    (self.claude_json.parent(), self.claude_json.file_name())
-                else {
-                    return false;
-                };
-                let Ok(rest) = path.strip_prefix(home) else {
-                    return false;
-                };
-                match rest.components().next() {
-                    Some(Component::Normal(first)) => first
-                        .as_encoded_bytes()
-                        .starts_with(prefix.as_encoded_bytes()),
-                    _ => false,
-                }
-            }
-        }
     }
 }
 

@@ -1,7 +1,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::{Access, Platform, Policy, PolicySpec, Rule};
+use crate::{Access, FileMatch, FileRule, FileRuleSource, Platform, Policy, PolicySpec, Rule};
 
 fn policy(platform: Platform) -> (tempfile::TempDir, PathBuf, Policy) {
     let dir = crate::test_scratch();
@@ -138,8 +138,9 @@ fn the_window_token_is_readable_above_the_broker_seal_but_not_writable() {
         assert!(d.allowed);
         assert_eq!(
             d.rule,
-            Rule::TokenFile {
-                path: token.clone()
+            Rule::ReadableInSeal {
+                path: token.clone(),
+                source: FileRuleSource::WindowToken,
             }
         );
         assert!(!allowed(&p, &token, Access::Write));
@@ -158,7 +159,10 @@ fn channel_tokens_match_exactly_one_seat_deep() {
     assert!(allowed(&p, &channels.join("seat/config"), Access::Write));
     assert!(matches!(
         p.decide(&channels.join("s/.env"), Access::Read).rule,
-        Rule::SealedChannelToken { .. }
+        Rule::SealedPattern {
+            source: FileRuleSource::ChannelTokens,
+            ..
+        }
     ));
 }
 
@@ -412,5 +416,110 @@ fn absent_writable_roots_are_writable_only_when_created_at_launch() {
             // Sealed paths beneath a created root are never created.
             assert!(p.roots_to_create().all(|a| !a.path.ends_with(".ssh")));
         }
+    }
+}
+
+/// The rule kinds drive `decide` whatever file they name: a path no default knows, given
+/// as data, is honoured by kind.
+#[test]
+fn a_readable_in_seal_rule_opens_exactly_its_file_for_reading() {
+    let (_d, root, _) = policy(Platform::Linux);
+    let vault = root.join("vault");
+    fs::create_dir_all(&vault).unwrap();
+    let mut spec = PolicySpec::with_defaults(Platform::Linux, root.join("home"), root.join("repo"));
+    spec.extra_sealed = vec![vault.clone()];
+    let p0 = spec.resolve().unwrap();
+    let keep = vault.join("keep.txt");
+    let p1 = p0.clone().with_file_rule(FileRule::ReadableInSeal {
+        path: keep.clone(),
+        source: FileRuleSource::WindowToken,
+    });
+    assert!(
+        !allowed(&p0, &keep, Access::Read),
+        "sealed without the rule"
+    );
+    let d = p1.decide(&keep, Access::Read);
+    assert!(d.allowed);
+    assert!(matches!(d.rule, Rule::ReadableInSeal { ref path, .. } if *path == keep));
+    for access in [Access::Write, Access::Create] {
+        let d = p1.decide(&keep, access);
+        assert!(!d.allowed, "{access}");
+        assert!(matches!(d.rule, Rule::Sealed { ref root, .. } if *root == vault));
+    }
+    for sibling in [
+        vault.join("other.txt"),
+        vault.join("keep.txt.bak"),
+        vault.clone(),
+    ] {
+        assert!(
+            !allowed(&p1, &sibling, Access::Read),
+            "{}",
+            sibling.display()
+        );
+    }
+}
+
+#[test]
+fn a_writable_file_rule_opens_its_file_for_writing_unless_sealed_or_protected() {
+    let (_d, root, p) = policy(Platform::Linux);
+    let notes = root.join("home/notes.db");
+    assert!(!allowed(&p, &notes, Access::Write));
+    let exact = p.clone().with_file_rule(FileRule::WritableFile {
+        path: notes.clone(),
+        matching: FileMatch::Exact,
+        source: FileRuleSource::ClaudeState,
+    });
+    assert!(allowed(&exact, &notes, Access::Write));
+    assert!(allowed(&exact, &notes, Access::Create));
+    assert!(!allowed(
+        &exact,
+        &root.join("home/notes.db-wal"),
+        Access::Create
+    ));
+    let prefix = p.clone().with_file_rule(FileRule::WritableFile {
+        path: notes.clone(),
+        matching: FileMatch::NamePrefix,
+        source: FileRuleSource::ClaudeState,
+    });
+    assert!(allowed(
+        &prefix,
+        &root.join("home/notes.db-wal"),
+        Access::Create
+    ));
+    assert!(!allowed(&prefix, &root.join("home/note"), Access::Create));
+    // A seal wins over the rule, as an owner's deny of the file would.
+    let sealed_file = root.join("home/.netrc");
+    let sealed = p.clone().with_file_rule(FileRule::WritableFile {
+        path: sealed_file.clone(),
+        matching: FileMatch::Exact,
+        source: FileRuleSource::ClaudeState,
+    });
+    assert!(!allowed(&sealed, &sealed_file, Access::Write));
+}
+
+#[test]
+fn a_sealed_pattern_rule_seals_every_child_s_file_present_or_not() {
+    let (_d, root, p) = policy(Platform::Linux);
+    let dir = root.join("repo/tenants");
+    let rule = FileRule::SealedPattern {
+        dir: dir.clone(),
+        name: "secret.key".to_string(),
+        existing: Vec::new(),
+        source: FileRuleSource::ChannelTokens,
+    };
+    let p = p.with_file_rule(rule);
+    for access in Access::ALL.into_iter().chain([Access::Connect]) {
+        let d = p.decide(&dir.join("acme/secret.key"), access);
+        assert!(!d.allowed, "{access}");
+        assert!(matches!(d.rule, Rule::SealedPattern { .. }));
+    }
+    // Only one child deep, and only that name: the rest of the writable repo stays so.
+    for path in [
+        dir.join("secret.key"),
+        dir.join("a/b/secret.key"),
+        dir.join("acme/secret.keys"),
+        dir.join("acme/notes"),
+    ] {
+        assert!(allowed(&p, &path, Access::Write), "{}", path.display());
     }
 }

@@ -2,9 +2,10 @@
 //!
 //! A [`PolicySpec`] is what the user declared (`~/.ssh`, `$AGENTS_CITY_HOME`, flags). It is
 //! resolved against one host into a [`Policy`]: canonical absolute paths, each sealed root
-//! with its declared kind, the writable roots, the protected cage configuration and the
-//! window's read-only token exception. [`Policy::decide`] is the reference meaning every
-//! backend is tested against.
+//! with its declared kind, the writable roots, the protected cage configuration, and the
+//! [`FileRule`]s for single files those roots cannot describe (a writable file in a
+//! read-only home, a readable file inside a seal, files sealed by pattern).
+//! [`Policy::decide`] is the reference meaning every backend is tested against.
 //!
 //! Beside the filesystem model, everything else a cage is made of, as data and pure
 //! functions the enforcing crates read:
@@ -29,6 +30,7 @@ pub mod decide;
 pub mod defaults;
 pub mod env;
 pub mod error;
+pub mod file_rule;
 pub mod host_fs;
 pub mod limits;
 pub mod network;
@@ -47,6 +49,7 @@ pub mod uid_range;
 pub use config::ConfigFile;
 pub use decide::{Access, Decision, Rule};
 pub use error::{ConfigError, PolicyError};
+pub use file_rule::{FileMatch, FileRule, FileRuleSource};
 pub use host_fs::{EntryKind, HostFs, RealHostFs};
 pub use policy::{
     AbsentRoot, CageProfile, Policy, ProtectKind, ProtectedPath, ProtectedSource, SealKind,

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::defaults;
+use crate::file_rule::{FileMatch, FileRule, FileRuleSource};
 use crate::host_fs::HostFs;
 use crate::paths::{canonicalize_lenient, expand_tilde, is_within};
 use crate::{Platform, PolicyError, PolicySpec};
@@ -367,17 +368,10 @@ pub struct Policy {
     #[serde(with = "crate::serde_path")]
     pub(crate) repo: PathBuf,
     pub(crate) sealed: Vec<SealedRoot>,
-    #[serde(with = "crate::serde_path")]
-    pub(crate) channels_root: PathBuf,
-    #[serde(with = "crate::serde_path::vec")]
-    pub(crate) channel_token_files: Vec<PathBuf>,
     pub(crate) writable: Vec<WritableRoot>,
     pub(crate) absent: Vec<AbsentRoot>,
-    #[serde(with = "crate::serde_path")]
-    pub(crate) claude_json: PathBuf,
     pub(crate) protected: Vec<ProtectedPath>,
-    #[serde(with = "crate::serde_path::option")]
-    pub(crate) token_file: Option<PathBuf>,
+    pub(crate) file_rules: Vec<FileRule>,
     pub(crate) unix_sockets: Vec<crate::AllowedSocket>,
     pub(crate) warnings: Vec<Warning>,
 }
@@ -407,15 +401,6 @@ impl Policy {
     pub fn sealed(&self) -> &[SealedRoot] {
         &self.sealed
     }
-    /// `~/.claude/channels`: every `<seat>/.env` directly beneath it is sealed, whether or
-    /// not it exists (macOS renders a pattern; Linux can only cover what exists).
-    pub fn channels_root(&self) -> &Path {
-        &self.channels_root
-    }
-    /// The channel token files that existed when the policy was resolved.
-    pub fn channel_token_files(&self) -> &[PathBuf] {
-        &self.channel_token_files
-    }
     /// Writable roots in order: repo, state home, system paths, home caches, extras.
     pub fn writable(&self) -> &[WritableRoot] {
         &self.writable
@@ -428,18 +413,23 @@ impl Policy {
     pub fn roots_to_create(&self) -> impl Iterator<Item = &AbsentRoot> {
         self.absent.iter().filter(|a| a.created_at_launch)
     }
-    /// `~/.claude.json`: writable as a file on Linux; on macOS every home entry whose name
-    /// starts with it (Claude's backups) is writable too.
-    pub fn claude_json(&self) -> &Path {
-        &self.claude_json
-    }
     /// Paths that shape a cage, never writable from inside one.
     pub fn protected(&self) -> &[ProtectedPath] {
         &self.protected
     }
-    /// This window's broker token file, readable above every seal.
-    pub fn token_file(&self) -> Option<&Path> {
-        self.token_file.as_deref()
+    /// The rules about single files beside the roots, in the order the resolver made
+    /// them: the built-in defaults' [`FileRule::WritableFile`] first, then this window's
+    /// [`FileRule::ReadableInSeal`] token, then the [`FileRule::SealedPattern`]s.
+    pub fn file_rules(&self) -> &[FileRule] {
+        &self.file_rules
+    }
+    /// This policy with one more file rule, after the ones the resolver made: for an
+    /// embedder with a file of its own to open or seal, and for tests that prove a backend
+    /// renders a rule kind rather than a known path. `rule`'s paths must be canonical and
+    /// absolute, as every path the resolver writes is; nothing checks them here.
+    pub fn with_file_rule(mut self, rule: FileRule) -> Policy {
+        self.file_rules.push(rule);
+        self
     }
     /// Host unix sockets the cage may connect to, canonical, deduplicated. Every other
     /// pathname socket is reachable only if the cage bound it itself.
@@ -464,8 +454,8 @@ impl PolicySpec {
     }
 
     /// [`resolve`](Self::resolve), asking `fs` which paths exist and what they are (the
-    /// writable roots still absent, the channel token files, the repo's type). Symlinks
-    /// are still resolved by the kernel (see [`crate::host_fs`]).
+    /// writable roots still absent, the existing files of a sealed pattern, the repo's
+    /// type). Symlinks are still resolved by the kernel (see [`crate::host_fs`]).
     pub fn resolve_on(&self, fs: &dyn HostFs) -> Result<Policy, PolicyError> {
         // One resolution sees one filesystem: each directory prefix is resolved once and
         // remembered until this returns (resolve.rs).
@@ -494,21 +484,8 @@ impl PolicySpec {
         let writable =
             self.writable_roots(&repo, &home, &state_home, &sealed, &canon, &mut warnings)?;
 
-        let channels_root = canonicalize_lenient(&home.join(defaults::CHANNELS_DIR), cwd);
-        let channel_token_files = existing_channel_token_files(&channels_root, fs);
-
-        let claude_json = match self.platform {
-            // macOS matches the name as a pattern, so it keeps the name as written.
-            Platform::MacOs => home.join(defaults::CLAUDE_JSON),
-            Platform::Linux => canonicalize_lenient(&home.join(defaults::CLAUDE_JSON), cwd),
-        };
-
         let protected = self.protected_paths(&home, &state_home, &repo, &canon, &mut warnings)?;
-
-        let token_file = match &self.token_file {
-            Some(p) => Some(canon("token file", p)?),
-            None => None,
-        };
+        let file_rules = self.file_rules(&home, &canon, fs)?;
 
         let unix_sockets = self.allowed_sockets(&sealed, &canon, &mut warnings)?;
         let absent = self.absent_roots(&writable, &home, &sealed, &protected, fs);
@@ -520,16 +497,59 @@ impl PolicySpec {
             state_home,
             repo,
             sealed,
-            channels_root,
-            channel_token_files,
             writable,
             absent,
-            claude_json,
             protected,
-            token_file,
+            file_rules,
             unix_sockets,
             warnings,
         })
+    }
+
+    /// The built-in files the roots cannot describe, as rule kinds:
+    ///
+    /// - `~/.claude.json`, which Claude rewrites on every start, writable in the read-only
+    ///   home (on macOS with the backup siblings Claude writes beside it, matched by name);
+    /// - this window's broker token (`--token-file`), readable inside the sealed broker
+    ///   store, where every other window's token stays sealed;
+    /// - the remote-road channel tokens, `~/.claude/channels/<seat>/.env`, sealed for
+    ///   every seat, present or configured later, inside the writable `~/.claude`.
+    fn file_rules(
+        &self,
+        home: &Path,
+        canon: &dyn Fn(&'static str, &Path) -> Result<PathBuf, PolicyError>,
+        fs: &dyn HostFs,
+    ) -> Result<Vec<FileRule>, PolicyError> {
+        let cwd = &self.cwd;
+        let mut rules = Vec::new();
+        let (path, matching) = match self.platform {
+            // macOS matches the name as a pattern, so it keeps the name as written.
+            Platform::MacOs => (home.join(defaults::CLAUDE_JSON), FileMatch::NamePrefix),
+            Platform::Linux => (
+                canonicalize_lenient(&home.join(defaults::CLAUDE_JSON), cwd),
+                FileMatch::Exact,
+            ),
+        };
+        rules.push(FileRule::WritableFile {
+            path,
+            matching,
+            source: FileRuleSource::ClaudeState,
+        });
+        if let Some(token) = &self.token_file {
+            rules.push(FileRule::ReadableInSeal {
+                path: canon("token file", token)?,
+                source: FileRuleSource::WindowToken,
+            });
+        }
+        let channels = canonicalize_lenient(&home.join(defaults::CHANNELS_DIR), cwd);
+        let existing = existing_matches(&channels, defaults::CHANNEL_TOKEN_FILE, fs);
+        rules.push(FileRule::SealedPattern {
+            dir: channels,
+            name: defaults::CHANNEL_TOKEN_FILE.to_string(),
+            existing,
+            source: FileRuleSource::ChannelTokens,
+        });
+        Ok(rules)
     }
 
     fn allowed_sockets(
@@ -822,20 +842,20 @@ fn check_repo(repo: &Path, home: &Path, sealed: &[SealedRoot]) -> Result<(), Pol
     Ok(())
 }
 
-/// `<channels>/<seat>/.env` files that exist now, sorted by seat name.
-fn existing_channel_token_files(channels_root: &Path, fs: &dyn HostFs) -> Vec<PathBuf> {
-    let Ok(entries) = fs.list(channels_root) else {
+/// `<dir>/<child>/<name>` files that exist now, sorted by child name.
+fn existing_matches(dir: &Path, name: &str, fs: &dyn HostFs) -> Vec<PathBuf> {
+    let Ok(entries) = fs.list(dir) else {
         return Vec::new();
     };
-    let mut seats: Vec<PathBuf> = entries
+    let mut children: Vec<PathBuf> = entries
         .into_iter()
-        .map(|(name, _)| channels_root.join(name))
+        .map(|(child, _)| dir.join(child))
         .collect();
-    seats.sort();
-    seats
+    children.sort();
+    children
         .into_iter()
-        .map(|seat| seat.join(defaults::CHANNEL_TOKEN_FILE))
-        .filter(|env| fs.is_file(env))
+        .map(|child| child.join(name))
+        .filter(|file| fs.is_file(file))
         .collect()
 }
 

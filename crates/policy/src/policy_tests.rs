@@ -1,7 +1,10 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::{Platform, PolicyError, PolicySpec, SealKind, SealSource, Warning, WriteSource};
+use crate::{
+    FileRule, FileRuleSource, Platform, PolicyError, PolicySpec, SealKind, SealSource, Warning,
+    WriteSource,
+};
 
 struct Scratch {
     _dir: tempfile::TempDir,
@@ -304,10 +307,14 @@ fn channel_token_files_are_listed_only_when_they_exist() {
     fs::write(channels.join("a/.env"), "T=2").unwrap();
     fs::create_dir_all(channels.join("dir-not-file/.env")).unwrap();
     let p = spec(&s, Platform::Linux).resolve().unwrap();
-    assert_eq!(p.channels_root(), channels);
     assert_eq!(
-        p.channel_token_files(),
-        &[channels.join("a/.env"), channels.join("b/.env")]
+        p.file_rules().last(),
+        Some(&FileRule::SealedPattern {
+            dir: channels.clone(),
+            name: ".env".to_string(),
+            existing: vec![channels.join("a/.env"), channels.join("b/.env")],
+            source: FileRuleSource::ChannelTokens,
+        })
     );
 }
 
@@ -318,13 +325,20 @@ fn token_file_and_config_are_canonical() {
     sp.token_file = Some(PathBuf::from("~/.agents-city/.runtime/broker/w1.token"));
     sp.config_file = Some(s.root.join("custom/jaula.toml"));
     let p = sp.resolve().unwrap();
+    let readable: Vec<_> = p
+        .file_rules()
+        .iter()
+        .filter_map(|r| match r {
+            FileRule::ReadableInSeal { path, source } => Some((path.clone(), *source)),
+            _ => None,
+        })
+        .collect();
     assert_eq!(
-        p.token_file(),
-        Some(
-            s.home
-                .join(".agents-city/.runtime/broker/w1.token")
-                .as_path()
-        )
+        readable,
+        [(
+            s.home.join(".agents-city/.runtime/broker/w1.token"),
+            FileRuleSource::WindowToken
+        )]
     );
     let protected: Vec<_> = p
         .protected()

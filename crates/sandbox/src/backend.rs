@@ -22,9 +22,12 @@ pub use choose::{choose, Launcher, NoCage, Requested};
 /// them all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Deviation {
+    /// A stable kebab-case name: the conformance matrix's probes and the documentation
+    /// tables cite a deviation by it.
     pub name: &'static str,
     /// Whether the backend allows more than `decide` (`true`) or less (`false`).
     pub looser: bool,
+    /// What differs and why the backend cannot do otherwise, in one sentence for people.
     pub why: &'static str,
 }
 
@@ -52,14 +55,18 @@ pub struct Verdict {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum BackendError {
+    /// The policy has no Seatbelt spelling (a path that is not UTF-8).
     #[error(transparent)]
     Seatbelt(#[from] crate::seatbelt::SeatbeltError),
     /// The renderer wrote text its own evaluator cannot read: a renderer bug, refused
     /// rather than answered with a guess.
     #[error("the rendered profile does not parse: {0}")]
     Profile(#[from] jaula_sbpl::eval::ProfileError),
+    /// The bubblewrap argv could not be rendered or modelled.
     #[error(transparent)]
     Bwrap(#[from] crate::bwrap::BwrapError),
+    /// The Landlock plan could not be made (a split directory that cannot be listed, a
+    /// grant that would open a seal).
     #[error("{0}")]
     Landlock(#[from] crate::landlock::LandlockError),
 }
@@ -90,8 +97,11 @@ pub trait Backend {
 
 /// A [`Backend`] with its artifact type hidden, so a caller can loop over all of them.
 pub trait AnyBackend {
+    /// [`Backend::name`].
     fn name(&self) -> &'static str;
+    /// [`Backend::platform`].
     fn platform(&self) -> Platform;
+    /// [`Backend::deviations`].
     fn deviations(&self) -> &'static [Deviation];
     /// Render for `policy` and answer for one path: [`Backend::render`] then
     /// [`Backend::verdict`].

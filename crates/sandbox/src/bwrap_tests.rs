@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use jaula_policy::sources::BwrapHint;
-use jaula_policy::{Access, EntryKind, HostFs, Platform, Policy, PolicySpec};
+use jaula_policy::{Access, EntryKind, FileRule, HostFs, Platform, Policy, PolicySpec};
 
 use super::*;
 
@@ -157,7 +157,7 @@ fn order_is_writable_claude_json_protected_seals_channels_token_remounts_options
         .map(|w| must(&argv, "--bind-try", &w.path))
         .max()
         .unwrap();
-    let claude = must(&argv, "--bind-try", p.claude_json());
+    let claude = must(&argv, "--bind-try", &f.home.join(".claude.json"));
     let protected = must(&argv, "--ro-bind-try", &config);
     let ssh = must(&argv, "--tmpfs", &f.home.join(".ssh"));
     let creds = must(&argv, "--ro-bind-try", &f.home.join(".git-credentials"));
@@ -321,7 +321,10 @@ fn only_existing_seals_protected_paths_and_channel_tokens_are_rendered() {
     std::fs::create_dir_all(&seat).unwrap();
     std::fs::write(seat.join(".env"), "t").unwrap();
     let p = policy(&f, |_| {});
-    assert_eq!(p.channel_token_files(), &[seat.join(".env")]);
+    assert!(p.file_rules().iter().any(|r| matches!(
+        r,
+        FileRule::SealedPattern { existing, .. } if *existing == [seat.join(".env")]
+    )));
     // The fake disk says nothing exists: the channel token vanished after resolve.
     let argv = render_argv(&p, &BwrapOptions::default(), &FakeDisk::default()).unwrap();
     assert!(!argv
@@ -997,4 +1000,49 @@ fn shell_lines_puts_one_mount_per_line_and_stays_one_shell_command() {
     // The same words as the one-line form, in the same order.
     let joined = String::from_utf8(super::shell_join(&argv)).unwrap();
     assert_eq!(text.replace(" \\\n  ", " "), joined);
+}
+
+/// The argv renders rule kinds, not known files: each kind given for a path no default
+/// names is mounted as its kind says, at its kind's step.
+#[test]
+fn file_rule_kinds_are_mounted_by_kind_for_any_path() {
+    use jaula_policy::{FileMatch, FileRuleSource};
+    let f = fixture();
+    let vault = f.home.join("vault");
+    let keep = vault.join("keep.txt");
+    let notes = f.home.join("notes.db");
+    let tenants = f.home.join("Documents/tenants");
+    let secret = tenants.join("acme/secret.key");
+    let p = policy(&f, |s| s.extra_sealed = vec![vault.clone()])
+        .with_file_rule(FileRule::ReadableInSeal {
+            path: keep.clone(),
+            source: FileRuleSource::WindowToken,
+        })
+        .with_file_rule(FileRule::WritableFile {
+            path: notes.clone(),
+            matching: FileMatch::Exact,
+            source: FileRuleSource::ClaudeState,
+        })
+        .with_file_rule(FileRule::SealedPattern {
+            dir: tenants.clone(),
+            name: "secret.key".to_string(),
+            existing: vec![secret.clone()],
+            source: FileRuleSource::ChannelTokens,
+        });
+    let disk = FakeDisk::default()
+        .dir(&vault)
+        .file(&keep)
+        .file(&notes)
+        .file(&secret);
+    let argv = render_argv(&p, &BwrapOptions::default(), &disk).unwrap();
+    let writable = must(&argv, "--bind-try", &notes);
+    let vault_tmpfs = must(&argv, "--tmpfs", &vault);
+    let sealed = must(&argv, "--ro-bind-try", &secret);
+    assert_eq!(argv[sealed + 1], os("/dev/null"));
+    let readable = must(&argv, "--ro-bind-try", &keep);
+    assert_eq!(argv[readable + 1], keep.clone().into_os_string());
+    let remount = must(&argv, "--remount-ro", &vault);
+    assert!(writable < vault_tmpfs, "{argv:?}");
+    assert!(vault_tmpfs < readable && sealed < readable, "{argv:?}");
+    assert!(readable < remount, "{argv:?}");
 }

@@ -36,33 +36,70 @@ pub use rights::{Right, Rights, ScopeKind};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LandlockError {
+    /// A plan names Linux paths and rights: a policy resolved for macOS has neither.
     #[error("Landlock is a Linux layer; this policy was resolved for {platform}")]
-    NotLinux { platform: jaula_policy::Platform },
+    NotLinux {
+        /// The platform the policy was resolved for.
+        platform: jaula_policy::Platform,
+    },
+    /// The kernel has no usable Landlock, so nothing can be restricted.
     #[error("Landlock is unavailable: {status}")]
-    Unavailable { status: KernelStatus },
+    Unavailable {
+        /// What the kernel answered.
+        status: KernelStatus,
+    },
+    /// A directory the plan must split could not be listed: its entries would get no
+    /// rule, so planning stops rather than guess.
     #[error("cannot list {}: {source}", .dir.display())]
     List {
+        /// The directory.
         dir: PathBuf,
+        /// Why the listing failed.
         source: std::io::Error,
     },
+    /// A rule's path could not be opened (`O_PATH`, no symlink followed) to attach it.
     #[error("cannot open {} for a Landlock rule: {source}", .path.display())]
     Open {
+        /// The rule's path.
         path: PathBuf,
+        /// Why the open failed.
         source: std::io::Error,
     },
+    /// `landlock_add_rule(2)` refused a rule (rights that do not fit the object, say).
     #[error("the kernel refused the Landlock rule for {}: {source}", .path.display())]
     AddRule {
+        /// The rule's path.
         path: PathBuf,
+        /// The kernel's error.
         source: std::io::Error,
     },
+    /// The ruleset descriptor could not be duplicated for the restriction.
     #[error("cannot duplicate the Landlock ruleset descriptor: {0}")]
     RulesetFd(std::io::Error),
+    /// The planner's last check: a grant inside a sealed root other than a readable-in-seal
+    /// file's `READ_FILE` would open the seal, so the whole plan is refused.
     #[error("refusing a plan that grants {rights} inside the sealed path {}", .path.display())]
-    GrantInsideSeal { path: PathBuf, rights: Rights },
+    GrantInsideSeal {
+        /// The path the grant was for.
+        path: PathBuf,
+        /// The rights it would have granted.
+        rights: Rights,
+    },
+    /// `landlock_restrict_self(2)` returned but the kernel reports nothing enforced.
     #[error("the kernel (Landlock ABI {abi}) did not enforce the ruleset")]
-    NotEnforced { abi: u32 },
+    NotEnforced {
+        /// The kernel's Landlock ABI.
+        abi: u32,
+    },
+    /// The kernel enforces less than the caller's [`AbiFloor`] demands.
     #[error("the kernel (Landlock ABI {abi}) enforces less than the required floor {floor:?}")]
-    BelowFloor { floor: AbiFloor, abi: u32 },
+    BelowFloor {
+        /// The floor that was asked for.
+        floor: AbiFloor,
+        /// The kernel's Landlock ABI.
+        abi: u32,
+    },
+    /// The `landlock` crate's own error while building or applying the ruleset.
     #[cfg(target_os = "linux")]
     #[error("landlock: {0}")]
     Ruleset(#[from] ::landlock::RulesetError),

@@ -300,7 +300,9 @@ fn the_token_file_is_the_one_readable_file_inside_the_sealed_broker_dir() {
     assert_eq!(
         plan.rule(&broker.join("w1.token"))
             .map(|r| r.reasons.clone()),
-        Some(vec![Reason::TokenFile])
+        Some(vec![Reason::ReadableInSeal {
+            source: jaula_policy::FileRuleSource::WindowToken
+        }])
     );
     // The protected cage profiles stay readable, never writable.
     assert_eq!(
@@ -605,4 +607,75 @@ fn inside_the_view_absent_planting_paths_split_nothing() {
     // the view keeps ~/.config and ~/.cargo open for new entries, and reports instead.
     assert!(rights(&plan, h(".config")).is_some_and(|r| r.contains(Rights::WRITE)));
     assert!(rights(&plan, h(".cargo")).is_some_and(|r| r.contains(Rights::WRITE)));
+}
+
+/// The planner renders rule kinds, not known files: each kind given for a path no default
+/// names gets the grant (or the seal) of its kind.
+#[test]
+fn file_rule_kinds_are_planned_by_kind_for_any_path() {
+    use jaula_policy::{FileMatch, FileRule, FileRuleSource};
+    let mut spec = spec();
+    spec.extra_sealed = vec![h("vault")];
+    let bare = policy(spec);
+    let policy = bare
+        .clone()
+        .with_file_rule(FileRule::ReadableInSeal {
+            path: h("vault/keep.txt"),
+            source: FileRuleSource::WindowToken,
+        })
+        .with_file_rule(FileRule::WritableFile {
+            path: h("notes.db"),
+            matching: FileMatch::Exact,
+            source: FileRuleSource::ClaudeState,
+        })
+        .with_file_rule(FileRule::SealedPattern {
+            dir: h("Documents/tenants"),
+            name: "secret.key".to_string(),
+            existing: Vec::new(),
+            source: FileRuleSource::ChannelTokens,
+        });
+    let mut fs = tree();
+    fs.file(h("vault/keep.txt"))
+        .file(h("vault/other.txt"))
+        .file(h("notes.db"))
+        .file(h("Documents/tenants/acme/secret.key"))
+        .file(h("Documents/tenants/acme/readme"))
+        .dir(h("Documents/tenants/beta"));
+
+    let before = plan_of(&bare, PlanMode::Native, &fs);
+    assert_eq!(rights(&before, h("vault/keep.txt")), None);
+    assert_eq!(rights(&before, h("notes.db")), Some(file(Rights::READ)));
+    assert_eq!(rights(&before, h("Documents")), Some(Rights::READ));
+
+    let plan = plan_of(&policy, PlanMode::Native, &fs);
+    // Readable inside the seal: READ_FILE on the file alone, the seal's other files held.
+    assert_eq!(
+        rights(&plan, h("vault/keep.txt")),
+        Some(Rights::single(Right::ReadFile))
+    );
+    assert_eq!(
+        plan.rule(&h("vault/keep.txt")).map(|r| r.reasons.clone()),
+        Some(vec![Reason::ReadableInSeal {
+            source: FileRuleSource::WindowToken
+        }])
+    );
+    assert_eq!(rights(&plan, h("vault/other.txt")), None);
+    assert_eq!(rights(&plan, h("vault")), None);
+    // Writable in the read-only home: the file alone.
+    assert_eq!(
+        rights(&plan, h("notes.db")),
+        Some(file(Rights::READ | Rights::WRITE))
+    );
+    assert_eq!(rights(&plan, HOME), Some(READ_DIR));
+    // The pattern: its directory and each child split, the match a hole, the rest read.
+    for dir in ["Documents", "Documents/tenants", "Documents/tenants/acme"] {
+        assert_eq!(rights(&plan, h(dir)), Some(READ_DIR), "{dir}");
+    }
+    assert_eq!(rights(&plan, h("Documents/tenants/beta")), Some(READ_DIR));
+    assert_eq!(rights(&plan, h("Documents/tenants/acme/secret.key")), None);
+    assert!(plan.holes.contains(&h("Documents/tenants/acme/secret.key")));
+    assert_eq!(
+        rights(&plan, h("Documents/tenants/acme/readme")),
+        Some(file(Rights::READ))
+    );
 }

@@ -5,22 +5,23 @@
 //! the policy, and it mirrors [`Policy::decide`] read from the bottom up:
 //!
 //! 1. `(allow default)`, then `(deny file-write*)`: the world is readable and read-only;
-//! 2. `(allow file-write* ...)`: the writable roots and `~/.claude.json`;
+//! 2. `(allow file-write* ...)`: the writable roots and each [`FileRule::WritableFile`];
 //! 3. `(deny file-read* file-write* ...)`: every sealed root (present or not, since a
 //!    pattern over a path that does not exist yet is exactly what keeps a credential the
-//!    owner creates later sealed) and the channel token pattern; emitted after the allows
-//!    so a broad writable ancestor such as `~/.config` cannot re-open `~/.config/gh`;
+//!    owner creates later sealed) and each [`FileRule::SealedPattern`] as a regex;
+//!    emitted after the allows so a broad writable ancestor such as `~/.config` cannot
+//!    re-open `~/.config/gh`;
 //! 4. `(deny file-write* ...)`: the protected paths (cage configuration and the planting
 //!    guard), readable but never writable, even beneath a writable root; a `.git` entry
 //!    as a `literal`, so only the entry itself is denied and git still writes beneath it;
 //! 5. `network-outbound` for pathname unix sockets, in `decide`'s order read from the
 //!    bottom up: `(deny ... (remote unix-socket))`, every socket; then the allowed host
 //!    sockets (and, in `host` network mode, the system's name resolver); then the sealed
-//!    roots and channel tokens denied, above everything;
+//!    roots and sealed patterns denied, above everything;
 //! 6. the network mode: nothing in `host`; `none` denies every IP destination; `allow`
 //!    denies every one but the proxy's loopback port;
-//! 7. `(allow file-read* (literal <token file>))`: this window's own broker token, the one
-//!    file readable inside the sealed broker directory.
+//! 7. `(allow file-read* (literal ...))`: each [`FileRule::ReadableInSeal`], the one kind
+//!    of file readable inside a sealed root.
 //!
 //! File rules and network rules never decide for each other (a path filter matches no
 //! connect, an address filter no file), so blocks 5 and 6 sit between the file blocks
@@ -40,7 +41,7 @@
 
 use std::path::{Path, PathBuf};
 
-use jaula_policy::{Access, Platform, Policy, ProtectKind, Rule, SealKind};
+use jaula_policy::{Access, FileMatch, FileRule, Policy, ProtectKind, Rule, SealKind};
 use jaula_sbpl::quote::{escape_regex, quote_string};
 
 use crate::backend::Deviation;
@@ -63,7 +64,12 @@ pub enum SeatbeltError {
         "cannot write the {what} {} into a Seatbelt profile: the path is not valid UTF-8",
         .path.display()
     )]
-    NotUtf8 { what: &'static str, path: PathBuf },
+    NotUtf8 {
+        /// Which path of the policy (a sealed root, a writable file, ...).
+        what: &'static str,
+        /// The path.
+        path: PathBuf,
+    },
 }
 
 /// The system's name resolver: `getaddrinfo` on macOS asks mDNSResponder over this socket.
@@ -81,12 +87,16 @@ pub enum ProfileNetwork {
     /// No IP destination at all: not even the loopback, which on macOS is the host's.
     None,
     /// Only jaula's proxy, listening on this port of the loopback.
-    Proxy { port: u16 },
+    Proxy {
+        /// The proxy's loopback port.
+        port: u16,
+    },
 }
 
 /// What a profile needs beyond the policy: the network mode.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ProfileOptions {
+    /// What the profile lets the command reach over IP.
     pub network: ProfileNetwork,
 }
 
@@ -164,7 +174,8 @@ pub fn render_profile_with(
             sbpl_string(&root.path, "writable root")?
         ));
     }
-    lines.push(format!("  {}", claude_json_filter(policy)?));
+    let files = FileFilters::of(policy)?;
+    lines.extend(files.writable.iter().map(|f| format!("  {f}")));
     lines.push(")".to_string());
 
     lines.push("(deny file-read* file-write*".to_string());
@@ -174,12 +185,11 @@ pub fn render_profile_with(
             kind_filter(root.kind, &root.path, "sealed root")?
         ));
     }
-    // The channel token is a pattern, not a list of the files that exist now: a seat
-    // configured after the window started must be sealed too.
-    lines.push(format!(
-        "  (regex #\"^{}/[^/]+/\\.env$\")",
-        sbpl_regex_literal(policy.channels_root(), "channels root")?
-    ));
+    // A sealed pattern stays a pattern, not a list of the files that exist now: one made
+    // after the window started must be sealed too.
+    for regex in &files.sealed_patterns {
+        lines.push(format!("  (regex #\"{regex}\")"));
+    }
     lines.push(")".to_string());
 
     if !policy.protected().is_empty() {
@@ -190,16 +200,13 @@ pub fn render_profile_with(
         lines.push(")".to_string());
     }
 
-    socket_blocks(policy, options, &mut lines)?;
+    socket_blocks(policy, &files, options, &mut lines)?;
     network_blocks(options.network, &mut lines);
 
-    if let Some(token) = policy.token_file() {
-        // Last, so it wins over the broker directory's seal; read only, so the seal still
-        // denies writing it.
-        lines.push(format!(
-            "(allow file-read* (literal {}))",
-            sbpl_string(token, "token file")?
-        ));
+    // Last, so each wins over the seal around it; read only, so the seal still denies
+    // writing it.
+    for literal in &files.readable_in_seal {
+        lines.push(format!("(allow file-read* {literal})"));
     }
 
     let mut text = lines.join("\n");
@@ -210,6 +217,7 @@ pub fn render_profile_with(
 /// `connect(2)` to pathname unix sockets, as `decide` answers it read from the bottom up.
 fn socket_blocks(
     policy: &Policy,
+    files: &FileFilters,
     options: &ProfileOptions,
     lines: &mut Vec<String>,
 ) -> Result<(), SeatbeltError> {
@@ -238,10 +246,9 @@ fn socket_blocks(
             lines.push(format!("  {}", socket_beneath(&root.path, "sealed root")?));
         }
     }
-    lines.push(format!(
-        "  (remote unix-socket (path-regex #\"^{}/[^/]+/\\.env$\"))",
-        sbpl_regex_literal(policy.channels_root(), "channels root")?
-    ));
+    for regex in &files.sealed_patterns {
+        lines.push(format!("  (remote unix-socket (path-regex #\"{regex}\"))"));
+    }
     lines.push(")".to_string());
     Ok(())
 }
@@ -280,21 +287,49 @@ fn socket_beneath(dir: &Path, what: &'static str) -> Result<String, SeatbeltErro
     ))
 }
 
-/// `~/.claude.json`, as `decide`'s `is_claude_json` reads it: on macOS an anchored prefix
-/// pattern (Claude writes backup siblings such as `~/.claude.json.backup` next to it); on
-/// Linux the file itself.
-fn claude_json_filter(policy: &Policy) -> Result<String, SeatbeltError> {
-    let path = policy.claude_json();
-    match policy.platform() {
-        Platform::MacOs => Ok(format!(
-            "(regex #\"^{}\")",
-            sbpl_regex_literal(path, "Claude state file")?
-        )),
-        // Any other platform gets the narrower rule: the exact file.
-        _ => Ok(format!(
-            "(literal {})",
-            sbpl_string(path, "Claude state file")?
-        )),
+/// The policy's [`FileRule`]s as the filters of the blocks they belong to, one arm per
+/// kind: a new kind does not compile until it has a place in the profile.
+struct FileFilters {
+    /// Block 2, `(allow file-write* ...)`: each writable file's filter.
+    writable: Vec<String>,
+    /// Blocks 3 and 5: each sealed pattern as the body of an anchored regex literal.
+    sealed_patterns: Vec<String>,
+    /// Block 7, `(allow file-read* ...)`: each readable-in-seal file's filter.
+    readable_in_seal: Vec<String>,
+}
+
+impl FileFilters {
+    fn of(policy: &Policy) -> Result<FileFilters, SeatbeltError> {
+        let mut files = FileFilters {
+            writable: Vec::new(),
+            sealed_patterns: Vec::new(),
+            readable_in_seal: Vec::new(),
+        };
+        for rule in policy.file_rules() {
+            let what = rule.source().noun();
+            match rule {
+                // As `FileRule::covers` reads it: the file itself, or an anchored prefix
+                // pattern (the backup siblings a program writes next to its file).
+                FileRule::WritableFile { path, matching, .. } => {
+                    files.writable.push(match matching {
+                        FileMatch::Exact => format!("(literal {})", sbpl_string(path, what)?),
+                        FileMatch::NamePrefix => {
+                            format!("(regex #\"^{}\")", sbpl_regex_literal(path, what)?)
+                        }
+                    })
+                }
+                // `<dir>/<one child>/<name>`, whether or not it exists.
+                FileRule::SealedPattern { dir, name, .. } => files.sealed_patterns.push(format!(
+                    "^{}/[^/]+/{}$",
+                    sbpl_regex_literal(dir, what)?,
+                    sbpl_regex_literal(Path::new(name), what)?
+                )),
+                FileRule::ReadableInSeal { path, .. } => files
+                    .readable_in_seal
+                    .push(format!("(literal {})", sbpl_string(path, what)?)),
+            }
+        }
+        Ok(files)
     }
 }
 

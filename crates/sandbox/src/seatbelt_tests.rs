@@ -371,3 +371,64 @@ fn the_git_entry_is_denied_as_a_literal_and_its_hooks_as_a_subpath() {
         );
     }
 }
+
+/// The profile renders rule kinds, not known files: each kind given for a path no default
+/// names is enforced as its kind says, and the evaluated profile agrees with `decide`.
+#[test]
+fn file_rule_kinds_are_rendered_by_kind_for_any_path() {
+    use jaula_policy::{Access, FileMatch, FileRule, FileRuleSource};
+    let mut f = fixture(Platform::MacOs, "home");
+    let vault = f.home.join("vault");
+    f.spec.extra_sealed = vec![vault.clone()];
+    let keep = vault.join("keep.txt");
+    let notes = f.home.join("notes.db");
+    let tenants = f.home.join("Documents/ten.ants");
+    let policy = resolve(&f.spec)
+        .with_file_rule(FileRule::ReadableInSeal {
+            path: keep.clone(),
+            source: FileRuleSource::WindowToken,
+        })
+        .with_file_rule(FileRule::WritableFile {
+            path: notes.clone(),
+            matching: FileMatch::NamePrefix,
+            source: FileRuleSource::ClaudeState,
+        })
+        .with_file_rule(FileRule::SealedPattern {
+            dir: tenants.clone(),
+            name: "secret.key".to_string(),
+            existing: Vec::new(),
+            source: FileRuleSource::ChannelTokens,
+        });
+    let text = render(&policy);
+    assert!(text.ends_with(&format!("(allow file-read* (literal {}))\n", quoted(&keep))));
+    let profile = Profile::parse(&text).expect("own profile parses");
+    let cases = [
+        (keep.clone(), Access::Read, true),
+        (keep.clone(), Access::Write, false),
+        (vault.join("other.txt"), Access::Read, false),
+        (notes.clone(), Access::Write, true),
+        (f.home.join("notes.db-wal"), Access::Create, true),
+        (f.home.join("notes.d"), Access::Create, false),
+        (tenants.join("acme/secret.key"), Access::Read, false),
+        (tenants.join("acme/secret.key"), Access::Connect, false),
+        (tenants.join("acme/secret.keys"), Access::Read, true),
+        (
+            f.home.join("Documents/tenXants/acme/secret.key"),
+            Access::Read,
+            true,
+        ),
+        (tenants.join("secret.key"), Access::Read, true),
+    ];
+    for (path, access, want) in cases {
+        let decided = policy.decide(&path, access);
+        assert_eq!(decided.allowed, want, "decide {access} {}", path.display());
+        let verdict = profile.evaluate_access(access, &path);
+        assert_eq!(
+            verdict.allowed,
+            want,
+            "profile {access} {}: {}",
+            path.display(),
+            verdict.describe()
+        );
+    }
+}

@@ -15,7 +15,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use jaula_policy::{Access, Platform, Policy, PolicySpec};
+use jaula_policy::{Access, FileRule, Platform, Policy, PolicySpec};
 
 use common::{cage_or_skip, chown_tree, is_root, jaula, open_to_others, NOBODY};
 use jaula_testkit::probe::matrix::{self, dev, Decided, Deviation, Kind, Outcome, Target};
@@ -390,8 +390,15 @@ fn build(root: &Path) -> Scenario {
     spec.token_file = Some(token.clone());
     let policy = spec.resolve().unwrap();
     assert_eq!(
-        policy.channel_token_files(),
-        &[home.join(".claude/channels/seat1/.env")]
+        policy
+            .file_rules()
+            .iter()
+            .flat_map(|r| match r {
+                FileRule::SealedPattern { existing, .. } => existing.clone(),
+                _ => Vec::new(),
+            })
+            .collect::<Vec<_>>(),
+        [home.join(".claude/channels/seat1/.env")]
     );
     Scenario {
         root: root.to_path_buf(),

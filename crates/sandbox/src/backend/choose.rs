@@ -9,7 +9,9 @@ use crate::bwrap::Availability;
 pub enum Requested {
     /// bwrap where user namespaces work, else Landlock.
     Auto,
+    /// Landlock natively, or no cage when its floor is not met.
     Landlock,
+    /// The bubblewrap view, or no cage when bubblewrap cannot build its namespace here.
     Bwrap,
 }
 
@@ -28,6 +30,7 @@ pub enum Launcher {
 /// No cage can be built: the reasons, each only when it counted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NoCage {
+    /// What was asked for, which decides which reasons count.
     pub requested: Requested,
     /// bubblewrap was probed and cannot build its namespace here.
     pub bwrap: Option<Availability>,

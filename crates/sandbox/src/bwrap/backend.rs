@@ -13,6 +13,7 @@ use crate::backend::{Backend, BackendError, Deviation, Verdict};
 /// The bare view `jaula render bwrap` prints, rendered with these options.
 #[derive(Clone, Debug, Default)]
 pub struct BwrapBackend {
+    /// The launch options the argv is rendered with (`/proc`, private `/tmp`, ...).
     pub options: BwrapOptions,
 }
 

@@ -4,7 +4,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use jaula_policy::{Policy, ProtectKind};
+use jaula_policy::{FileRule, Policy, ProtectKind};
 
 use jaula_policy::HostFs;
 
@@ -67,7 +67,8 @@ pub fn option_flags(options: &BwrapOptions) -> Vec<&'static str> {
 ///    --dir /run/user/UID`. Then every writable root as `--bind-try P P`, except `/dev` and
 ///    the ones just replaced. `-try` because a build cache nobody has created yet is not an
 ///    error.
-/// 3. `~/.claude.json` as `--bind-try`. It comes before the seals, so an owner who seals it with a deny gets the seal, as `decide` says.
+/// 3. Each [`FileRule::WritableFile`] as `--bind-try`. It comes before
+///    the seals, so an owner who seals the file with a deny gets the seal, as `decide` says.
 /// 4. Protected entries (`.git`) that exist as `--bind P P`: a directory bound onto itself
 ///    is a mount point, which rename(2) and rmdir(2) refuse with EBUSY, so the cage cannot
 ///    move `.git` away or put another in its place, while git still writes beneath it.
@@ -82,13 +83,15 @@ pub fn option_flags(options: &BwrapOptions) -> Vec<&'static str> {
 ///    `jaula run` reports it if the cage creates it.
 /// 5. Seals that exist (see below): a directory as `--tmpfs P`, a file as
 ///    `--ro-bind-try /dev/null P`.
-/// 6. Channel token files that exist, as `--ro-bind-try /dev/null P`.
-/// 7. The window's own token file as `--ro-bind-try T T`: readable above every seal.
+/// 6. The files of each [`FileRule::SealedPattern`] that existed at resolution, sealed as
+///    in step 5. One made later is not covered: the `absent-sealed-creatable` deviation.
+/// 7. Each [`FileRule::ReadableInSeal`] as `--ro-bind-try P P`: readable above every
+///    seal.
 /// 8. `--remount-ro P` for every tmpfs of step 5 and 6, so that a write into a sealed
 ///    directory fails, as `decide` says, instead of landing in a throwaway tmpfs where a
 ///    process could stage files under a trusted name. The
 ///    remounts come after step 7 because bubblewrap creates each mount point inside the
-///    mount that holds it: the token file lives inside the sealed broker directory, and a
+///    mount that holds it: a readable-in-seal file lives inside a sealed directory, and a
 ///    tmpfs already read-only there makes bubblewrap abort with EROFS ("Can't create
 ///    file"). `--remount-ro` changes only the flags of the topmost mount at `P`, so
 ///    deferring it changes nothing else.
@@ -151,8 +154,10 @@ pub fn render_argv(
         argv.op2("--bind-try", "writable root", &root.path, &root.path)?;
     }
 
-    let claude_json = policy.claude_json();
-    argv.op2("--bind-try", "claude state file", claude_json, claude_json)?;
+    let files = FileMounts::of(policy);
+    for (file, what) in &files.writable {
+        argv.op2("--bind-try", what, file, file)?;
+    }
 
     // Host sockets the owner allowed: the private /tmp and /run/user above hide where they
     // usually live (an ssh-agent in /tmp/ssh-*, gpg-agent in /run/user/UID/gnupg), so each
@@ -187,7 +192,7 @@ pub fn render_argv(
     // A protected path no writable mount touches is read-only already (`--ro-bind / /`):
     // binding it onto itself again would only cost bubblewrap another pass over
     // /proc/self/mountinfo, the most expensive step of building the view.
-    let writable_mounts = writable_mounts(policy, options, disk);
+    let writable_mounts = writable_mounts(policy, &files, options, disk);
     for protected in policy.protected() {
         if protected.kind != ProtectKind::Entry
             && disk.exists(&protected.path)
@@ -206,12 +211,12 @@ pub fn render_argv(
     for sealed in policy.sealed() {
         argv.seal("sealed root", &sealed.path, disk, &mut remounts)?;
     }
-    for token in policy.channel_token_files() {
-        argv.seal("channel token", token, disk, &mut remounts)?;
+    for (file, what) in &files.sealed {
+        argv.seal(what, file, disk, &mut remounts)?;
     }
 
-    if let Some(token) = policy.token_file() {
-        argv.op2("--ro-bind-try", "token file", token, token)?;
+    for (file, what) in &files.readable_in_seal {
+        argv.op2("--ro-bind-try", what, file, file)?;
     }
 
     for path in remounts {
@@ -222,12 +227,51 @@ pub fn render_argv(
     Ok(argv.0)
 }
 
+/// The policy's [`FileRule`]s, sorted by the argv step their mounts belong to, each with
+/// what it is (for error messages). One arm per kind: a new kind does not compile until
+/// it has a place in the view.
+struct FileMounts<'p> {
+    /// Step 3: bound writable onto themselves.
+    writable: Vec<(&'p Path, &'static str)>,
+    /// Step 6: covered like sealed files.
+    sealed: Vec<(&'p Path, &'static str)>,
+    /// Step 7: bound read-only onto themselves, above the seals.
+    readable_in_seal: Vec<(&'p Path, &'static str)>,
+}
+
+impl<'p> FileMounts<'p> {
+    fn of(policy: &'p Policy) -> FileMounts<'p> {
+        let mut files = FileMounts {
+            writable: Vec::new(),
+            sealed: Vec::new(),
+            readable_in_seal: Vec::new(),
+        };
+        for rule in policy.file_rules() {
+            let what = rule.source().noun();
+            match rule {
+                // A mount names one path: a name-prefix match (macOS only) binds the file.
+                FileRule::WritableFile { path, .. } => files.writable.push((path, what)),
+                FileRule::SealedPattern { existing, .. } => {
+                    files
+                        .sealed
+                        .extend(existing.iter().map(|f| (f.as_path(), what)));
+                }
+                FileRule::ReadableInSeal { path, .. } => {
+                    files.readable_in_seal.push((path, what));
+                }
+            }
+        }
+        files
+    }
+}
+
 /// Every place the view mounts writable, as a superset: `/dev` (bubblewrap's `--dev` is a
 /// writable tmpfs), the cage's own temporary directories, every writable root (whether or
-/// not its `--bind-try` finds it), `~/.claude.json`, and the protected entries bound onto
-/// themselves (`.git`). Everything else in the view is the read-only `/`.
+/// not its `--bind-try` finds it), each writable file, and the protected entries bound
+/// onto themselves (`.git`). Everything else in the view is the read-only `/`.
 fn writable_mounts<'p>(
     policy: &'p Policy,
+    files: &FileMounts<'p>,
     options: &BwrapOptions,
     disk: &dyn HostFs,
 ) -> Vec<&'p Path> {
@@ -239,7 +283,7 @@ fn writable_mounts<'p>(
         mounts.push(Path::new(RUN_USER));
     }
     mounts.extend(policy.writable().iter().map(|w| w.path.as_path()));
-    mounts.push(policy.claude_json());
+    mounts.extend(files.writable.iter().map(|(file, _)| *file));
     mounts.extend(
         policy
             .protected()

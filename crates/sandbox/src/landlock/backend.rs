@@ -12,6 +12,7 @@ use crate::backend::{Backend, BackendError, Deviation, Verdict};
 /// bubblewrap view.
 #[derive(Clone, Copy, Debug)]
 pub struct LandlockBackend {
+    /// Which plan to render and judge: native, or the one for inside the bwrap view.
     pub mode: PlanMode,
 }
 

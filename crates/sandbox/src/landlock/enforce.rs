@@ -46,8 +46,11 @@ pub enum AbiFloor {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(tag = "landlock", rename_all = "kebab-case")]
 pub enum KernelStatus {
-    /// Landlock works; `abi` is the kernel's own version number.
-    Available { abi: u32 },
+    /// Landlock works.
+    Available {
+        /// The kernel's own Landlock ABI version (`LANDLOCK_CREATE_RULESET_VERSION`).
+        abi: u32,
+    },
     /// Built in but not enabled at boot (`EOPNOTSUPP`): add `landlock` to `lsm=`.
     NotEnabled,
     /// Not built into this kernel (`ENOSYS`): Linux 5.13+ with `CONFIG_SECURITY_LANDLOCK`.
@@ -55,6 +58,7 @@ pub enum KernelStatus {
 }
 
 impl KernelStatus {
+    /// The kernel's Landlock ABI; 0 where there is none, which handles no right.
     pub fn abi(self) -> u32 {
         match self {
             KernelStatus::Available { abi } => abi,
@@ -78,12 +82,16 @@ impl fmt::Display for KernelStatus {
 /// What `restrict_self` would enforce on this kernel, for `jaula check`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Support {
+    /// What the kernel offers.
     pub kernel: KernelStatus,
     /// Filesystem rights this layer handles and this kernel enforces.
     pub fs_enforced: Rights,
     /// Filesystem rights this layer handles that this kernel is too old for.
     pub fs_missing: Rights,
+    /// Scopes this kernel enforces (ABI 6 and newer).
     pub scopes_enforced: Vec<ScopeKind>,
+    /// Scopes this kernel is too old for: signals and abstract sockets then reach
+    /// processes outside the cage (`jaula check` says so).
     pub scopes_missing: Vec<ScopeKind>,
     /// Whether the ABI 1 floor holds, i.e. whether `restrict_self` can succeed.
     pub floor_met: bool,
@@ -206,30 +214,46 @@ fn kernel_status() -> KernelStatus {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum EnforcementStatus {
+    /// Every handled right and scope is enforced.
     Full,
+    /// The kernel enforces only part of what was handled (an older ABI, a rule narrowed
+    /// to fit its object); the missing part is listed in the [`Enforcement`].
     Partial,
 }
 
 /// A rule of the plan that was not added because its path changed after planning.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SkippedRule {
+    /// The planned path.
     pub path: PathBuf,
+    /// Why it could not be added (a symlink there now, the path gone).
     pub error: String,
 }
 
 /// What the kernel now enforces on the calling thread.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Enforcement {
+    /// What the plan was built for: the host's filesystem or the bubblewrap view.
     pub mode: PlanMode,
+    /// The kernel's Landlock ABI.
     pub abi: u32,
+    /// Whether everything handled is enforced.
     pub status: EnforcementStatus,
+    /// Filesystem rights the ruleset handles: any of them not granted by a rule is denied.
     pub fs_handled: Rights,
+    /// Handled rights this kernel does not enforce (too old an ABI).
     pub fs_not_enforced: Rights,
+    /// Scopes the domain enforces.
     pub scopes: Vec<ScopeKind>,
+    /// Scopes asked for that this kernel does not enforce.
     pub scopes_not_enforced: Vec<ScopeKind>,
     /// Rules given to the kernel.
     pub rules: usize,
+    /// Planned rules not added because their path changed after planning: each is a
+    /// grant lost, never one widened.
     pub skipped: Vec<SkippedRule>,
+    /// Whether `no_new_privs` was set, which an unprivileged `landlock_restrict_self`
+    /// requires.
     pub no_new_privs: bool,
     /// Whether every thread of the process was restricted, not only the caller.
     pub all_threads: bool,

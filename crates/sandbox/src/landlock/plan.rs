@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 
 use jaula_policy::paths::is_within;
 use jaula_policy::{
-    Access, EntryKind, HostFs, Platform, Policy, ProtectKind, SealKind, WriteSource,
+    Access, EntryKind, FileRule, FileRuleSource, HostFs, Platform, Policy, ProtectKind, SealKind,
+    WriteSource,
 };
 use serde::Serialize;
 
@@ -44,7 +45,9 @@ pub enum PlanMode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TargetKind {
+    /// A directory: the rule covers it and everything beneath, with any right.
     Directory,
+    /// Anything else (a file, a device, a socket): only [`Rights::FILE`] apply.
     File,
 }
 
@@ -56,17 +59,41 @@ pub enum Reason {
     /// Nothing the cage can see is sealed: `/` is readable whole.
     WorldReadable,
     /// On the way to a sealed root: the names of its entries, nothing more.
-    SealAncestor { sealed: PathBuf },
+    SealAncestor {
+        /// The sealed path (a root, or a sealed pattern's file) that split this directory.
+        sealed: PathBuf,
+    },
     /// Beside the way to a sealed root, with nothing sealed beneath: readable whole.
-    Sibling { beside: PathBuf },
+    Sibling {
+        /// The split directory this entry lies in.
+        beside: PathBuf,
+    },
     /// A writable root with nothing sealed or protected beneath: writable whole.
-    WritableRoot { root: PathBuf, source: WriteSource },
+    WritableRoot {
+        /// The root.
+        root: PathBuf,
+        /// Why the policy makes it writable.
+        source: WriteSource,
+    },
     /// An entry of a writable directory that is split around `around`.
-    WritableSibling { root: PathBuf, around: PathBuf },
-    /// This window's own broker token: the one file readable inside a sealed root.
-    TokenFile,
-    /// `~/.claude.json`, writable as a file in an otherwise read-only home.
-    ClaudeJson,
+    WritableSibling {
+        /// The writable root the entry lies in.
+        root: PathBuf,
+        /// The sealed or protected path that split its directory.
+        around: PathBuf,
+    },
+    /// A [`FileRule::ReadableInSeal`] file: the one kind of grant inside a sealed root,
+    /// and only `READ_FILE`.
+    ReadableInSeal {
+        /// What the file is.
+        source: FileRuleSource,
+    },
+    /// A [`FileRule::WritableFile`] file that exists, writable in an otherwise read-only
+    /// directory.
+    WritableFile {
+        /// What the file is.
+        source: FileRuleSource,
+    },
     /// The host's `/dev`: its names are listable, its devices are not.
     DeviceDirectory,
     /// One of the devices bubblewrap's `--dev` would provide.
@@ -94,8 +121,9 @@ impl fmt::Display for Reason {
                 root.display(),
                 around.display()
             ),
-            Reason::TokenFile => f.write_str("this window's token file"),
-            Reason::ClaudeJson => f.write_str("Claude state file"),
+            Reason::ReadableInSeal { source } | Reason::WritableFile { source } => {
+                f.write_str(source.label())
+            }
             Reason::DeviceDirectory => f.write_str("device directory: names only"),
             Reason::DeviceNode => f.write_str("device of the cage's own /dev"),
         }
@@ -105,9 +133,13 @@ impl fmt::Display for Reason {
 /// One Landlock rule: `rights` on `path` and everything beneath it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PlanRule {
+    /// The path the rule is attached to, canonical.
     pub path: PathBuf,
+    /// What the planner saw there, which bounds the rights the kernel accepts.
     pub kind: TargetKind,
+    /// The rights granted on the path and beneath it.
     pub rights: Rights,
+    /// Every reason that added rights to this path, in the order they did.
     pub reasons: Vec<Reason>,
 }
 
@@ -115,6 +147,7 @@ pub struct PlanRule {
 /// something beneath it must stay out of reach; its entries get rules one by one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SplitDir {
+    /// The directory.
     pub path: PathBuf,
     /// Split for reads: on the way to a sealed root.
     pub read: bool,
@@ -128,28 +161,49 @@ pub struct SplitDir {
 #[non_exhaustive]
 pub enum PlanNote {
     /// A split directory that could not be listed: its entries get no rule (fail closed).
-    Unlistable { dir: PathBuf, error: String },
+    Unlistable {
+        /// The directory.
+        dir: PathBuf,
+        /// Why the listing failed.
+        error: String,
+    },
     /// A path whose type could not be read: treated as absent.
-    Unreadable { path: PathBuf, error: String },
+    Unreadable {
+        /// The path.
+        path: PathBuf,
+        /// Why its type could not be read.
+        error: String,
+    },
     /// A writable root inside a sealed root: the seal wins, no write is granted.
-    WritableInsideSealed { root: PathBuf },
+    WritableInsideSealed {
+        /// The writable root left without a grant.
+        root: PathBuf,
+    },
     /// A writable root inside protected configuration: never writable.
-    WritableInsideProtected { root: PathBuf },
+    WritableInsideProtected {
+        /// The writable root left without a grant.
+        root: PathBuf,
+    },
 }
 
 /// The rules for one policy on one filesystem.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Plan {
+    /// What the rules were built for.
     pub mode: PlanMode,
     /// Sorted by path, one per path.
     pub rules: Vec<PlanRule>,
     /// Existing sealed roots left without any rule.
     pub holes: Vec<PathBuf>,
+    /// Directories granted entry by entry, sorted by path.
     pub split: Vec<SplitDir>,
+    /// What the planner could not see or chose not to grant.
     pub notes: Vec<PlanNote>,
 }
 
 impl Plan {
+    /// The rule attached exactly at `path`, if any. A path beneath a rule is governed by
+    /// it too; this answers only for the rule's own path.
     pub fn rule(&self, path: &Path) -> Option<&PlanRule> {
         self.rules.iter().find(|r| r.path == path)
     }
@@ -302,8 +356,15 @@ struct Planner<'a> {
     mode: PlanMode,
     fs: &'a dyn HostFs,
     kinds: BTreeMap<PathBuf, Option<EntryKind>>,
-    /// Every sealed path: sealed roots, channel tokens (existing or not).
+    /// Every sealed path: sealed roots, and the files of each sealed pattern (those that
+    /// existed at resolution and those present in its directory now).
     seals: Vec<(PathBuf, SealKind)>,
+    /// Every [`FileRule::SealedPattern`], which holds its files whether or not they exist.
+    patterns: Vec<&'a FileRule>,
+    /// [`FileRule::WritableFile`] paths: granted one by one, never as a sibling.
+    writable_files: Vec<(PathBuf, FileRuleSource)>,
+    /// [`FileRule::ReadableInSeal`] paths: the only grants allowed inside a seal.
+    readable_in_seal: Vec<(PathBuf, FileRuleSource)>,
     /// What reads must not reach, and what writes must not reach.
     read_targets: Vec<PathBuf>,
     write_targets: Vec<PathBuf>,
@@ -317,8 +378,9 @@ struct Planner<'a> {
     seal_index: RootIndex,
     protected_index: RootIndex,
     writable_index: RootIndex,
-    /// The existing channels directory, split itself (not only its ancestors).
-    channels_dir: Option<PathBuf>,
+    /// Each existing sealed pattern directory, split itself (not only its ancestors), with
+    /// the pattern that split it.
+    pattern_dirs: Vec<(PathBuf, PathBuf)>,
     /// One rule per path; sorted once at the end (a home of 100,000 entries makes as many
     /// rules, and keeping them ordered on every insert cost more than the rest of the plan).
     rules: HashMap<PathBuf, PlanRule>,
@@ -357,7 +419,10 @@ impl<'a> Planner<'a> {
             seal_index: RootIndex::default(),
             protected_index: RootIndex::default(),
             writable_index: RootIndex::default(),
-            channels_dir: None,
+            patterns: Vec::new(),
+            writable_files: Vec::new(),
+            readable_in_seal: Vec::new(),
+            pattern_dirs: Vec::new(),
             rules: HashMap::new(),
             notes: Vec::new(),
         };
@@ -384,7 +449,7 @@ impl<'a> Planner<'a> {
     }
 
     fn within_seal(&self, path: &Path) -> bool {
-        self.seal_index.holds(path) || self.policy.is_channel_token(path)
+        self.seal_index.holds(path) || self.patterns.iter().any(|pattern| pattern.covers(path))
     }
 
     fn within_protected(&self, path: &Path) -> bool {
@@ -404,41 +469,58 @@ impl<'a> Planner<'a> {
         for s in policy.sealed() {
             self.seals.push((s.path.clone(), s.kind));
         }
-        for token in policy.channel_token_files() {
-            self.seals.push((token.clone(), SealKind::File));
-        }
-        // Channel tokens are a pattern, `<channels>/<seat>/.env`, sealed whether or not the
-        // file exists yet. Rules can only name what exists, so the seat directories (and
-        // the channels directory itself) are split: no new `.env` can be created by the
-        // cage, and none created later by the host is readable.
-        let channels = policy.channels_root().to_path_buf();
-        let mut channel_targets = Vec::new();
-        match self.kind(&channels) {
-            Some(EntryKind::Directory) => {
-                // Splitting the channels directory itself keeps new seats from being made.
-                // Inside the bwrap view that is the mount layer's documented deviation.
-                if self.mode == PlanMode::Native {
-                    self.channels_dir = Some(channels.clone());
+        let mut pattern_dirs: Vec<(PathBuf, &str)> = Vec::new();
+        for rule in policy.file_rules() {
+            match rule {
+                FileRule::SealedPattern {
+                    dir,
+                    name,
+                    existing,
+                    ..
+                } => {
+                    self.seals
+                        .extend(existing.iter().map(|file| (file.clone(), SealKind::File)));
+                    self.patterns.push(rule);
+                    pattern_dirs.push((dir.clone(), name));
                 }
-                let seats = self
-                    .fs
-                    .list(&channels)
-                    .map_err(|source| LandlockError::List {
-                        dir: channels.clone(),
-                        source,
-                    })?;
-                for (name, kind) in seats {
-                    if kind == EntryKind::Directory {
-                        let env = channels.join(name).join(".env");
-                        if !self.seals.iter().any(|(s, _)| *s == env) {
-                            self.seals.push((env.clone(), SealKind::File));
-                        }
-                        channel_targets.push(env);
-                    }
+                FileRule::WritableFile { path, source, .. } => {
+                    self.writable_files.push((path.clone(), *source));
+                }
+                FileRule::ReadableInSeal { path, source } => {
+                    self.readable_in_seal.push((path.clone(), *source));
                 }
             }
-            Some(_) => {}
-            None => channel_targets.push(channels.clone()),
+        }
+        // A sealed pattern, `<dir>/<child>/<name>`, is sealed whether or not each file
+        // exists yet. Rules can only name what exists, so the child directories (and the
+        // pattern's directory itself) are split: the cage can create no new match, and
+        // none the host creates later is readable.
+        let mut pattern_targets = Vec::new();
+        for (dir, name) in pattern_dirs {
+            match self.kind(&dir) {
+                Some(EntryKind::Directory) => {
+                    // Splitting the directory itself keeps new children from being made.
+                    // Inside the bwrap view that is the mount layer's documented deviation.
+                    if self.mode == PlanMode::Native {
+                        self.pattern_dirs.push((dir.clone(), dir.join(name)));
+                    }
+                    let children = self.fs.list(&dir).map_err(|source| LandlockError::List {
+                        dir: dir.clone(),
+                        source,
+                    })?;
+                    for (child, kind) in children {
+                        if kind == EntryKind::Directory {
+                            let file = dir.join(child).join(name);
+                            if !self.seals.iter().any(|(s, _)| *s == file) {
+                                self.seals.push((file.clone(), SealKind::File));
+                            }
+                            pattern_targets.push(file);
+                        }
+                    }
+                }
+                Some(_) => {}
+                None => pattern_targets.push(dir.clone()),
+            }
         }
 
         for (i, (path, kind)) in self.seals.iter().enumerate() {
@@ -451,11 +533,11 @@ impl<'a> Planner<'a> {
         match self.mode {
             PlanMode::Native => {
                 self.read_targets.extend(seal_paths.iter().cloned());
-                self.read_targets.extend(channel_targets.iter().cloned());
+                self.read_targets.extend(pattern_targets.iter().cloned());
                 // `/dev` is handled node by node, so `/` must not grant it whole.
                 self.read_targets.push(PathBuf::from(DEV));
                 self.write_targets.extend(seal_paths);
-                self.write_targets.extend(channel_targets);
+                self.write_targets.extend(pattern_targets);
             }
             PlanMode::BwrapView => {
                 // The view hides every sealed path that exists. One that does not exist is
@@ -569,12 +651,11 @@ impl<'a> Planner<'a> {
                 }
             }
         }
-        // The channels directory is split itself, and so is everything above it, as if a
-        // sealed entry were inside it: new seats must not be creatable.
-        if let Some(channels) = self.channels_dir.clone() {
-            let mut chain = self.existing_ancestors(&channels);
-            chain.push(channels.clone());
-            let why = channels.join(".env");
+        // A sealed pattern's directory is split itself, and so is everything above it, as
+        // if a sealed entry were inside it: new children must not be creatable.
+        for (dir, why) in self.pattern_dirs.clone() {
+            let mut chain = self.existing_ancestors(&dir);
+            chain.push(dir.clone());
             for a in chain {
                 if self.within_seal(&a) {
                     continue;
@@ -641,7 +722,7 @@ impl<'a> Planner<'a> {
                     || entry_kind == EntryKind::Symlink
                     || (native && child == dev)
                     || self.within_seal(&child)
-                    || child == self.policy.claude_json()
+                    || self.writable_files.iter().any(|(file, _)| *file == child)
                 {
                     continue;
                 }
@@ -699,24 +780,35 @@ impl<'a> Planner<'a> {
             self.add(&root, kind, rights, reason);
         }
 
-        let claude_json = self.policy.claude_json().to_path_buf();
-        if !self.within_seal(&claude_json) && !self.within_protected(&claude_json) {
-            if let Some(EntryKind::File) = self.kind(&claude_json) {
-                let rights = Rights::READ | Rights::WRITE;
-                self.add(&claude_json, TargetKind::File, rights, Reason::ClaudeJson);
+        for (file, source) in self.writable_files.clone() {
+            if !self.within_seal(&file) && !self.within_protected(&file) {
+                if let Some(EntryKind::File) = self.kind(&file) {
+                    let rights = Rights::READ | Rights::WRITE;
+                    self.add(
+                        &file,
+                        TargetKind::File,
+                        rights,
+                        Reason::WritableFile { source },
+                    );
+                }
             }
         }
 
-        let mut token_rule = None;
-        if let Some(token) = self.policy.token_file().map(Path::to_path_buf) {
-            let kind = self.kind(&token);
+        let mut granted_in_seal = Vec::new();
+        for (file, source) in self.readable_in_seal.clone() {
+            let kind = self.kind(&file);
             if native
-                && self.within_seal(&token)
+                && self.within_seal(&file)
                 && matches!(kind, Some(EntryKind::File | EntryKind::Other))
             {
                 let rights = Rights::single(Right::ReadFile);
-                self.add(&token, TargetKind::File, rights, Reason::TokenFile);
-                token_rule = Some(token);
+                self.add(
+                    &file,
+                    TargetKind::File,
+                    rights,
+                    Reason::ReadableInSeal { source },
+                );
+                granted_in_seal.push(file);
             }
         }
 
@@ -749,10 +841,10 @@ impl<'a> Planner<'a> {
             }
         }
 
-        // Fail closed if any construction above ever put a grant inside a sealed root: the
-        // token file is the one exception, and only with READ_FILE.
+        // Fail closed if any construction above ever put a grant inside a sealed root: a
+        // readable-in-seal file is the one exception, and only with READ_FILE.
         for rule in self.rules.values() {
-            let allowed_exception = token_rule.as_deref() == Some(rule.path.as_path())
+            let allowed_exception = granted_in_seal.contains(&rule.path)
                 && rule.rights == Rights::single(Right::ReadFile);
             if self.within_seal(&rule.path) && !allowed_exception {
                 return Err(LandlockError::GrantInsideSeal {

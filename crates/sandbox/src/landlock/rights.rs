@@ -12,26 +12,44 @@ use serde::{Serialize, Serializer};
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Right {
+    /// `LANDLOCK_ACCESS_FS_EXECUTE`: execute a file.
     Execute,
+    /// `LANDLOCK_ACCESS_FS_WRITE_FILE`: open a file for writing.
     WriteFile,
+    /// `LANDLOCK_ACCESS_FS_READ_FILE`: open a file for reading.
     ReadFile,
+    /// `LANDLOCK_ACCESS_FS_READ_DIR`: open a directory or list its entries.
     ReadDir,
+    /// `LANDLOCK_ACCESS_FS_REMOVE_DIR`: remove an empty directory or rename one.
     RemoveDir,
+    /// `LANDLOCK_ACCESS_FS_REMOVE_FILE`: unlink or rename a file.
     RemoveFile,
+    /// `LANDLOCK_ACCESS_FS_MAKE_CHAR`: create a character device.
     MakeChar,
+    /// `LANDLOCK_ACCESS_FS_MAKE_DIR`: create or rename a directory.
     MakeDir,
+    /// `LANDLOCK_ACCESS_FS_MAKE_REG`: create, rename or link a regular file.
     MakeReg,
+    /// `LANDLOCK_ACCESS_FS_MAKE_SOCK`: create a unix socket (`bind` to a path).
     MakeSock,
+    /// `LANDLOCK_ACCESS_FS_MAKE_FIFO`: create a named pipe.
     MakeFifo,
+    /// `LANDLOCK_ACCESS_FS_MAKE_BLOCK`: create a block device.
     MakeBlock,
+    /// `LANDLOCK_ACCESS_FS_MAKE_SYM`: create a symbolic link.
     MakeSym,
+    /// `LANDLOCK_ACCESS_FS_REFER` (ABI 2): link or rename a file into another directory.
+    /// Without it handled, such a move is always refused.
     Refer,
+    /// `LANDLOCK_ACCESS_FS_TRUNCATE` (ABI 3): truncate a file (`truncate`, `O_TRUNC`).
     Truncate,
+    /// `LANDLOCK_ACCESS_FS_IOCTL_DEV` (ABI 5): `ioctl(2)` on a character or block device.
     IoctlDev,
 }
 
 impl Right {
-    pub const ALL: [Right; 16] = [
+    /// Every right, in the kernel's bit order.
+    pub(crate) const ALL: [Right; 16] = [
         Right::Execute,
         Right::WriteFile,
         Right::ReadFile,
@@ -54,7 +72,8 @@ impl Right {
         1 << (self as u32)
     }
 
-    pub fn name(self) -> &'static str {
+    /// The right's name as `--verbose` and `explain` print it: the kernel's, in kebab case.
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Right::Execute => "execute",
             Right::WriteFile => "write-file",
@@ -76,7 +95,7 @@ impl Right {
     }
 
     /// The first Landlock ABI that can handle this right.
-    pub fn since_abi(self) -> u32 {
+    pub(crate) fn since_abi(self) -> u32 {
         match self {
             Right::Refer => 2,
             Right::Truncate => 3,
@@ -86,7 +105,8 @@ impl Right {
     }
 }
 
-/// A set of [`Right`]s.
+/// A set of [`Right`]s. Plain bits, so a plan compares, hashes and prints without the
+/// kernel; only `enforce.rs` turns a set into the `landlock` crate's flags.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Rights(u32);
 
@@ -101,6 +121,7 @@ const fn set(rights: &[Right]) -> Rights {
 }
 
 impl Rights {
+    /// No right at all.
     pub const EMPTY: Rights = Rights(0);
     /// Reading, listing and executing: everything `decide` calls a read.
     pub const READ: Rights = set(&[Right::Execute, Right::ReadFile, Right::ReadDir]);
@@ -149,22 +170,24 @@ impl Rights {
         Right::MakeSym,
     ]);
 
+    /// The set holding `right` alone.
     pub const fn single(right: Right) -> Rights {
         Rights(right.bit())
     }
+    /// Whether every right of `other` is in this set.
     pub fn contains(self, other: Rights) -> bool {
         self.0 & other.0 == other.0
     }
+    /// Whether `right` is in this set.
     pub fn has(self, right: Right) -> bool {
         self.0 & right.bit() != 0
     }
+    /// Whether the set holds no right: a rule with none is never added.
     pub fn is_empty(self) -> bool {
         self.0 == 0
     }
-    pub fn len(self) -> usize {
-        self.0.count_ones() as usize
-    }
-    pub fn iter(self) -> impl Iterator<Item = Right> {
+    /// The rights in the set, in the kernel's bit order.
+    pub(crate) fn iter(self) -> impl Iterator<Item = Right> {
         Right::ALL.into_iter().filter(move |r| self.has(*r))
     }
     /// The rights a kernel with Landlock ABI `abi` can handle.
@@ -254,16 +277,19 @@ pub enum ScopeKind {
 }
 
 impl ScopeKind {
+    /// Every scope this layer asks for.
     pub const ALL: [ScopeKind; 2] = [ScopeKind::Signal, ScopeKind::AbstractUnixSocket];
 
-    pub fn name(self) -> &'static str {
+    /// The scope's name as `--verbose` and `jaula check` print it.
+    pub(crate) fn name(self) -> &'static str {
         match self {
             ScopeKind::Signal => "signal",
             ScopeKind::AbstractUnixSocket => "abstract-unix-socket",
         }
     }
 
-    pub fn since_abi(self) -> u32 {
+    /// The first Landlock ABI that has the scope: 6 for both.
+    pub(crate) fn since_abi(self) -> u32 {
         6
     }
 }

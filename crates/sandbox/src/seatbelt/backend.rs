@@ -12,6 +12,7 @@ use crate::backend::{Backend, BackendError, Deviation, Verdict};
 /// The macOS profile, rendered with these options.
 #[derive(Clone, Debug, Default)]
 pub struct SeatbeltBackend {
+    /// The network mode the profile is rendered for.
     pub options: ProfileOptions,
 }
 

@@ -27,14 +27,24 @@ pub struct Hardening {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HardeningError {
+    /// `setrlimit(2)` refused a limit (above the hard limit an unprivileged process has).
     #[error("cannot set {name}: {source}")]
     Limit {
+        /// The limit, as `RLIMIT_*`.
         name: &'static str,
+        /// The kernel's error.
         #[source]
         source: io::Error,
     },
+    /// A descriptor to keep is not open (or is 0, 1 or 2, which are always kept): a typo
+    /// that would otherwise leave the command without what it expects.
     #[error("--keep-fd {fd} is not an open descriptor above 2")]
-    KeepFd { fd: RawFd },
+    KeepFd {
+        /// The descriptor asked for.
+        fd: RawFd,
+    },
+    /// The inherited descriptors could not be listed or marked, so some could leak into
+    /// the cage.
     #[error("cannot list or mark the inherited descriptors close-on-exec: {0}")]
     Descriptors(#[source] io::Error),
 }

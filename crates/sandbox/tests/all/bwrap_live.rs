@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use jaula_policy::sources::BwrapHint;
-use jaula_policy::{Access, Platform, Policy, PolicySpec, RealHostFs};
+use jaula_policy::{Access, FileRule, Platform, Policy, PolicySpec, RealHostFs};
 use jaula_sandbox::bwrap::{probe, render_argv, Availability, BwrapOptions, MountView};
 use jaula_testkit::probe::matrix::{self, dev, Decided, Deviation, Kind, Outcome, Target};
 use jaula_testkit::{chown_tree, is_root, under_ci, NOBODY};
@@ -211,8 +211,15 @@ fn build(root: &Path) -> Scenario {
     spec.token_file = Some(home.join(broker).join("window-a.token"));
     let policy = spec.resolve().unwrap();
     assert_eq!(
-        policy.channel_token_files(),
-        &[home.join(".claude/channels/seat1/.env")]
+        policy
+            .file_rules()
+            .iter()
+            .flat_map(|r| match r {
+                FileRule::SealedPattern { existing, .. } => existing.clone(),
+                _ => Vec::new(),
+            })
+            .collect::<Vec<_>>(),
+        [home.join(".claude/channels/seat1/.env")]
     );
     Scenario {
         root,

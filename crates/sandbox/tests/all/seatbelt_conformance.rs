@@ -21,7 +21,9 @@ use std::fs;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
-use jaula_policy::{Access, Platform, Policy, PolicySpec, Rule, SocketSource, Warning};
+use jaula_policy::{
+    Access, FileMatch, FileRule, Platform, Policy, PolicySpec, Rule, SocketSource, Warning,
+};
 use jaula_sandbox::seatbelt::{
     self, cage_tmp_dir, render_profile, render_profile_with, ProfileNetwork, ProfileOptions,
     MDNS_RESPONDER,
@@ -212,14 +214,21 @@ fn anchors(cage: &Cage) -> Vec<PathBuf> {
         p.home().to_path_buf(),
         p.repo().to_path_buf(),
         p.state_home().to_path_buf(),
-        p.channels_root().to_path_buf(),
-        p.claude_json().to_path_buf(),
     ];
     out.extend(p.sealed().iter().map(|s| s.path.clone()));
     out.extend(p.writable().iter().map(|w| w.path.clone()));
     out.extend(p.protected().iter().map(|x| x.path.clone()));
-    out.extend(p.channel_token_files().iter().cloned());
-    out.extend(p.token_file().map(Path::to_path_buf));
+    for rule in p.file_rules() {
+        match rule {
+            FileRule::WritableFile { path, .. } | FileRule::ReadableInSeal { path, .. } => {
+                out.push(path.clone())
+            }
+            FileRule::SealedPattern { dir, existing, .. } => {
+                out.push(dir.clone());
+                out.extend(existing.iter().cloned());
+            }
+        }
+    }
     out.extend(p.unix_sockets().iter().map(|s| s.path.clone()));
     out.push(window_tmp(cage));
     out.push(PathBuf::from(MDNS_RESPONDER));
@@ -250,7 +259,15 @@ fn hand_picked(cage: &Cage) -> Vec<PathBuf> {
     // them makes a pattern match a twin path. (Literal and subpath filters compare bytes,
     // so twins of the other roots are only more siblings, covered above.)
     let p = &cage.policy;
-    let regex_roots = [p.claude_json(), p.channels_root()];
+    let regex_roots = p.file_rules().iter().filter_map(|rule| match rule {
+        FileRule::WritableFile {
+            path,
+            matching: FileMatch::NamePrefix,
+            ..
+        } => Some(path),
+        FileRule::SealedPattern { dir, .. } => Some(dir),
+        _ => None,
+    });
     for a in regex_roots {
         for twin in metachar_twins(a) {
             probes.insert(twin.join("seat/.env"));
@@ -426,12 +443,10 @@ fn expected_block(rule: &Rule, access: Access) -> (Action, Vec<Operation>, bool)
     use Action::{Allow, Deny};
     use Operation::{Default, FileRead, FileWrite};
     match rule {
-        Rule::TokenFile { .. } => (Allow, vec![FileRead], true),
-        Rule::Sealed { .. } | Rule::SealedChannelToken { .. } => {
-            (Deny, vec![FileRead, FileWrite], true)
-        }
+        Rule::ReadableInSeal { .. } => (Allow, vec![FileRead], true),
+        Rule::Sealed { .. } | Rule::SealedPattern { .. } => (Deny, vec![FileRead, FileWrite], true),
         Rule::Protected { .. } => (Deny, vec![FileWrite], true),
-        Rule::Writable { .. } | Rule::WritableClaudeJson { .. } => (Allow, vec![FileWrite], true),
+        Rule::Writable { .. } | Rule::WritableFile { .. } => (Allow, vec![FileWrite], true),
         Rule::DefaultReadable => (Allow, vec![Default], false),
         Rule::DefaultReadOnly => (Deny, vec![FileWrite], false),
         other => panic!("unknown rule {other:?} for {access}"),
@@ -447,7 +462,7 @@ fn expected_connect_block(rule: &Rule, deviation: Option<&str>) -> (Action, Vec<
         Rule::AllowedSocket { .. }
         | Rule::HostSocket
         | Rule::Sealed { .. }
-        | Rule::SealedChannelToken { .. } => (action, vec![Operation::NetworkOutbound], true),
+        | Rule::SealedPattern { .. } => (action, vec![Operation::NetworkOutbound], true),
         other => panic!("unknown rule {other:?} for connect"),
     }
 }
@@ -764,12 +779,12 @@ fn hand_picked_probes_reach_every_kind_of_rule() {
     for path in hand_picked(&cage) {
         for access in Access::ALL {
             kinds.insert(match cage.policy.decide(&path, access).rule {
-                Rule::TokenFile { .. } => "token",
+                Rule::ReadableInSeal { .. } => "token",
                 Rule::Sealed { .. } => "sealed",
-                Rule::SealedChannelToken { .. } => "channel",
+                Rule::SealedPattern { .. } => "channel",
                 Rule::Protected { .. } => "protected",
                 Rule::Writable { .. } => "writable",
-                Rule::WritableClaudeJson { .. } => "claude-json",
+                Rule::WritableFile { .. } => "claude-json",
                 Rule::DefaultReadable => "readable",
                 Rule::DefaultReadOnly => "read-only",
                 _ => "other",
