@@ -9,9 +9,7 @@
 //! Seatbelt backend writes is `jaula-sbpl`.
 
 pub mod absent_roots;
-#[allow(missing_docs)] // documented by the renderer rework
 pub mod backend;
-#[allow(missing_docs)] // documented by the renderer rework
 pub mod bwrap;
 pub mod child;
 pub mod doc_tables;
@@ -19,7 +17,6 @@ pub mod exit;
 pub mod hardening;
 #[cfg(target_os = "linux")]
 pub mod identity;
-#[allow(missing_docs)] // documented by the renderer rework
 pub mod landlock;
 #[cfg(target_os = "linux")]
 pub mod launch;
@@ -30,7 +27,6 @@ pub mod network;
 #[cfg(target_os = "linux")]
 pub mod plan_fd;
 pub mod planting;
-#[allow(missing_docs)] // documented by the renderer rework
 pub mod seatbelt;
 pub mod seccomp;
 #[cfg(target_os = "linux")]
