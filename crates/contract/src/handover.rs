@@ -89,8 +89,11 @@ struct Walk {
 /// names in it, and each of its files is re-owned by name (one `fstatat`, one
 /// `fchownat`, as `chown -R` does by name alone) with nothing to race. A directory the
 /// Contract can already change (its own from an earlier hand-over, or group/other
-/// writable) is walked the slow way: each name is pinned with an `O_PATH` handle, and the
-/// `stat` and the re-own act on that handle.
+/// writable) is taken first (see [`Taken`]): owned by the runner, group and other write
+/// cleared, so its names hold still too; its mode is given back once it is walked. A
+/// handle pinned on a name is not enough there: it pins the inode but not its link
+/// count, and a hard link to a file outside, renamed away between the open and the
+/// `fstat`, leaves that file with one link, the outside one.
 ///
 /// The entries of `top` are shared out among threads (see [`walker_count`]), each
 /// taking the next unclaimed entry and walking it whole; every entry is
@@ -106,7 +109,7 @@ pub(crate) fn hand_over(top: &OwnedFd, path: &Path, uid: u32, gid: u32) -> Resul
         counts: HandoverCounts::default(),
         buffers: Vec::new(),
     };
-    let stable = names_are_stable(&st, geteuid());
+    let taken = Taken::if_unstable(top, &st, geteuid(), path)?;
     let listing = Listing::read(top, &mut listing_buffer())
         .map_err(|e| ContractError::io("readdir", path, e))?;
     let entries: Vec<(&CStr, FileType)> = listing.iter().collect();
@@ -117,7 +120,7 @@ pub(crate) fn hand_over(top: &OwnedFd, path: &Path, uid: u32, gid: u32) -> Resul
             let Some(&(name, kind)) = entries.get(next.fetch_add(1, Ordering::Relaxed)) else {
                 break;
             };
-            if let Err(e) = walk.entry(top, name, kind, stable, path, 0) {
+            if let Err(e) = walk.entry(top, name, kind, path, 0) {
                 failed.store(true, Ordering::Relaxed);
                 return Err(e);
             }
@@ -149,6 +152,7 @@ pub(crate) fn hand_over(top: &OwnedFd, path: &Path, uid: u32, gid: u32) -> Resul
     for result in results {
         counts.add(&result?);
     }
+    drop(taken);
     fchown(top, Some(Uid::from_raw(uid)), Some(Gid::from_raw(gid)))
         .map_err(|e| ContractError::io("fchown", path, e))?;
     counts.reowned += 1;
@@ -180,6 +184,47 @@ fn owner_alone_can_rename(owner: u32, mode: u32, runner: u32) -> bool {
     (owner == 0 || owner == runner) && mode & 0o022 == 0
 }
 
+/// A directory whose names the Contract could change, taken for the walk: owned by the
+/// runner and without group or other write, so that only the runner can rename, replace
+/// or add names in it while it is walked (the kernel checks rename and link against the
+/// directory's mode under the same lock `fchmod` takes, so none that starts after the
+/// take gets through). Dropping it gives the directory its mode back; its owner is the
+/// Contract's again when the walk re-owns it. A Contract's process that writes there
+/// during the hand-over is refused meanwhile.
+struct Taken<'a> {
+    dir: &'a OwnedFd,
+    mode: Mode,
+}
+
+impl<'a> Taken<'a> {
+    /// Take `dir` (whose `fstat` is `st`) unless its names are stable already.
+    fn if_unstable(
+        dir: &'a OwnedFd,
+        st: &Stat,
+        runner: Uid,
+        path: &Path,
+    ) -> Result<Option<Taken<'a>>> {
+        if names_are_stable(st, runner) {
+            return Ok(None);
+        }
+        let mode = Mode::from_raw_mode(st.st_mode & 0o7777);
+        if st.st_uid != 0 && st.st_uid != runner.as_raw() {
+            fchown(dir, Some(runner), None).map_err(|e| ContractError::io("fchown", path, e))?;
+        }
+        let taken = Taken { dir, mode };
+        fchmod(dir, Mode::from_raw_mode(mode.as_raw_mode() & !0o022))
+            .map_err(|e| ContractError::io("fchmod", path, e))?;
+        Ok(Some(taken))
+    }
+}
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        // Best effort on an error path too; the walk re-owns the directory after this.
+        let _ = fchmod(self.dir, self.mode);
+    }
+}
+
 impl Walk {
     /// Walk the open directory `dir`, whose `fstat` is `st`.
     fn dir(&mut self, dir: &OwnedFd, st: &Stat, path: &Path, depth: usize) -> Result<()> {
@@ -193,13 +238,8 @@ impl Walk {
         if buf.is_empty() {
             buf = listing_buffer();
         }
-        let result = self.entries(
-            dir,
-            names_are_stable(st, self.runner),
-            path,
-            depth,
-            &mut buf,
-        );
+        let result = Taken::if_unstable(dir, st, self.runner, path)
+            .and_then(|_taken| self.entries(dir, path, depth, &mut buf));
         self.buffers[depth] = buf;
         result
     }
@@ -209,7 +249,6 @@ impl Walk {
     fn entries(
         &mut self,
         dir: &OwnedFd,
-        stable: bool,
         path: &Path,
         depth: usize,
         buf: &mut [MaybeUninit<u8>],
@@ -219,19 +258,19 @@ impl Walk {
             let entry = entry.map_err(|e| ContractError::io("readdir", path, e))?;
             let name = entry.file_name();
             if !is_dot_or_dotdot(name) {
-                self.entry(dir, name, entry.file_type(), stable, path, depth)?;
+                self.entry(dir, name, entry.file_type(), path, depth)?;
             }
         }
         Ok(())
     }
 
-    /// One entry of `dir`, listed with type `listed` (a hint: see [`Listing`]).
+    /// One entry of `dir` (its names stable, or taken), listed with type `listed` (a
+    /// hint: see [`Listing`]).
     fn entry(
         &mut self,
         dir: &OwnedFd,
         name: &CStr,
         listed: FileType,
-        stable: bool,
         path: &Path,
         depth: usize,
     ) -> Result<()> {
@@ -246,12 +285,11 @@ impl Walk {
         }
         match listed {
             FileType::Directory => self.subdir(dir, name, path, depth),
-            FileType::Symlink if stable => {
+            FileType::Symlink => {
                 self.counts.symlinks_skipped += 1;
                 Ok(())
             }
-            _ if stable => self.file_by_name(dir, name, path, depth),
-            _ => self.entry_by_handle(dir, name, path, depth),
+            _ => self.file_by_name(dir, name, path, depth),
         }
     }
 

@@ -400,9 +400,12 @@ fn both_walks_count_exactly_and_reown_nothing_outside() {
 }
 
 /// In a directory the Contract can write, a name is swapped back and forth between a
-/// file of its own and a hard link to a file outside while hand-overs run: the walk pins
-/// each name before it looks, so the outside file is never re-owned. (By name, the
-/// `stat` could see the plain file and the re-own land on the link.)
+/// file of its own and a hard link to a file outside while hand-overs run: the walk takes
+/// the directory before it looks, so the names hold still and the outside file is never
+/// re-owned. (A handle pinned on the name is not enough: a link renamed away between the
+/// open and the `fstat` leaves the outside file with one link, the outside one.) The
+/// attacker is an unprivileged process, as a Contract's are: root would rename through
+/// any mode. The outside file is world-writable, so `protected_hardlinks` lets it link it.
 #[test]
 fn hardlink_swap_race_in_a_writable_directory_never_reowns_the_target() {
     if !require_root("hardlink_swap_race") {
@@ -415,46 +418,67 @@ fn hardlink_swap_race_in_a_writable_directory_never_reowns_the_target() {
     let open = ws.join("open");
     fs::create_dir(&open).unwrap();
     fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
-    let victim = dir.path().join("victim");
+    // Outside the workspace, in a directory nobody may search but not list.
+    let outside = dir.path().join("outside");
+    fs::create_dir(&outside).unwrap();
+    fs::set_permissions(&outside, fs::Permissions::from_mode(0o711)).unwrap();
+    let victim = outside.join("victim");
     fs::write(&victim, "v").unwrap();
+    fs::set_permissions(&victim, fs::Permissions::from_mode(0o666)).unwrap();
     const NAMES: usize = 32;
     for i in 0..NAMES {
         fs::write(open.join(format!("x{i}")), "x").unwrap();
     }
-
-    let stop = Arc::new(AtomicBool::new(false));
-    let swaps = Arc::new(AtomicU64::new(0));
-    let attacker = {
-        let (stop, swaps, open, victim) =
-            (stop.clone(), swaps.clone(), open.clone(), victim.clone());
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                for i in 0..NAMES {
-                    let x = open.join(format!("x{i}"));
-                    let tmp = open.join(format!("t{i}"));
-                    // rename(2) replaces atomically: the name is always one or the other.
-                    if fs::hard_link(&victim, &tmp).is_ok() {
-                        let _ = fs::rename(&tmp, &x);
-                    }
-                    if fs::write(&tmp, "x").is_ok() {
-                        let _ = fs::rename(&tmp, &x);
-                    }
-                }
-                swaps.fetch_add(1, Ordering::Relaxed);
-            }
-        })
-    };
-    while swaps.load(Ordering::Relaxed) < 3 {
-        std::thread::yield_now();
-    }
+    // Opens the victim's directory and enters `open` as root, then becomes nobody and
+    // swaps each name between a fresh file and a link to the victim (rename(2) replaces
+    // atomically: a name is always one or the other); says "ready" after three sweeps, and
+    // stops when the test is gone.
+    let swapper = r#"
+import os, sys
+outside = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+os.chdir(sys.argv[2])
+os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534)
+n = int(sys.argv[3]); sweeps = 0; parent = os.getppid()
+while os.getppid() == parent:
+    for i in range(n):
+        x, t = "x%d" % i, "t%d" % i
+        try:
+            os.link("victim", t, src_dir_fd=outside); os.rename(t, x)
+        except OSError:
+            pass
+        try:
+            fd = os.open(t, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644); os.close(fd)
+            os.rename(t, x)
+        except OSError:
+            pass
+    sweeps += 1
+    if sweeps == 3:
+        print("ready", flush=True)
+"#;
+    let mut attacker = Command::new("/usr/bin/python3")
+        .args(["-c", swapper])
+        .arg(&outside)
+        .arg(&open)
+        .arg(NAMES.to_string())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert_eq!(jaula_testkit::output::first_line(&mut attacker), "ready\n");
     let (mut hardlinks_met, mut reowned) = (0u64, 0u64);
     for round in 0..300 {
         // Back to a root-owned world-writable directory, so that its mode alone is what
-        // must send the walk down the pinned route (once the Contract owns it, its
-        // owner would as well).
+        // makes the walk take it (once the Contract owns it, its owner would as well).
         std::os::unix::fs::chown(&open, Some(0), Some(0)).unwrap();
         fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
         let r = isolation.hand_over(&c, &ws).unwrap();
+        // Taken for the walk, given back: the Contract's, with its own mode.
+        let taken = fs::metadata(&open).unwrap();
+        assert_eq!(
+            taken.mode() & 0o7777,
+            0o777,
+            "round {round}: mode not given back"
+        );
+        assert_ne!(taken.uid(), 0, "round {round}: not handed over");
         hardlinks_met += r.counts.hardlinks_skipped;
         reowned += r.counts.reowned;
         let m = fs::metadata(&victim).unwrap();
@@ -464,11 +488,10 @@ fn hardlink_swap_race_in_a_writable_directory_never_reowns_the_target() {
             "round {round}: the hard-linked file was re-owned"
         );
     }
-    stop.store(true, Ordering::Relaxed);
-    attacker.join().unwrap();
+    attacker.kill().unwrap();
+    attacker.wait().unwrap();
     eprintln!(
-        "hardlink race: {hardlinks_met} hard links met and skipped, {reowned} entries re-owned, {} attacker sweeps",
-        swaps.load(Ordering::Relaxed)
+        "hardlink race: {hardlinks_met} hard links met and skipped, {reowned} entries re-owned"
     );
     assert!(
         hardlinks_met > 0,
