@@ -15,55 +15,55 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use jaula_policy::{Access, FileRule, Platform, Policy, PolicySpec};
+use jaula_policy::{Access, Platform, Policy, PolicySpec};
 
 use common::{cage_or_skip, chown_tree, is_root, jaula, open_to_others, NOBODY};
 use jaula_testkit::probe::matrix::{self, dev, Decided, Deviation, Kind, Outcome, Target};
 
 const BROKER: &str = ".agents-city/.runtime/broker";
 
+/// Landlock lists the names (never the contents) inside a sealed root: READ_DIR granted on
+/// each of its ancestors applies beneath it.
+const fn listable(label: &'static str) -> Deviation {
+    dev(
+        "sealed-names-listable",
+        label,
+        Access::Read,
+        true,
+        false,
+        "READ_DIR on each ancestor of a sealed root applies beneath it, so names (never \
+         contents) inside it list",
+    )
+}
+
+/// A writable directory that holds a sealed or protected path (`holding`, or one that may
+/// appear there) gets no write rule of its own: its direct children cannot be made or
+/// removed.
+macro_rules! no_new_entries {
+    ($label:literal, $access:ident, $holding:literal) => {
+        dev(
+            "split-dir-no-new-entries",
+            $label,
+            Access::$access,
+            false,
+            true,
+            concat!(
+                "a writable directory holding a sealed or protected path (or one that may \
+                 appear) gets no write rule of its own (",
+                $holding,
+                ")"
+            ),
+        )
+    };
+}
+
 /// `jaula run --backend landlock`: Landlock (native plan) + seccomp + hardening.
 const LANDLOCK_DEVIATIONS: &[Deviation] = &[
-    dev(
-        "sealed-names-listable",
-        "~/.ssh",
-        Access::Read,
-        true,
-        false,
-        "READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list",
-    ),
-    dev(
-        "sealed-names-listable",
-        "~/.ssh/sub",
-        Access::Read,
-        true,
-        false,
-        "READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list",
-    ),
-    dev(
-        "sealed-names-listable",
-        "~/.aws",
-        Access::Read,
-        true,
-        false,
-        "READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list",
-    ),
-    dev(
-        "sealed-names-listable",
-        "~/.config/gh",
-        Access::Read,
-        true,
-        false,
-        "READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list",
-    ),
-    dev(
-        "sealed-names-listable",
-        "~/.agents-city/.runtime/broker",
-        Access::Read,
-        true,
-        false,
-        "READ_DIR on each ancestor of a sealed root applies beneath it, so names (never contents) inside it list",
-    ),
+    listable("~/.ssh"),
+    listable("~/.ssh/sub"),
+    listable("~/.aws"),
+    listable("~/.config/gh"),
+    listable("~/.agents-city/.runtime/broker"),
     dev(
         "sealed-names-listable",
         "~/.pgpass",
@@ -104,70 +104,14 @@ const LANDLOCK_DEVIATIONS: &[Deviation] = &[
         true,
         "a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own: direct children cannot be removed",
     ),
-    dev(
-        "split-dir-no-new-entries",
-        "~/.cargo/new-file",
-        Access::Create,
-        false,
-        true,
-        "a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (~/.cargo/credentials*)",
-    ),
-    dev(
-        "split-dir-no-new-entries",
-        "~/.claude/new-file",
-        Access::Create,
-        false,
-        true,
-        "a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (~/.claude/.credentials.json, channels)",
-    ),
-    dev(
-        "split-dir-no-new-entries",
-        "~/.claude/channels/new-seat",
-        Access::Create,
-        false,
-        true,
-        "a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (any <seat>/.env)",
-    ),
-    dev(
-        "split-dir-no-new-entries",
-        "~/.claude/channels/seat1/new",
-        Access::Create,
-        false,
-        true,
-        "a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (seat1/.env)",
-    ),
-    dev(
-        "split-dir-no-new-entries",
-        "~/.claude/channels/seat1/.env.bak",
-        Access::Create,
-        false,
-        true,
-        "a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (seat1/.env)",
-    ),
-    dev(
-        "split-dir-no-new-entries",
-        "~/.config/newdir",
-        Access::Create,
-        false,
-        true,
-        "a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (~/.config/gh, gcloud, jaula)",
-    ),
-    dev(
-        "split-dir-no-new-entries",
-        "~/.agents-city/new",
-        Access::Create,
-        false,
-        true,
-        "a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (.runtime/broker, .runtime/cage)",
-    ),
-    dev(
-        "split-dir-no-new-entries",
-        "~/.agents-city/.runtime/new",
-        Access::Create,
-        false,
-        true,
-        "a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own (broker, cage)",
-    ),
+    no_new_entries!("~/.cargo/new-file", Create, "~/.cargo/credentials*"),
+    no_new_entries!("~/.claude/new-file", Create, "~/.claude/.credentials.json, channels"),
+    no_new_entries!("~/.claude/channels/new-seat", Create, "any <seat>/.env"),
+    no_new_entries!("~/.claude/channels/seat1/new", Create, "seat1/.env"),
+    no_new_entries!("~/.claude/channels/seat1/.env.bak", Create, "seat1/.env"),
+    no_new_entries!("~/.config/newdir", Create, "~/.config/gh, gcloud, jaula"),
+    no_new_entries!("~/.agents-city/new", Create, ".runtime/broker, .runtime/cage"),
+    no_new_entries!("~/.agents-city/.runtime/new", Create, "broker, cage"),
     dev(
         "native-dev-subset",
         "/dev/<new>",
@@ -197,22 +141,8 @@ const BWRAP_DEVIATIONS: &[Deviation] = &[
         true,
         "/var/tmp is the window's own (<state home>/.runtime/tmp/<window>/var-tmp), not the host's",
     ),
-    dev(
-        "declared-file-seal-is-directory",
-        "~/.pgpass/inner",
-        Access::Read,
-        false,
-        true,
-        "declared-file seal that is a directory on disk gets a read-only tmpfs (/dev/null cannot cover a directory), hiding its entries (stricter)",
-    ),
-    dev(
-        "own-dev",
-        "/dev/<new>",
-        Access::Create,
-        false,
-        true,
-        "/dev is the cage's own device tree (--dev): the create succeeds there but never reaches the host's /dev",
-    ),
+    matrix::BWRAP_SEAL_ON_DIRECTORY,
+    matrix::BWRAP_OWN_DEV,
     dev(
         "absent-sealed-creatable",
         "~/.cargo/credentials",
@@ -386,20 +316,7 @@ fn build(root: &Path) -> Scenario {
     matrix::plant(root, &targets);
 
     let token = home.join(BROKER).join("window-a.token");
-    let mut spec = PolicySpec::with_defaults(Platform::Linux, home.clone(), repo.clone());
-    spec.token_file = Some(token.clone());
-    let policy = spec.resolve().unwrap();
-    assert_eq!(
-        policy
-            .file_rules()
-            .iter()
-            .flat_map(|r| match r {
-                FileRule::SealedPattern { existing, .. } => existing.clone(),
-                _ => Vec::new(),
-            })
-            .collect::<Vec<_>>(),
-        [home.join(".claude/channels/seat1/.env")]
-    );
+    let policy = matrix::linux_policy(&home, &repo, &token);
     Scenario {
         root: root.to_path_buf(),
         home,

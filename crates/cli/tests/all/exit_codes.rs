@@ -305,57 +305,40 @@ fn a_refused_contract_run_is_recorded() {
 #[test]
 fn a_bad_contract_id_is_a_usage_error_that_changes_nothing() {
     let (_keep, root) = scratch("exit-codes-ids-");
-    let cases: &[(&[&str], &str)] = &[
+    // `contract run ID --work-record WR --runtime RT -- true`, one bad field at a time.
+    let run = |id: &'static str, work_record: &'static str, runtime: &'static str| {
+        vec![
+            "run",
+            id,
+            "--work-record",
+            work_record,
+            "--runtime",
+            runtime,
+            "--",
+            "true",
+        ]
+    };
+    let cases: Vec<(Vec<&str>, &str)> = vec![
         (
-            &[
-                "run",
-                "bad/id",
-                "--work-record",
-                "w1",
-                "--runtime",
-                "claude",
-                "--",
-                "true",
-            ],
+            run("bad/id", "w1", "claude"),
             "[A-Za-z0-9][A-Za-z0-9._-]{0,63}",
         ),
         (
-            &[
-                "run",
-                "c1",
-                "--work-record",
-                "not a work record id",
-                "--runtime",
-                "claude",
-                "--",
-                "true",
-            ],
+            run("c1", "not a work record id", "claude"),
             "[A-Za-z0-9][A-Za-z0-9._-]{0,63}",
         ),
-        (
-            &[
-                "run",
-                "c1",
-                "--work-record",
-                "w1",
-                "--runtime",
-                "Claude",
-                "--",
-                "true",
-            ],
-            "[a-z][a-z0-9_]{0,31}",
-        ),
-        (&["prepare", "c1", "tmp"], "reserved"),
-        (&["uid", "../x"], "one path segment"),
-        (&["--uid-range", "5-1", "held"], "uid range"),
+        (run("c1", "w1", "Claude"), "[a-z][a-z0-9_]{0,31}"),
+        (vec!["prepare", "c1", "tmp"], "reserved"),
+        (vec!["uid", "../x"], "one path segment"),
+        (vec!["--uid-range", "5-1", "held"], "uid range"),
     ];
-    for (args, rule) in cases {
+    for (args, rule) in &cases {
         let out = Command::new(jaula())
             .env("JAULA_CONTRACT_ROOT", root.join("tenants"))
             .env("JAULA_CONTRACT_STATE", root.join("state"))
             .env("JAULA_CONTRACT_UIDS", "231000-231009")
             .arg("contract")
-            .args(*args)
+            .args(args)
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);

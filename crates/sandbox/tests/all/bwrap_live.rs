@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use jaula_policy::sources::BwrapHint;
-use jaula_policy::{Access, FileRule, Platform, Policy, PolicySpec, RealHostFs};
+use jaula_policy::{Access, Platform, Policy, PolicySpec, RealHostFs};
 use jaula_sandbox::bwrap::{probe, render_argv, Availability, BwrapOptions, MountView};
 use jaula_testkit::probe::matrix::{self, dev, Decided, Deviation, Kind, Outcome, Target};
 use jaula_testkit::{chown_tree, is_root, under_ci, NOBODY};
@@ -80,24 +80,8 @@ const DEVIATIONS: &[Deviation] = &[
         "a protected path absent at launch is not mounted read-only, so it can be created \
          beneath the writable state home",
     ),
-    dev(
-        "declared-file-seal-is-directory",
-        "~/.pgpass/inner",
-        Access::Read,
-        false,
-        true,
-        "a declared-file seal that is a directory on disk gets a read-only tmpfs (/dev/null \
-         cannot be bound on a directory), which also hides its entries: stricter than decide",
-    ),
-    dev(
-        "own-dev",
-        "/dev/<new>",
-        Access::Create,
-        false,
-        true,
-        "/dev is the cage's own device tree (--dev): writes succeed there but never reach \
-         the host's /dev",
-    ),
+    matrix::BWRAP_SEAL_ON_DIRECTORY,
+    matrix::BWRAP_OWN_DEV,
 ];
 
 struct Scenario {
@@ -207,20 +191,7 @@ fn build(root: &Path) -> Scenario {
     fs::create_dir_all(root.join("outside")).unwrap();
     matrix::plant(&root, &targets);
 
-    let mut spec = PolicySpec::with_defaults(Platform::Linux, home.clone(), repo);
-    spec.token_file = Some(home.join(broker).join("window-a.token"));
-    let policy = spec.resolve().unwrap();
-    assert_eq!(
-        policy
-            .file_rules()
-            .iter()
-            .flat_map(|r| match r {
-                FileRule::SealedPattern { existing, .. } => existing.clone(),
-                _ => Vec::new(),
-            })
-            .collect::<Vec<_>>(),
-        [home.join(".claude/channels/seat1/.env")]
-    );
+    let policy = matrix::linux_policy(&home, &repo, &home.join(broker).join("window-a.token"));
     Scenario {
         root,
         home,

@@ -69,6 +69,28 @@ pub fn resolve(root: &Path, home: &Path, tag: &str, label: &str) -> (PathBuf, St
     }
 }
 
+/// The policy the live matrices run under: the defaults for `home` and `repo` on Linux,
+/// with this window's token at `token`. The matrices plant one channel token
+/// (`~/.claude/channels/seat1/.env`); the policy must have seen it as an existing instance
+/// of its sealed pattern, or the rows that probe it would test nothing.
+pub fn linux_policy(home: &Path, repo: &Path, token: &Path) -> jaula_policy::Policy {
+    use jaula_policy::{FileRule, Platform, PolicySpec};
+    let mut spec =
+        PolicySpec::with_defaults(Platform::Linux, home.to_path_buf(), repo.to_path_buf());
+    spec.token_file = Some(token.to_path_buf());
+    let policy = spec.resolve().unwrap();
+    let seen: Vec<std::path::PathBuf> = policy
+        .file_rules()
+        .iter()
+        .flat_map(|r| match r {
+            FileRule::SealedPattern { existing, .. } => existing.clone(),
+            _ => Vec::new(),
+        })
+        .collect();
+    assert_eq!(seen, [home.join(".claude/channels/seat1/.env")]);
+    policy
+}
+
 /// The targets of `entries`, each with a marker unique to this run (`unique`, the scratch
 /// root's name) and to its place in the list. The marker starts with `#`, so a config file
 /// in the matrix still parses as TOML.
@@ -335,6 +357,31 @@ pub const fn dev(
         why,
     }
 }
+
+/// bubblewrap's view, with or without jaula's stage inside: a declared-file seal that is
+/// a directory on disk (`~/.pgpass/`) gets a read-only tmpfs, since `/dev/null` cannot be
+/// bound on a directory, which also hides its entries: stricter than `decide`.
+pub const BWRAP_SEAL_ON_DIRECTORY: Deviation = dev(
+    "declared-file-seal-is-directory",
+    "~/.pgpass/inner",
+    Access::Read,
+    false,
+    true,
+    "a declared-file seal that is a directory on disk gets a read-only tmpfs (/dev/null \
+     cannot be bound on a directory), which also hides its entries: stricter than decide",
+);
+
+/// bubblewrap's view: `/dev` is the cage's own device tree (`--dev`), so a create there
+/// succeeds but never reaches the host's `/dev`.
+pub const BWRAP_OWN_DEV: Deviation = dev(
+    "own-dev",
+    "/dev/<new>",
+    Access::Create,
+    false,
+    true,
+    "/dev is the cage's own device tree (--dev): writes succeed there but never reach \
+     the host's /dev",
+);
 
 /// Every probe deviation of `table` must be an instance of one the backend lists
 /// (`listed`: each listed deviation's name and whether it is looser than `decide`), in the
