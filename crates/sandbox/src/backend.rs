@@ -15,7 +15,10 @@ use std::path::Path;
 
 use jaula_policy::{Access, HostFs, Platform, Policy};
 
-pub use choose::{choose, Launcher, NoCage, Requested};
+// Only the Linux launch (`start`) chooses.
+#[cfg(target_os = "linux")]
+pub(crate) use choose::choose;
+pub use choose::{Launcher, NoCage, Requested};
 
 /// A named, documented difference between a backend and `Policy::decide`. The same shape
 /// for every backend, so one judge (the conformance matrix) and one table generator read
@@ -28,12 +31,12 @@ pub struct Deviation {
     /// Whether the backend allows more than `decide` (`true`) or less (`false`).
     pub looser: bool,
     /// What differs and why the backend cannot do otherwise, in one sentence for people.
-    pub why: &'static str,
+    pub(crate) why: &'static str,
 }
 
 impl Deviation {
     /// "looser" or "stricter", as the documentation tables say it.
-    pub fn direction(&self) -> &'static str {
+    pub(crate) fn direction(&self) -> &'static str {
         if self.looser {
             "looser"
         } else {
@@ -72,7 +75,7 @@ pub enum BackendError {
 }
 
 /// One backend: render, answer, list deviations.
-pub trait Backend {
+pub(crate) trait Backend {
     /// What it renders: profile text, an argv, a Landlock plan.
     type Artifact;
 

@@ -27,20 +27,28 @@ mod view;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-pub(crate) use backend::gate_says;
-pub use backend::{BwrapBackend, DEVIATIONS};
-pub use private_tmp::{
-    sanitize_window, window_dir_name, PrivateTmp, PrivateTmpError, PrivateTmpFds, PRIVATE_TMP_DIR,
-    TMP_NAME, VAR_TMP_NAME,
-};
-pub use probe::{
-    find_program, probe, probe_with, Availability, AvailableBasis, Unavailable, PROBE_TIMEOUT,
-};
-pub use probe_cache::{cache_key, probe_cached};
-pub use quote::{shell_join, shell_lines, shell_quote};
-pub use render::{base_argv, option_flags, render_argv, BASE_FLAGS};
-pub use stage::{describe_pid_ns, private_view, stage_argv};
-pub use view::{view_effect, MountView, ViewEffect};
+pub use backend::DEVIATIONS;
+pub(crate) use backend::{gate_says, BwrapBackend};
+pub use private_tmp::{sanitize_window, window_dir_name, PrivateTmp, PrivateTmpError};
+pub(crate) use private_tmp::{PrivateTmpFds, PRIVATE_TMP_DIR, TMP_NAME, VAR_TMP_NAME};
+pub use probe::{probe, Availability, AvailableBasis, Unavailable};
+pub use probe_cache::probe_cached;
+pub use quote::shell_join;
+#[cfg(any(target_os = "linux", test))]
+pub(crate) use quote::shell_lines;
+pub use render::render_argv;
+pub(crate) use render::{option_flags, BASE_FLAGS};
+pub use stage::describe_pid_ns;
+#[cfg(target_os = "linux")]
+pub(crate) use stage::{private_view, stage_argv};
+pub use view::{MountView, ViewEffect};
+
+#[cfg(test)]
+use probe::{find_program, probe_with};
+#[cfg(test)]
+use quote::shell_quote;
+#[cfg(test)]
+use render::base_argv;
 
 /// How the cage is launched, beyond the policy.
 ///
@@ -69,25 +77,25 @@ pub use view::{view_effect, MountView, ViewEffect};
 pub struct BwrapOptions {
     /// The bubblewrap program as written into the argv: a name looked up on `PATH` when the
     /// line runs, or a path. The probe resolves it to an absolute path.
-    pub program: OsString,
+    pub(crate) program: OsString,
     /// Give the cage its own PID namespace and `/proc`.
-    pub proc_fs: bool,
+    pub(crate) proc_fs: bool,
     /// Kill the cage when the process that launched it dies.
-    pub die_with_parent: bool,
+    pub(crate) die_with_parent: bool,
     /// `--unshare-net`: a network namespace of the cage's own, with only `lo` (bubblewrap
     /// brings it up). `jaula run --network none|allow`.
-    pub unshare_net: bool,
+    pub(crate) unshare_net: bool,
     /// `--cap-add CAP_NET_BIND_SERVICE` after the base's `--cap-drop ALL`, for
     /// `--network allow`: jaula's inner stage, started by root, binds the steering
     /// listeners on ports 443 and 80 of bubblewrap's network namespace. (An unprivileged
     /// stage cannot use it there, since bubblewrap runs it in a nested user namespace,
     /// and makes a namespace of its own instead.) The stage drops it with every other
     /// capability before the command runs, so the command never holds it.
-    pub net_bind_service: bool,
+    pub(crate) net_bind_service: bool,
     /// The cage's own `/tmp` and `/var/tmp`, by descriptor.
-    pub private_tmp: Option<PrivateTmpFds>,
+    pub(crate) private_tmp: Option<PrivateTmpFds>,
     /// The uid whose empty `/run/user/<uid>` replaces the host's `/run/user`.
-    pub private_run_user: Option<u32>,
+    pub(crate) private_run_user: Option<u32>,
 }
 
 impl Default for BwrapOptions {

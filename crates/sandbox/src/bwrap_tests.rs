@@ -1046,3 +1046,17 @@ fn file_rule_kinds_are_mounted_by_kind_for_any_path() {
     assert!(vault_tmpfs < readable && sealed < readable, "{argv:?}");
     assert!(readable < remount, "{argv:?}");
 }
+
+/// `path`'s effect under the view [`render_argv`] builds for `policy`.
+fn view_effect(
+    policy: &Policy,
+    options: &BwrapOptions,
+    disk: &dyn HostFs,
+    path: &Path,
+    access: Access,
+) -> Result<ViewEffect, BwrapError> {
+    let argv = render_argv(policy, options, disk)?;
+    Ok(MountView::from_argv(&argv, disk)?
+        .with_display_home(policy.home())
+        .effect(path, access))
+}

@@ -11,6 +11,10 @@
 //! from outside, so the stage and the command would run on, orphaned. [`Forward::BwrapStage`]
 //! finds the stage below them and signals it instead.
 
+// Spawning and waiting serve the Linux launch (`start`); elsewhere only `forward_signal` is
+// called.
+#![cfg_attr(not(target_os = "linux"), allow(dead_code))]
+
 use std::io;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus};
@@ -33,15 +37,13 @@ pub enum Forward {
     BwrapStage,
 }
 
-/// Spawn `cmd` and wait for it, forwarding SIGTERM and SIGHUP to the child. Call from a
-/// single-threaded process: the signals are blocked in the calling thread and taken with
-/// `sigwait`, and another thread with them unblocked would receive them instead.
-pub fn spawn_and_wait(cmd: &mut Command) -> io::Result<ExitStatus> {
-    spawn_and_wait_forwarding(cmd, Forward::Child)
-}
-
-/// [`spawn_and_wait`], with the forwarded signals sent where `forward` says.
-pub fn spawn_and_wait_forwarding(cmd: &mut Command, forward: Forward) -> io::Result<ExitStatus> {
+/// Spawn `cmd` and wait for it, forwarding SIGTERM and SIGHUP where `forward` says. Call
+/// from a single-threaded process: the signals are blocked in the calling thread and taken
+/// with `sigwait`, and another thread with them unblocked would receive them instead.
+pub(crate) fn spawn_and_wait_forwarding(
+    cmd: &mut Command,
+    forward: Forward,
+) -> io::Result<ExitStatus> {
     let set = signal_set();
     let mut old = empty_set();
     // SAFETY: `set` and `old` are valid, initialised sigset_t values owned by this frame.

@@ -33,7 +33,7 @@ pub struct HardeningOptions {
     /// File descriptors above 2 that the caged program inherits (`--keep-fd`). They are
     /// made inheritable (close-on-exec cleared); each must be open, or [`harden`] fails
     /// before changing anything. 0, 1 and 2 are always inherited.
-    pub keep_fds: Vec<RawFd>,
+    pub(crate) keep_fds: Vec<RawFd>,
 }
 
 impl HardeningOptions {
@@ -116,19 +116,19 @@ impl Outcome {
 
 /// The outcome of one step with a human explanation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct StepReport {
+pub(crate) struct StepReport {
     /// The step.
-    pub step: Step,
+    pub(crate) step: Step,
     /// What it achieved.
-    pub outcome: Outcome,
+    pub(crate) outcome: Outcome,
     /// Why that outcome is the safe one, for people.
-    pub detail: String,
+    pub(crate) detail: String,
 }
 
 /// Where the highest capability number came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum CapLastCapSource {
+pub(crate) enum CapLastCapSource {
     /// `/proc/sys/kernel/cap_last_cap`.
     Procfs,
     /// `/proc` unreadable: found by asking `PR_CAPBSET_READ` which numbers exist,
@@ -137,22 +137,22 @@ pub enum CapLastCapSource {
 }
 
 /// `CAP_CHECKPOINT_RESTORE`, the last capability as of Linux 5.9 (still the last in 6.x).
-pub const COMPILED_CAP_LAST_CAP: u32 = 40;
+pub(crate) const COMPILED_CAP_LAST_CAP: u32 = 40;
 
 /// What [`harden`] did, step by step. Displays as a short table and serialises to JSON.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HardeningReport {
     /// The highest capability number the running kernel knows.
-    pub cap_last_cap: u32,
+    pub(crate) cap_last_cap: u32,
     /// How that number was learnt.
-    pub cap_last_cap_source: CapLastCapSource,
+    pub(crate) cap_last_cap_source: CapLastCapSource,
     /// Every step, in the order applied.
-    pub steps: Vec<StepReport>,
+    pub(crate) steps: Vec<StepReport>,
 }
 
 impl HardeningReport {
     /// The report of one step.
-    pub fn step(&self, step: Step) -> Option<&StepReport> {
+    pub(crate) fn step(&self, step: Step) -> Option<&StepReport> {
         self.steps.iter().find(|report| report.step == step)
     }
 

@@ -20,17 +20,15 @@ use std::path::PathBuf;
 
 use crate::backend::Deviation;
 
-pub use backend::LandlockBackend;
+pub(crate) use backend::LandlockBackend;
 #[cfg(target_os = "linux")]
-pub use enforce::scope_signals_below_parent;
-pub use enforce::{
-    probe, restrict_self, AbiFloor, Enforcement, EnforcementStatus, KernelStatus, SkippedRule,
-    Support,
-};
-pub use plan::{
-    plan, Plan, PlanMode, PlanNote, PlanRule, Reason, SplitDir, TargetKind, DEVICE_NODES,
-};
+pub(crate) use enforce::scope_signals_below_parent;
+pub use enforce::{probe, restrict_self, AbiFloor, Enforcement, KernelStatus, Support};
+pub use plan::{plan, Plan, PlanMode, PlanRule, SplitDir};
 pub use rights::{Right, Rights, ScopeKind};
+
+#[cfg(test)]
+use plan::{PlanNote, Reason};
 
 /// Why the Landlock layer could not be planned or applied.
 #[derive(Debug, thiserror::Error)]
@@ -155,7 +153,7 @@ pub const DEVIATIONS: &[Deviation] = &[
 
 /// The deviations of the plan made for inside the bubblewrap view, whose mounts hide the
 /// others (the view itself lists its own, [`crate::bwrap::DEVIATIONS`]).
-pub const BWRAP_VIEW_DEVIATIONS: &[Deviation] = &[METADATA_WRITES];
+pub(crate) const BWRAP_VIEW_DEVIATIONS: &[Deviation] = &[METADATA_WRITES];
 
 const METADATA_WRITES: Deviation = Deviation {
     name: "metadata-writes",

@@ -23,32 +23,32 @@ use jaula_policy::network::NetworkMode;
 use crate::exit::exit_like;
 
 /// The layers to apply before `exec`.
-pub struct Confinement<'a> {
+pub(crate) struct Confinement<'a> {
     /// What process hardening may leave alone (kept descriptors).
-    pub hardening: HardeningOptions,
+    pub(crate) hardening: HardeningOptions,
     /// `None` only in bwrap mode on a kernel without Landlock (reported, never silent).
-    pub landlock: Option<(&'a Plan, AbiFloor)>,
+    pub(crate) landlock: Option<(&'a Plan, AbiFloor)>,
     /// Install the seccomp deny-list before `exec`.
-    pub seccomp: bool,
+    pub(crate) seccomp: bool,
     /// `--network none` where no network namespace could be made: refuse TCP through
     /// Landlock and every non-unix socket family through a second seccomp filter.
-    pub restrict_sockets: bool,
+    pub(crate) restrict_sockets: bool,
     /// The socket gate: when set, the launch forks, the command runs as a child under the
     /// gate's filter and this process supervises it (see [`crate::socket_gate`]).
-    pub gate: Option<Gate>,
+    pub(crate) gate: Option<Gate>,
 }
 
 /// What the socket gate needs from the caller.
-pub struct Gate {
+pub(crate) struct Gate {
     /// Decides `Access::Connect` for a pathname socket the cage did not bind.
-    pub policy: jaula_policy::Policy,
+    pub(crate) policy: jaula_policy::Policy,
     /// Runs in the supervisor after the command ended, before it leaves with the same
     /// status (the planting report).
-    pub after_exit: Option<Box<dyn FnOnce(std::process::ExitStatus)>>,
+    pub(crate) after_exit: Option<Box<dyn FnOnce(std::process::ExitStatus)>>,
     /// `--network none`: the DNS stub's sockets in the cage's namespace. The supervisor
     /// answers them (REFUSED, each name recorded: see [`crate::network::dns_stub`]); the
     /// child closes its copies before it execs the command.
-    pub dns_stub: Vec<std::net::UdpSocket>,
+    pub(crate) dns_stub: Vec<std::net::UdpSocket>,
 }
 
 impl std::fmt::Debug for Gate {
@@ -77,15 +77,15 @@ impl std::fmt::Debug for Confinement<'_> {
 #[derive(Debug, Serialize)]
 pub struct LaunchReport {
     /// Each hardening step and its outcome.
-    pub hardening: HardeningReport,
+    pub(crate) hardening: HardeningReport,
     /// What Landlock enforced, when it was applied.
-    pub landlock: Option<Enforcement>,
+    pub(crate) landlock: Option<Enforcement>,
     /// The seccomp filter installed, when it was.
-    pub seccomp: Option<SeccompReport>,
+    pub(crate) seccomp: Option<SeccompReport>,
     /// The no-namespace socket restriction of `--network none`, when it was needed.
-    pub sockets: Option<SocketRestriction>,
+    pub(crate) sockets: Option<SocketRestriction>,
     /// Whether the socket gate supervises the command's connect and bind calls.
-    pub socket_gate: bool,
+    pub(crate) socket_gate: bool,
 }
 
 impl std::fmt::Display for LaunchReport {
@@ -201,7 +201,7 @@ pub fn set_resource_limits(limits: &ResourceLimits) -> Result<(), LaunchError> {
 /// Move this process into the cgroup whose `cgroup.procs` the runner opened on `fd`
 /// (inherited across exec), then close it. Writing `0` names the writer; the kernel checks
 /// the opener's credentials, so the runner's descriptor lets a tenant uid move itself.
-pub fn enter_cgroup(fd: std::os::fd::RawFd) -> std::io::Result<()> {
+pub(crate) fn enter_cgroup(fd: std::os::fd::RawFd) -> std::io::Result<()> {
     use std::os::fd::{FromRawFd, OwnedFd};
     if fd < 3 {
         return Err(std::io::Error::other(format!(
@@ -482,7 +482,7 @@ fn none_stub(plan: &LaunchPlan, fds: &[std::os::fd::RawFd]) -> Vec<std::net::Udp
 /// With a socket gate the process forks after the Landlock step: the child finishes the
 /// sequence and execs, this process supervises it and leaves with its status; it never
 /// returns then, except with an error from before the fork.
-pub fn confine_and_exec(
+pub(crate) fn confine_and_exec(
     command: &mut Command,
     confinement: Confinement<'_>,
     on_ready: impl FnOnce(&LaunchReport),

@@ -153,12 +153,12 @@ struct VersionOnly {
 
 impl LaunchPlan {
     /// The plan as bytes (JSON: small, and readable in a debugger's `/proc/PID/fd`).
-    pub fn to_bytes(&self) -> Result<Vec<u8>, PlanError> {
+    pub(crate) fn to_bytes(&self) -> Result<Vec<u8>, PlanError> {
         serde_json::to_vec(self).map_err(|e| PlanError::Encode(e.to_string()))
     }
 
     /// Parse a plan, refusing another format version, unknown fields and an empty command.
-    pub fn from_bytes(bytes: &[u8]) -> Result<LaunchPlan, PlanError> {
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Result<LaunchPlan, PlanError> {
         let header: VersionOnly =
             serde_json::from_slice(bytes).map_err(|e| PlanError::Malformed(e.to_string()))?;
         if header.version != PLAN_VERSION {

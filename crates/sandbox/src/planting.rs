@@ -31,7 +31,7 @@ const DIR_DEPTH: usize = 4;
 const DIR_ENTRY_LIMIT: usize = 1024;
 /// The evidence log, relative to the state home: inside the protected cage profile
 /// directory, so no cage can write or truncate it.
-pub const EVIDENCE_FILE: &str = ".runtime/cage/planting.jsonl";
+pub(crate) const EVIDENCE_FILE: &str = ".runtime/cage/planting.jsonl";
 /// Where a successful bubblewrap probe is remembered, relative to the state home.
 pub const PROBE_CACHE_FILE: &str = ".runtime/cage/bwrap-probe";
 /// What jaula itself writes beneath the protected cage profile directory, from outside
@@ -119,7 +119,7 @@ pub struct Snapshot {
 /// What happened to one path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum ChangeKind {
+pub(crate) enum ChangeKind {
     /// The path did not exist before the cage ran and does now.
     Created,
     /// The path existed before the cage ran and does not now.
@@ -146,13 +146,13 @@ impl std::fmt::Display for ChangeKind {
 pub struct Change {
     /// The path that changed (the protected path, or an entry beneath a protected
     /// directory).
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// What happened to it.
-    pub change: ChangeKind,
+    pub(crate) change: ChangeKind,
     /// The protected path it lies at or beneath.
-    pub protected: PathBuf,
+    pub(crate) protected: PathBuf,
     /// Why that path is protected.
-    pub source: ProtectedSource,
+    pub(crate) source: ProtectedSource,
 }
 
 impl std::fmt::Display for Change {
@@ -200,7 +200,7 @@ impl Snapshot {
     }
 
     /// Observe the same paths again and list what differs, in the snapshot's order.
-    pub fn changes(&self) -> Vec<Change> {
+    pub(crate) fn changes(&self) -> Vec<Change> {
         let mut out = Vec::new();
         for (path, kind, source, before) in &self.entries {
             let after = observe(path, *kind, &self.own);

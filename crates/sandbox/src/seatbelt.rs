@@ -49,10 +49,10 @@ use crate::backend::Deviation;
 mod backend;
 pub mod process;
 
-pub use backend::SeatbeltBackend;
+pub(crate) use backend::SeatbeltBackend;
 
 /// The comment every generated profile carries on its second line.
-pub const GENERATED_COMMENT: &str = "; jaula cage, generated for one window. Do not edit.";
+pub(crate) const GENERATED_COMMENT: &str = "; jaula cage, generated for one window. Do not edit.";
 
 /// Why a policy could not be written as SBPL text.
 #[derive(Debug, thiserror::Error)]

@@ -34,17 +34,17 @@ pub use bpf::Action;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SeccompReport {
     /// The architecture the filter was compiled for: this binary's own.
-    pub arch: Arch,
+    pub(crate) arch: Arch,
     /// Its `AUDIT_ARCH_*` value, the one the filter's prologue admits.
-    pub audit_arch: u32,
+    pub(crate) audit_arch: u32,
     /// Deny-list entries compiled in.
-    pub rules: usize,
+    pub(crate) rules: usize,
     /// Distinct syscalls they cover.
-    pub syscalls: usize,
+    pub(crate) syscalls: usize,
     /// Length of the installed BPF program.
-    pub instructions: usize,
+    pub(crate) instructions: usize,
     /// Whether install turned no_new_privs on (false: it already was).
-    pub set_no_new_privs: bool,
+    pub(crate) set_no_new_privs: bool,
 }
 
 impl std::fmt::Display for SeccompReport {
@@ -167,7 +167,7 @@ fn compile_list(_arch: Arch, _rules: &[DenyRule]) -> Result<CompiledFilter, Secc
 #[cfg(not(target_os = "linux"))]
 impl CompiledFilter {
     /// Refused: no filter is compiled outside Linux, so there is none to install.
-    pub fn install(&self) -> Result<SeccompReport, SeccompError> {
+    pub(crate) fn install(&self) -> Result<SeccompReport, SeccompError> {
         Err(SeccompError::UnsupportedTarget {
             target: std::env::consts::OS,
         })
@@ -312,7 +312,8 @@ impl CompiledFilter {
     }
 
     /// The BPF program as the kernel will receive it.
-    pub fn program(&self) -> &[seccompiler::sock_filter] {
+    #[cfg(test)]
+    pub(crate) fn program(&self) -> &[seccompiler::sock_filter] {
         &self.program
     }
 
@@ -329,7 +330,7 @@ impl CompiledFilter {
     /// Installs the filter on the calling thread, turning no_new_privs on first if needed
     /// (the kernel refuses an unprivileged filter without it, and it must hold anyway so
     /// that a setuid binary cannot run outside the rules).
-    pub fn install(&self) -> Result<SeccompReport, SeccompError> {
+    pub(crate) fn install(&self) -> Result<SeccompReport, SeccompError> {
         let already =
             rustix::thread::no_new_privs().map_err(|err| SeccompError::NoNewPrivs(err.into()))?;
         if !already {

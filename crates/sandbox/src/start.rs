@@ -103,7 +103,7 @@ pub enum StartError {
 
 /// bubblewrap's options for a launch: its own PID namespace unless `--no-pid-ns`, and its
 /// own network namespace unless the network is the host's.
-pub fn bwrap_options(proc_fs: bool, mode: NetworkMode) -> BwrapOptions {
+pub(crate) fn bwrap_options(proc_fs: bool, mode: NetworkMode) -> BwrapOptions {
     BwrapOptions {
         proc_fs,
         unshare_net: mode != NetworkMode::Host,

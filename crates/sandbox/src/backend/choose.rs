@@ -31,11 +31,11 @@ pub enum Launcher {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NoCage {
     /// What was asked for, which decides which reasons count.
-    pub requested: Requested,
+    pub(crate) requested: Requested,
     /// bubblewrap was probed and cannot build its namespace here.
-    pub bwrap: Option<Availability>,
+    pub(crate) bwrap: Option<Availability>,
     /// Landlock's floor is not met (`landlock: <kernel status>`).
-    pub landlock: Option<String>,
+    pub(crate) landlock: Option<String>,
 }
 
 impl NoCage {
@@ -54,7 +54,9 @@ impl NoCage {
 
 /// Decide. `landlock_missing` is `None` when Landlock's floor is met, else the reason;
 /// `probe_bwrap` runs only when the answer depends on it.
-pub fn choose(
+// Called by the Linux launch (`start`) only.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+pub(crate) fn choose(
     requested: Requested,
     landlock_missing: Option<String>,
     probe_bwrap: impl FnOnce() -> Availability,

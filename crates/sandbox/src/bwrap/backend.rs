@@ -12,9 +12,9 @@ use crate::backend::{Backend, BackendError, Deviation, Verdict};
 
 /// The bare view `jaula render bwrap` prints, rendered with these options.
 #[derive(Clone, Debug, Default)]
-pub struct BwrapBackend {
+pub(crate) struct BwrapBackend {
     /// The launch options the argv is rendered with (`/proc`, private `/tmp`, ...).
-    pub options: BwrapOptions,
+    pub(crate) options: BwrapOptions,
 }
 
 /// Every known deviation of the bubblewrap view (the bare argv, and `jaula run --backend

@@ -14,6 +14,9 @@
 //! (to `~/.ssh`, say) in between, and the next cage would write through it. A descriptor
 //! opened with `O_NOFOLLOW` at each step pins the directory that was checked.
 
+// The descriptors are handed to bubblewrap by the Linux launch (`start`) alone.
+#![cfg_attr(not(target_os = "linux"), allow(dead_code))]
+
 use std::ffi::OsStr;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -24,11 +27,11 @@ use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 
 /// Where the per-window directories live, relative to the state home.
-pub const PRIVATE_TMP_DIR: &str = ".runtime/tmp";
+pub(crate) const PRIVATE_TMP_DIR: &str = ".runtime/tmp";
 /// The directories inside one window's, bound on `/tmp` and `/var/tmp`.
-pub const TMP_NAME: &str = "tmp";
+pub(crate) const TMP_NAME: &str = "tmp";
 /// The directory bound on `/var/tmp`.
-pub const VAR_TMP_NAME: &str = "var-tmp";
+pub(crate) const VAR_TMP_NAME: &str = "var-tmp";
 
 /// One window's private temporary directories, open and ready to be inherited by
 /// bubblewrap. Dropping it closes the descriptors.
@@ -141,12 +144,12 @@ impl PrivateTmp {
     }
 
     /// `<state_home>/.runtime/tmp/<window>`: where the owner finds what the window left.
-    pub fn window_dir(&self) -> &Path {
+    pub(crate) fn window_dir(&self) -> &Path {
         &self.window_dir
     }
 
     /// The descriptors to pass to [`super::BwrapOptions::private_tmp`].
-    pub fn fds(&self) -> PrivateTmpFds {
+    pub(crate) fn fds(&self) -> PrivateTmpFds {
         PrivateTmpFds {
             tmp: self.tmp.as_raw_fd(),
             var_tmp: self.var_tmp.as_raw_fd(),
@@ -156,11 +159,11 @@ impl PrivateTmp {
 
 /// The descriptors bubblewrap binds on `/tmp` and `/var/tmp` (`--bind-fd`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PrivateTmpFds {
+pub(crate) struct PrivateTmpFds {
     /// The window's own `tmp`, bound on `/tmp`.
-    pub tmp: RawFd,
+    pub(crate) tmp: RawFd,
     /// The window's own `var-tmp`, bound on `/var/tmp`.
-    pub var_tmp: RawFd,
+    pub(crate) var_tmp: RawFd,
 }
 
 /// The window directory's name on disk for a window named `window`, or, when the caller

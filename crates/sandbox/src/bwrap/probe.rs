@@ -21,7 +21,7 @@ use super::{option_flags, BwrapOptions, BASE_FLAGS};
 
 /// bubblewrap either builds a namespace in milliseconds or is refused outright; a long
 /// wait only delays every launch on a machine where it hangs.
-pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Why bubblewrap is believed to work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,7 +92,9 @@ impl Availability {
     }
 
     /// The absolute path of the program, when it was found.
-    pub fn program(&self) -> Option<&Path> {
+    // Read by the Linux launch (`start`) only.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    pub(crate) fn program(&self) -> Option<&Path> {
         match self {
             Availability::Available { program, .. }
             | Availability::Unavailable(
@@ -204,7 +206,7 @@ pub fn probe(hint: BwrapHint, options: &BwrapOptions) -> Availability {
 ///   The options are included because a PID namespace with its own `/proc` can be refused
 ///   where the base is not (a container's masked `/proc`), and the probe must test the
 ///   sandbox the agent will get.
-pub fn probe_with(
+pub(crate) fn probe_with(
     hint: BwrapHint,
     options: &BwrapOptions,
     path_var: Option<&OsStr>,
@@ -239,7 +241,7 @@ pub fn probe_with(
 /// A bare name is searched in `path_var`'s absolute entries only: an empty or relative
 /// entry means "the current directory", which for a launcher started in an agent's repo
 /// would let the repo choose the sandbox binary.
-pub fn find_program(program: &OsStr, path_var: Option<&OsStr>) -> Option<PathBuf> {
+pub(crate) fn find_program(program: &OsStr, path_var: Option<&OsStr>) -> Option<PathBuf> {
     if program.is_empty() {
         return None;
     }

@@ -63,7 +63,7 @@ pub fn probe_cached(hint: BwrapHint, options: &BwrapOptions, cache: &Path) -> Av
 /// How many answers the file keeps: one per set of probed flags in use (`jaula line` and
 /// `check` probe the base view, `run` adds its own per network mode and PID namespace),
 /// so they do not evict each other; the oldest goes first.
-pub const MAX_ENTRIES: usize = 8;
+pub(crate) const MAX_ENTRIES: usize = 8;
 
 /// The kept answers of a cache file's `text`, each a whole key (from its header line).
 fn entries(text: &str) -> Vec<String> {
@@ -83,7 +83,7 @@ fn with_entry(mut kept: Vec<String>, key: String) -> String {
 
 /// Everything the answer depends on, as the text the cache file holds; `None` when the
 /// binary or the kernel cannot be identified (then nothing is cached).
-pub fn cache_key(program: &Path, options: &BwrapOptions) -> Option<String> {
+pub(crate) fn cache_key(program: &Path, options: &BwrapOptions) -> Option<String> {
     let meta = std::fs::metadata(program).ok()?;
     let uname = rustix::system::uname();
     let mut key = format!(

@@ -13,7 +13,7 @@ fn is_safe(b: u8) -> bool {
 
 /// One argument quoted for a POSIX shell: as is when every byte is safe, `''` when empty,
 /// otherwise wrapped in single quotes with each `'` written as `'"'"'`.
-pub fn shell_quote(arg: &[u8]) -> Cow<'_, [u8]> {
+pub(crate) fn shell_quote(arg: &[u8]) -> Cow<'_, [u8]> {
     if arg.is_empty() {
         return Cow::Borrowed(b"''");
     }
@@ -46,6 +46,7 @@ pub fn shell_join(argv: &[OsString]) -> Vec<u8> {
 }
 
 /// How many operands a bubblewrap option takes (bubblewrap(1)); unknown options none.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn operands(option: &[u8]) -> usize {
     match option {
         b"--bind" | b"--bind-try" | b"--ro-bind" | b"--ro-bind-try" | b"--dev-bind"
@@ -66,7 +67,9 @@ fn operands(option: &[u8]) -> usize {
 /// (one mount a line), each line but the last ending in ` \`, so `-v` output reads as a
 /// list and still pastes into a shell. After bubblewrap's `--`, jaula's inner stage: each
 /// `--flag value` on its line, and the caged command, after the second `--`, on the last.
-pub fn shell_lines(argv: &[OsString]) -> Vec<u8> {
+// Printed by the Linux launch (`start`) only.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+pub(crate) fn shell_lines(argv: &[OsString]) -> Vec<u8> {
     let args: Vec<&[u8]> = argv.iter().map(|a| a.as_bytes()).collect();
     let mut lines: Vec<Vec<&[u8]>> = Vec::new();
     let mut i = 0;

@@ -18,7 +18,8 @@ use super::{BwrapError, BwrapOptions};
 /// unmounts the tmpfs over `~/.ssh` and reads the key beneath (pinned by a live test).
 /// For an unprivileged owner bubblewrap drops them anyway, so the flag changes nothing
 /// there.
-pub const BASE_FLAGS: [&str; 7] = ["--ro-bind", "/", "/", "--dev", "/dev", "--cap-drop", "ALL"];
+pub(crate) const BASE_FLAGS: [&str; 7] =
+    ["--ro-bind", "/", "/", "--dev", "/dev", "--cap-drop", "ALL"];
 
 /// The cage's own device tree comes from `--dev`; binding the host's `/dev` over it would
 /// hand the cage every host device node (disks, ttys) and undo that.
@@ -31,14 +32,14 @@ const VAR_TMP: &str = "/var/tmp";
 const RUN_USER: &str = "/run/user";
 
 /// `program` followed by [`BASE_FLAGS`].
-pub fn base_argv(options: &BwrapOptions) -> Vec<OsString> {
+pub(crate) fn base_argv(options: &BwrapOptions) -> Vec<OsString> {
     let mut argv = vec![options.program.clone()];
     argv.extend(BASE_FLAGS.iter().map(OsString::from));
     argv
 }
 
 /// The flags [`BwrapOptions`] turns on, in the order they are appended.
-pub fn option_flags(options: &BwrapOptions) -> Vec<&'static str> {
+pub(crate) fn option_flags(options: &BwrapOptions) -> Vec<&'static str> {
     let mut flags = Vec::new();
     if options.proc_fs {
         flags.extend(["--unshare-pid", "--proc", "/proc"]);

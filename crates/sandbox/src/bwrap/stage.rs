@@ -2,6 +2,9 @@
 //! the view (the stage then reads its [`LaunchPlan`](crate::launch_plan::LaunchPlan) from an
 //! inherited descriptor), and the cage's private directories that argv binds.
 
+// bubblewrap is Linux-only: the launch that calls this (`start`) is built there alone.
+#![cfg_attr(not(target_os = "linux"), allow(dead_code))]
+
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
@@ -22,7 +25,7 @@ const REPLACED: [&str; 2] = ["/tmp", "/var/tmp"];
 /// file: what it reads from there stays the window's); the working directory likewise when
 /// it lies beneath them and outside every other writable root, so the command starts
 /// where the caller stood; and `--chdir` to it.
-pub fn stage_argv(
+pub(crate) fn stage_argv(
     policy: &Policy,
     options: &BwrapOptions,
     availability: &Availability,
@@ -84,7 +87,7 @@ fn beneath_replaced(path: &Path) -> Option<PathBuf> {
 ///
 /// `window` is the window name the caller was given, if any. The returned directories
 /// must stay open until bubblewrap has started: it binds them by descriptor.
-pub fn private_view(
+pub(crate) fn private_view(
     policy: &Policy,
     window: Option<&str>,
     options: &mut BwrapOptions,

@@ -6,11 +6,11 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use jaula_policy::paths::{display_with_tilde, is_within, normalize_lexically};
-use jaula_policy::{Access, Policy};
+use jaula_policy::Access;
 
 use jaula_policy::HostFs;
 
-use super::{render_argv, BwrapError, BwrapOptions};
+use super::BwrapError;
 
 /// What the cage's mount view does to one access.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,7 +48,7 @@ pub struct MountView {
 }
 
 impl MountView {
-    /// Model `argv` (program first, no command), as [`render_argv`] emits it. A `-try`
+    /// Model `argv` (program first, no command), as [`render_argv`](super::render_argv) emits it. A `-try`
     /// bind whose source `disk` says does not exist is skipped, as bubblewrap skips it.
     pub fn from_argv(argv: &[OsString], disk: &dyn HostFs) -> Result<MountView, BwrapError> {
         let mut mounts: Vec<Mount> = Vec::new();
@@ -183,20 +183,6 @@ impl MountView {
         }
         out
     }
-}
-
-/// `path`'s effect under the view [`render_argv`] builds for `policy`.
-pub fn view_effect(
-    policy: &Policy,
-    options: &BwrapOptions,
-    disk: &dyn HostFs,
-    path: &Path,
-    access: Access,
-) -> Result<ViewEffect, BwrapError> {
-    let argv = render_argv(policy, options, disk)?;
-    Ok(MountView::from_argv(&argv, disk)?
-        .with_display_home(policy.home())
-        .effect(path, access))
 }
 
 fn absolute(arg: &OsStr) -> PathBuf {

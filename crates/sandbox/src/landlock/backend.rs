@@ -11,9 +11,9 @@ use crate::backend::{Backend, BackendError, Deviation, Verdict};
 /// The Landlock plan for one mode: natively (`jaula run --backend landlock`) or inside the
 /// bubblewrap view.
 #[derive(Clone, Copy, Debug)]
-pub struct LandlockBackend {
+pub(crate) struct LandlockBackend {
     /// Which plan to render and judge: native, or the one for inside the bwrap view.
-    pub mode: PlanMode,
+    pub(crate) mode: PlanMode,
 }
 
 impl Default for LandlockBackend {

@@ -96,7 +96,7 @@ pub struct Support {
     /// Whether the ABI 1 floor holds, i.e. whether `restrict_self` can succeed.
     pub floor_met: bool,
     /// Whether the restriction can cover every thread (ABI 8), not only the caller.
-    pub all_threads: bool,
+    pub(crate) all_threads: bool,
 }
 
 impl Support {
@@ -213,7 +213,9 @@ fn kernel_status() -> KernelStatus {
 /// How far the ruleset was enforced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum EnforcementStatus {
+// Only the Linux `restrict_self` reaches an enforcement to report.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+pub(crate) enum EnforcementStatus {
     /// Every handled right and scope is enforced.
     Full,
     /// The kernel enforces only part of what was handled (an older ABI, a rule narrowed
@@ -223,40 +225,40 @@ pub enum EnforcementStatus {
 
 /// A rule of the plan that was not added because its path changed after planning.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct SkippedRule {
+pub(crate) struct SkippedRule {
     /// The planned path.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// Why it could not be added (a symlink there now, the path gone).
-    pub error: String,
+    pub(crate) error: String,
 }
 
 /// What the kernel now enforces on the calling thread.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Enforcement {
     /// What the plan was built for: the host's filesystem or the bubblewrap view.
-    pub mode: PlanMode,
+    pub(crate) mode: PlanMode,
     /// The kernel's Landlock ABI.
-    pub abi: u32,
+    pub(crate) abi: u32,
     /// Whether everything handled is enforced.
-    pub status: EnforcementStatus,
+    pub(crate) status: EnforcementStatus,
     /// Filesystem rights the ruleset handles: any of them not granted by a rule is denied.
-    pub fs_handled: Rights,
+    pub(crate) fs_handled: Rights,
     /// Handled rights this kernel does not enforce (too old an ABI).
-    pub fs_not_enforced: Rights,
+    pub(crate) fs_not_enforced: Rights,
     /// Scopes the domain enforces.
-    pub scopes: Vec<ScopeKind>,
+    pub(crate) scopes: Vec<ScopeKind>,
     /// Scopes asked for that this kernel does not enforce.
-    pub scopes_not_enforced: Vec<ScopeKind>,
+    pub(crate) scopes_not_enforced: Vec<ScopeKind>,
     /// Rules given to the kernel.
-    pub rules: usize,
+    pub(crate) rules: usize,
     /// Planned rules not added because their path changed after planning: each is a
     /// grant lost, never one widened.
-    pub skipped: Vec<SkippedRule>,
+    pub(crate) skipped: Vec<SkippedRule>,
     /// Whether `no_new_privs` was set, which an unprivileged `landlock_restrict_self`
     /// requires.
-    pub no_new_privs: bool,
+    pub(crate) no_new_privs: bool,
     /// Whether every thread of the process was restricted, not only the caller.
-    pub all_threads: bool,
+    pub(crate) all_threads: bool,
 }
 
 impl fmt::Display for Enforcement {
@@ -541,7 +543,7 @@ pub fn restrict_self(plan: &Plan, floor: AbiFloor) -> Result<Enforcement, Landlo
 /// signals the command (an ancestor domain may), and kernel-sent signals (SIGCHLD, the
 /// terminal's SIGINT) are not scoped. Returns whether the kernel enforced it (ABI 6+).
 #[cfg(target_os = "linux")]
-pub fn scope_signals_below_parent() -> Result<bool, LandlockError> {
+pub(crate) fn scope_signals_below_parent() -> Result<bool, LandlockError> {
     if !matches!(probe().kernel, KernelStatus::Available { .. }) {
         return Ok(false);
     }

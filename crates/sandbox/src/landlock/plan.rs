@@ -44,7 +44,7 @@ pub enum PlanMode {
 /// What a rule is attached to. Landlock refuses directory-only rights on a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum TargetKind {
+pub(crate) enum TargetKind {
     /// A directory: the rule covers it and everything beneath, with any right.
     Directory,
     /// Anything else (a file, a device, a socket): only [`Rights::FILE`] apply.
@@ -55,7 +55,7 @@ pub enum TargetKind {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "reason", rename_all = "kebab-case")]
 #[non_exhaustive]
-pub enum Reason {
+pub(crate) enum Reason {
     /// Nothing the cage can see is sealed: `/` is readable whole.
     WorldReadable,
     /// On the way to a sealed root: the names of its entries, nothing more.
@@ -134,13 +134,13 @@ impl fmt::Display for Reason {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PlanRule {
     /// The path the rule is attached to, canonical.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// What the planner saw there, which bounds the rights the kernel accepts.
-    pub kind: TargetKind,
+    pub(crate) kind: TargetKind,
     /// The rights granted on the path and beneath it.
     pub rights: Rights,
     /// Every reason that added rights to this path, in the order they did.
-    pub reasons: Vec<Reason>,
+    pub(crate) reasons: Vec<Reason>,
 }
 
 /// A directory that gets no rule of its own beyond `READ_DIR` (or a read), because
@@ -159,7 +159,7 @@ pub struct SplitDir {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "note", rename_all = "kebab-case")]
 #[non_exhaustive]
-pub enum PlanNote {
+pub(crate) enum PlanNote {
     /// A split directory that could not be listed: its entries get no rule (fail closed).
     Unlistable {
         /// The directory.
@@ -190,7 +190,7 @@ pub enum PlanNote {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Plan {
     /// What the rules were built for.
-    pub mode: PlanMode,
+    pub(crate) mode: PlanMode,
     /// Sorted by path, one per path.
     pub rules: Vec<PlanRule>,
     /// Existing sealed roots left without any rule.
@@ -198,7 +198,7 @@ pub struct Plan {
     /// Directories granted entry by entry, sorted by path.
     pub split: Vec<SplitDir>,
     /// What the planner could not see or chose not to grant.
-    pub notes: Vec<PlanNote>,
+    pub(crate) notes: Vec<PlanNote>,
 }
 
 impl Plan {
@@ -211,7 +211,9 @@ impl Plan {
     /// A few lines for `jaula run -v`: how many rules, which writable roots are granted
     /// whole, and which directories are split (their entries granted one by one) for reads
     /// and for writes. The full list is the [`Display`](fmt::Display) form.
-    pub fn summary(&self) -> String {
+    // Printed by the Linux launch (`launch`) only.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    pub(crate) fn summary(&self) -> String {
         let mode = match self.mode {
             PlanMode::Native => "native",
             PlanMode::BwrapView => "inside the bwrap view",
@@ -291,7 +293,7 @@ impl fmt::Display for Plan {
 /// even without capabilities) would hand over every sealed file on the disk, so only
 /// these are granted. `/dev/pts` is the host's devpts: other terminals of the same uid are
 /// reachable (bwrap mode gives a private one; seccomp refuses `TIOCSTI`).
-pub const DEVICE_NODES: &[&str] = &[
+pub(crate) const DEVICE_NODES: &[&str] = &[
     "null", "zero", "full", "random", "urandom", "tty", "ptmx", "pts", "shm",
 ];
 

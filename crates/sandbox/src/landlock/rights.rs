@@ -122,7 +122,7 @@ const fn set(rights: &[Right]) -> Rights {
 
 impl Rights {
     /// No right at all.
-    pub const EMPTY: Rights = Rights(0);
+    pub(crate) const EMPTY: Rights = Rights(0);
     /// Reading, listing and executing: everything `decide` calls a read.
     pub const READ: Rights = set(&[Right::Execute, Right::ReadFile, Right::ReadDir]);
     /// Everything `decide` calls a write or a create. `REFER` is only ever granted together
@@ -144,7 +144,7 @@ impl Rights {
     ]);
     /// The rights that mean something on a non-directory; the kernel refuses the others on
     /// a file rule with `EINVAL`.
-    pub const FILE: Rights = set(&[
+    pub(crate) const FILE: Rights = set(&[
         Right::Execute,
         Right::WriteFile,
         Right::ReadFile,
@@ -154,7 +154,7 @@ impl Rights {
     /// Everything this layer asks the kernel to handle.
     pub const HANDLED: Rights = Rights(Rights::READ.0 | Rights::WRITE.0 | Right::IoctlDev.bit());
     /// The filesystem rights of ABI 1: the hard floor.
-    pub const FLOOR: Rights = set(&[
+    pub(crate) const FLOOR: Rights = set(&[
         Right::Execute,
         Right::WriteFile,
         Right::ReadFile,
@@ -171,7 +171,7 @@ impl Rights {
     ]);
 
     /// The set holding `right` alone.
-    pub const fn single(right: Right) -> Rights {
+    pub(crate) const fn single(right: Right) -> Rights {
         Rights(right.bit())
     }
     /// Whether every right of `other` is in this set.

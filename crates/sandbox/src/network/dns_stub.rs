@@ -22,18 +22,18 @@ use jaula_policy::network::dns::{self, QType, DNS_PORT};
 
 /// Where a stub answers, read from `resolv.conf`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct StubAddresses {
+pub(crate) struct StubAddresses {
     /// Served: every IPv4 nameserver, and `::1`.
-    pub served: Vec<IpAddr>,
+    pub(crate) served: Vec<IpAddr>,
     /// Not served: IPv6 nameservers other than `::1` (LIMIT: putting an IPv6 address on
     /// `lo` is not done; a lookup sent there fails with ENETUNREACH, which the socket
     /// gate reports as an address).
-    pub skipped: Vec<IpAddr>,
+    pub(crate) skipped: Vec<IpAddr>,
 }
 
 /// The nameservers of a `resolv.conf` text. With none listed, glibc and musl ask the
 /// local host (`127.0.0.1`), so that is served then.
-pub fn stub_addresses(resolv_conf: &str) -> StubAddresses {
+pub(crate) fn stub_addresses(resolv_conf: &str) -> StubAddresses {
     let mut out = StubAddresses::default();
     for line in resolv_conf.lines() {
         let mut words = line.split_whitespace();

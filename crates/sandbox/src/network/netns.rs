@@ -199,9 +199,9 @@ fn loopback_up() -> io::Result<()> {
 
 /// What `restrict_sockets` enforced.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct SocketRestriction {
+pub(crate) struct SocketRestriction {
     /// Whether Landlock refuses TCP bind and connect (ABI 4+).
-    pub landlock_tcp: bool,
+    pub(crate) landlock_tcp: bool,
 }
 
 /// The `none` fallback where no namespace can be made: `socket(2)` refused with
@@ -304,7 +304,7 @@ impl CageListeners {
     const MAX: usize = 3;
 
     /// Bind the proxy's listener; steering is added by `CageListeners::bind_steering`.
-    pub fn bind() -> io::Result<CageListeners> {
+    pub(crate) fn bind() -> io::Result<CageListeners> {
         Ok(CageListeners {
             proxy: bind_cage_listener()?,
             steered: None,
@@ -324,7 +324,7 @@ impl CageListeners {
 
     /// Pass every listener over `channel` in one SCM_RIGHTS message: the proxy's, then
     /// the TLS and HTTP steering listeners when there are any.
-    pub fn send(&self, channel: &impl AsFd) -> Result<(), NetnsError> {
+    pub(crate) fn send(&self, channel: &impl AsFd) -> Result<(), NetnsError> {
         let mut fds = vec![self.proxy.as_fd()];
         if let Some(steered) = &self.steered {
             fds.extend([steered.tls.as_fd(), steered.http.as_fd()]);
@@ -334,7 +334,7 @@ impl CageListeners {
 
     /// Receive them; `None` when the stage closed the channel without sending (it failed
     /// before binding, and says why on stderr).
-    pub fn recv(channel: &impl AsFd) -> Result<Option<CageListeners>, NetnsError> {
+    pub(crate) fn recv(channel: &impl AsFd) -> Result<Option<CageListeners>, NetnsError> {
         let Some(fds) = recv_fds(channel)? else {
             return Ok(None);
         };
@@ -361,7 +361,7 @@ impl CageListeners {
 
 /// A connected pair for the hand-off: the first end stays with the proxy, the second is
 /// inherited by the cage's stage (close-on-exec cleared).
-pub fn handoff_pair() -> Result<(UnixStream, OwnedFd), NetnsError> {
+pub(crate) fn handoff_pair() -> Result<(UnixStream, OwnedFd), NetnsError> {
     let (proxy, stage) = UnixStream::pair().map_err(|source| NetnsError::Handoff { source })?;
     rustix::io::fcntl_setfd(&stage, rustix::io::FdFlags::empty())
         .map_err(|e| NetnsError::Handoff { source: e.into() })?;
@@ -470,7 +470,7 @@ pub(crate) fn proxy_env(proxy_localhost: bool) -> Vec<(String, String)> {
 /// until then) and stay open across exec, so the caller can name them to the stage
 /// (in its launch plan) before the fork. Keep the returned [`NetnsInChild`] until the
 /// command is spawned, then drop it.
-pub struct NetnsInChild {
+pub(crate) struct NetnsInChild {
     reserved: Vec<OwnedFd>,
     stub: Option<StubAddresses>,
 }
@@ -478,7 +478,7 @@ pub struct NetnsInChild {
 impl NetnsInChild {
     /// Reserve a descriptor number for each of `stub`'s served addresses (none without a
     /// stub).
-    pub fn prepare(stub: Option<StubAddresses>) -> Result<NetnsInChild, NetnsError> {
+    pub(crate) fn prepare(stub: Option<StubAddresses>) -> Result<NetnsInChild, NetnsError> {
         let wanted = stub.as_ref().map_or(0, |s| s.served.len());
         let mut reserved = Vec::with_capacity(wanted);
         for _ in 0..wanted {
@@ -491,14 +491,14 @@ impl NetnsInChild {
 
     /// The descriptor numbers the stage receives the stub's sockets on, in the order of
     /// [`StubAddresses::served`].
-    pub fn dns_fds(&self) -> Vec<RawFd> {
+    pub(crate) fn dns_fds(&self) -> Vec<RawFd> {
         self.reserved.iter().map(|fd| fd.as_raw_fd()).collect()
     }
 
     /// Make `cmd` start in the new namespace, with the stub bound. Spawn `cmd` from a
     /// single-threaded process (the set-up runs between fork and exec, and unshare(2)
     /// refuses CLONE_NEWUSER in a multithreaded one).
-    pub fn install(&self, cmd: &mut Command) {
+    pub(crate) fn install(&self, cmd: &mut Command) {
         use std::os::unix::process::CommandExt;
         let targets = self.dns_fds();
         let stub = self.stub.clone();
@@ -572,7 +572,7 @@ pub fn take_log_fd(fd: RawFd) -> Result<std::fs::File, NetnsError> {
 
 /// Where the cage's DNS stub answers: the nameservers of the host's `/etc/resolv.conf`,
 /// which the cage reads too (an unreadable file reads as none listed, as glibc does).
-pub fn stub_addresses() -> StubAddresses {
+pub(crate) fn stub_addresses() -> StubAddresses {
     let text = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
     dns_stub::stub_addresses(&text)
 }
@@ -610,7 +610,7 @@ pub(crate) fn send_dns_sockets(
 }
 
 /// Receive the stub's sockets; empty when the stage closed the channel first.
-pub fn recv_dns_sockets(channel: &impl AsFd) -> Result<Vec<UdpSocket>, NetnsError> {
+pub(crate) fn recv_dns_sockets(channel: &impl AsFd) -> Result<Vec<UdpSocket>, NetnsError> {
     Ok(recv_fds(channel)?
         .unwrap_or_default()
         .into_iter()

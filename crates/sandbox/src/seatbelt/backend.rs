@@ -11,9 +11,9 @@ use crate::backend::{Backend, BackendError, Deviation, Verdict};
 
 /// The macOS profile, rendered with these options.
 #[derive(Clone, Debug, Default)]
-pub struct SeatbeltBackend {
+pub(crate) struct SeatbeltBackend {
     /// The network mode the profile is rendered for.
-    pub options: ProfileOptions,
+    pub(crate) options: ProfileOptions,
 }
 
 impl Backend for SeatbeltBackend {

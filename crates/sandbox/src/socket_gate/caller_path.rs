@@ -36,11 +36,11 @@ pub(super) struct Caller {
 /// `parent` by the operation itself (made, removed, opened, or followed).
 #[derive(Debug)]
 pub(super) struct Entry {
-    pub parent: OwnedFd,
+    pub(crate) parent: OwnedFd,
     /// One component, never empty; `.` when the path names `parent` itself (`/`, `a/..`).
-    pub name: Vec<u8>,
+    pub(crate) name: Vec<u8>,
     /// The path ended with a slash: the entry must be a directory.
-    pub dir_only: bool,
+    pub(crate) dir_only: bool,
 }
 
 /// The last component, looked up.
@@ -95,14 +95,14 @@ pub(super) fn file_type(fd: BorrowedFd<'_>) -> Result<u32, i32> {
 }
 
 impl Caller {
-    pub fn new(tid: u32) -> Caller {
+    pub(crate) fn new(tid: u32) -> Caller {
         Caller {
             tid,
             tgid: std::cell::OnceCell::new(),
         }
     }
 
-    pub fn tid(&self) -> u32 {
+    pub(crate) fn tid(&self) -> u32 {
         self.tid
     }
 
@@ -122,7 +122,7 @@ impl Caller {
 
     /// Resolve all of `path` but its last component, starting from `start` (the caller's
     /// working directory or `*at` descriptor; ignored for an absolute path).
-    pub fn locate(&self, start: OwnedFd, path: &[u8]) -> Result<Entry, i32> {
+    pub(crate) fn locate(&self, start: OwnedFd, path: &[u8]) -> Result<Entry, i32> {
         let mut links = 0;
         self.locate_counted(start, path, &mut links)
     }
@@ -251,7 +251,7 @@ impl Caller {
 
     /// Look `entry`'s name up. With `follow`, a symlink is followed (its target looked up
     /// in turn, up to the kernel's limit); without, the symlink itself is the target.
-    pub fn lookup(&self, entry: Entry, follow: bool) -> Result<Target, i32> {
+    pub(crate) fn lookup(&self, entry: Entry, follow: bool) -> Result<Target, i32> {
         let mut links = 0;
         let mut entry = entry;
         loop {

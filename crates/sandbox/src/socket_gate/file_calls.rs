@@ -77,7 +77,7 @@ pub(super) enum FileCall {
 
 impl FileCall {
     /// The call `nr` with `args`, or `None` for a call this module does not answer.
-    pub fn of(nr: i64, args: &[u64; 6]) -> Option<FileCall> {
+    pub(crate) fn of(nr: i64, args: &[u64; 6]) -> Option<FileCall> {
         let int = |i: usize| args[i] as i32;
         #[cfg(target_arch = "x86_64")]
         if let Some(call) = FileCall::legacy(nr, args) {
@@ -221,13 +221,13 @@ pub(super) type FileId = (u64, u64);
 #[derive(Debug, Default)]
 pub(super) struct ProtectedFiles {
     /// Every protected path that existed: the file itself is protected.
-    pub whole: HashMap<FileId, PathBuf>,
+    pub(crate) whole: HashMap<FileId, PathBuf>,
     /// The protected directories: every name directly inside them is protected.
-    pub parents: HashMap<FileId, PathBuf>,
+    pub(crate) parents: HashMap<FileId, PathBuf>,
 }
 
 impl ProtectedFiles {
-    pub fn of(policy: &Policy) -> ProtectedFiles {
+    pub(crate) fn of(policy: &Policy) -> ProtectedFiles {
         let mut out = ProtectedFiles::default();
         for protected in policy.protected() {
             let Ok(meta) = std::fs::symlink_metadata(&protected.path) else {
@@ -255,10 +255,10 @@ fn id_of(fd: BorrowedFd<'_>) -> Option<FileId> {
 
 /// What the guard decided and printed, shared with the connect side.
 pub(super) struct Guard<'a> {
-    pub policy: &'a Policy,
-    pub files: &'a ProtectedFiles,
-    pub reported: &'a mut std::collections::HashSet<PathBuf>,
-    pub refused: &'a mut u64,
+    pub(crate) policy: &'a Policy,
+    pub(crate) files: &'a ProtectedFiles,
+    pub(crate) reported: &'a mut std::collections::HashSet<PathBuf>,
+    pub(crate) refused: &'a mut u64,
 }
 
 impl Guard<'_> {
@@ -410,9 +410,9 @@ pub(super) fn reopen(file: BorrowedFd<'_>, flags: i32) -> Result<OwnedFd, i32> {
 
 /// Answers one file call for `caller` (`pidfd` is its process, for `*at` descriptors).
 pub(super) struct FileCalls<'a, 'g> {
-    pub caller: &'a Caller,
-    pub pidfd: BorrowedFd<'a>,
-    pub guard: Guard<'g>,
+    pub(crate) caller: &'a Caller,
+    pub(crate) pidfd: BorrowedFd<'a>,
+    pub(crate) guard: Guard<'g>,
 }
 
 /// Attempts at an open whose last name changes under it (made or replaced by the caller
@@ -420,7 +420,7 @@ pub(super) struct FileCalls<'a, 'g> {
 const OPEN_ATTEMPTS: usize = 8;
 
 impl FileCalls<'_, '_> {
-    pub fn answer(&mut self, call: FileCall) -> FileAnswer {
+    pub(crate) fn answer(&mut self, call: FileCall) -> FileAnswer {
         let done = |r: Result<(), i32>| FileAnswer::Done(r.map(|()| 0));
         match call {
             FileCall::Open {

@@ -35,20 +35,20 @@ use crate::seccomp::bpf::{
 
 /// The syscall numbers the filter looks at, for one architecture.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GateSyscalls {
-    pub audit_arch: u32,
-    pub connect: u32,
-    pub bind: u32,
-    pub socket: u32,
-    pub socketpair: u32,
+pub(crate) struct GateSyscalls {
+    pub(crate) audit_arch: u32,
+    pub(crate) connect: u32,
+    pub(crate) bind: u32,
+    pub(crate) socket: u32,
+    pub(crate) socketpair: u32,
     /// Always notified besides `connect` and `bind`: the renames, the calls that make or
     /// remove a name, `creat` and `truncate`.
-    pub paths: Vec<u32>,
+    pub(crate) paths: Vec<u32>,
     /// Notified when their flags argument (at the given index) asks for write access,
     /// creation or truncation: `open` (legacy ABIs) and `openat`.
-    pub opens: Vec<(u32, u32)>,
+    pub(crate) opens: Vec<(u32, u32)>,
     /// Refused with ENOSYS: `openat2`.
-    pub unsupported: Vec<u32>,
+    pub(crate) unsupported: Vec<u32>,
 }
 
 /// `O_WRONLY | O_RDWR | O_CREAT | O_TRUNC`: an open with none of these neither writes,
@@ -57,7 +57,7 @@ const WRITE_INTENT: u32 = (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc:
 
 impl GateSyscalls {
     /// This binary's architecture.
-    pub fn native() -> Option<GateSyscalls> {
+    pub(crate) fn native() -> Option<GateSyscalls> {
         Some(GateSyscalls::for_arch(
             jaula_policy::seccomp::Arch::native()?
         ))
@@ -114,7 +114,7 @@ const SOCK_TYPE_MASK: u32 = 0xf;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 // Only the tests compare the filter with its reference meaning.
 #[cfg_attr(not(test), allow(dead_code))]
-pub enum GateVerdict {
+pub(crate) enum GateVerdict {
     /// The call goes on unexamined.
     Allow,
     /// Wait for the supervisor.
@@ -125,7 +125,12 @@ pub enum GateVerdict {
 
 /// The reference meaning of [`build`]: the filter is tested against it.
 #[cfg_attr(not(test), allow(dead_code))]
-pub fn decide(calls: &GateSyscalls, audit_arch: u32, nr: i32, args: &[u64; 6]) -> GateVerdict {
+pub(crate) fn decide(
+    calls: &GateSyscalls,
+    audit_arch: u32,
+    nr: i32,
+    args: &[u64; 6],
+) -> GateVerdict {
     let refused_abi = GateVerdict::Errno(libc::EPERM);
     if audit_arch != calls.audit_arch {
         return refused_abi;
@@ -187,7 +192,7 @@ enum Op {
 /// The classic-BPF program for `calls`. Every jump is forward: a dispatch on the syscall
 /// number, then the argument checks, then the returns, each target placed after every
 /// jump to it.
-pub fn build(calls: &GateSyscalls) -> Vec<sock_filter> {
+pub(crate) fn build(calls: &GateSyscalls) -> Vec<sock_filter> {
     use To::*;
     let mut dispatch = vec![
         Op::Stmt(LD_W_ABS, DATA_ARCH),

@@ -30,15 +30,15 @@ type FileId = (u32, u32, u64);
 
 /// Counters for `-v` and the benchmarks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct GateCounts {
-    pub connects: u64,
-    pub binds: u64,
+pub(crate) struct GateCounts {
+    pub(crate) connects: u64,
+    pub(crate) binds: u64,
     /// Calls on named files: opens for writing, renames, links, removals, new names.
-    pub files: u64,
-    pub refused: u64,
+    pub(crate) files: u64,
+    pub(crate) refused: u64,
 }
 
-pub struct Supervisor {
+pub(crate) struct Supervisor {
     listener: Arc<OwnedFd>,
     diag: OwnedFd,
     /// This process's working directory, restored after each bind.
@@ -84,17 +84,17 @@ impl Supervisor {
     /// The counters so far.
     // No caller reads them yet (they are meant for `-v` and the benchmarks).
     #[allow(dead_code)]
-    pub fn counts(&self) -> GateCounts {
+    pub(crate) fn counts(&self) -> GateCounts {
         self.counts
     }
 
-    pub fn listener(&self) -> BorrowedFd<'_> {
+    pub(crate) fn listener(&self) -> BorrowedFd<'_> {
         self.listener.as_fd()
     }
 
     /// Receive and answer one notification. An error here is the listener's own; a
     /// caller that died meanwhile is not an error.
-    pub fn serve_one(&mut self) -> io::Result<()> {
+    pub(crate) fn serve_one(&mut self) -> io::Result<()> {
         let notif = match sys::notif_recv(self.listener.as_fd()) {
             Ok(n) => n,
             // The caller died between the wake-up and the receive, or a signal came.
@@ -371,7 +371,7 @@ fn worker(shared: &(std::sync::Mutex<WorkQueue>, std::sync::Condvar)) {
 
 /// The path of a unix pathname address (`sun_path` up to its NUL); `None` for an
 /// abstract address (leading NUL), an unnamed one, or anything too short.
-pub fn unix_pathname(addr: &[u8]) -> Option<&[u8]> {
+pub(crate) fn unix_pathname(addr: &[u8]) -> Option<&[u8]> {
     let path = addr.get(2..)?;
     if path.first().is_none_or(|b| *b == 0) {
         return None;
@@ -383,7 +383,7 @@ pub fn unix_pathname(addr: &[u8]) -> Option<&[u8]> {
 }
 
 /// A `sockaddr_un` for `path` (no trailing NUL needed: the length bounds it).
-pub fn unix_address(path: &[u8]) -> Vec<u8> {
+pub(crate) fn unix_address(path: &[u8]) -> Vec<u8> {
     let mut addr = (libc::AF_UNIX as u16).to_ne_bytes().to_vec();
     addr.extend_from_slice(path);
     addr

@@ -26,7 +26,7 @@ fn owned(ret: libc::c_long) -> io::Result<OwnedFd> {
 
 /// Install `program` on the calling thread and get the listener of its notifications.
 /// no_new_privs must already be set.
-pub fn install_filter_with_listener(program: &[sock_filter]) -> io::Result<OwnedFd> {
+pub(crate) fn install_filter_with_listener(program: &[sock_filter]) -> io::Result<OwnedFd> {
     let prog = libc::sock_fprog {
         len: u16::try_from(program.len()).map_err(|_| io::Error::from_raw_os_error(libc::E2BIG))?,
         filter: program.as_ptr() as *mut libc::sock_filter,
@@ -47,7 +47,7 @@ pub fn install_filter_with_listener(program: &[sock_filter]) -> io::Result<Owned
 /// A pidfd for the task `tid` (a thread id, as notifications carry). PIDFD_THREAD
 /// (Linux 6.9) takes any thread; before it only a thread-group leader is accepted, so a
 /// non-leader falls back to its group's pidfd, which pins the same process.
-pub fn pidfd_for_task(tid: u32) -> io::Result<OwnedFd> {
+pub(crate) fn pidfd_for_task(tid: u32) -> io::Result<OwnedFd> {
     const PIDFD_THREAD: libc::c_uint = libc::O_EXCL as libc::c_uint;
     let open = |pid: libc::pid_t, flags: libc::c_uint| {
         // SAFETY: pidfd_open takes two integers and returns a new descriptor or -1.
@@ -74,13 +74,13 @@ fn thread_group_of(tid: u32) -> io::Result<libc::pid_t> {
 
 /// A duplicate of descriptor `fd` of the process behind `pidfd`: the same open file
 /// description, so a `connect` on it connects the caller's socket.
-pub fn pidfd_getfd(pidfd: BorrowedFd<'_>, fd: RawFd) -> io::Result<OwnedFd> {
+pub(crate) fn pidfd_getfd(pidfd: BorrowedFd<'_>, fd: RawFd) -> io::Result<OwnedFd> {
     // SAFETY: pidfd_getfd takes integers only and returns a new descriptor or -1.
     owned(unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) })
 }
 
 /// The next notification. The kernel requires the buffer to be zeroed.
-pub fn notif_recv(listener: BorrowedFd<'_>) -> io::Result<libc::seccomp_notif> {
+pub(crate) fn notif_recv(listener: BorrowedFd<'_>) -> io::Result<libc::seccomp_notif> {
     // SAFETY: seccomp_notif is plain integers; all-zero is a valid value.
     let mut notif: libc::seccomp_notif = unsafe { std::mem::zeroed() };
     // SAFETY: the ioctl writes one seccomp_notif into `notif`, which is that size.
@@ -97,7 +97,7 @@ pub fn notif_recv(listener: BorrowedFd<'_>) -> io::Result<libc::seccomp_notif> {
 
 /// Whether notification `id` is still pending: its caller has not died (or been
 /// replaced by a process reusing its pid) since it was received.
-pub fn notif_id_valid(listener: BorrowedFd<'_>, id: u64) -> bool {
+pub(crate) fn notif_id_valid(listener: BorrowedFd<'_>, id: u64) -> bool {
     // SAFETY: the ioctl reads one u64 from `id`.
     let ret = unsafe {
         libc::ioctl(
@@ -110,7 +110,12 @@ pub fn notif_id_valid(listener: BorrowedFd<'_>, id: u64) -> bool {
 }
 
 /// Answer notification `id`: the call returns `val`, or fails with `errno` when not 0.
-pub fn notif_send(listener: BorrowedFd<'_>, id: u64, val: i64, errno: i32) -> io::Result<()> {
+pub(crate) fn notif_send(
+    listener: BorrowedFd<'_>,
+    id: u64,
+    val: i64,
+    errno: i32,
+) -> io::Result<()> {
     let resp = libc::seccomp_notif_resp {
         id,
         val,
@@ -129,7 +134,7 @@ pub fn notif_send(listener: BorrowedFd<'_>, id: u64, val: i64, errno: i32) -> io
 }
 
 /// `len` bytes at `addr` in task `tid`'s memory.
-pub fn read_memory(tid: u32, addr: u64, len: usize) -> io::Result<Vec<u8>> {
+pub(crate) fn read_memory(tid: u32, addr: u64, len: usize) -> io::Result<Vec<u8>> {
     let mut buf = vec![0u8; len];
     if len == 0 {
         return Ok(buf);
@@ -171,24 +176,24 @@ fn int_sockopt(fd: BorrowedFd<'_>, name: libc::c_int) -> io::Result<libc::c_int>
 }
 
 /// The address family the socket was created with.
-pub fn socket_domain(fd: BorrowedFd<'_>) -> io::Result<libc::c_int> {
+pub(crate) fn socket_domain(fd: BorrowedFd<'_>) -> io::Result<libc::c_int> {
     int_sockopt(fd, libc::SO_DOMAIN)
 }
 
 /// Whether the open file description has O_NONBLOCK (shared with the caller's copy).
-pub fn is_nonblocking(fd: BorrowedFd<'_>) -> io::Result<bool> {
+pub(crate) fn is_nonblocking(fd: BorrowedFd<'_>) -> io::Result<bool> {
     // SAFETY: F_GETFL takes no pointer.
     let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
     Ok(cvt(flags.into())? as libc::c_int & libc::O_NONBLOCK != 0)
 }
 
 /// `connect(2)` with raw address bytes; the errno on failure.
-pub fn connect_raw(fd: BorrowedFd<'_>, addr: &[u8]) -> Result<(), i32> {
+pub(crate) fn connect_raw(fd: BorrowedFd<'_>, addr: &[u8]) -> Result<(), i32> {
     sock_call(fd, addr, libc::connect)
 }
 
 /// `bind(2)` with raw address bytes; the errno on failure.
-pub fn bind_raw(fd: BorrowedFd<'_>, addr: &[u8]) -> Result<(), i32> {
+pub(crate) fn bind_raw(fd: BorrowedFd<'_>, addr: &[u8]) -> Result<(), i32> {
     sock_call(fd, addr, libc::bind)
 }
 
@@ -228,7 +233,7 @@ fn sock_call(fd: BorrowedFd<'_>, addr: &[u8], call: SockCall) -> Result<(), i32>
 }
 
 /// `open(path, flags)`.
-pub fn open_path(path: &Path, flags: libc::c_int) -> io::Result<OwnedFd> {
+pub(crate) fn open_path(path: &Path, flags: libc::c_int) -> io::Result<OwnedFd> {
     let path = CString::new(path.as_os_str().as_bytes())
         .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
     // SAFETY: `path` is NUL-terminated and outlives the call.
@@ -237,7 +242,7 @@ pub fn open_path(path: &Path, flags: libc::c_int) -> io::Result<OwnedFd> {
 }
 
 /// `fstat`.
-pub fn fstat(fd: BorrowedFd<'_>) -> io::Result<libc::stat> {
+pub(crate) fn fstat(fd: BorrowedFd<'_>) -> io::Result<libc::stat> {
     // SAFETY: all-zero is a valid `stat`, which fstat fills.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: `st` is a valid out-pointer for the call.
@@ -248,26 +253,26 @@ pub fn fstat(fd: BorrowedFd<'_>) -> io::Result<libc::stat> {
 
 /// `fchdir`: the gate binds by a short relative name from the pinned parent directory,
 /// so the address never grows past the caller's own.
-pub fn fchdir(fd: BorrowedFd<'_>) -> io::Result<()> {
+pub(crate) fn fchdir(fd: BorrowedFd<'_>) -> io::Result<()> {
     // SAFETY: fchdir takes an integer.
     cvt(unsafe { libc::fchdir(fd.as_raw_fd()) }.into()).map(|_| ())
 }
 
 /// Set the umask, returning the old one.
-pub fn set_umask(mask: libc::mode_t) -> libc::mode_t {
+pub(crate) fn set_umask(mask: libc::mode_t) -> libc::mode_t {
     // SAFETY: umask takes and returns an integer and cannot fail.
     unsafe { libc::umask(mask) }
 }
 
 /// Make this process non-dumpable: a same-uid process (the cage) can then neither read
 /// nor write its memory through /proc or ptrace.
-pub fn set_not_dumpable() -> io::Result<()> {
+pub(crate) fn set_not_dumpable() -> io::Result<()> {
     // SAFETY: prctl with integer arguments only.
     cvt(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) }.into()).map(|_| ())
 }
 
 /// A NETLINK_SOCK_DIAG socket, in this process's network namespace.
-pub fn open_sock_diag() -> io::Result<OwnedFd> {
+pub(crate) fn open_sock_diag() -> io::Result<OwnedFd> {
     const NETLINK_SOCK_DIAG: libc::c_int = 4;
     // SAFETY: socket takes integers only.
     let fd = unsafe {
@@ -282,7 +287,10 @@ pub fn open_sock_diag() -> io::Result<OwnedFd> {
 
 /// The filesystem object a bound unix socket is bound to, as the kernel's own device
 /// number (`MAJOR << 20 | MINOR`) and inode number, asked by the socket's inode number.
-pub fn unix_socket_file(diag: BorrowedFd<'_>, sock_ino: u32) -> io::Result<Option<(u32, u32)>> {
+pub(crate) fn unix_socket_file(
+    diag: BorrowedFd<'_>,
+    sock_ino: u32,
+) -> io::Result<Option<(u32, u32)>> {
     // include/uapi/linux/sock_diag.h, unix_diag.h.
     const SOCK_DIAG_BY_FAMILY: u16 = 20;
     const UDIAG_SHOW_VFS: u32 = 0x02;
@@ -373,20 +381,20 @@ fn parse_unix_diag_vfs(msg: &[u8], vfs_type: u16) -> io::Result<Option<(u32, u32
 }
 
 /// `poll(2)` without a timeout.
-pub fn poll(fds: &mut [libc::pollfd]) -> io::Result<usize> {
+pub(crate) fn poll(fds: &mut [libc::pollfd]) -> io::Result<usize> {
     // SAFETY: `fds` is a valid array of `fds.len()` pollfd structures for the call.
     let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
     cvt(n.into()).map(|n| n as usize)
 }
 
 /// Send `signo` to `pid`; a child that is already gone is not an error worth reporting.
-pub fn kill(pid: libc::pid_t, signo: libc::c_int) {
+pub(crate) fn kill(pid: libc::pid_t, signo: libc::c_int) {
     // SAFETY: kill takes integers only.
     unsafe { libc::kill(pid, signo) };
 }
 
 /// Reap `pid` and return how it ended.
-pub fn wait_exit(pid: libc::pid_t) -> io::Result<std::process::ExitStatus> {
+pub(crate) fn wait_exit(pid: libc::pid_t) -> io::Result<std::process::ExitStatus> {
     use std::os::unix::process::ExitStatusExt;
     let mut status: libc::c_int = 0;
     loop {
@@ -404,10 +412,10 @@ pub fn wait_exit(pid: libc::pid_t) -> io::Result<std::process::ExitStatus> {
 
 /// Signals delivered as readable events instead of handlers (they are blocked in this
 /// thread, and in the threads it starts later).
-pub struct SignalFd(OwnedFd);
+pub(crate) struct SignalFd(OwnedFd);
 
 impl SignalFd {
-    pub fn new(signals: &[libc::c_int]) -> io::Result<SignalFd> {
+    pub(crate) fn new(signals: &[libc::c_int]) -> io::Result<SignalFd> {
         // SAFETY: all-zero is a valid sigset_t, which sigemptyset initialises anyway.
         let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
         // SAFETY: `set` is a valid sigset_t for each call below.
@@ -428,7 +436,7 @@ impl SignalFd {
     }
 
     /// The number of the next pending signal.
-    pub fn read(&self) -> io::Result<libc::c_int> {
+    pub(crate) fn read(&self) -> io::Result<libc::c_int> {
         // SAFETY: all-zero is a valid signalfd_siginfo.
         let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
         let size = std::mem::size_of::<libc::signalfd_siginfo>();
@@ -453,7 +461,7 @@ impl AsRawFd for SignalFd {
 
 /// A NUL-terminated string at `addr` in task `tid`, read a page at most at a time so a
 /// string that ends just before an unmapped page is still read; at most PATH_MAX bytes.
-pub fn read_cstring(tid: u32, addr: u64) -> io::Result<Vec<u8>> {
+pub(crate) fn read_cstring(tid: u32, addr: u64) -> io::Result<Vec<u8>> {
     const PATH_MAX: usize = 4096;
     let mut out = Vec::new();
     let mut at = addr;
@@ -471,7 +479,7 @@ pub fn read_cstring(tid: u32, addr: u64) -> io::Result<Vec<u8>> {
 }
 
 /// `renameat2(2)`; the errno on failure.
-pub fn renameat2(
+pub(crate) fn renameat2(
     old_dir: BorrowedFd<'_>,
     old: &[u8],
     new_dir: BorrowedFd<'_>,
@@ -503,7 +511,7 @@ pub fn renameat2(
 /// Install `fd` in the caller of notification `id` and answer the call with its number
 /// there, in one step (`SECCOMP_ADDFD_FLAG_SEND`, Linux 5.14): the caller's `open`
 /// returns the file the supervisor opened. `cloexec` sets `FD_CLOEXEC` on the new number.
-pub fn notif_addfd_send(
+pub(crate) fn notif_addfd_send(
     listener: BorrowedFd<'_>,
     id: u64,
     fd: BorrowedFd<'_>,

@@ -56,7 +56,7 @@ pub fn unreachable_destinations() -> Refused {
 }
 
 /// An AF_INET or AF_INET6 sockaddr as bytes; `None` for any other family or a short one.
-pub fn inet_destination(addr: &[u8]) -> Option<SocketAddr> {
+pub(crate) fn inet_destination(addr: &[u8]) -> Option<SocketAddr> {
     let family = i32::from(u16::from_ne_bytes([*addr.first()?, *addr.get(1)?]));
     let port = u16::from_be_bytes([*addr.get(2)?, *addr.get(3)?]);
     match family {
