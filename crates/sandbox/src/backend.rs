@@ -7,7 +7,7 @@
 //! to differ from `decide`. `jaula explain`, the conformance suites and the generated
 //! deviation tables of `docs/security.md` loop over [`all`] instead of naming each one.
 //!
-//! Which backend a Linux launch actually gets is [`choose`]'s answer.
+//! Which backend a Linux launch actually gets is `choose`'s answer.
 
 mod choose;
 
@@ -98,16 +98,17 @@ pub(crate) trait Backend {
     ) -> Result<Verdict, BackendError>;
 }
 
-/// A [`Backend`] with its artifact type hidden, so a caller can loop over all of them.
+/// One backend as the rest of the workspace sees it: its artifact type (profile text, an
+/// argv, a Landlock plan) hidden, so a caller can loop over all of them.
 pub trait AnyBackend {
-    /// [`Backend::name`].
+    /// The name `jaula explain`, `jaula render` and the documentation use.
     fn name(&self) -> &'static str;
-    /// [`Backend::platform`].
+    /// The kernel whose policy it renders (a policy is resolved per platform).
     fn platform(&self) -> Platform;
-    /// [`Backend::deviations`].
+    /// Every known difference from `decide`.
     fn deviations(&self) -> &'static [Deviation];
-    /// Render for `policy` and answer for one path: [`Backend::render`] then
-    /// [`Backend::verdict`].
+    /// Render the artifact for `policy`, then answer what it does with `access` to `path`
+    /// (canonical), asking `fs` about the host.
     fn render_and_judge(
         &self,
         policy: &Policy,

@@ -316,8 +316,8 @@ pub enum HardeningError {
 
 /// Hardens the calling process for the `execve` that follows.
 ///
-/// The steps run in the order the kernel needs them; each returns its [`StepReport`] or
-/// a [`HardeningError`] that must stop the launch.
+/// The steps run in the order the kernel needs them; each is reported in the
+/// [`HardeningReport`] or returns a [`HardeningError`] that must stop the launch.
 ///
 /// Place in a launch: after any uid/gid change (it removes CAP_SETUID/CAP_SETGID) and
 /// after the Landlock ruleset has opened the policy's paths (a capability-less root is

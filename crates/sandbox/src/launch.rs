@@ -2,7 +2,7 @@
 //!
 //! [`launch`] is the one sequence: it takes a resolved [`LaunchPlan`] and runs the steps
 //! in the one order the kernel allows, one line each (rlimits, cgroup, identity, network
-//! namespace, then [`confine_and_exec`]: hardening, Landlock, the socket gate, seccomp,
+//! namespace, then `confine_and_exec`: hardening, Landlock, the socket gate, seccomp,
 //! exec). The command replaces jaula (same pid), so exit codes, signals and the pid files
 //! agents write keep working unchanged.
 

@@ -78,7 +78,7 @@ pub struct NetworkPlan {
     pub proxy_localhost: bool,
     /// In the bwrap view: the inherited descriptors holding the DNS stub's sockets, which
     /// the jaula that started bubblewrap bound in the namespace it made (see
-    /// [`crate::network::netns::NetnsInChild`]). Empty natively: the stage binds its own.
+    /// `NetnsInChild` in [`crate::network::netns`]). Empty natively: the stage binds its own.
     pub dns_fds: Vec<RawFd>,
     /// `none` with `--log`: the inherited descriptor of the log file, opened by the
     /// outermost jaula; the socket gate's supervisor writes every refusal there.

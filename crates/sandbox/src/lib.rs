@@ -1,35 +1,57 @@
-//! jaula-sandbox: turns a [`jaula_policy::Policy`] into an enforcement.
+//! jaula-sandbox: turns a [`jaula_policy::Policy`] into an enforcement. The pure model
+//! (resolving a policy, `decide`) is `jaula-policy`; this crate's public modules are what
+//! the CLI, the benchmarks and its own integration tests call, by stage:
 //!
-//! Every backend (`seatbelt`, `bwrap`, `landlock`) has one shape, [`backend::Backend`]:
-//! render its artifact from a policy and the host's filesystem, answer for one path what
-//! that artifact does, list its deviations from `decide` as data; [`backend::all`] lists
-//! them. The Linux layers that act on the running process (`landlock`, `seccomp`,
-//! `hardening`) live here too; this is the only crate allowed `unsafe`, each block with a
-//! `// SAFETY:` comment (both enforced by its `[lints]` table). The profile language the
-//! Seatbelt backend writes is `jaula-sbpl`.
+//! - **render**, the backends, one shape (`backend`, whose `all` lists them): `seatbelt`
+//!   (a macOS profile), `bwrap` (a mount view's argv, and its probe), `landlock` (a plan
+//!   of rules, and `landlock::restrict_self` to enforce it). Each answers for one path
+//!   what its artifact does and lists its deviations from `decide`; `doc_tables` prints
+//!   those lists for `docs/security.md`.
+//! - **plan** (Linux): `launch_plan`, the launch resolved once, as data; `plan_fd`, that
+//!   plan handed to the stage on a sealed descriptor.
+//! - **launch**: `start` (Linux: where a plan runs, in process or under bubblewrap, and
+//!   the stage that runs it there); `launch` (Linux: the one ordered sequence that confines
+//!   this process and `exec`s); `child` (waiting for the cage, signals forwarded); `exit`
+//!   (ending as the command ended).
+//! - **the layers** other crates call directly: `seccomp`, `hardening`, `identity` (a
+//!   Contract's uid and gid), `socket_gate` (host unix sockets by permission only),
+//!   `network` (the namespace, the DNS stub, the `none` log); and around a run,
+//!   `absent_roots` (writable roots created before caging), `planting` (what changed at
+//!   protected paths while it ran).
+//!
+//! Everything else is `pub(crate)`. This is the only crate allowed `unsafe`, each block
+//! with a `// SAFETY:` comment (both enforced by its `[lints]` table). The profile language
+//! the Seatbelt backend writes is `jaula-sbpl`.
 
-pub mod absent_roots;
+// Render: the backends.
 pub mod backend;
 pub mod bwrap;
-pub mod child;
 pub mod doc_tables;
-pub mod exit;
-pub mod hardening;
-#[cfg(target_os = "linux")]
-pub mod identity;
 pub mod landlock;
+pub mod seatbelt;
+
+// Plan.
+#[cfg(target_os = "linux")]
+pub mod launch_plan;
+#[cfg(target_os = "linux")]
+pub mod plan_fd;
+
+// Launch.
+pub mod child;
+pub mod exit;
 #[cfg(target_os = "linux")]
 pub mod launch;
 #[cfg(target_os = "linux")]
-pub mod launch_plan;
+pub mod start;
+
+// The layers, and what runs around a cage.
+pub mod absent_roots;
+pub mod hardening;
+#[cfg(target_os = "linux")]
+pub mod identity;
 mod limits;
 pub mod network;
-#[cfg(target_os = "linux")]
-pub mod plan_fd;
 pub mod planting;
-pub mod seatbelt;
 pub mod seccomp;
 #[cfg(target_os = "linux")]
 pub mod socket_gate;
-#[cfg(target_os = "linux")]
-pub mod start;

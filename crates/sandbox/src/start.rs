@@ -115,7 +115,7 @@ pub(crate) fn bwrap_options(proc_fs: bool, mode: NetworkMode) -> BwrapOptions {
 
 /// The cage this launch gets: both probes (Landlock's ABI, bubblewrap's namespaces; the
 /// latter cached in the state home, see [`bwrap::probe_cached`]) decided by
-/// [`backend::choose`].
+/// `backend::choose`.
 pub fn choose_cage(plan: &LaunchPlan, options: &StartOptions) -> Result<Launcher, NoCage> {
     let landlock = landlock::probe();
     let landlock_missing = (!landlock.floor_met).then(|| format!("landlock: {}", landlock.kernel));

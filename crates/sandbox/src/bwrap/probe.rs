@@ -185,7 +185,7 @@ impl fmt::Display for Unavailable {
     }
 }
 
-/// Decide availability from the hint, this process's `PATH` and [`PROBE_TIMEOUT`].
+/// Decide availability from the hint, this process's `PATH` and `PROBE_TIMEOUT`.
 pub fn probe(hint: BwrapHint, options: &BwrapOptions) -> Availability {
     probe_with(
         hint,

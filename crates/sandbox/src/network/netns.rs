@@ -9,7 +9,7 @@
 //!   namespace, this leaves the cage no loopback TCP/UDP of its own either.
 //! - The hand-off for `allow`: the caged stage binds a listener on its own loopback and
 //!   passes the descriptor over a unix socket to the proxy outside
-//!   ([`CageListeners::send`], [`CageListeners::recv`]). Sockets stay in the namespace
+//!   (`CageListeners::send`, `CageListeners::recv`). Sockets stay in the namespace
 //!   they were created in (net/socket.c: `sock_create` takes `current->nsproxy->net_ns`),
 //!   so the proxy accepts connections made inside the cage while dialling out from the
 //!   host's namespace, and no forwarding process has to live in the cage. The same hand-off carries the
