@@ -48,8 +48,9 @@ pub struct MountView {
 }
 
 impl MountView {
-    /// Model `argv` (program first, no command), as [`render_argv`](super::render_argv) emits it. A `-try`
-    /// bind whose source `disk` says does not exist is skipped, as bubblewrap skips it.
+    /// Model `argv` (program first, no command), as [`render_argv`](super::render_argv)
+    /// emits it. A `-try` bind whose source `disk` says does not exist is skipped, as
+    /// bubblewrap skips it.
     pub fn from_argv(argv: &[OsString], disk: &dyn HostFs) -> Result<MountView, BwrapError> {
         let mut mounts: Vec<Mount> = Vec::new();
         let mut i = 1;
