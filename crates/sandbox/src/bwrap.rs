@@ -10,8 +10,8 @@
 //!   policy and of what the host's filesystem ([`jaula_policy::HostFs`]) answers.
 //! - [`shell_join`]: that prefix as one shell line, byte-for-byte Python's `shlex.join`.
 //! - [`probe`]: whether bubblewrap can build a namespace here.
-//! - [`MountView`]: a model of the mount view the argv builds, to explain
-//!   which operation governs a path.
+//! - [`MountView`]: a model of the mount view the argv builds, to explain which operation
+//!   governs a path.
 //! - [`PrivateTmp`]: the window's own `/tmp` and `/var/tmp`, created without following a
 //!   symlink and bound by descriptor, so the host's sockets there stay out of the view.
 
