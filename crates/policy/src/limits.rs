@@ -6,8 +6,9 @@
 //!   launcher's run sets none unless asked, `--max-procs`, `--max-data`).
 //!
 //! A Contract's spawn hands its limits to the `jaula run` it starts through
-//! [`ResourceLimits::from`]. Setting them is the kernel's half: `jaula_sandbox::limits`
-//! for a run, `jaula_contract::SpawnFloor` for a spawn.
+//! [`ResourceLimits::from`]. Setting them is the kernel's half:
+//! `jaula_sandbox::launch::set_resource_limits` for a run, `jaula_contract::SpawnFloor` for
+//! a spawn.
 
 use serde::{Deserialize, Serialize};
 
