@@ -40,10 +40,7 @@ pub enum Forward {
 /// Spawn `cmd` and wait for it, forwarding SIGTERM and SIGHUP where `forward` says. Call
 /// from a single-threaded process: the signals are blocked in the calling thread and taken
 /// with `sigwait`, and another thread with them unblocked would receive them instead.
-pub(crate) fn spawn_and_wait_forwarding(
-    cmd: &mut Command,
-    forward: Forward,
-) -> io::Result<ExitStatus> {
+pub(crate) fn spawn_and_wait(cmd: &mut Command, forward: Forward) -> io::Result<ExitStatus> {
     let set = signal_set();
     let mut old = empty_set();
     // SAFETY: `set` and `old` are valid, initialised sigset_t values owned by this frame.

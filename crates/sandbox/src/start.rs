@@ -241,11 +241,9 @@ impl Stage {
     /// Start the stage and wait for it, forwarding SIGTERM and SIGHUP to it (past
     /// bubblewrap, which passes neither on).
     pub fn run(mut self) -> Result<ExitStatus, StartError> {
-        child::spawn_and_wait_forwarding(&mut self.command, self.forward).map_err(|source| {
-            StartError::Start {
-                program: self.command.get_program().to_owned(),
-                source,
-            }
+        child::spawn_and_wait(&mut self.command, self.forward).map_err(|source| StartError::Start {
+            program: self.command.get_program().to_owned(),
+            source,
         })
     }
 
