@@ -294,7 +294,8 @@ impl Walk {
     }
 
     /// An entry listed as a directory: opened as one with `O_NOFOLLOW`, so a symlink or
-    /// non-directory swapped in since the listing is refused and goes the handle route.
+    /// non-directory found there instead is refused and pinned by handle
+    /// ([`Walk::entry_by_handle`]).
     fn subdir(&mut self, dir: &OwnedFd, name: &CStr, path: &Path, depth: usize) -> Result<()> {
         let sub = match open_dir_at(dir, name) {
             Ok(fd) => fd,
@@ -325,8 +326,9 @@ impl Walk {
         Ok(())
     }
 
-    /// A non-directory in a directory whose names cannot change under the walk (see
-    /// [`names_are_stable`]): the name that was `stat`ed is the inode re-owned.
+    /// A non-directory in a directory whose names cannot change under the walk (stable,
+    /// see [`names_are_stable`], or taken, see [`Taken`]): the name that was `stat`ed is
+    /// the inode re-owned.
     fn file_by_name(
         &mut self,
         dir: &OwnedFd,
@@ -363,9 +365,9 @@ impl Walk {
         Ok(())
     }
 
-    /// Any entry of a directory the Contract may be changing: pinned with an `O_PATH`
-    /// handle, so the thing `fstat`ed is the thing re-owned, whatever the name says by
-    /// then.
+    /// An entry listed as a directory that does not open as one (a listing's type is a
+    /// hint): pinned with an `O_PATH` handle, so the thing `fstat`ed is the thing
+    /// re-owned. Its directory is stable or taken, so its name cannot change meanwhile.
     fn entry_by_handle(
         &mut self,
         dir: &OwnedFd,

@@ -341,10 +341,10 @@ fn symlink_swap_race_never_reowns_outside_the_workspace() {
     assert_eq!(ok + refused, 400);
 }
 
-/// The same hostile fixture under a runner-owned 0755 directory (walked by name) and a
-/// world-writable one (walked with pinned handles), with enough top-level directories
-/// that the walk is shared among threads: both routes give the same exact counts, and
-/// neither re-owns what a symlink or hard link points at.
+/// The same hostile fixture under a runner-owned 0755 directory (walked as it is) and a
+/// world-writable one (taken for the walk, its mode given back), with enough top-level
+/// directories that the walk is shared among threads: exact counts, nothing re-owned that
+/// a symlink or hard link points at, and each directory keeps its mode.
 #[test]
 fn both_walks_count_exactly_and_reown_nothing_outside() {
     if !require_root("both_walks_count_exactly") {
@@ -390,11 +390,15 @@ fn both_walks_count_exactly_and_reown_nothing_outside() {
         assert_eq!(m.uid(), want, "{}", p.display());
     }
     assert_eq!(owner(&ws), uid);
+    for (name, mode) in [("stable", 0o755), ("open", 0o777)] {
+        let kept = fs::metadata(ws.join(name)).unwrap().mode() & 0o7777;
+        assert_eq!(kept, mode, "{name}: mode not given back");
+    }
     for p in outside_entries.iter().chain([&outside]) {
         assert_eq!(owner(p), 0, "{} re-owned", p.display());
     }
-    // Again, now that the Contract owns every directory (so every one takes the handle
-    // route): the same counts.
+    // Again, now that the Contract owns every directory (so every one is taken first):
+    // the same counts.
     let again = isolation.hand_over(&c, &ws).unwrap();
     assert_eq!(again.counts, report.counts);
 }
