@@ -525,7 +525,7 @@ pub(crate) fn check_git_at<Fd: AsFd>(
     Ok(())
 }
 
-/// [`check_git_at`] for a workspace given by path. The workspace itself must not be a
+/// `check_git_at` for a workspace given by path. The workspace itself must not be a
 /// symlink: one pointing at another tenant's checkout would pass the ownership test
 /// with that tenant's `.git`.
 pub fn check_git_dir(workspace: &Path, runner_uid: u32) -> Result<()> {

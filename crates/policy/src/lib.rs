@@ -12,7 +12,7 @@
 //!
 //! - [`network`]: modes, domain rules, presets, address classes, the DNS codec;
 //! - [`seccomp`]: the deny-list and its reference decision;
-//! - [`env`]: which variables a caged process inherits;
+//! - [`env`](mod@env): which variables a caged process inherits;
 //! - [`limits`]: resource ceilings; [`uid_range`]: the uids handed to Contracts;
 //! - [`config`]: the config file, read straight into typed values;
 //! - [`run_argv`]: the one way a `jaula run` command line is written.

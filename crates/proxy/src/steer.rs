@@ -6,7 +6,7 @@
 //! Nothing is decrypted. The proxy reads only the connection's first bytes, bounded by
 //! [`MAX_SNIFF`] and the header timeout: on a TLS port the ClientHello's server name
 //! ([`sni`]), on an HTTP port the request head's Host ([`http_host`]). That name then
-//! takes exactly the way a `CONNECT name:port` through the proxy takes ([`admit::open`]):
+//! takes exactly the way a `CONNECT name:port` through the proxy takes (`admit::open`):
 //! the rules, the address check, the dial from the host, the log (marked
 //! `"via":"steered"`) and the summary. The bytes already read are replayed upstream
 //! first, then the two sockets are relayed as they are, so the client's TLS session is
