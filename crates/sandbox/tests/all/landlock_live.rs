@@ -552,7 +552,9 @@ fn run_child(test: &str, w: &World, uid: Option<u32>) -> ChildRun {
             results.insert(r.id.clone(), r);
         } else if let Some(json) = line.strip_prefix(ENFORCEMENT) {
             enforcement = serde_json::from_str(json).expect("enforcement json");
-        } else if let Some(pid) = line.strip_prefix("JAULA_SLEEPER ") {
+        } else if let Some((_, pid)) = line.split_once("JAULA_SLEEPER ") {
+            // Not a prefix: the child's first line follows libtest's own "test NAME ... ",
+            // which has no newline of its own.
             sleeper = pid.trim().parse::<libc::pid_t>().ok();
         }
     }
@@ -562,6 +564,10 @@ fn run_child(test: &str, w: &World, uid: Option<u32>) -> ChildRun {
         unsafe { libc::kill(pid, libc::SIGKILL) };
     }
     assert!(status.success(), "child failed: {status}\n{transcript}");
+    assert!(
+        sleeper.is_some(),
+        "the child never named its sleeper:\n{transcript}"
+    );
     let _ = fs::remove_file(tmp_probe_path(uid));
     ChildRun {
         results,
