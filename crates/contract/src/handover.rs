@@ -289,13 +289,13 @@ impl Walk {
                 self.counts.symlinks_skipped += 1;
                 Ok(())
             }
-            _ => self.file_by_name(dir, name, path, depth),
+            _ => self.file_by_name(dir, name, path, depth, true),
         }
     }
 
     /// An entry listed as a directory: opened as one with `O_NOFOLLOW`, so a symlink or
-    /// non-directory found there instead is refused and pinned by handle
-    /// ([`Walk::entry_by_handle`]).
+    /// non-directory found there instead (a listing's type is a hint) is refused and
+    /// looked at by name.
     fn subdir(&mut self, dir: &OwnedFd, name: &CStr, path: &Path, depth: usize) -> Result<()> {
         let sub = match open_dir_at(dir, name) {
             Ok(fd) => fd,
@@ -304,7 +304,7 @@ impl Walk {
                 return Ok(());
             }
             Err(Errno::NOTDIR | Errno::LOOP) => {
-                return self.entry_by_handle(dir, name, path, depth)
+                return self.file_by_name(dir, name, path, depth, false)
             }
             Err(e) => return Err(ContractError::io("open", child_path(path, name), e)),
         };
@@ -328,13 +328,16 @@ impl Walk {
 
     /// A non-directory in a directory whose names cannot change under the walk (stable,
     /// see [`names_are_stable`], or taken, see [`Taken`]): the name that was `stat`ed is
-    /// the inode re-owned.
+    /// the inode re-owned. `may_enter`: a directory found under the name is walked; false
+    /// when opening it as one has just failed, so the name changed meanwhile (only the
+    /// runner can do that) and is counted as vanished rather than tried again.
     fn file_by_name(
         &mut self,
         dir: &OwnedFd,
         name: &CStr,
         path: &Path,
         depth: usize,
+        may_enter: bool,
     ) -> Result<()> {
         let st = match lstat_at(dir, name) {
             Ok(st) => st,
@@ -347,7 +350,8 @@ impl Walk {
         match file_type(&st) {
             FileType::Symlink => self.counts.symlinks_skipped += 1,
             // Listed with an unknown type: open it as the directory it is.
-            FileType::Directory => return self.subdir(dir, name, path, depth),
+            FileType::Directory if may_enter => return self.subdir(dir, name, path, depth),
+            FileType::Directory => self.counts.vanished += 1,
             _ if st.st_dev != self.dev => self.counts.other_filesystem_skipped += 1,
             _ if self.foreign_hardlink(&st) => self.counts.hardlinks_skipped += 1,
             _ => {
@@ -361,54 +365,6 @@ impl Walk {
                 .map_err(|e| ContractError::io("fchownat", child_path(path, name), e))?;
                 self.counts.reowned += 1;
             }
-        }
-        Ok(())
-    }
-
-    /// An entry listed as a directory that does not open as one (a listing's type is a
-    /// hint): pinned with an `O_PATH` handle, so the thing `fstat`ed is the thing
-    /// re-owned. Its directory is stable or taken, so its name cannot change meanwhile.
-    fn entry_by_handle(
-        &mut self,
-        dir: &OwnedFd,
-        name: &CStr,
-        path: &Path,
-        depth: usize,
-    ) -> Result<()> {
-        let handle = match open_path_at(dir, name) {
-            Ok(h) => h,
-            Err(Errno::NOENT) => {
-                self.counts.vanished += 1;
-                return Ok(());
-            }
-            Err(e) => return Err(ContractError::io("open", child_path(path, name), e)),
-        };
-        let st =
-            fstat(&handle).map_err(|e| ContractError::io("fstat", child_path(path, name), e))?;
-        let kind = file_type(&st);
-        if kind == FileType::Symlink {
-            self.counts.symlinks_skipped += 1;
-            return Ok(());
-        }
-        if kind == FileType::Directory {
-            let child = child_path(path, name);
-            let sub = reopen_dir(&handle).map_err(|e| ContractError::io("open", &child, e))?;
-            return self.walk_subdir(&sub, &st, &child, depth);
-        }
-        if st.st_dev != self.dev {
-            self.counts.other_filesystem_skipped += 1;
-        } else if self.foreign_hardlink(&st) {
-            self.counts.hardlinks_skipped += 1;
-        } else {
-            chownat(
-                &handle,
-                "",
-                Some(self.uid),
-                Some(self.gid),
-                AtFlags::EMPTY_PATH,
-            )
-            .map_err(|e| ContractError::io("fchownat", child_path(path, name), e))?;
-            self.counts.reowned += 1;
         }
         Ok(())
     }
