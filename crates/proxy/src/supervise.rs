@@ -60,12 +60,16 @@ pub struct Served {
 /// Serve everything in `served` with `proxy` until `child` exits; return its status.
 /// SIGTERM and SIGHUP are handed to `forward` with the child's pid: [`to_child`] signals
 /// the child itself, and a caller whose child passes no signal on (bubblewrap) sends them
-/// past it.
+/// past it. `handlers_ready` is called once the signal handlers are in place: a caller
+/// that kept the signals blocked since before it spawned `child` (so that one sent
+/// meanwhile could not kill it and orphan the child) unblocks them there, and what
+/// arrived in between is forwarded then.
 pub fn supervise(
     mut child: Child,
     served: Served,
     proxy: Proxy,
     forward: impl Fn(rustix::process::Pid, rustix::process::Signal),
+    handlers_ready: impl FnOnce(),
 ) -> Result<Supervised, SuperviseError> {
     let Served {
         listener,
@@ -93,6 +97,7 @@ pub fn supervise(
         let mut hup = signal(SignalKind::hangup()).map_err(SuperviseError::Signals)?;
         let mut int = signal(SignalKind::interrupt()).map_err(SuperviseError::Signals)?;
         let mut quit = signal(SignalKind::quit()).map_err(SuperviseError::Signals)?;
+        handlers_ready();
         let server = tokio::spawn(serve(listener, proxy.clone()));
         let mut tasks = Vec::new();
         for socket in dns {

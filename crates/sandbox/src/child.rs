@@ -51,17 +51,7 @@ pub(crate) fn spawn_and_wait(cmd: &mut Command, forward: Forward) -> io::Result<
     // A child inherits the signal mask across fork and exec, and the standard library
     // does not reset it: without this the caged command would start with SIGTERM
     // blocked and every forwarded signal would stay pending (pinned by a live test).
-    let restore = old;
-    // SAFETY: the closure runs in the child between fork and exec and only calls
-    // pthread_sigmask, which is async-signal-safe, on a sigset_t copied in by value.
-    unsafe {
-        cmd.pre_exec(move || {
-            match libc::pthread_sigmask(libc::SIG_SETMASK, &restore, std::ptr::null_mut()) {
-                0 => Ok(()),
-                rc => Err(io::Error::from_raw_os_error(rc)),
-            }
-        });
-    }
+    unblock_in_child(cmd, old);
     let result = cmd
         .spawn()
         .and_then(|mut child| wait_forwarding(&mut child, &set, forward));
@@ -93,6 +83,62 @@ fn wait_forwarding(
         if sig == libc::SIGTERM || sig == libc::SIGHUP {
             forward_signal(pid, sig, forward);
         }
+    }
+}
+
+/// SIGTERM, SIGHUP, SIGINT and SIGQUIT held (blocked in the calling thread) from before a
+/// child is spawned until its parent is ready to take them: one that arrives while the
+/// child starts stays pending instead of killing the parent and orphaning the child. The
+/// threads started meanwhile inherit the block; [`HeldSignals::release`] (or drop) lifts
+/// it in this thread, and anything pending is delivered there at once.
+pub struct HeldSignals {
+    // Boxed: a sigset_t is 128 bytes on Linux, and this travels in enums.
+    old: Box<libc::sigset_t>,
+}
+
+impl HeldSignals {
+    /// Block the four signals in the calling thread.
+    pub fn hold() -> io::Result<HeldSignals> {
+        let mut set = empty_set();
+        for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT] {
+            // SAFETY: `set` is an initialised sigset_t and `sig` a valid signal number.
+            unsafe { libc::sigaddset(&mut set, sig) };
+        }
+        let mut old = empty_set();
+        // SAFETY: `set` and `old` are valid, initialised sigset_t values owned by this frame.
+        match unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old) } {
+            0 => Ok(HeldSignals { old: Box::new(old) }),
+            rc => Err(io::Error::from_raw_os_error(rc)),
+        }
+    }
+
+    /// Let `cmd`'s process start with the mask from before [`HeldSignals::hold`].
+    pub fn unblock_in_child(&self, cmd: &mut Command) {
+        unblock_in_child(cmd, *self.old);
+    }
+
+    /// Lift the block in this thread: call once the handlers are in place.
+    pub fn release(self) {}
+}
+
+impl Drop for HeldSignals {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved by `hold`; `old` is a valid sigset_t.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &*self.old, std::ptr::null_mut()) };
+    }
+}
+
+/// Have `cmd`'s child set its signal mask to `mask` between fork and exec.
+fn unblock_in_child(cmd: &mut Command, mask: libc::sigset_t) {
+    // SAFETY: the closure runs in the child between fork and exec and only calls
+    // pthread_sigmask, which is async-signal-safe, on a sigset_t copied in by value.
+    unsafe {
+        cmd.pre_exec(move || {
+            match libc::pthread_sigmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut()) {
+                0 => Ok(()),
+                rc => Err(io::Error::from_raw_os_error(rc)),
+            }
+        });
     }
 }
 

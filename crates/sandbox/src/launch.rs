@@ -148,6 +148,10 @@ pub enum LaunchError {
     /// `fork` failed.
     #[error("cannot fork the command: {0}")]
     Fork(std::io::Error),
+    /// The signals the socket gate's supervisor forwards could not be blocked (before the
+    /// fork) or unblocked again (in the child, before the command).
+    #[error("cannot set the signal mask around the socket gate's fork: {0}")]
+    SignalMask(std::io::Error),
     /// A resource limit could not be set.
     #[error("cannot set {name}: {source}")]
     Limit {
@@ -563,6 +567,7 @@ fn fork_supervised(
     if threads != 1 {
         return Err(LaunchError::Threads(threads));
     }
+    let blocked = crate::socket_gate::block_forwarded().map_err(LaunchError::SignalMask)?;
     // SAFETY: the process has one thread (checked above), so the child is a complete copy
     // with no lock held by a thread that does not exist in it; it goes on running this
     // program's own code to exec.
@@ -571,6 +576,7 @@ fn fork_supervised(
         return Err(LaunchError::Fork(std::io::Error::last_os_error()));
     }
     if pid == 0 {
+        blocked.restore().map_err(LaunchError::SignalMask)?;
         // The stub's sockets are the supervisor's alone: a cage holding one could answer
         // its own lookups past the record.
         drop(settings);
@@ -605,7 +611,7 @@ fn fork_supervised(
             .name("jaula-dns-stub".into())
             .spawn(move || crate::network::dns_stub::serve_refusing(socket));
     }
-    match crate::socket_gate::supervise(supervisor, pid) {
+    match crate::socket_gate::supervise(supervisor, pid, &blocked) {
         Ok(status) => {
             if let Some(hook) = after_exit {
                 hook(status);

@@ -185,15 +185,28 @@ impl GateLaunch {
     }
 }
 
+/// The signals a supervisor takes instead of dying of them: [`block_forwarded`] before
+/// the fork, and the child restores its mask.
+const FORWARDED: [libc::c_int; 4] = [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT];
+
+/// Block [`FORWARDED`] in this (single-threaded) process, before it forks the child it
+/// will supervise: a SIGTERM that arrives while the child is set up must wait for
+/// [`supervise`] and be passed on, not kill the supervisor and orphan the command.
+pub(crate) fn block_forwarded() -> io::Result<sys::Blocked> {
+    sys::Blocked::new(&FORWARDED)
+}
+
 /// Serve `child`'s calls until it exits, and return how it ended. SIGTERM and SIGHUP sent
-/// to this process are passed on to the child; SIGINT and SIGQUIT are left to the
-/// terminal, which sends them to the child's process group itself.
+/// to this process, including any that came while `blocked` held them, are passed on to
+/// the child; SIGINT and SIGQUIT are left to the terminal, which sends them to the child's
+/// process group itself.
 pub(crate) fn supervise(
     mut supervisor: Supervisor,
     child: libc::pid_t,
+    blocked: &sys::Blocked,
 ) -> io::Result<std::process::ExitStatus> {
     let child_fd = sys::pidfd_for_task(child as u32)?;
-    let signals = sys::SignalFd::new(&[libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT])?;
+    let signals = sys::SignalFd::new(blocked)?;
     let mut listening = true;
     loop {
         let mut fds = [

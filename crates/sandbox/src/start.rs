@@ -19,7 +19,7 @@ use jaula_policy::Policy;
 
 use crate::backend::{self, Launcher, NoCage, Requested};
 use crate::bwrap::{self, Availability, BwrapError, BwrapOptions, PrivateTmp};
-use crate::child::{self, Forward};
+use crate::child::{self, Forward, HeldSignals};
 use crate::landlock::{self, PlanMode};
 use crate::launch_plan::{LaunchPlan, PlanError, Reports};
 use crate::network::netns::{self, CageListeners, NetnsError, NetnsInChild};
@@ -281,6 +281,9 @@ pub enum AllowStage {
         dns: Vec<std::net::UdpSocket>,
         /// The protected paths as they were before the stage started.
         snapshot: Snapshot,
+        /// SIGTERM, SIGHUP, SIGINT and SIGQUIT, blocked since before the spawn: release
+        /// once the proxy's handlers are in place.
+        held: HeldSignals,
     },
     /// The stage ended before it could bind (it said why on its stderr); the planting
     /// report is made.
@@ -333,6 +336,11 @@ pub fn start_allow(
         _private_tmp,
         _netns,
     } = stage;
+    let held = HeldSignals::hold().map_err(|source| StartError::Start {
+        program: command.get_program().to_owned(),
+        source,
+    })?;
+    held.unblock_in_child(&mut command);
     let mut child = command.spawn().map_err(|source| StartError::Start {
         program: command.get_program().to_owned(),
         source,
@@ -353,6 +361,7 @@ pub fn start_allow(
         listeners,
         dns,
         snapshot,
+        held,
     })
 }
 

@@ -322,7 +322,7 @@ fn run_allow(
     config.log = args.network_log.clone();
     let proxy = jaula_proxy::Proxy::new(config)?;
     let policy = &plan.policy;
-    let (child, forward, listeners, dns, snapshot) =
+    let (child, forward, listeners, dns, snapshot, held) =
         match start::start_allow(&plan, launcher, options, proxy_localhost)? {
             AllowStage::Serving {
                 child,
@@ -330,7 +330,8 @@ fn run_allow(
                 listeners,
                 dns,
                 snapshot,
-            } => (child, forward, listeners, dns, snapshot),
+                held,
+            } => (child, forward, listeners, dns, snapshot, held),
             AllowStage::Ended(status) => exit_like(status),
         };
     let steered = match listeners.steered {
@@ -348,7 +349,7 @@ fn run_allow(
     let forward_past = |pid: rustix::process::Pid, signal: rustix::process::Signal| {
         jaula_sandbox::child::forward_signal(pid.as_raw_nonzero().get(), signal.as_raw(), forward)
     };
-    let done = jaula_proxy::supervise(child, served, proxy, forward_past)?;
+    let done = jaula_proxy::supervise(child, served, proxy, forward_past, || held.release())?;
     if !done.summary.is_empty() {
         eprintln!("{}", done.summary);
     }

@@ -283,13 +283,20 @@ impl Executor for SandboxExec {
         let Some(stage) = launch.proxy else {
             return Err(start(cmd.exec()).into());
         };
+        // Held from before the spawn until the proxy's handlers are in place: a SIGTERM in
+        // between must reach the cage, not kill this process and leave the cage running.
+        let held = jaula_sandbox::child::HeldSignals::hold().map_err(start)?;
+        held.unblock_in_child(&mut cmd);
         let child = cmd.spawn().map_err(start)?;
         let served = jaula_proxy::Served {
             listener: stage.listener,
             steered: Vec::new(),
             dns: Vec::new(),
         };
-        let done = jaula_proxy::supervise(child, served, stage.proxy, jaula_proxy::to_child)?;
+        let done =
+            jaula_proxy::supervise(child, served, stage.proxy, jaula_proxy::to_child, || {
+                held.release()
+            })?;
         if !done.summary.is_empty() {
             eprintln!("{}", done.summary);
         }

@@ -410,14 +410,20 @@ pub(crate) fn wait_exit(pid: libc::pid_t) -> io::Result<std::process::ExitStatus
     }
 }
 
-/// Signals delivered as readable events instead of handlers (they are blocked in this
-/// thread, and in the threads it starts later).
-pub(crate) struct SignalFd(OwnedFd);
+/// Signals blocked in this thread (and in the threads and children it starts later), with
+/// the mask they replaced. Blocked before the fork, so a signal sent while the child is
+/// being set up stays pending for the supervisor instead of killing it.
+pub(crate) struct Blocked {
+    set: libc::sigset_t,
+    old: libc::sigset_t,
+}
 
-impl SignalFd {
-    pub(crate) fn new(signals: &[libc::c_int]) -> io::Result<SignalFd> {
+impl Blocked {
+    pub(crate) fn new(signals: &[libc::c_int]) -> io::Result<Blocked> {
         // SAFETY: all-zero is a valid sigset_t, which sigemptyset initialises anyway.
         let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
         // SAFETY: `set` is a valid sigset_t for each call below.
         unsafe {
             libc::sigemptyset(&mut set);
@@ -425,13 +431,35 @@ impl SignalFd {
                 libc::sigaddset(&mut set, *s);
             }
         }
-        // SAFETY: `set` is initialised; the old mask is not asked for.
-        let ret = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+        // SAFETY: `set` is initialised and `old` a valid out-pointer.
+        let ret = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old) };
         if ret != 0 {
             return Err(io::Error::from_raw_os_error(ret));
         }
-        // SAFETY: `set` is initialised and outlives the call.
-        let fd = unsafe { libc::signalfd(-1, &set, libc::SFD_CLOEXEC) };
+        Ok(Blocked { set, old })
+    }
+
+    /// In the forked child: put back the mask from before [`Blocked::new`], so the command
+    /// it becomes receives these signals (a mask survives exec).
+    pub(crate) fn restore(&self) -> io::Result<()> {
+        // SAFETY: `old` was filled by pthread_sigmask; the old mask is not asked for.
+        let ret =
+            unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, std::ptr::null_mut()) };
+        match ret {
+            0 => Ok(()),
+            e => Err(io::Error::from_raw_os_error(e)),
+        }
+    }
+}
+
+/// Blocked signals delivered as readable events, including those that arrived before it
+/// was made (they were pending).
+pub(crate) struct SignalFd(OwnedFd);
+
+impl SignalFd {
+    pub(crate) fn new(blocked: &Blocked) -> io::Result<SignalFd> {
+        // SAFETY: `blocked.set` is initialised and outlives the call.
+        let fd = unsafe { libc::signalfd(-1, &blocked.set, libc::SFD_CLOEXEC) };
         owned(fd.into()).map(SignalFd)
     }
 
