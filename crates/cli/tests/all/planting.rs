@@ -796,7 +796,11 @@ fn sigterm_once(f: &Fixture, backend: &str, extra: &[&str], round: usize) {
     let pid = rustix::process::Pid::from_child(&child);
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
     let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(3), "{backend} {extra:?}, round {round}: {status}");
+    assert_eq!(
+        status.code(),
+        Some(3),
+        "{backend} {extra:?}, round {round}: {status}"
+    );
     let mut rest = String::new();
     stdout.read_to_string(&mut rest).unwrap();
     assert_eq!(rest, "term\n", "{backend} {extra:?}, round {round}");
