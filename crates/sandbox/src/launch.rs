@@ -49,6 +49,8 @@ pub(crate) struct Gate {
     /// answers them (REFUSED, each name recorded: see [`crate::network::dns_stub`]); the
     /// child closes its copies before it execs the command.
     pub(crate) dns_stub: Vec<std::net::UdpSocket>,
+    /// `-v`: say what the supervisor answered when the command has ended.
+    pub(crate) verbose: bool,
 }
 
 impl std::fmt::Debug for Gate {
@@ -299,6 +301,7 @@ fn confinement<'a>(
             policy: plan.policy.clone(),
             after_exit,
             dns_stub: network.dns_stub,
+            verbose: plan.verbose,
         }),
     };
     (command, confinement)
@@ -588,6 +591,7 @@ fn fork_supervised(
         policy,
         after_exit,
         dns_stub,
+        verbose,
     } = settings;
     let supervisor = match launch.in_parent(pid, policy) {
         Ok(s) => s,
@@ -612,9 +616,12 @@ fn fork_supervised(
             .spawn(move || crate::network::dns_stub::serve_refusing(socket));
     }
     match crate::socket_gate::supervise(supervisor, pid, &blocked) {
-        Ok(status) => {
+        Ok((status, counts)) => {
             if let Some(hook) = after_exit {
                 hook(status);
+            }
+            if verbose {
+                eprintln!("jaula: socket gate: {counts}");
             }
             exit_like(status)
         }

@@ -28,7 +28,7 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use jaula_policy::Policy;
 use seccompiler::sock_filter;
 
-use supervisor::Supervisor;
+use supervisor::{GateCounts, Supervisor};
 pub use unreachable::{unreachable_destinations, Refused};
 
 /// Why the gate could not be set up. The command never runs without it.
@@ -204,7 +204,7 @@ pub(crate) fn supervise(
     mut supervisor: Supervisor,
     child: libc::pid_t,
     blocked: &sys::Blocked,
-) -> io::Result<std::process::ExitStatus> {
+) -> io::Result<(std::process::ExitStatus, GateCounts)> {
     let child_fd = sys::pidfd_for_task(child as u32)?;
     let signals = sys::SignalFd::new(blocked)?;
     let mut listening = true;
@@ -249,7 +249,7 @@ pub(crate) fn supervise(
             }
         }
         if fds[0].revents & libc::POLLIN != 0 {
-            return sys::wait_exit(child);
+            return Ok((sys::wait_exit(child)?, supervisor.counts()));
         }
     }
 }

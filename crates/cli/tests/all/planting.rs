@@ -805,3 +805,39 @@ fn sigterm_once(f: &Fixture, backend: &str, extra: &[&str], round: usize) {
     stdout.read_to_string(&mut rest).unwrap();
     assert_eq!(rest, "term\n", "{backend} {extra:?}, round {round}");
 }
+
+/// `-v` ends with what the socket gate's supervisor answered: three write-opens of named
+/// files (`notes.txt`, `.envrc`, `/dev/null`), one refused (`.envrc`, a protected name in
+/// the repo), and a connect to a host socket outside the policy, refused.
+#[test]
+fn verbose_counts_what_the_gate_answered() {
+    for backend in ["landlock", "bwrap"] {
+        if !backend_or_skip(backend, User::Root) {
+            continue;
+        }
+        let f = Fixture::new("gate-counts", User::Root);
+        let host_socket = f.root.join("host.sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&host_socket).unwrap();
+        let script = format!(
+            "echo x > notes.txt; echo y > .envrc; \
+             python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect(\"{}\")' \
+             2>/dev/null; true",
+            host_socket.display()
+        );
+        let out = f.caged(backend, &["-v"], &script);
+        assert!(out.status.success(), "{backend}: {}", text(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with("jaula: socket gate: "))
+            .unwrap_or_else(|| panic!("{backend}: no gate line: {stderr}"));
+        assert_eq!(
+            line,
+            "jaula: socket gate: answered 1 connect(s), 0 bind(s) and 3 call(s) on named \
+             files; refused 2",
+            "{backend}"
+        );
+        assert!(!f.repo.join(".envrc").exists(), "{backend}");
+        assert_eq!(fs::read_to_string(f.repo.join("notes.txt")).unwrap(), "x\n");
+    }
+}

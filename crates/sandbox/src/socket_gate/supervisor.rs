@@ -28,14 +28,27 @@ use super::sys;
 /// The kernel's own identity of a bound socket's file: (major, minor, inode).
 type FileId = (u32, u32, u64);
 
-/// Counters for `-v` and the benchmarks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+/// What the supervisor answered, for `jaula run -v`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct GateCounts {
+    /// `connect` calls (any socket family: the filter cannot tell them apart).
     pub(crate) connects: u64,
+    /// `bind` calls (any family).
     pub(crate) binds: u64,
     /// Calls on named files: opens for writing, renames, links, removals, new names.
     pub(crate) files: u64,
+    /// Of all those, the ones refused.
     pub(crate) refused: u64,
+}
+
+impl std::fmt::Display for GateCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "answered {} connect(s), {} bind(s) and {} call(s) on named files; refused {}",
+            self.connects, self.binds, self.files, self.refused
+        )
+    }
 }
 
 pub(crate) struct Supervisor {
@@ -82,8 +95,6 @@ impl Supervisor {
     }
 
     /// The counters so far.
-    // No caller reads them yet (they are meant for `-v` and the benchmarks).
-    #[allow(dead_code)]
     pub(crate) fn counts(&self) -> GateCounts {
         self.counts
     }
