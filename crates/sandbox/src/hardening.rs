@@ -1,11 +1,12 @@
 //! Process hardening applied before exec (layer 4 of docs/architecture.md).
 //!
-//! [`harden`] is called in the process that is about to `execve` the caged program (after
-//! any identity change, since it drops the capabilities a uid change needs). It locks the
-//! securebits, empties every capability set, sets `no_new_privs`, turns core dumps off and
-//! marks every inherited file descriptor close-on-exec. Capabilities, securebits and
-//! `no_new_privs` are per-thread: call it on the thread that will exec (`execve` kills the
-//! others, so their credentials never reach the caged program).
+//! `harden` (Linux only) is called in the process that is about to `execve` the caged
+//! program (after any identity change, since it drops the capabilities a uid change
+//! needs). It locks the securebits, empties every capability set, sets `no_new_privs`,
+//! turns core dumps off and marks every inherited file descriptor close-on-exec.
+//! Capabilities, securebits and `no_new_privs` are per-thread: call it on the thread that
+//! will exec (`execve` kills the others, so their credentials never reach the caged
+//! program).
 //!
 //! Which environment variables the caged program inherits is decided by
 //! [`jaula_policy::env`], not here.
@@ -26,12 +27,12 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-/// What [`harden`] may leave alone.
+/// What `harden` may leave alone.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HardeningOptions {
     /// File descriptors above 2 that the caged program inherits (`--keep-fd`). They are
-    /// made inheritable (close-on-exec cleared); each must be open, or [`harden`] fails
+    /// made inheritable (close-on-exec cleared); each must be open, or `harden` fails
     /// before changing anything. 0, 1 and 2 are always inherited.
     pub(crate) keep_fds: Vec<RawFd>,
 }
@@ -49,7 +50,7 @@ impl HardeningOptions {
     }
 }
 
-/// One hardening step, in the order [`harden`] applies them.
+/// One hardening step, in the order `harden` applies them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -139,7 +140,7 @@ pub(crate) enum CapLastCapSource {
 /// `CAP_CHECKPOINT_RESTORE`, the last capability as of Linux 5.9 (still the last in 6.x).
 pub(crate) const COMPILED_CAP_LAST_CAP: u32 = 40;
 
-/// What [`harden`] did, step by step. Displays as a short table and serialises to JSON.
+/// What `harden` did, step by step. Displays as a short table and serialises to JSON.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HardeningReport {
     /// The highest capability number the running kernel knows.
@@ -596,7 +597,7 @@ mod linux {
     }
 
     /// The calling thread's status: capabilities are per thread, and `/proc/self` would
-    /// show the main thread's, which is not the one [`harden`] runs on when it is called
+    /// show the main thread's, which is not the one `harden` runs on when it is called
     /// from another (the live tests do that).
     const PROC_THREAD_SELF_STATUS: &str = "/proc/thread-self/status";
 

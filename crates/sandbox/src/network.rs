@@ -1,7 +1,7 @@
 //! Network modes: the kernel half. A network namespace with only loopback, the fallback
 //! Landlock TCP rules and socket-family filter, the DNS stub inside the namespace, and the
-//! hand-off of the in-namespace listeners to the proxy ([`netns`], [`dns_stub`],
-//! [`none_log`]).
+//! hand-off of the in-namespace listeners to the proxy (`netns`, `dns_stub` and
+//! `none_log`, Linux only).
 //!
 //! The pure half (modes, domain rules, presets, address classes, DNS messages) is
 //! [`jaula_policy::network`]; the proxy itself is the `jaula-proxy` crate.
