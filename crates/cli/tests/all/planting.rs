@@ -109,6 +109,11 @@ impl Fixture {
 
     /// `sh -c script` in `jaula run --backend B`, in the repo, as the fixture's user.
     fn caged(&self, backend: &str, flags: &[&str], script: &str) -> Output {
+        self.caged_command(backend, flags, script).output().unwrap()
+    }
+
+    /// `jaula run` of `script` in this fixture's repo and home, as its owner.
+    fn caged_command(&self, backend: &str, flags: &[&str], script: &str) -> Command {
         let mut cmd = Command::new(jaula());
         cmd.args(["run", "--backend", backend])
             .args(flags)
@@ -119,7 +124,7 @@ impl Fixture {
             .args(["--", "/bin/sh", "-c", script])
             .current_dir(&self.repo);
         self.as_owner(&mut cmd);
-        cmd.output().unwrap()
+        cmd
     }
 
     fn snapshot(&self) -> Vec<(PathBuf, Vec<u8>)> {
@@ -772,23 +777,15 @@ const SIGTERM_ROUNDS: usize = 12;
 fn sigterm_once(f: &Fixture, backend: &str, extra: &[&str], round: usize) {
     use std::io::{BufRead, BufReader, Read};
     use std::process::Stdio;
-    let mut cmd = Command::new(jaula());
-    cmd.args(["run", "--backend", backend])
-        .args(extra)
-        .arg("--repo")
-        .arg(&f.repo)
-        .arg("--home")
-        .arg(&f.home)
-        .args([
-            "--",
-            "/bin/sh",
-            "-c",
+    let mut child = f
+        .caged_command(
+            backend,
+            extra,
             "trap 'echo term; kill $! 2>/dev/null; exit 3' TERM; echo ready; sleep 120 & wait",
-        ])
-        .current_dir(&f.repo)
-        .stdout(Stdio::piped());
-    f.as_owner(&mut cmd);
-    let mut child = cmd.spawn().unwrap();
+        )
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     stdout.read_line(&mut line).unwrap();
