@@ -774,6 +774,9 @@ fn sigterm_to_jaula_reaches_the_caged_command() {
 
 const SIGTERM_ROUNDS: usize = 12;
 
+/// One round: the command traps TERM, says it is ready and waits on a `cat` of the
+/// test's stdin (no timer: the `cat` ends when the test closes that pipe, after jaula has
+/// left, and with it the output the test reads to its end).
 fn sigterm_once(f: &Fixture, backend: &str, extra: &[&str], round: usize) {
     use std::io::{BufRead, BufReader, Read};
     use std::process::Stdio;
@@ -781,11 +784,14 @@ fn sigterm_once(f: &Fixture, backend: &str, extra: &[&str], round: usize) {
         .caged_command(
             backend,
             extra,
-            "trap 'echo term; kill $! 2>/dev/null; exit 3' TERM; echo ready; sleep 120 & wait",
+            "exec 9<&0; trap 'echo term; exit 3' TERM; echo ready; cat <&9 & wait",
         )
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
+    // Taken out, or `wait` below would close it first.
+    let stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     stdout.read_line(&mut line).unwrap();
@@ -798,6 +804,7 @@ fn sigterm_once(f: &Fixture, backend: &str, extra: &[&str], round: usize) {
         Some(3),
         "{backend} {extra:?}, round {round}: {status}"
     );
+    drop(stdin);
     let mut rest = String::new();
     stdout.read_to_string(&mut rest).unwrap();
     assert_eq!(rest, "term\n", "{backend} {extra:?}, round {round}");
