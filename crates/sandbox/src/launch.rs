@@ -51,6 +51,9 @@ pub(crate) struct Gate {
     pub(crate) dns_stub: Vec<std::net::UdpSocket>,
     /// `-v`: say what the supervisor answered when the command has ended.
     pub(crate) verbose: bool,
+    /// The command's resource limits: set in the command's process only, never in the
+    /// supervisor's.
+    pub(crate) limits: ResourceLimits,
 }
 
 impl std::fmt::Debug for Gate {
@@ -234,7 +237,10 @@ pub type AfterExit = Box<dyn FnOnce(std::process::ExitStatus)>;
 /// Steps 1 to 3 of [`launch`]: the limits, then (a Contract's spawn) the cgroup and the
 /// identity, all before anything is forked, so every process after this one inherits them.
 fn enter_limits(plan: &LaunchPlan) -> Result<(), LaunchError> {
-    set_resource_limits(&plan.limits)?;
+    // With the gate the command's process sets them after the fork (`fork_supervised`).
+    if !plan.socket_gate {
+        set_resource_limits(&plan.limits)?;
+    }
     if let Some(fd) = plan.cgroup_fd {
         enter_cgroup(fd).map_err(LaunchError::Cgroup)?;
     }
@@ -302,6 +308,7 @@ fn confinement<'a>(
             after_exit,
             dns_stub: network.dns_stub,
             verbose: plan.verbose,
+            limits: plan.limits.clone(),
         }),
     };
     (command, confinement)
@@ -558,8 +565,10 @@ fn confine(confinement: Confinement<'_>) -> Result<LaunchReport, LaunchError> {
     })
 }
 
-/// Fork. Returns in the child, with the gate's filter installed; the parent supervises
-/// the child and leaves the process with the child's status.
+/// Fork the supervisor, which forks the command. Returns in the command's process, with
+/// the gate's filter installed. This process waits for the command's status and leaves
+/// with it; the supervisor serves the cage until its last process has ended (see
+/// `socket_gate::lifetime`).
 fn fork_supervised(
     launch: crate::socket_gate::GateLaunch,
     settings: Gate,
@@ -571,64 +580,174 @@ fn fork_supervised(
         return Err(LaunchError::Threads(threads));
     }
     let blocked = crate::socket_gate::block_forwarded().map_err(LaunchError::SignalMask)?;
+    let (report_out, report_in) = crate::socket_gate::status_pipe().map_err(LaunchError::Fork)?;
     // SAFETY: the process has one thread (checked above), so the child is a complete copy
-    // with no lock held by a thread that does not exist in it; it goes on running this
-    // program's own code to exec.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
+    // with no lock held by a thread that does not exist in it.
+    let supervisor = unsafe { libc::fork() };
+    if supervisor < 0 {
         return Err(LaunchError::Fork(std::io::Error::last_os_error()));
     }
-    if pid == 0 {
-        blocked.restore().map_err(LaunchError::SignalMask)?;
-        // The stub's sockets are the supervisor's alone: a cage holding one could answer
-        // its own lookups past the record.
-        drop(settings);
-        launch.in_child()?;
-        landlock::scope_signals_below_parent()?;
-        return Ok(());
+    if supervisor > 0 {
+        // The waiter holds nothing of the gate: no listener, no stub socket.
+        drop((launch, settings, report_in));
+        wait_and_leave(supervisor, report_out, &blocked)
     }
+    drop(report_out);
+    let release = crate::socket_gate::Release::new(report_in).map_err(LaunchError::Fork)?;
     let Gate {
         policy,
         after_exit,
         dns_stub,
         verbose,
+        limits,
     } = settings;
+    supervisor_limits();
+    // Every process the command leaves behind is reparented here, so the supervisor stays
+    // their ancestor (ptrace access under Yama) and reaps them.
+    if let Err(e) = crate::socket_gate::set_child_subreaper() {
+        eprintln!("jaula: the socket gate could not be set up: child subreaper: {e}");
+        release.refuse(126);
+        std::process::exit(126);
+    }
+    // SAFETY: still one thread (this process was forked from a single-threaded one and has
+    // started none); the child runs this program's own code to exec.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        eprintln!(
+            "jaula: cannot fork the command: {}",
+            std::io::Error::last_os_error()
+        );
+        release.refuse(126);
+        std::process::exit(126);
+    }
+    if pid == 0 {
+        blocked.restore().map_err(LaunchError::SignalMask)?;
+        // The stub's sockets and the status pipe are the supervisor's alone: a cage holding
+        // a stub socket could answer its own lookups past the record.
+        drop((dns_stub, release));
+        // The command's limits are its own: the supervisor keeps the launcher's, so the
+        // cage cannot starve it of descriptors, memory or processes.
+        set_resource_limits(&limits)?;
+        launch.in_child()?;
+        landlock::scope_signals_below_parent()?;
+        return Ok(());
+    }
     let supervisor = match launch.in_parent(pid, policy) {
         Ok(s) => s,
-        // The child failed its own setup and said why on stderr: leave as it left.
+        // The command's process failed its own setup and said why on stderr: leave as it
+        // left.
         Err(crate::socket_gate::GateError::ChildEnded) => {
             match crate::socket_gate::wait_child(pid) {
-                Ok(status) => exit_like(status),
-                Err(_) => std::process::exit(126),
+                Ok(status) => release_with(release, status),
+                Err(_) => release.refuse(126),
             }
+            std::process::exit(0);
         }
         Err(e) => {
-            // Nothing of the command has run: the child waits for the hand-off. Stop it.
+            // Nothing of the command has run: its process waits for the hand-off. Stop it.
             crate::socket_gate::kill_child(pid);
             eprintln!("jaula: the socket gate could not be set up: {e}");
+            release.refuse(126);
             std::process::exit(126);
         }
     };
-    // Threads only now: the fork above needed a single-threaded process.
+    // Threads only now: the forks above needed a single-threaded process.
     for socket in dns_stub {
         let _ = std::thread::Builder::new()
             .name("jaula-dns-stub".into())
             .spawn(move || crate::network::dns_stub::serve_refusing(socket));
     }
-    match crate::socket_gate::supervise(supervisor, pid, &blocked) {
-        Ok((status, counts)) => {
-            if let Some(hook) = after_exit {
-                hook(status);
-            }
-            if verbose {
-                eprintln!("jaula: socket gate: {counts}");
-            }
-            exit_like(status)
-        }
+    let mut ended = CommandEnd {
+        release: Some(release),
+        after_exit,
+        verbose,
+    };
+    match crate::socket_gate::supervise(supervisor, pid, &blocked, &mut ended) {
+        Ok(()) => std::process::exit(0),
         Err(e) => {
-            crate::socket_gate::kill_child(pid);
-            eprintln!("jaula: the socket gate failed while the command ran: {e}");
+            if ended.release.is_some() {
+                crate::socket_gate::kill_child(pid);
+                eprintln!("jaula: the socket gate failed while the command ran: {e}");
+                ended.refuse(126);
+            }
             std::process::exit(126);
         }
     }
+}
+
+/// In the waiter: leave as the command left, once the supervisor says how.
+fn wait_and_leave(
+    supervisor: libc::pid_t,
+    report: std::os::fd::OwnedFd,
+    blocked: &crate::socket_gate::Blocked,
+) -> ! {
+    // The cage shares this process's Landlock domain below ABI 6 (no nested domain): keep
+    // its memory and descriptors out of the cage's reach, as the supervisor's are.
+    let _ = crate::socket_gate::set_not_dumpable();
+    match crate::socket_gate::wait_for_command(supervisor, report, blocked) {
+        Ok(crate::socket_gate::Waited::Command(status)) => exit_like(status),
+        Ok(crate::socket_gate::Waited::SupervisorEnded(status)) => {
+            eprintln!(
+                "jaula: the socket gate's supervisor ended ({status}) before the command did; \
+                 the cage's gated calls fail from now on"
+            );
+            std::process::exit(126)
+        }
+        Err(e) => {
+            eprintln!("jaula: cannot wait for the command: {e}");
+            std::process::exit(126)
+        }
+    }
+}
+
+/// The supervisor's own limits, set by jaula rather than left as the launcher had them: as
+/// many descriptors as the hard limit allows (every notification may need a few), no file
+/// size limit it could die of (SIGXFSZ is ignored, so a write past one fails instead).
+fn supervisor_limits() {
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    for resource in [Resource::Nofile, Resource::Fsize] {
+        let mut limit = getrlimit(resource);
+        limit.current = limit.maximum;
+        let _ = setrlimit(resource, limit);
+    }
+    // SAFETY: setting a signal's disposition to SIG_IGN touches only this process.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+}
+
+/// What the supervisor does when the command ends: the caller's reports (planting,
+/// `-v`), then the status handed to the waiter.
+struct CommandEnd {
+    release: Option<crate::socket_gate::Release>,
+    after_exit: Option<AfterExit>,
+    verbose: bool,
+}
+
+impl CommandEnd {
+    fn refuse(&mut self, code: i32) {
+        if let Some(release) = self.release.take() {
+            release.refuse(code);
+        }
+    }
+}
+
+impl crate::socket_gate::CommandEnded for CommandEnd {
+    fn command_ended(
+        &mut self,
+        status: std::process::ExitStatus,
+        counts: crate::socket_gate::GateCounts,
+    ) {
+        if let Some(hook) = self.after_exit.take() {
+            hook(status);
+        }
+        if self.verbose {
+            eprintln!("jaula: socket gate: {counts}");
+        }
+        if let Some(release) = self.release.take() {
+            release_with(release, status);
+        }
+    }
+}
+
+fn release_with(mut release: crate::socket_gate::Release, status: std::process::ExitStatus) {
+    release.command_ended(status);
 }

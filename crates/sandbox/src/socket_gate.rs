@@ -10,14 +10,17 @@
 //! admitting a pathname socket only when the cage bound it or the policy allows it
 //! (`Policy::decide(path, Access::Connect)`).
 //!
-//! The launch forks: the child installs the filter and hands its listener to the parent
-//! before it execs the command; the parent, already inside the cage's Landlock domain and
-//! network namespace, serves the notifications until the child exits, then leaves with its
-//! status. If the gate cannot be set up, the launch fails (the caller refuses to run).
+//! The launch forks twice (see `lifetime`): the launching process waits for the
+//! command's status; its child, already inside the cage's Landlock domain and network
+//! namespace, becomes the supervisor; the supervisor's child installs the filter, hands
+//! its listener up and execs the command. The supervisor serves the notifications for as
+//! long as any process lives under the filter. If the gate cannot be set up, the launch
+//! fails (the caller refuses to run).
 
 mod caller_path;
 mod file_calls;
 mod filter;
+mod lifetime;
 mod supervisor;
 mod sys;
 mod unreachable;
@@ -28,7 +31,10 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use jaula_policy::Policy;
 use seccompiler::sock_filter;
 
-use supervisor::{GateCounts, Supervisor};
+pub(crate) use lifetime::{status_pipe, wait_for_command, Release, Waited};
+pub(crate) use supervisor::GateCounts;
+use supervisor::Supervisor;
+pub(crate) use sys::Blocked;
 pub use unreachable::{unreachable_destinations, Refused};
 
 /// Why the gate could not be set up. The command never runs without it.
@@ -186,35 +192,54 @@ impl GateLaunch {
 }
 
 /// The signals a supervisor takes instead of dying of them: [`block_forwarded`] before
-/// the fork, and the child restores its mask.
-const FORWARDED: [libc::c_int; 4] = [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT];
+/// the fork, and the command restores its mask. SIGCHLD is among them so that the
+/// supervisor, a child subreaper, learns of every process of the cage that ends through
+/// its signalfd (a signal the default disposition ignores would otherwise be dropped).
+const FORWARDED: [libc::c_int; 5] = [
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGCHLD,
+];
 
-/// Block [`FORWARDED`] in this (single-threaded) process, before it forks the child it
-/// will supervise: a SIGTERM that arrives while the child is set up must wait for
-/// [`supervise`] and be passed on, not kill the supervisor and orphan the command.
+/// Block [`FORWARDED`] in this (single-threaded) process, before it forks the processes it
+/// will wait for and supervise: a SIGTERM that arrives while they are set up must wait to
+/// be passed on, not kill jaula and orphan the command.
 pub(crate) fn block_forwarded() -> io::Result<sys::Blocked> {
     sys::Blocked::new(&FORWARDED)
 }
 
-/// Serve `child`'s calls until it exits, and return how it ended. SIGTERM and SIGHUP sent
-/// to this process, including any that came while `blocked` held them, are passed on to
-/// the child; SIGINT and SIGQUIT are left to the terminal, which sends them to the child's
-/// process group itself.
+/// What the supervisor does once the command itself has ended, while the cage may live on
+/// in the processes it left behind.
+pub(crate) trait CommandEnded {
+    /// Called once, with how the command ended and what the gate answered until then.
+    fn command_ended(&mut self, status: std::process::ExitStatus, counts: GateCounts);
+}
+
+/// Serve the cage's calls for as long as any process lives under the filter, not only as
+/// long as the command: a helper the command left running (a bus hub, a build daemon, a
+/// dev server) keeps a working gate. The supervisor is the cage's child subreaper, so
+/// every process the command leaves behind is reparented to it and reaped here; the
+/// listener reports hang-up once the last of them is gone.
+///
+/// SIGTERM and SIGHUP sent to this process, including any that came while `blocked` held
+/// them, are passed on to the command while it lives; SIGINT and SIGQUIT are left to the
+/// terminal, which sends them to the command's process group itself. After the command
+/// ends they are ignored: a closed window must not take a helper's gate with it.
 pub(crate) fn supervise(
     mut supervisor: Supervisor,
-    child: libc::pid_t,
+    command: libc::pid_t,
     blocked: &sys::Blocked,
-) -> io::Result<(std::process::ExitStatus, GateCounts)> {
-    let child_fd = sys::pidfd_for_task(child as u32)?;
+    ended: &mut dyn CommandEnded,
+) -> io::Result<()> {
     let signals = sys::SignalFd::new(blocked)?;
     let mut listening = true;
-    loop {
+    let mut command_alive = true;
+    // The command may have ended before the signalfd existed: its SIGCHLD is pending then,
+    // and the first poll sees it.
+    while listening || command_alive {
         let mut fds = [
-            libc::pollfd {
-                fd: child_fd.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
             libc::pollfd {
                 fd: signals.as_raw_fd(),
                 events: libc::POLLIN,
@@ -236,22 +261,38 @@ pub(crate) fn supervise(
             }
             return Err(e);
         }
-        if fds[2].revents & libc::POLLIN != 0 {
+        if fds[1].revents & libc::POLLIN != 0 {
             supervisor.serve_one()?;
-        } else if fds[2].revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+        } else if fds[1].revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
             // No process is left under the filter: nothing more will ask.
             listening = false;
         }
-        if fds[1].revents & libc::POLLIN != 0 {
+        if fds[0].revents & libc::POLLIN != 0 {
             let signo = signals.read()?;
-            if signo == libc::SIGTERM || signo == libc::SIGHUP {
-                sys::kill(child, signo);
+            match signo {
+                libc::SIGTERM | libc::SIGHUP if command_alive => sys::kill(command, signo),
+                libc::SIGCHLD => {
+                    for (pid, status) in sys::reap_all() {
+                        if pid == command {
+                            command_alive = false;
+                            ended.command_ended(status, supervisor.counts());
+                        }
+                    }
+                }
+                _ => {}
             }
         }
-        if fds[0].revents & libc::POLLIN != 0 {
-            return Ok((sys::wait_exit(child)?, supervisor.counts()));
-        }
     }
+    Ok(())
+}
+/// See [`sys::set_child_subreaper`].
+pub(crate) fn set_child_subreaper() -> io::Result<()> {
+    sys::set_child_subreaper()
+}
+
+/// Keep this process's memory out of reach of processes of the same uid.
+pub(crate) fn set_not_dumpable() -> io::Result<()> {
+    sys::set_not_dumpable()
 }
 
 /// Kill and reap a child the gate can no longer supervise: it must not run unguarded.

@@ -195,8 +195,11 @@ fn launch(args: &RunArgs, planned: Planned) -> Outcome {
     } = planned;
     // Step 1 of the launch sequence, here, before any stage is started: every process after
     // this one inherits the limits. (The cgroup and the identity are a Contract's, set in
-    // the stage its runner starts.)
-    set_resource_limits(&plan.limits).map_err(Refusal::Launch)?;
+    // the stage its runner starts.) With the socket gate the command's own process sets
+    // them instead, so its supervisor keeps this process's.
+    if !plan.socket_gate {
+        set_resource_limits(&plan.limits).map_err(Refusal::Launch)?;
+    }
     let mode = plan.network.mode;
     if args.verbose {
         eprintln!("jaula: network: {}", describe_mode(mode, &rules));

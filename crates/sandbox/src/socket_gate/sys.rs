@@ -410,6 +410,43 @@ pub(crate) fn wait_exit(pid: libc::pid_t) -> io::Result<std::process::ExitStatus
     }
 }
 
+/// Reap every child that has ended, without waiting: the supervisor is a child subreaper,
+/// so the processes the command leaves behind become its children when their parents end,
+/// and each must be reaped for the kernel to release its hold on the filter.
+pub(crate) fn reap_all() -> Vec<(libc::pid_t, std::process::ExitStatus)> {
+    use std::os::unix::process::ExitStatusExt;
+    let mut reaped = Vec::new();
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: `status` is a valid out-pointer; waitpid takes integers otherwise.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid > 0 {
+            reaped.push((pid, std::process::ExitStatus::from_raw(status)));
+            continue;
+        }
+        if pid < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        // 0: children left, none ended; ECHILD: none left.
+        return reaped;
+    }
+}
+
+/// Become the child subreaper of everything forked below this process.
+pub(crate) fn set_child_subreaper() -> io::Result<()> {
+    rustix::process::set_child_subreaper(Some(rustix::process::getpid())).map_err(Into::into)
+}
+
+/// Put `fd` in place of this process's standard input, output and error.
+pub(crate) fn replace_stdio(fd: BorrowedFd<'_>) -> io::Result<()> {
+    for target in 0..=2 {
+        // SAFETY: dup2 takes integers; `fd` is open for the borrow, and replacing 0-2
+        // closes this process's own copies only.
+        cvt(unsafe { libc::dup2(fd.as_raw_fd(), target) }.into())?;
+    }
+    Ok(())
+}
+
 /// Signals blocked in this thread (and in the threads and children it starts later), with
 /// the mask they replaced. Blocked before the fork, so a signal sent while the child is
 /// being set up stays pending for the supervisor instead of killing it.
