@@ -20,6 +20,8 @@ mod escape_sockets;
 mod exit_codes;
 mod first_run;
 mod kube_render;
+#[cfg(target_os = "linux")]
+mod lifetime;
 mod network;
 mod network_notice;
 mod network_steer;
