@@ -15,8 +15,9 @@ use crate::{context, Outcome, Report};
 
 /// Print the launch prefix for one window: `jaula run [flags] -- ` on Linux (bubblewrap's
 /// view plus Landlock, seccomp and hardening, or Landlock alone where user namespaces do
-/// not work), `sandbox-exec -f PROFILE` on macOS, or nothing when no cage is available
-/// here or CITY_CAGE=0 (the window then launches uncaged, as before the cage existed).
+/// not work; with --no-pid-ns, so a pid the window writes down names it on the host),
+/// `sandbox-exec -f PROFILE` on macOS, or nothing when no cage is available here or
+/// CITY_CAGE=0 (the window then launches uncaged, as before the cage existed).
 #[derive(Args, Debug)]
 pub struct LineArgs {
     #[command(flatten)]
