@@ -20,6 +20,10 @@ pub const RUN_SUBCOMMAND: &str = "run";
 pub struct RunArgv {
     /// `--backend NAME`.
     pub backend: Option<&'static str>,
+    /// `--no-pid-ns`: the bwrap view shares the host's PID namespace and `/proc`, so a pid
+    /// the command writes down names it on the host too (no effect natively, where there
+    /// is no PID namespace to leave).
+    pub no_pid_ns: bool,
     /// `--tenant`: start from a tenant's writable set.
     pub tenant: bool,
     /// `--repo DIR`.
@@ -63,6 +67,7 @@ impl RunArgv {
     {
         let mut out = Line(vec![program.into(), RUN_SUBCOMMAND.into()]);
         out.option("--backend", self.backend);
+        out.switch("--no-pid-ns", self.no_pid_ns);
         out.switch("--tenant", self.tenant);
         out.option("--repo", self.repo.as_ref());
         out.option("--home", self.home.as_ref());

@@ -14,6 +14,7 @@ fn an_empty_argv_is_a_bare_prefix() {
 fn every_flag_comes_out_in_the_one_order() {
     let argv = RunArgv {
         backend: Some("landlock"),
+        no_pid_ns: true,
         tenant: true,
         repo: Some("/r".into()),
         home: Some("/h".into()),
@@ -39,6 +40,7 @@ fn every_flag_comes_out_in_the_one_order() {
             "run",
             "--backend",
             "landlock",
+            "--no-pid-ns",
             "--tenant",
             "--repo",
             "/r",

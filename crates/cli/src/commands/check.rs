@@ -120,10 +120,12 @@ pub fn run(args: &CheckArgs) -> Outcome {
 }
 
 /// What `/proc` shows a caged process, per backend: the bwrap view has its own PID
-/// namespace by default; natively nothing hides host processes.
+/// namespace by default, but not under `line`'s prefix (a window's pids must mean the same
+/// on the host); natively nothing hides host processes.
 const PID_NS_LINE: &str = "bwrap view: the cage's own, with its own /proc (host command \
-     lines hidden; `jaula run --no-pid-ns` shares the host's); landlock (native): the \
-     host's, LIMIT: every host process's command line is readable in /proc/<pid>/cmdline";
+     lines hidden; `jaula run --no-pid-ns` and the `jaula line` prefix share the host's, \
+     so a window's pids mean the same on the host); landlock (native): the host's, LIMIT: \
+     every host process's command line is readable in /proc/<pid>/cmdline";
 
 /// Which host sockets the bwrap view leaves out.
 const HOST_SERVICES_LINE: &str = "bwrap view: /tmp and /var/tmp are the window's own \

@@ -15,8 +15,9 @@ use crate::{context, Outcome, Report};
 
 /// Print the launch prefix for one window: `jaula run [flags] -- ` on Linux (bubblewrap's
 /// view plus Landlock, seccomp and hardening, or Landlock alone where user namespaces do
-/// not work), `sandbox-exec -f PROFILE` on macOS, or nothing when no cage is available
-/// here or CITY_CAGE=0 (the window then launches uncaged, as before the cage existed).
+/// not work; with --no-pid-ns, so a pid the window writes down names it on the host),
+/// `sandbox-exec -f PROFILE` on macOS, or nothing when no cage is available here or
+/// CITY_CAGE=0 (the window then launches uncaged, as before the cage existed).
 #[derive(Args, Debug)]
 pub struct LineArgs {
     #[command(flatten)]
@@ -68,8 +69,9 @@ pub fn run(args: &LineArgs) -> Outcome {
     Ok(Report::printed(prefix, 0))
 }
 
-/// `jaula run` with this window's resolved policy flags, ending in `--`: the launcher
-/// appends the command, and `run` applies every layer this kernel has when it starts.
+/// `jaula run` with this window's resolved policy flags and `--no-pid-ns`, ending in `--`:
+/// the launcher appends the command, and `run` applies every layer this kernel has when it
+/// starts.
 fn run_prefix(
     policy: &Policy,
     spec: &PolicySpec,
@@ -85,10 +87,16 @@ fn run_prefix(
     };
     let mut run = context::run_argv(policy, &baked);
     // The window names the cage's private /tmp in the bwrap view, so each window finds its
-    // own files again. Nothing else is added: no --keep-env (TMUX and TMUX_PANE stay
-    // scrubbed) and no --no-pid-ns, so the prefix never hands the cage the owner's tmux
-    // server, which would run whatever a caged client asks, uncaged.
+    // own files again.
     run.window = (args.window != "window").then(|| args.window.clone());
+    // No PID namespace, as under the seed's cage: a window's runtime gateway writes its own
+    // pid into <runtime>/gateways/<actor>.pid and a host-side tool signals that pid later;
+    // inside a namespace it would be namespace-local and name an unrelated host process.
+    // The price is the host's /proc: other host processes' command lines are readable from
+    // the cage, as they always are under --backend landlock. It does not give the tmux
+    // server back: that is the environment scrub's (no --keep-env, so TMUX and TMUX_PANE
+    // stay scrubbed) and the private /tmp's, and neither changes here.
+    run.no_pid_ns = true;
     Ok(run.argv(me, Vec::<OsString>::new()))
 }
 

@@ -47,11 +47,12 @@ fn window_names_are_sanitised_to_one_safe_file_name() {
     assert_eq!(sanitize_window(""), "window");
 }
 
-/// The Linux prefix is `jaula run` with the policy and the window, and nothing that would
-/// let the tmux server (or any host service) in: no kept TMUX, no shared pid namespace, no
-/// uncaged fallback.
+/// The Linux prefix is `jaula run` with the policy, the window and `--no-pid-ns` (a pid the
+/// window writes down must name it on the host, as under the seed's cage), and nothing
+/// that would let the tmux server (or any host service) in: no kept TMUX, no uncaged
+/// fallback.
 #[test]
-fn the_linux_prefix_names_the_window_and_hands_nothing_to_the_tmux_server() {
+fn the_linux_prefix_names_the_window_shares_host_pids_and_hands_nothing_to_the_tmux_server() {
     let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-scratch");
     std::fs::create_dir_all(&base).unwrap();
     let dir = tempfile::Builder::new()
@@ -74,7 +75,13 @@ fn the_linux_prefix_names_the_window_and_hands_nothing_to_the_tmux_server() {
     assert_eq!(argv.last().map(String::as_str), Some("--"));
     let w = argv.iter().position(|a| a == "--window").unwrap();
     assert_eq!(argv[w + 1], "w1");
-    for forbidden in ["--keep-env", "--no-pid-ns", "--allow-uncaged", "--backend"] {
+    assert_eq!(
+        argv.iter().filter(|a| *a == "--no-pid-ns").count(),
+        1,
+        "{argv:?}"
+    );
+    assert!(!argv.iter().any(|a| a == "--pid-ns"), "{argv:?}");
+    for forbidden in ["--keep-env", "--allow-uncaged", "--backend"] {
         assert!(
             !argv.iter().any(|a| a == forbidden),
             "{forbidden} in {argv:?}"

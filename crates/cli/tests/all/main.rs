@@ -39,6 +39,9 @@ mod escape;
 // The launch plan hands the Linux launch between its stages.
 #[cfg(target_os = "linux")]
 mod launch_plan;
+// The launcher's prefix and the PIDs its Linux backends give a window.
+#[cfg(target_os = "linux")]
+mod line_pids;
 // The DNS stub lives in the cage's Linux network namespace.
 #[cfg(target_os = "linux")]
 mod network_dns;
