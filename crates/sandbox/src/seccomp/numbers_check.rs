@@ -147,7 +147,8 @@ const _: () = {
         assert!(compares(&list, AF_VSOCK) && AF_VSOCK == libc::AF_VSOCK as u32);
     }
     // IOPRIO_WHO_PROCESS is not in libc; linux/ioprio.h has it as 1 since Linux 2.6.13.
-    assert!(PRIO_PROCESS == libc::PRIO_PROCESS as u32);
+    // libc types it u32 on glibc, c_int elsewhere.
+    assert!(PRIO_PROCESS as i64 == libc::PRIO_PROCESS as i64);
     assert!(DenyErrno::Eperm.raw() == libc::EPERM);
     assert!(DenyErrno::Enosys.raw() == libc::ENOSYS);
 };
