@@ -7,13 +7,16 @@
 //! - `defaultAction: SCMP_ACT_ALLOW`; every rule is `SCMP_ACT_ERRNO` with `errnoRet`
 //!   (runtime-spec 1.0.2; a runtime that predates it returns EPERM, so clone3 would get
 //!   EPERM instead of ENOSYS and glibc would not fall back to clone).
-//! - Every argument comparison is `SCMP_CMP_MASKED_EQ` with the mask in `value` and the
+//! - Every value comparison is `SCMP_CMP_MASKED_EQ` with the mask in `value` and the
 //!   datum in `valueTwo`, masks within `0xffffffff`: libseccomp compares all 64 bits, and
 //!   a mask without the upper word makes garbage there irrelevant, as the kernel makes it
 //!   for these `int` arguments (the CVE-2019-10063 lesson the native filter follows).
-//! - Each entry carries at most one condition. runc adds conditions of one entry that
-//!   name the same argument as separate rules (OR, not AND), while other runtimes AND
-//!   them; with one condition per entry both read the profile the same way.
+//!   A pointer tested for NULL (prlimit64's new limit) is `SCMP_CMP_NE 0` on all 64 bits,
+//!   as the kernel reads it.
+//! - Each entry carries at most one condition per argument. runc adds conditions of one
+//!   entry that name the same argument as separate rules (OR, not AND), while other
+//!   runtimes AND them; conditions on different arguments every runtime ANDs (a rule
+//!   whose conditions must all hold, as prlimit64's "another pid and a new limit").
 //! - "any of these bits" (clone, unshare) is one entry per bit.
 //! - "none of these values" (personality) cannot be several `SCMP_CMP_NE` on one
 //!   argument (runc would OR them, denying every call), nor ALLOW rules for the allowed
@@ -176,21 +179,45 @@ fn masked(index: u8, mask: u32, value: u32) -> OciArg {
     }
 }
 
-/// The alternatives (each a single condition, or none for "always") of one rule.
-fn alternatives(cond: Option<&ArgMatch>) -> Vec<Option<OciArg>> {
+/// The alternatives of one condition (each a single comparison, or none for "always").
+fn alternatives(cond: &ArgMatch) -> Vec<Option<OciArg>> {
     match cond {
-        None => vec![None],
-        Some(ArgMatch::Equals { arg, value }) => vec![Some(masked(*arg, u32::MAX, *value))],
-        Some(ArgMatch::AnyBitOf { arg, mask }) => (0..32)
+        ArgMatch::Equals { arg, value } => vec![Some(masked(*arg, u32::MAX, *value))],
+        ArgMatch::AnyBitOf { arg, mask } => (0..32)
             .map(|b| 1u32 << b)
             .filter(|b| mask & b != 0)
             .map(|b| Some(masked(*arg, b, b)))
             .collect(),
-        Some(ArgMatch::NoneOf { arg, allowed }) => complement_patterns(allowed)
+        ArgMatch::NoneOf { arg, allowed } => complement_patterns(allowed)
             .into_iter()
             .map(|(m, v)| (m != 0).then(|| masked(*arg, m, v)))
             .collect(),
+        ArgMatch::NonNull { arg } => vec![Some(OciArg {
+            index: u32::from(*arg),
+            value: 0,
+            value_two: 0,
+            op: OciOp::Ne,
+        })],
     }
+}
+
+/// The entries' argument lists of one rule: its conditions AND-ed, each condition's
+/// alternatives OR-ed, multiplied out. An empty list is "whatever the arguments".
+fn entries(conds: &[ArgMatch]) -> Vec<Vec<OciArg>> {
+    let mut out = vec![Vec::new()];
+    for cond in conds {
+        out = out
+            .iter()
+            .flat_map(|args: &Vec<OciArg>| {
+                alternatives(cond).into_iter().map(move |alt| {
+                    let mut more = args.clone();
+                    more.extend(alt);
+                    more
+                })
+            })
+            .collect();
+    }
+    out
 }
 
 /// The profile for `rules` on `arch`.
@@ -199,19 +226,20 @@ pub fn profile_for(arch: Arch, rules: &[DenyRule]) -> OciProfile {
     // Unconditional rules, grouped per errno as Docker's profiles do; order kept.
     let mut always: BTreeMap<DenyErrno, Vec<String>> = BTreeMap::new();
     for rule in rules {
-        for alt in alternatives(rule.when.as_ref()) {
-            match alt {
-                None => always
+        for args in entries(rule.when) {
+            if args.is_empty() {
+                always
                     .entry(rule.errno)
                     .or_default()
-                    .push(rule.syscall.to_string()),
-                Some(arg) => syscalls.push(OciSyscall {
+                    .push(rule.syscall.to_string());
+            } else {
+                syscalls.push(OciSyscall {
                     names: vec![rule.syscall.to_string()],
                     action: OciAction::Errno,
                     errno_ret: Some(rule.errno.raw().unsigned_abs()),
-                    args: vec![arg],
+                    args,
                     comment: Some(rule.reason.to_string()),
-                }),
+                });
             }
         }
     }

@@ -60,8 +60,10 @@ fn a_single_value_has_one_pattern_per_bit() {
     assert_eq!(complement_patterns(&[]), vec![(0, 0)]);
 }
 
+/// One condition per argument (runc ORs several on one argument); a value is compared on
+/// its low word only, a pointer's NULL test on all 64 bits.
 #[test]
-fn every_entry_has_at_most_one_low_word_masked_condition() {
+fn every_entry_has_at_most_one_condition_per_argument() {
     let Some(profile) = native_profile() else {
         eprintln!("skipped: no native seccomp filter on this target");
         return;
@@ -71,8 +73,14 @@ fn every_entry_has_at_most_one_low_word_masked_condition() {
     for entry in &profile.syscalls {
         assert_eq!(entry.action, OciAction::Errno);
         assert!(matches!(entry.errno_ret, Some(1) | Some(38)), "{entry:?}");
-        assert!(entry.args.len() <= 1, "{entry:?}");
+        let mut indexes: Vec<u32> = entry.args.iter().map(|a| a.index).collect();
+        indexes.dedup();
+        assert_eq!(indexes.len(), entry.args.len(), "{entry:?}");
         for arg in &entry.args {
+            if arg.op == OciOp::Ne {
+                assert_eq!((arg.value, arg.value_two), (0, 0), "{entry:?}");
+                continue;
+            }
             assert_eq!(arg.op, OciOp::MaskedEq);
             assert!(arg.value <= LOW_WORD && arg.value != 0, "{arg:?}");
             assert_eq!(
@@ -89,6 +97,18 @@ fn every_entry_has_at_most_one_low_word_masked_condition() {
         .unwrap();
     assert_eq!(clone3.errno_ret, Some(38));
     assert!(clone3.args.is_empty());
+    // prlimit64: every entry is "some other pid" AND "a new limit".
+    let prlimit: Vec<_> = profile
+        .syscalls
+        .iter()
+        .filter(|e| e.names.iter().any(|n| n == "prlimit64"))
+        .collect();
+    assert_eq!(prlimit.len(), 32);
+    for entry in prlimit {
+        assert_eq!(entry.args.len(), 2, "{entry:?}");
+        assert_eq!((entry.args[0].index, entry.args[1].index), (0, 2));
+        assert_eq!(entry.args[1].op, OciOp::Ne);
+    }
 }
 
 #[test]

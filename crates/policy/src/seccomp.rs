@@ -19,8 +19,8 @@ use serde::Serialize;
 pub use rules::{
     deny_list, deny_list_const, deny_list_for, ArgMatch, DenyErrno, DenyRule, AF_ALG, AF_PACKET,
     AF_VSOCK, ALLOWED_PERSONAS, CLONE_NAMESPACE_FLAGS, CLONE_NEWTIME, DENY_RULES,
-    PERSONALITY_QUERY, PER_LINUX, PER_LINUX32, TIOCLINUX, TIOCSTI, UNAME26,
-    UNSHARE_NAMESPACE_FLAGS,
+    IOPRIO_WHO_PROCESS, PERSONALITY_QUERY, PER_LINUX, PER_LINUX32, PRIO_PROCESS, TIOCLINUX,
+    TIOCSTI, UNAME26, UNSHARE_NAMESPACE_FLAGS,
 };
 
 /// The errno for calls through a foreign ABI or with a non-native syscall number.

@@ -110,8 +110,8 @@ fn the_rules_serialize_for_export() {
         panic!("ioctl missing from {json}")
     };
     assert_eq!(ioctl["errno"], "EPERM");
-    assert_eq!(ioctl["when"]["op"], "equals");
-    assert_eq!(ioctl["when"]["arg"], 1);
+    assert_eq!(ioctl["when"][0]["op"], "equals");
+    assert_eq!(ioctl["when"][0]["arg"], 1);
 }
 
 #[test]

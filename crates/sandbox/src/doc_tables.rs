@@ -9,14 +9,11 @@ use jaula_policy::seccomp::{deny_list, ArgMatch};
 pub fn seccomp_table() -> String {
     let mut out = String::from("| syscall | refused when | returns | why |\n|---|---|---|---|\n");
     for rule in deny_list() {
-        let when = match rule.when {
-            None => "always".to_string(),
-            Some(ArgMatch::Equals { arg, value }) => format!("arg{arg} (low 32 bits) = {value:#x}"),
-            Some(ArgMatch::AnyBitOf { arg, mask }) => format!("arg{arg} has any of {mask:#x}"),
-            Some(ArgMatch::NoneOf { arg, allowed }) => {
-                let list: Vec<String> = allowed.iter().map(|v| format!("{v:#x}")).collect();
-                format!("arg{arg} not in {{{}}}", list.join(", "))
-            }
+        let when = if rule.when.is_empty() {
+            "always".to_string()
+        } else {
+            let conds: Vec<String> = rule.when.iter().map(condition).collect();
+            conds.join(" and ")
         };
         out.push_str(&format!(
             "| `{}` | {} | {} | {} |\n",
@@ -27,6 +24,22 @@ pub fn seccomp_table() -> String {
         ));
     }
     out
+}
+
+fn condition(cond: &ArgMatch) -> String {
+    match *cond {
+        ArgMatch::Equals { arg, value } => format!("arg{arg} (low 32 bits) = {value:#x}"),
+        ArgMatch::AnyBitOf { arg, mask } => format!("arg{arg} has any of {mask:#x}"),
+        ArgMatch::NoneOf {
+            arg,
+            allowed: [only],
+        } => format!("arg{arg} (low 32 bits) ≠ {only:#x}"),
+        ArgMatch::NoneOf { arg, allowed } => {
+            let list: Vec<String> = allowed.iter().map(|v| format!("{v:#x}")).collect();
+            format!("arg{arg} not in {{{}}}", list.join(", "))
+        }
+        ArgMatch::NonNull { arg } => format!("arg{arg} (all 64 bits) ≠ NULL"),
+    }
 }
 
 /// The default environment scrub and keep lists.

@@ -205,13 +205,10 @@ fn compile_list(arch: Arch, rules: &[DenyRule]) -> Result<CompiledFilter, Seccom
         }
         let group = groups.entry(rule.errno).or_default();
         let entry = group.entry(rule.nr).or_insert_with(|| Some(Vec::new()));
-        let compiled = match &rule.when {
-            None => None,
-            Some(cond) => seccomp_rules(cond).map_err(|source| SeccompError::Rule {
-                syscall: rule.syscall,
-                source,
-            })?,
-        };
+        let compiled = seccomp_rules(rule.when).map_err(|source| SeccompError::Rule {
+            syscall: rule.syscall,
+            source,
+        })?;
         match (entry.as_mut(), compiled) {
             // Already unconditional: nothing can widen it.
             (None, _) => {}
@@ -262,29 +259,66 @@ fn compile_list(arch: Arch, rules: &[DenyRule]) -> Result<CompiledFilter, Seccom
 }
 
 /// One seccompiler rule per alternative: rules on one syscall are OR-ed, the conditions
-/// inside one rule AND-ed. Every comparison is a Dword one, which loads only the low word
-/// of the argument (see `rules` for why).
+/// inside one rule AND-ed. `None` is "whatever the arguments" (no condition at all). A
+/// value comparison is a Dword one, which loads only the low word of the argument (see
+/// `rules` for why); a NULL test is a Qword one, since the kernel reads a pointer whole.
 #[cfg(target_os = "linux")]
 fn seccomp_rules(
-    cond: &ArgMatch,
+    conds: &[ArgMatch],
 ) -> Result<Option<Vec<seccompiler::SeccompRule>>, seccompiler::BackendError> {
-    use seccompiler::{SeccompCmpArgLen::Dword, SeccompCmpOp, SeccompCondition, SeccompRule};
+    use seccompiler::SeccompRule;
+
+    // The conjunction of disjunctions, multiplied out: every pick of one alternative per
+    // condition is one rule.
+    let mut rules: Option<Vec<Vec<seccompiler::SeccompCondition>>> = None;
+    for cond in conds {
+        let Some(alternatives) = alternatives(cond)? else {
+            // Always true: adds nothing to the conjunction.
+            continue;
+        };
+        rules = Some(match rules {
+            None => alternatives,
+            Some(so_far) => so_far
+                .iter()
+                .flat_map(|rule| {
+                    alternatives.iter().map(move |alt| {
+                        let mut both = rule.clone();
+                        both.extend(alt.iter().cloned());
+                        both
+                    })
+                })
+                .collect(),
+        });
+    }
+    rules
+        .map(|rules| rules.into_iter().map(SeccompRule::new).collect())
+        .transpose()
+}
+
+/// One condition as alternatives (OR) of AND-ed comparisons; `None` when it always holds.
+/// An empty list never holds.
+#[cfg(target_os = "linux")]
+fn alternatives(
+    cond: &ArgMatch,
+) -> Result<Option<Vec<Vec<seccompiler::SeccompCondition>>>, seccompiler::BackendError> {
+    use seccompiler::{
+        SeccompCmpArgLen::{Dword, Qword},
+        SeccompCmpOp, SeccompCondition,
+    };
 
     match *cond {
-        ArgMatch::Equals { arg, value } => {
-            Ok(Some(vec![SeccompRule::new(vec![SeccompCondition::new(
-                arg,
-                Dword,
-                SeccompCmpOp::Eq,
-                u64::from(value),
-            )?])?]))
-        }
+        ArgMatch::Equals { arg, value } => Ok(Some(vec![vec![SeccompCondition::new(
+            arg,
+            Dword,
+            SeccompCmpOp::Eq,
+            u64::from(value),
+        )?]])),
         // "Any bit of the mask" has no single comparison; it is one alternative per bit.
         ArgMatch::AnyBitOf { arg, mask } => (0..32)
             .map(|bit| 1u32 << bit)
             .filter(|bit| mask & bit != 0)
             .map(|bit| {
-                SeccompRule::new(vec![SeccompCondition::new(
+                Ok(vec![SeccompCondition::new(
                     arg,
                     Dword,
                     SeccompCmpOp::MaskedEq(u64::from(bit)),
@@ -293,14 +327,18 @@ fn seccomp_rules(
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Some),
-        // An empty allowed set denies every value: the unconditional form.
+        // An empty allowed set holds for every value.
         ArgMatch::NoneOf { allowed: &[], .. } => Ok(None),
-        ArgMatch::NoneOf { arg, allowed } => Ok(Some(vec![SeccompRule::new(
-            allowed
-                .iter()
-                .map(|value| SeccompCondition::new(arg, Dword, SeccompCmpOp::Ne, u64::from(*value)))
-                .collect::<Result<Vec<_>, _>>()?,
-        )?])),
+        ArgMatch::NoneOf { arg, allowed } => Ok(Some(vec![allowed
+            .iter()
+            .map(|value| SeccompCondition::new(arg, Dword, SeccompCmpOp::Ne, u64::from(*value)))
+            .collect::<Result<Vec<_>, _>>()?])),
+        ArgMatch::NonNull { arg } => Ok(Some(vec![vec![SeccompCondition::new(
+            arg,
+            Qword,
+            SeccompCmpOp::Ne,
+            0,
+        )?]])),
     }
 }
 

@@ -57,29 +57,128 @@ fn with_arg(index: u8, value: u64) -> [u64; 6] {
 fn interesting_args() -> Vec<[u64; 6]> {
     let mut out = vec![[0; 6], [u64::MAX; 6], [GARBAGE_HIGH; 6]];
     for rule in deny_list() {
-        let Some(cond) = rule.when else { continue };
-        let arg = cond.arg();
-        let mut values: Vec<u64> = Vec::new();
-        match cond {
-            ArgMatch::Equals { value, .. } => {
-                values.extend([value, value ^ 1, value.wrapping_add(1)].map(u64::from))
-            }
-            ArgMatch::AnyBitOf { mask, .. } => {
-                values.extend([0, u64::from(mask), u64::from(!mask)]);
-                values.extend((0..32).map(|bit| 1u64 << bit));
-            }
-            ArgMatch::NoneOf { allowed, .. } => {
-                values.extend(allowed.iter().map(|v| u64::from(*v)));
-                values.extend(allowed.iter().map(|v| u64::from(v.wrapping_add(1))));
-                values.extend([0x0040_0000, 0x0004_0000, 0x0010_0000]);
+        let per_cond: Vec<(usize, Vec<u64>)> = rule
+            .when
+            .iter()
+            .map(|cond| (usize::from(cond.arg()), values_for(cond)))
+            .collect();
+        for (arg, values) in &per_cond {
+            for value in values {
+                out.push(with_arg(*arg as u8, *value));
+                out.push(with_arg(*arg as u8, value | GARBAGE_HIGH));
             }
         }
-        for value in values {
-            out.push(with_arg(arg, value));
-            out.push(with_arg(arg, value | GARBAGE_HIGH));
+        // Conditions AND-ed: every combination of their values, so each is seen both
+        // alone and together with the others.
+        if per_cond.len() > 1 {
+            let mut combos = vec![[0u64; 6]];
+            for (arg, values) in &per_cond {
+                combos = combos
+                    .iter()
+                    .flat_map(|args| {
+                        values.iter().flat_map(move |value| {
+                            [*value, value | GARBAGE_HIGH].map(|v| {
+                                let mut more = *args;
+                                more[*arg] = v;
+                                more
+                            })
+                        })
+                    })
+                    .collect();
+            }
+            out.extend(combos);
         }
     }
     out
+}
+
+fn values_for(cond: &ArgMatch) -> Vec<u64> {
+    let mut values: Vec<u64> = Vec::new();
+    match *cond {
+        ArgMatch::Equals { value, .. } => {
+            values.extend([value, value ^ 1, value.wrapping_add(1)].map(u64::from))
+        }
+        ArgMatch::AnyBitOf { mask, .. } => {
+            values.extend([0, u64::from(mask), u64::from(!mask)]);
+            values.extend((0..32).map(|bit| 1u64 << bit));
+        }
+        ArgMatch::NoneOf { allowed, .. } => {
+            values.extend(allowed.iter().map(|v| u64::from(*v)));
+            values.extend(allowed.iter().map(|v| u64::from(v.wrapping_add(1))));
+            values.extend([0x0040_0000, 0x0004_0000, 0x0010_0000]);
+        }
+        ArgMatch::NonNull { .. } => values.extend([0, 1, 1 << 32, 1 << 63]),
+    }
+    values
+}
+
+/// prlimit64 on another process is refused only when it sets a limit; the pid is read as
+/// the kernel's `pid_t` (low word), the new-limit pointer whole (a low word of 0 is not
+/// NULL).
+#[test]
+fn prlimit64_refuses_setting_another_processs_limits_only() {
+    let filter = filter();
+    let audit = native().audit_arch();
+    let nr = libc::SYS_prlimit64;
+    let answer = |pid: u64, new: u64| {
+        let args = [pid, libc::RLIMIT_NOFILE as u64, new, 0x7000, 0, 0];
+        let action = filter.evaluate(audit, nr, &args).ok();
+        let reference = action_of(&decide_syscall(nr, &args));
+        assert_eq!(action, Some(reference), "pid {pid:#x} new {new:#x}");
+        reference
+    };
+    let refused = Action::Errno(libc::EPERM);
+    for pid in [1, 4242, 0xffff_ffff, 4242 | GARBAGE_HIGH] {
+        for new in [0x7000, 1 << 32, GARBAGE_HIGH, u64::MAX] {
+            assert_eq!(answer(pid, new), refused, "pid {pid:#x} new {new:#x}");
+        }
+        // Reading another process's limits: no new limit.
+        assert_eq!(answer(pid, 0), Action::Allow, "pid {pid:#x}");
+    }
+    // pid 0 is the caller, however the upper half is filled: setrlimit and ulimit.
+    for pid in [0, GARBAGE_HIGH] {
+        for new in [0, 0x7000, 1 << 32] {
+            assert_eq!(answer(pid, new), Action::Allow, "pid {pid:#x} new {new:#x}");
+        }
+    }
+}
+
+/// setpriority, ioprio_set and the scheduler calls act on the caller only (who/pid 0);
+/// the process-group and per-uid forms are refused whatever `who` is.
+#[test]
+fn priorities_and_schedulers_of_other_processes_are_refused() {
+    let refused = Some(libc::EPERM);
+    let prio_pgrp = libc::PRIO_PGRP as u64;
+    let prio_user = libc::PRIO_USER as u64;
+    let process = libc::PRIO_PROCESS as u64;
+    for (nr, args, expected) in [
+        (libc::SYS_setpriority, [process, 0, 19], None),
+        (libc::SYS_setpriority, [process, GARBAGE_HIGH, 19], None),
+        (libc::SYS_setpriority, [process, 4242, 19], refused),
+        (libc::SYS_setpriority, [prio_pgrp, 0, 19], refused),
+        (libc::SYS_setpriority, [prio_user, 0, 19], refused),
+        (libc::SYS_ioprio_set, [1, 0, 7], None),
+        (libc::SYS_ioprio_set, [1, 4242, 7], refused),
+        (libc::SYS_ioprio_set, [2, 0, 7], refused),
+        (libc::SYS_ioprio_set, [3, 0, 7], refused),
+        (libc::SYS_sched_setscheduler, [0, 5, 0x7000], None),
+        (libc::SYS_sched_setscheduler, [4242, 5, 0x7000], refused),
+        (libc::SYS_sched_setattr, [0, 0x7000, 0], None),
+        (libc::SYS_sched_setattr, [4242, 0x7000, 0], refused),
+        // Not refused: reading, and the calls that cannot starve the supervisor.
+        (libc::SYS_getpriority, [process, 4242, 0], None),
+        (libc::SYS_sched_setaffinity, [4242, 8, 0x7000], None),
+        (libc::SYS_sched_setparam, [4242, 0x7000, 0], None),
+    ] {
+        let args = [args[0], args[1], args[2], 0, 0, 0];
+        assert_eq!(
+            errno_of(decide_syscall(nr, &args)),
+            expected,
+            "nr {nr} args {args:x?}"
+        );
+        let action = filter().evaluate(native().audit_arch(), nr, &args).ok();
+        assert_eq!(action, Some(action_of(&decide_syscall(nr, &args))));
+    }
 }
 
 #[test]
@@ -393,14 +492,14 @@ fn two_errnos_for_one_syscall_are_refused() {
         DenyRule {
             syscall: "clone",
             nr: libc::SYS_clone,
-            when: None,
+            when: &[],
             errno: DenyErrno::Eperm,
             reason: "test",
         },
         DenyRule {
             syscall: "clone",
             nr: libc::SYS_clone,
-            when: Some(ArgMatch::Equals { arg: 0, value: 1 }),
+            when: &[ArgMatch::Equals { arg: 0, value: 1 }],
             errno: DenyErrno::Enosys,
             reason: "test",
         },
@@ -420,7 +519,7 @@ fn numbers_outside_the_native_range_are_refused_at_compile_time() {
         let list = [DenyRule {
             syscall: "bogus",
             nr,
-            when: None,
+            when: &[],
             errno: DenyErrno::Eperm,
             reason: "test",
         }];
@@ -436,11 +535,11 @@ fn an_unconditional_rule_wins_over_a_conditional_one_on_the_same_syscall() {
     let cond = DenyRule {
         syscall: "ioctl",
         nr: libc::SYS_ioctl,
-        when: Some(ArgMatch::Equals { arg: 1, value: 7 }),
+        when: &[ArgMatch::Equals { arg: 1, value: 7 }],
         errno: DenyErrno::Eperm,
         reason: "test",
     };
-    let all = DenyRule { when: None, ..cond };
+    let all = DenyRule { when: &[], ..cond };
     for list in [[cond, all], [all, cond]] {
         let filter = match compile_list(native(), &list) {
             Ok(filter) => filter,
@@ -457,7 +556,7 @@ fn a_condition_that_can_never_hold_denies_nothing() {
     let list = [DenyRule {
         syscall: "unshare",
         nr: libc::SYS_unshare,
-        when: Some(ArgMatch::AnyBitOf { arg: 0, mask: 0 }),
+        when: &[ArgMatch::AnyBitOf { arg: 0, mask: 0 }],
         errno: DenyErrno::Eperm,
         reason: "test",
     }];

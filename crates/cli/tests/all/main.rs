@@ -48,3 +48,6 @@ mod network_dns;
 // Linux layers (or Linux-only syscalls and flags): nothing to build elsewhere.
 #[cfg(target_os = "linux")]
 mod seccomp_equivalence;
+// prlimit64, pidfd and the Landlock signal scope are Linux's.
+#[cfg(target_os = "linux")]
+mod supervisor_reach;

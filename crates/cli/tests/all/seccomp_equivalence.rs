@@ -43,6 +43,11 @@ fn syscall_number(name: &str) -> Option<i64> {
         "process_vm_readv" => libc::SYS_process_vm_readv,
         "process_vm_writev" => libc::SYS_process_vm_writev,
         "pidfd_getfd" => libc::SYS_pidfd_getfd,
+        "prlimit64" => libc::SYS_prlimit64,
+        "setpriority" => libc::SYS_setpriority,
+        "ioprio_set" => libc::SYS_ioprio_set,
+        "sched_setscheduler" => libc::SYS_sched_setscheduler,
+        "sched_setattr" => libc::SYS_sched_setattr,
         "io_uring_setup" => libc::SYS_io_uring_setup,
         "io_uring_enter" => libc::SYS_io_uring_enter,
         "io_uring_register" => libc::SYS_io_uring_register,
@@ -235,9 +240,10 @@ fn native_outcome(action: Action) -> Outcome {
     }
 }
 
-/// Low-word values worth trying for one condition.
-fn values_for(cond: &ArgMatch) -> Vec<u32> {
-    let mut v = vec![0, 1, u32::MAX];
+/// Values worth trying for one condition (low-word values, but for a pointer's NULL test,
+/// which reads all 64 bits).
+fn values_for(cond: &ArgMatch) -> Vec<u64> {
+    let mut v: Vec<u32> = vec![0, 1, u32::MAX];
     match *cond {
         ArgMatch::Equals { value, .. } => v.extend([
             value,
@@ -263,8 +269,10 @@ fn values_for(cond: &ArgMatch) -> Vec<u32> {
             // ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, MMAP_PAGE_ZERO, PER_BSD.
             v.extend([0x0004_0000, 0x0040_0000, 0x0010_0000, 0x0006]);
         }
+        // The GARBAGE upper halves below supply the pointers whose low word is 0.
+        ArgMatch::NonNull { .. } => v.push(0x7000),
     }
-    v
+    v.into_iter().map(u64::from).collect()
 }
 
 const GARBAGE: [u64; 3] = [0, 0xdead_beef_0000_0000, 0xffff_ffff_0000_0000];
@@ -272,15 +280,28 @@ const GARBAGE: [u64; 3] = [0, 0xdead_beef_0000_0000, 0xffff_ffff_0000_0000];
 fn arg_sets() -> Vec<[u64; 6]> {
     let mut sets = vec![[0; 6], [u64::MAX; 6]];
     for rule in deny_list() {
-        let Some(cond) = &rule.when else { continue };
-        let index = usize::from(cond.arg());
-        for value in values_for(cond) {
-            for g in GARBAGE {
-                let mut args = [0u64; 6];
-                args[index] = g | u64::from(value);
-                sets.push(args);
-                sets.push([g | u64::from(value); 6]);
+        // Every combination of the rule's conditions' values (one condition: its values
+        // alone), each value with each garbage upper half.
+        let mut combos = vec![[0u64; 6]];
+        for cond in rule.when {
+            let index = usize::from(cond.arg());
+            let mut next = Vec::new();
+            for args in &combos {
+                for value in values_for(cond) {
+                    for g in GARBAGE {
+                        let mut more = *args;
+                        more[index] = g | value;
+                        next.push(more);
+                        if rule.when.len() == 1 {
+                            sets.push([g | value; 6]);
+                        }
+                    }
+                }
             }
+            combos = next;
+        }
+        if !rule.when.is_empty() {
+            sets.extend(combos);
         }
     }
     sets.sort_unstable();
@@ -436,4 +457,35 @@ fn the_comparison_catches_personality_written_as_not_equal_conditions() {
         "{diffs:?}"
     );
     assert!(diffs.iter().any(|d| d.contains("native Allow")));
+}
+
+#[test]
+fn the_comparison_catches_a_null_test_on_the_low_word_only() {
+    let Some(json) = profile_json() else { return };
+    // prlimit64's new-limit pointer tested like a value, on its low word ("any bit of
+    // 0xffffffff"): a pointer above 4 GiB with a low word of 0 would pass as NULL.
+    let mut profile: Value = serde_json::from_str(&json).unwrap();
+    let entries = profile["syscalls"].as_array_mut().unwrap();
+    let prlimit: Vec<Value> = entries
+        .iter()
+        .filter(|e| e["names"][0] == "prlimit64")
+        .cloned()
+        .collect();
+    assert!(!prlimit.is_empty());
+    entries.retain(|e| e["names"][0] != "prlimit64");
+    for entry in prlimit {
+        for bit in 0..32 {
+            let mut low = entry.clone();
+            low["args"][1] = serde_json::json!({
+                "index": 2, "value": 1u64 << bit, "valueTwo": 1u64 << bit,
+                "op": "SCMP_CMP_MASKED_EQ"
+            });
+            entries.push(low);
+        }
+    }
+    let diffs = differences(&profile.to_string());
+    let prlimit = format!("nr {:#x} ", libc::SYS_prlimit64);
+    assert!(!diffs.is_empty());
+    assert!(diffs.iter().all(|d| d.starts_with(&prlimit)), "{diffs:?}");
+    assert!(diffs.iter().all(|d| d.contains("json Allow")), "{diffs:?}");
 }

@@ -1,11 +1,13 @@
 //! The deny-list as data: the single source of truth for the native BPF filter, for
 //! [`super::decide`] and for any later export (OCI/Docker seccomp JSON).
 //!
-//! Every argument comparison is on the low 32 bits. The arguments compared here are C `int`
+//! Every value comparison is on the low 32 bits. The arguments compared here are C `int`
 //! or `unsigned int` in the kernel (ioctl's `cmd`, socket's `domain`, personality's
-//! `persona`) or are truncated by it (clone's flags go through `lower_32_bits()`), so a
-//! 64-bit comparison could be dodged with garbage in the upper half: Flatpak's TIOCSTI
-//! filter was bypassed exactly that way (CVE-2019-10063).
+//! `persona`, a `pid_t`) or are truncated by it (clone's flags go through
+//! `lower_32_bits()`), so a 64-bit comparison could be dodged with garbage in the upper
+//! half: Flatpak's TIOCSTI filter was bypassed exactly that way (CVE-2019-10063). The one
+//! exception is a pointer tested for NULL ([`ArgMatch::NonNull`]): the kernel reads all 64
+//! bits of a pointer, so a low-word test would let `0x1_0000_0000` through as NULL.
 
 use serde::Serialize;
 
@@ -79,6 +81,11 @@ pub enum ArgMatch {
         /// The values that do not match.
         allowed: &'static [u32],
     },
+    /// `args[arg] != 0` on all 64 bits: a pointer argument that is not NULL.
+    NonNull {
+        /// The argument's index (0 to 5).
+        arg: u8,
+    },
 }
 
 impl ArgMatch {
@@ -87,7 +94,8 @@ impl ArgMatch {
         match *self {
             ArgMatch::Equals { arg, .. }
             | ArgMatch::AnyBitOf { arg, .. }
-            | ArgMatch::NoneOf { arg, .. } => arg,
+            | ArgMatch::NoneOf { arg, .. }
+            | ArgMatch::NonNull { arg } => arg,
         }
     }
 
@@ -102,19 +110,23 @@ impl ArgMatch {
             ArgMatch::Equals { value, .. } => low == value,
             ArgMatch::AnyBitOf { mask, .. } => low & mask != 0,
             ArgMatch::NoneOf { allowed, .. } => !allowed.contains(&low),
+            // A pointer is read whole: no truncation.
+            ArgMatch::NonNull { .. } => raw != 0,
         }
     }
 }
 
-/// One entry of the deny-list: `syscall` (when `when` holds, or always) fails with `errno`.
+/// One entry of the deny-list: `syscall`, when every condition of `when` holds (always,
+/// when there is none), fails with `errno`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct DenyRule {
     /// The syscall's kernel name.
     pub syscall: &'static str,
     /// Its number on the architecture the list was built for.
     pub nr: i64,
-    /// The argument condition; `None` denies every call.
-    pub when: Option<ArgMatch>,
+    /// The argument conditions, all of which must hold (AND; at most one per argument);
+    /// empty denies every call.
+    pub when: &'static [ArgMatch],
     /// What the denied call returns.
     pub errno: DenyErrno,
     /// Why, in one line.
@@ -124,11 +136,7 @@ pub struct DenyRule {
 impl DenyRule {
     /// Whether a call of `nr` with `args` falls under this rule.
     pub fn matches(&self, nr: i64, args: &[u64; 6]) -> bool {
-        self.nr == nr
-            && match &self.when {
-                None => true,
-                Some(cond) => cond.matches(args),
-            }
+        self.nr == nr && self.when.iter().all(|cond| cond.matches(args))
     }
 }
 
@@ -177,17 +185,22 @@ const fn always(syscall: &'static str, nr: i64, reason: &'static str) -> DenyRul
     DenyRule {
         syscall,
         nr,
-        when: None,
+        when: &[],
         errno: DenyErrno::Eperm,
         reason,
     }
 }
 
-const fn when(syscall: &'static str, nr: i64, cond: ArgMatch, reason: &'static str) -> DenyRule {
+const fn when(
+    syscall: &'static str,
+    nr: i64,
+    conds: &'static [ArgMatch],
+    reason: &'static str,
+) -> DenyRule {
     DenyRule {
         syscall,
         nr,
-        when: Some(cond),
+        when: conds,
         errno: DenyErrno::Eperm,
         reason,
     }
@@ -217,6 +230,11 @@ struct Numbers {
     process_vm_readv: i64,
     process_vm_writev: i64,
     pidfd_getfd: i64,
+    prlimit64: i64,
+    setpriority: i64,
+    ioprio_set: i64,
+    sched_setscheduler: i64,
+    sched_setattr: i64,
     io_uring_setup: i64,
     io_uring_enter: i64,
     io_uring_register: i64,
@@ -261,6 +279,11 @@ const X86_64: Numbers = Numbers {
     process_vm_readv: 310,
     process_vm_writev: 311,
     pidfd_getfd: 438,
+    prlimit64: 302,
+    setpriority: 141,
+    ioprio_set: 251,
+    sched_setscheduler: 144,
+    sched_setattr: 314,
     io_uring_setup: 425,
     io_uring_enter: 426,
     io_uring_register: 427,
@@ -305,6 +328,11 @@ const AARCH64: Numbers = Numbers {
     process_vm_readv: 270,
     process_vm_writev: 271,
     pidfd_getfd: 438,
+    prlimit64: 261,
+    setpriority: 140,
+    ioprio_set: 30,
+    sched_setscheduler: 119,
+    sched_setattr: 274,
     io_uring_setup: 425,
     io_uring_enter: 426,
     io_uring_register: 427,
@@ -355,6 +383,22 @@ pub const AF_PACKET: u32 = 17;
 pub const AF_ALG: u32 = 38;
 /// Socket family: host/guest virtual sockets.
 pub const AF_VSOCK: u32 = 40;
+/// setpriority(2)'s `which`: one process (or thread), named by `who`; 0 is the caller.
+/// The other two, PRIO_PGRP and PRIO_USER, reach other processes even with `who` 0.
+pub const PRIO_PROCESS: u32 = 0;
+/// ioprio_set(2)'s `which`: one process (or thread), named by `who`; 0 is the caller.
+/// The other two, IOPRIO_WHO_PGRP and IOPRIO_WHO_USER, reach other processes even with
+/// `who` 0 (linux/ioprio.h).
+pub const IOPRIO_WHO_PROCESS: u32 = 1;
+
+const ANOTHER_PROCESS_IN_ARG0: &[ArgMatch] = &[ArgMatch::NoneOf {
+    arg: 0,
+    allowed: &[0],
+}];
+const ANOTHER_PROCESS_IN_ARG1: &[ArgMatch] = &[ArgMatch::NoneOf {
+    arg: 1,
+    allowed: &[0],
+}];
 
 /// The deny-list with `n`'s numbers, in the order rules are documented.
 const fn rules(n: &Numbers) -> [DenyRule; DENY_RULES] {
@@ -379,6 +423,71 @@ const fn rules(n: &Numbers) -> [DenyRule; DENY_RULES] {
         "pidfd_getfd",
         n.pidfd_getfd,
         "copies open file descriptors out of another process (ptrace-attach permission)",
+    ),
+    when(
+        "prlimit64",
+        n.prlimit64,
+        &[
+            ArgMatch::NoneOf {
+                arg: 0,
+                allowed: &[0],
+            },
+            ArgMatch::NonNull { arg: 2 },
+        ],
+        "sets another process's limits with a same-uid check only, Landlock and \
+         non-dumpability do not apply: NOFILE starves the gate's supervisor, FSIZE 0 kills \
+         it, and the owner's processes outside the cage are reachable. Reading them, and \
+         setrlimit/ulimit (pid 0), still work",
+    ),
+    when(
+        "setpriority",
+        n.setpriority,
+        &[ArgMatch::NoneOf {
+            arg: 0,
+            allowed: &[PRIO_PROCESS],
+        }],
+        "PRIO_PGRP and PRIO_USER renice the supervisor and every process of the owner's uid \
+         (host-wide natively), which only a same-uid check guards; nice(1) is PRIO_PROCESS",
+    ),
+    when(
+        "setpriority",
+        n.setpriority,
+        ANOTHER_PROCESS_IN_ARG1,
+        "renices another process (the supervisor, the owner's outside the cage) with a \
+         same-uid check only; nice(1) and nice(2) name the caller (0). renice(1) of \
+         another pid and per-thread nice by tid (a best-effort hint in Chromium) fail",
+    ),
+    when(
+        "ioprio_set",
+        n.ioprio_set,
+        &[ArgMatch::NoneOf {
+            arg: 0,
+            allowed: &[IOPRIO_WHO_PROCESS],
+        }],
+        "a process group's or the whole uid's I/O class (the idle class starves the \
+         supervisor's writes), with a same-uid check only",
+    ),
+    when(
+        "ioprio_set",
+        n.ioprio_set,
+        ANOTHER_PROCESS_IN_ARG1,
+        "another process's I/O class, with a same-uid check only; ionice(1) of a command \
+         names the caller (0), ionice -p of another pid fails",
+    ),
+    when(
+        "sched_setscheduler",
+        n.sched_setscheduler,
+        ANOTHER_PROCESS_IN_ARG0,
+        "SCHED_IDLE on the supervisor, allowed to the same uid, starves it behind any busy \
+         cage process; pid 0 (chrt of a command) works, a thread's tid (glibc's \
+         pthread_setschedparam, clangd's background-index hint) fails",
+    ),
+    when(
+        "sched_setattr",
+        n.sched_setattr,
+        ANOTHER_PROCESS_IN_ARG0,
+        "sched_setscheduler's power with more (nice, utilisation clamps) on another \
+         process; pid 0 works",
     ),
     always("io_uring_setup", n.io_uring_setup, IO_URING),
     always("io_uring_enter", n.io_uring_enter, IO_URING),
@@ -461,10 +570,10 @@ const fn rules(n: &Numbers) -> [DenyRule; DENY_RULES] {
     when(
         "unshare",
         n.unshare,
-        ArgMatch::AnyBitOf {
+        &[ArgMatch::AnyBitOf {
             arg: 0,
             mask: UNSHARE_NAMESPACE_FLAGS,
-        },
+        }],
         NAMESPACES,
     ),
     always(
@@ -475,16 +584,16 @@ const fn rules(n: &Numbers) -> [DenyRule; DENY_RULES] {
     when(
         "clone",
         n.clone,
-        ArgMatch::AnyBitOf {
+        &[ArgMatch::AnyBitOf {
             arg: 0,
             mask: CLONE_NAMESPACE_FLAGS,
-        },
+        }],
         NAMESPACES,
     ),
     DenyRule {
         syscall: "clone3",
         nr: n.clone3,
-        when: None,
+        when: &[],
         errno: DenyErrno::Enosys,
         reason: "its flags sit in memory seccomp cannot read; ENOSYS makes glibc and other \
                  callers fall back to clone(2), whose flags are checked",
@@ -503,85 +612,85 @@ const fn rules(n: &Numbers) -> [DenyRule; DENY_RULES] {
     when(
         "ioctl",
         n.ioctl,
-        ArgMatch::Equals {
+        &[ArgMatch::Equals {
             arg: 1,
             value: TIOCSTI,
-        },
+        }],
         "TIOCSTI pushes keystrokes into the terminal, run by the owner's shell once the agent \
          exits (CVE-2017-5226)",
     ),
     when(
         "ioctl",
         n.ioctl,
-        ArgMatch::Equals {
+        &[ArgMatch::Equals {
             arg: 1,
             value: TIOCLINUX,
-        },
+        }],
         "TIOCLINUX selection paste injects input into a virtual console like TIOCSTI \
          (CVE-2023-1523)",
     ),
     when(
         "socket",
         n.socket,
-        ArgMatch::Equals {
+        &[ArgMatch::Equals {
             arg: 0,
             value: AF_PACKET,
-        },
+        }],
         "raw link-layer sockets: sniffing and spoofing, repeated kernel exploits \
          (CVE-2016-8655, CVE-2017-7308)",
     ),
     when(
         "socket",
         n.socket,
-        ArgMatch::Equals {
+        &[ArgMatch::Equals {
             arg: 0,
             value: AF_ALG,
-        },
+        }],
         "kernel crypto API sockets: exploit surface no coding tool needs",
     ),
     when(
         "socket",
         n.socket,
-        ArgMatch::Equals {
+        &[ArgMatch::Equals {
             arg: 0,
             value: AF_VSOCK,
-        },
+        }],
         "talks to the hypervisor and host services from inside a VM (CVE-2021-26708)",
     ),
     when(
         "socketpair",
         n.socketpair,
-        ArgMatch::Equals {
+        &[ArgMatch::Equals {
             arg: 0,
             value: AF_PACKET,
-        },
+        }],
         SOCKETPAIR,
     ),
     when(
         "socketpair",
         n.socketpair,
-        ArgMatch::Equals {
+        &[ArgMatch::Equals {
             arg: 0,
             value: AF_ALG,
-        },
+        }],
         SOCKETPAIR,
     ),
     when(
         "socketpair",
         n.socketpair,
-        ArgMatch::Equals {
+        &[ArgMatch::Equals {
             arg: 0,
             value: AF_VSOCK,
-        },
+        }],
         SOCKETPAIR,
     ),
     when(
         "personality",
         n.personality,
-        ArgMatch::NoneOf {
+        &[ArgMatch::NoneOf {
             arg: 0,
             allowed: ALLOWED_PERSONAS,
-        },
+        }],
         "other personas weaken exploit mitigations for every later exec: ADDR_NO_RANDOMIZE \
          turns ASLR off, READ_IMPLIES_EXEC makes data executable, MMAP_PAGE_ZERO maps page 0",
     ),
@@ -589,7 +698,7 @@ const fn rules(n: &Numbers) -> [DenyRule; DENY_RULES] {
 }
 
 /// How many entries the deny-list has (the same on every architecture).
-pub const DENY_RULES: usize = 45;
+pub const DENY_RULES: usize = 52;
 
 static DENY_X86_64: [DenyRule; DENY_RULES] = rules(&X86_64);
 static DENY_AARCH64: [DenyRule; DENY_RULES] = rules(&AARCH64);

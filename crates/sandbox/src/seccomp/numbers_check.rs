@@ -5,7 +5,7 @@
 
 use jaula_policy::seccomp::{
     deny_list_const, Arch, ArgMatch, DenyErrno, DenyRule, AF_ALG, AF_PACKET, AF_VSOCK, DENY_RULES,
-    TIOCLINUX, TIOCSTI,
+    PRIO_PROCESS, TIOCLINUX, TIOCSTI,
 };
 
 #[cfg(target_arch = "x86_64")]
@@ -51,9 +51,10 @@ const fn numbered(list: &[DenyRule; DENY_RULES], syscall: &str, nr: i64) -> bool
 const fn compares(list: &[DenyRule; DENY_RULES], value: u32) -> bool {
     let mut i = 0;
     while i < list.len() {
-        match list[i].when {
-            Some(ArgMatch::Equals { value: v, .. }) if v == value => return true,
-            _ => {}
+        if let [ArgMatch::Equals { value: v, .. }] = list[i].when {
+            if *v == value {
+                return true;
+            }
         }
         i += 1;
     }
@@ -75,6 +76,15 @@ const _: () = {
             libc::SYS_process_vm_writev
         ));
         assert!(numbered(&list, "pidfd_getfd", libc::SYS_pidfd_getfd));
+        assert!(numbered(&list, "prlimit64", libc::SYS_prlimit64));
+        assert!(numbered(&list, "setpriority", libc::SYS_setpriority));
+        assert!(numbered(&list, "ioprio_set", libc::SYS_ioprio_set));
+        assert!(numbered(
+            &list,
+            "sched_setscheduler",
+            libc::SYS_sched_setscheduler
+        ));
+        assert!(numbered(&list, "sched_setattr", libc::SYS_sched_setattr));
         assert!(numbered(&list, "io_uring_setup", libc::SYS_io_uring_setup));
         assert!(numbered(&list, "io_uring_enter", libc::SYS_io_uring_enter));
         assert!(numbered(
@@ -136,6 +146,9 @@ const _: () = {
         assert!(compares(&list, AF_ALG) && AF_ALG == libc::AF_ALG as u32);
         assert!(compares(&list, AF_VSOCK) && AF_VSOCK == libc::AF_VSOCK as u32);
     }
+    // IOPRIO_WHO_PROCESS is not in libc; linux/ioprio.h has it as 1 since Linux 2.6.13.
+    // libc types it u32 on glibc, c_int elsewhere.
+    assert!(PRIO_PROCESS as i64 == libc::PRIO_PROCESS as i64);
     assert!(DenyErrno::Eperm.raw() == libc::EPERM);
     assert!(DenyErrno::Enosys.raw() == libc::ENOSYS);
 };

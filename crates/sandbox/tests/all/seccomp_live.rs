@@ -72,12 +72,13 @@ fn base_args(rule: &DenyRule) -> [u64; 6] {
 }
 
 /// The values of the conditioned argument that must be refused.
-fn refused_values(cond: &ArgMatch) -> Vec<u32> {
+fn refused_values(cond: &ArgMatch) -> Vec<u64> {
     match *cond {
-        ArgMatch::Equals { value, .. } => vec![value],
+        ArgMatch::Equals { value, .. } => vec![u64::from(value)],
         ArgMatch::AnyBitOf { mask, .. } => (0..32)
             .map(|bit| 1u32 << bit)
             .filter(|bit| mask & bit != 0)
+            .map(u64::from)
             .collect(),
         ArgMatch::NoneOf { allowed, .. } => [
             libc::ADDR_NO_RANDOMIZE as u32,
@@ -88,34 +89,35 @@ fn refused_values(cond: &ArgMatch) -> Vec<u32> {
         ]
         .into_iter()
         .filter(|value| !allowed.contains(value))
+        .map(u64::from)
         .collect(),
+        // A pointer whose low word is 0 is not NULL: the filter must read all 64 bits.
+        ArgMatch::NonNull { .. } => vec![1, 1 << 32],
     }
 }
 
 /// Values of the conditioned argument that must pass: the same call with the condition
 /// unmet.
-fn passing_values(cond: &ArgMatch) -> Vec<u32> {
+fn passing_values(cond: &ArgMatch) -> Vec<u64> {
     match *cond {
-        ArgMatch::Equals { value, .. } => vec![value ^ 1],
-        ArgMatch::AnyBitOf { .. } => vec![0],
-        ArgMatch::NoneOf { allowed, .. } => allowed.to_vec(),
+        ArgMatch::Equals { value, .. } => vec![u64::from(value ^ 1)],
+        ArgMatch::AnyBitOf { .. } | ArgMatch::NonNull { .. } => vec![0],
+        ArgMatch::NoneOf { allowed, .. } => allowed.iter().copied().map(u64::from).collect(),
     }
 }
 
 fn rule_probes(index: usize, rule: &DenyRule) -> Vec<Probe> {
     let base = base_args(rule);
     let refused = Expect::Refused(rule.errno.raw());
-    let Some(cond) = rule.when else {
+    if rule.when.is_empty() {
         return vec![probe(
             format!("rule{index} {}", rule.syscall),
             rule.nr,
             base,
             refused,
         )];
-    };
-    let arg = usize::from(cond.arg());
-    let with = |value: u64| {
-        let mut args = base;
+    }
+    let set = |args: &mut [u64; 6], arg: usize, value: u64| {
         // Keep the base's own bits (clone's CLONE_THREAD, unshare's bit 32) where it set
         // the conditioned argument deliberately.
         args[arg] = if base[arg] == JUNK {
@@ -123,29 +125,50 @@ fn rule_probes(index: usize, rule: &DenyRule) -> Vec<Probe> {
         } else {
             base[arg] | value
         };
-        args
     };
-    let name =
-        |value: u64, note: &str| format!("rule{index} {} arg{arg}={value:#x}{note}", rule.syscall);
-    let mut out = Vec::new();
-    for value in refused_values(&cond).into_iter().map(u64::from) {
-        // The filter must compare all 64 bits: garbage above a refused value is no escape.
-        for (high, note) in [(0, ""), (GARBAGE_HIGH, " with garbage in the high 32 bits")] {
-            out.push(probe(
-                name(value, note),
-                rule.nr,
-                with(value | high),
-                refused,
-            ));
+    // Every condition met with its first refused value; each probe then varies one.
+    let mut all_met = base;
+    for cond in rule.when {
+        if let Some(&value) = refused_values(cond).first() {
+            set(&mut all_met, usize::from(cond.arg()), value);
         }
     }
-    for value in passing_values(&cond).into_iter().map(u64::from) {
-        out.push(probe(
-            name(value, " passes"),
-            rule.nr,
-            with(value),
-            Expect::Unchanged,
-        ));
+    let with = |arg: usize, value: u64| {
+        let mut args = all_met;
+        set(&mut args, arg, value);
+        args
+    };
+    let mut out = Vec::new();
+    for cond in rule.when {
+        let arg = usize::from(cond.arg());
+        let name = |value: u64, note: &str| {
+            format!("rule{index} {} arg{arg}={value:#x}{note}", rule.syscall)
+        };
+        for value in refused_values(cond) {
+            // The filter must compare all 64 bits: garbage above a refused value is no escape.
+            for (high, note) in [(0, ""), (GARBAGE_HIGH, " with garbage in the high 32 bits")] {
+                out.push(probe(
+                    name(value | high, note),
+                    rule.nr,
+                    with(arg, value | high),
+                    refused,
+                ));
+            }
+        }
+        for value in passing_values(cond) {
+            let args = with(arg, value);
+            // Another rule on the same syscall may still refuse these arguments: that
+            // rule's own probes cover them.
+            if !jaula_policy::seccomp::decide_syscall(rule.nr, &args).is_allowed() {
+                continue;
+            }
+            out.push(probe(
+                name(value, " passes"),
+                rule.nr,
+                args,
+                Expect::Unchanged,
+            ));
+        }
     }
     out
 }
@@ -228,6 +251,46 @@ fn named_probes() -> Vec<Probe> {
             Expect::Succeeds,
         ),
         probe("getpid".into(), libc::SYS_getpid, [0; 6], Expect::Succeeds),
+        // Acting on itself (pid or who 0) stays open: setrlimit/ulimit, nice(1),
+        // ionice(1), chrt(1) of a command. Reading another process's limits too.
+        probe(
+            "prlimit64(0, NOFILE, NULL, NULL): reading its own".into(),
+            libc::SYS_prlimit64,
+            [0, libc::RLIMIT_NOFILE as u64, 0, 0, 0, 0],
+            Expect::Succeeds,
+        ),
+        probe(
+            "prlimit64(1, NOFILE, NULL, NULL): reading another's".into(),
+            libc::SYS_prlimit64,
+            [1, libc::RLIMIT_NOFILE as u64, 0, 0, 0, 0],
+            Expect::Unchanged,
+        ),
+        probe(
+            "sched_setscheduler(0, SCHED_OTHER, NULL)".into(),
+            libc::SYS_sched_setscheduler,
+            [0, libc::SCHED_OTHER as u64, 0, 0, 0, 0],
+            Expect::Unchanged,
+        ),
+        probe(
+            "sched_setattr(0, NULL, 0)".into(),
+            libc::SYS_sched_setattr,
+            [0; 6],
+            Expect::Unchanged,
+        ),
+        // IOPRIO_WHO_PROCESS, best-effort class (2 << 13) level 7: allowed to anyone.
+        probe(
+            "ioprio_set(IOPRIO_WHO_PROCESS, 0, BE 7)".into(),
+            libc::SYS_ioprio_set,
+            [1, 0, (2 << 13) | 7, 0, 0, 0],
+            Expect::Succeeds,
+        ),
+        // Last: the child runs at nice 19 from here on (raising it is allowed to anyone).
+        probe(
+            "setpriority(PRIO_PROCESS, 0, 19)".into(),
+            libc::SYS_setpriority,
+            [libc::PRIO_PROCESS as u64, 0, 19, 0, 0, 0],
+            Expect::Succeeds,
+        ),
     ]
 }
 
