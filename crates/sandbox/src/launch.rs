@@ -54,6 +54,9 @@ pub(crate) struct Gate {
     /// The command's resource limits: set in the command's process only, never in the
     /// supervisor's.
     pub(crate) limits: ResourceLimits,
+    /// This cage's record, for `jaula ps` and `jaula stop`: the supervisor says there who
+    /// it is, and that it ended.
+    pub(crate) record: Option<std::fs::File>,
 }
 
 impl std::fmt::Debug for Gate {
@@ -309,9 +312,22 @@ fn confinement<'a>(
             dns_stub: network.dns_stub,
             verbose: plan.verbose,
             limits: plan.limits.clone(),
+            record: plan.record_fd.and_then(take_record),
         }),
     };
     (command, confinement)
+}
+
+/// The cage's record, inherited on `fd`. Bookkeeping, not a layer: a record that cannot
+/// be taken costs `jaula ps` this cage's line, said here, not the launch.
+fn take_record(fd: std::os::fd::RawFd) -> Option<std::fs::File> {
+    match netns::take_log_fd(fd) {
+        Ok(file) => Some(file),
+        Err(e) => {
+            eprintln!("jaula: warning: the cage's record: {e}; jaula ps will not list it");
+            None
+        }
+    }
 }
 
 /// The plan's Landlock rules. `None` only in the bwrap view on a kernel without Landlock,
@@ -600,8 +616,15 @@ fn fork_supervised(
         dns_stub,
         verbose,
         limits,
+        mut record,
     } = settings;
     supervisor_limits();
+    if let Some(file) = record.as_mut() {
+        let me = crate::cage_record::this_process();
+        if let Ok(me) = me {
+            let _ = crate::cage_record::append(file, &crate::cage_record::Line::Supervisor(me));
+        }
+    }
     // Every process the command leaves behind is reparented here, so the supervisor stays
     // their ancestor (ptrace access under Yama) and reaps them.
     if let Err(e) = crate::socket_gate::set_child_subreaper() {
@@ -624,7 +647,7 @@ fn fork_supervised(
         blocked.restore().map_err(LaunchError::SignalMask)?;
         // The stub's sockets and the status pipe are the supervisor's alone: a cage holding
         // a stub socket could answer its own lookups past the record.
-        drop((dns_stub, release));
+        drop((dns_stub, release, record));
         // The command's limits are its own: the supervisor keeps the launcher's, so the
         // cage cannot starve it of descriptors, memory or processes.
         set_resource_limits(&limits)?;
@@ -663,7 +686,12 @@ fn fork_supervised(
         verbose,
     };
     match crate::socket_gate::supervise(supervisor, pid, &blocked, &mut ended) {
-        Ok(()) => std::process::exit(0),
+        Ok(()) => {
+            if let Some(file) = record.as_mut() {
+                let _ = crate::cage_record::append(file, &crate::cage_record::Line::Ended);
+            }
+            std::process::exit(0)
+        }
         Err(e) => {
             if ended.release.is_some() {
                 crate::socket_gate::kill_child(pid);

@@ -52,6 +52,11 @@ pub struct LaunchPlan {
     /// Inherited descriptors passed through to the command; every other one above 2 is
     /// closed before `exec`.
     pub keep_fds: Vec<RawFd>,
+    /// The inherited descriptor of this cage's record ([`crate::cage_record`]), opened for
+    /// appending by the jaula that started the launch: the socket gate's supervisor writes
+    /// who it is and when it ends there. Never handed to the command.
+    #[serde(default)]
+    pub record_fd: Option<RawFd>,
     /// The socket gate supervises connect/bind (off only with `--no-socket-gate`).
     pub socket_gate: bool,
     /// What the stage reports after the command ends (only when it is the one waiting).

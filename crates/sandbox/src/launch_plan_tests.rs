@@ -37,6 +37,7 @@ pub(crate) fn sample_plan() -> (tempfile::TempDir, LaunchPlan) {
             gid: 65534,
         }),
         keep_fds: vec![5],
+        record_fd: None,
         socket_gate: true,
         reports: Reports {
             planting: false,

@@ -55,3 +55,6 @@ pub mod planting;
 pub mod seccomp;
 #[cfg(target_os = "linux")]
 pub mod socket_gate;
+// What `jaula ps` and `jaula stop` read: one record per live cage.
+#[cfg(target_os = "linux")]
+pub mod cage_record;

@@ -35,8 +35,16 @@ pub(crate) const EVIDENCE_FILE: &str = ".runtime/cage/planting.jsonl";
 /// Where a successful bubblewrap probe is remembered, relative to the state home.
 pub const PROBE_CACHE_FILE: &str = ".runtime/cage/bwrap-probe";
 /// What jaula itself writes beneath the protected cage profile directory, from outside
-/// every cage, relative to the state home: never reported, since any other window's
+/// every cage (or, for the live cages' records, from a supervisor through a descriptor
+/// opened outside), relative to the state home: never reported, since any other window's
 /// launch rewrites them while this one runs.
+#[cfg(target_os = "linux")]
+const JAULA_OWN_FILES: &[&str] = &[
+    EVIDENCE_FILE,
+    PROBE_CACHE_FILE,
+    crate::cage_record::LIVE_DIR,
+];
+#[cfg(not(target_os = "linux"))]
 const JAULA_OWN_FILES: &[&str] = &[EVIDENCE_FILE, PROBE_CACHE_FILE];
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -163,6 +163,7 @@ fn plan_in(
         cgroup_fd: None,
         identity: None,
         keep_fds: args.keep_fd.clone(),
+        record_fd: None,
         socket_gate: !args.no_socket_gate,
         // A tenant's spawn is not reported on: nobody runs a tenant's tree uncaged later,
         // and the runner keeps its own evidence (crates/contract).
@@ -216,6 +217,12 @@ fn launch(args: &RunArgs, planned: Planned) -> Outcome {
         cwd: std::env::current_dir().map_err(CliError::Cwd)?,
     };
     let launcher = start::choose_cage(&plan, &options);
+    let mut plan = plan;
+    if plan.socket_gate && !args.tenant {
+        if let Ok(launcher) = &launcher {
+            plan.record_fd = open_record(&plan, launcher, options.window.clone());
+        }
+    }
     if mode == NetworkMode::Allow {
         return run_allow(args, plan, launcher, &options, &sources, rules);
     }
@@ -362,6 +369,46 @@ fn run_allow(
     }
     planting::report_after(&snapshot, policy);
     exit_like(done.status)
+}
+
+/// This cage's record for `jaula ps` and `jaula stop`, inherited by the stage whose
+/// supervisor appends to it. Bookkeeping, not a layer: one that cannot be made costs the
+/// cage its line in `jaula ps`, said here, not the launch.
+#[cfg(target_os = "linux")]
+fn open_record(plan: &LaunchPlan, launcher: &Launcher, window: Option<String>) -> Option<RawFd> {
+    use jaula_sandbox::cage_record::{self, Opening};
+    let backend = match launcher {
+        Launcher::Bwrap(_) => "bwrap",
+        Launcher::Native { .. } => "landlock",
+    };
+    let started_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let made = cage_record::this_process().and_then(|launcher| {
+        let opening = Opening {
+            window,
+            repo: plan.policy.repo().to_path_buf(),
+            backend: backend.to_owned(),
+            started_unix,
+            command: plan
+                .command
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            launcher,
+        };
+        let (_, file) = cage_record::create(plan.policy.state_home(), &opening)?;
+        rustix::io::fcntl_setfd(&file, rustix::io::FdFlags::empty())?;
+        Ok(std::os::fd::IntoRawFd::into_raw_fd(file))
+    });
+    match made {
+        Ok(fd) => Some(fd),
+        Err(e) => {
+            eprintln!("jaula: warning: cannot record this cage for jaula ps: {e}");
+            None
+        }
+    }
 }
 
 /// Open the `--log` file of `--network none` for a stage to inherit: close-on-exec cleared,

@@ -259,6 +259,7 @@ fn stage_plan(
         cgroup_fd,
         identity,
         keep_fds: Vec::new(),
+        record_fd: None,
         socket_gate: true,
         reports: Reports::default(),
         verbose: false,
