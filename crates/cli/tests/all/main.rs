@@ -43,3 +43,6 @@ mod network_dns;
 // Linux layers (or Linux-only syscalls and flags): nothing to build elsewhere.
 #[cfg(target_os = "linux")]
 mod seccomp_equivalence;
+// Leases, prlimit and /proc: Linux only.
+#[cfg(target_os = "linux")]
+mod supervisor_stall;
