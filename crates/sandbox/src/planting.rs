@@ -57,7 +57,17 @@ struct Meta {
     mtime: (i64, i64),
     ctime: (i64, i64),
     /// Small regular files: the bytes. A symlink: its target.
-    content: Option<Vec<u8>>,
+    content: Content,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Content {
+    /// Not compared: a directory, a large file, a device.
+    Skipped,
+    Bytes(Vec<u8>),
+    /// The read failed (the reporter out of descriptors or memory, a file it may not
+    /// read): not evidence of a change.
+    Unreadable,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -82,12 +92,17 @@ impl Meta {
             FileType::Other
         };
         let content = match file_type {
-            FileType::File if meta.len() <= CONTENT_LIMIT => std::fs::read(path).ok(),
-            FileType::Symlink => std::fs::read_link(path)
-                .ok()
-                .map(|t| t.into_os_string().into_encoded_bytes()),
-            _ => None,
+            FileType::File if meta.len() <= CONTENT_LIMIT => std::fs::read(path),
+            FileType::Symlink => {
+                std::fs::read_link(path).map(|t| t.into_os_string().into_encoded_bytes())
+            }
+            _ => return Meta::of(file_type, meta, Content::Skipped),
         };
+        let content = content.map_or(Content::Unreadable, Content::Bytes);
+        Meta::of(file_type, meta, content)
+    }
+
+    fn of(file_type: FileType, meta: &Metadata, content: Content) -> Meta {
         Meta {
             file_type,
             dev: meta.dev(),
@@ -105,6 +120,13 @@ impl Meta {
     fn identity_only(&self) -> (FileType, u64, u64) {
         (self.file_type, self.dev, self.ino)
     }
+
+    /// Whether the only difference is content that one side could not read.
+    fn unreadable_differs(&self, other: &Meta) -> bool {
+        let unreadable = [&self.content, &other.content].contains(&&Content::Unreadable);
+        let stat = |m: &Meta| (m.identity_only(), m.size, m.mode, m.mtime, m.ctime);
+        unreadable && self.content != other.content && stat(self) == stat(other)
+    }
 }
 
 /// One protected path as it was: absent, or its metadata and (for a directory) the
@@ -114,6 +136,9 @@ struct Observed {
     root: Option<Meta>,
     beneath: BTreeMap<PathBuf, Meta>,
     truncated: bool,
+    /// Where the observation failed for another reason than absence (relative paths;
+    /// empty for the protected path itself): nothing at or beneath them is evidence.
+    unchecked: Vec<PathBuf>,
 }
 
 /// The protected paths of one policy as they were at one moment.
@@ -136,6 +161,9 @@ pub(crate) enum ChangeKind {
     Replaced,
     /// The same file, changed: its contents, size, mode or times differ.
     Modified,
+    /// The path could not be observed (the reporter was out of descriptors or memory):
+    /// neither a change nor its absence is known.
+    Unchecked,
 }
 
 impl std::fmt::Display for ChangeKind {
@@ -145,6 +173,7 @@ impl std::fmt::Display for ChangeKind {
             ChangeKind::Removed => "removed",
             ChangeKind::Replaced => "replaced",
             ChangeKind::Modified => "modified",
+            ChangeKind::Unchecked => "could not be checked",
         })
     }
 }
@@ -165,6 +194,14 @@ pub struct Change {
 
 impl std::fmt::Display for Change {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.change == ChangeKind::Unchecked {
+            return write!(
+                f,
+                "jaula: could not check protected path after the cage ran: {} ({})",
+                self.path.display(),
+                self.source.label()
+            );
+        }
         write!(
             f,
             "jaula: protected path changed while the cage ran: {} ({}; {})",
@@ -220,6 +257,32 @@ impl Snapshot {
                     source: *source,
                 })
             };
+            // A failure on one side only is told as such; the same failure on both sides
+            // (a directory the reporter may not read) is no news.
+            let unchecked: Vec<&PathBuf> = before
+                .unchecked
+                .iter()
+                .filter(|u| !after.unchecked.contains(u))
+                .chain(
+                    after
+                        .unchecked
+                        .iter()
+                        .filter(|u| !before.unchecked.contains(u)),
+                )
+                .collect();
+            for rel in &unchecked {
+                push(path.join(rel).components().collect(), ChangeKind::Unchecked);
+            }
+            let skipped = |rel: &Path| {
+                before
+                    .unchecked
+                    .iter()
+                    .chain(&after.unchecked)
+                    .any(|u| rel.starts_with(u))
+            };
+            if skipped(Path::new("")) {
+                continue;
+            }
             if let Some(change) = compare_root(*kind, before.root.as_ref(), after.root.as_ref()) {
                 push(path.clone(), change);
             }
@@ -231,6 +294,9 @@ impl Snapshot {
             let names: std::collections::BTreeSet<&PathBuf> =
                 before.beneath.keys().chain(after.beneath.keys()).collect();
             for rel in names {
+                if skipped(rel) {
+                    continue;
+                }
                 let change = match (before.beneath.get(rel), after.beneath.get(rel)) {
                     // Past the bound on one side only: not evidence of anything.
                     (None, Some(_)) if before.truncated => None,
@@ -267,6 +333,7 @@ fn compare_file(before: Option<&Meta>, after: Option<&Meta>) -> Option<ChangeKin
         (Some(b), Some(a)) if b.identity_only() != a.identity_only() => Some(ChangeKind::Replaced),
         // A directory beneath a protected one: its entries are compared on their own.
         (Some(b), Some(_)) if b.file_type == FileType::Directory => None,
+        (Some(b), Some(a)) if b.unreadable_differs(a) => Some(ChangeKind::Unchecked),
         (Some(b), Some(a)) => (b != a).then_some(ChangeKind::Modified),
     }
 }
@@ -276,9 +343,15 @@ fn observe(path: &Path, kind: ProtectKind, own: &[PathBuf]) -> Observed {
         root: None,
         beneath: BTreeMap::new(),
         truncated: false,
+        unchecked: Vec::new(),
     };
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return observed;
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return observed,
+        Err(_) => {
+            observed.unchecked.push(PathBuf::new());
+            return observed;
+        }
     };
     let root = Meta::read(path, &meta);
     let walk = kind == ProtectKind::Directory && root.file_type == FileType::Directory;
@@ -291,6 +364,7 @@ fn observe(path: &Path, kind: ProtectKind, own: &[PathBuf]) -> Observed {
 
 fn walk_dir(root: &Path, rel: &Path, depth: usize, own: &[PathBuf], out: &mut Observed) {
     let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
+        out.unchecked.push(rel.to_path_buf());
         return;
     };
     let mut names: Vec<OsString> = entries
@@ -308,8 +382,13 @@ fn walk_dir(root: &Path, rel: &Path, depth: usize, own: &[PathBuf], out: &mut Ob
         if is_jaulas_own(&child, own) {
             continue;
         }
-        let Ok(meta) = std::fs::symlink_metadata(&child) else {
-            continue;
+        let meta = match std::fs::symlink_metadata(&child) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(_) => {
+                out.unchecked.push(child_rel);
+                continue;
+            }
         };
         let m = Meta::read(&child, &meta);
         let is_dir = m.file_type == FileType::Directory;
@@ -469,7 +548,11 @@ fn append_evidence(
     let mut text = Vec::new();
     for c in changes {
         let record = Evidence {
-            event: "protected-path-changed",
+            event: if c.change == ChangeKind::Unchecked {
+                "protected-path-unchecked"
+            } else {
+                "protected-path-changed"
+            },
             time_unix,
             repo: policy.repo(),
             path: &c.path,

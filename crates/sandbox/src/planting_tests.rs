@@ -3,7 +3,10 @@ use std::path::{Path, PathBuf};
 
 use jaula_policy::{Platform, Policy, PolicySpec, ProtectedSource};
 
-use super::{evidence_path, report_after, ChangeKind, Snapshot, DIR_ENTRY_LIMIT};
+use super::{
+    compare_file, evidence_path, report_after, Change, ChangeKind, Content, Meta, Snapshot,
+    DIR_ENTRY_LIMIT,
+};
 
 /// Never under `/tmp`, like every scratch of this crate's tests.
 fn scratch() -> (tempfile::TempDir, PathBuf) {
@@ -228,4 +231,49 @@ fn jaulas_own_files_in_the_cage_profile_directory_are_not_reported() {
             cage_dir.join("window.sb")
         ]
     );
+}
+
+/// A content read that failed (the reporter out of descriptors) is not a change: the
+/// report says it could not check, unless the file's own metadata shows a change anyway.
+#[test]
+fn an_unreadable_content_is_unchecked_not_modified() {
+    let (_keep, dir) = scratch();
+    let path = dir.join("f");
+    fs::write(&path, "owner's\n").unwrap();
+    let meta = fs::symlink_metadata(&path).unwrap();
+    let before = Meta::read(&path, &meta);
+    assert!(matches!(before.content, Content::Bytes(_)));
+    let unread = Meta {
+        content: Content::Unreadable,
+        ..before.clone()
+    };
+    assert_eq!(
+        compare_file(Some(&before), Some(&unread)),
+        Some(ChangeKind::Unchecked)
+    );
+    assert_eq!(
+        compare_file(Some(&unread), Some(&before)),
+        Some(ChangeKind::Unchecked)
+    );
+    assert_eq!(compare_file(Some(&unread), Some(&unread)), None);
+    let grown = Meta {
+        size: before.size + 1,
+        ..unread.clone()
+    };
+    assert_eq!(
+        compare_file(Some(&before), Some(&grown)),
+        Some(ChangeKind::Modified)
+    );
+    let line = Change {
+        path: path.clone(),
+        change: ChangeKind::Unchecked,
+        protected: path,
+        source: ProtectedSource::GitConfig,
+    }
+    .to_string();
+    assert!(
+        line.starts_with("jaula: could not check protected path"),
+        "{line}"
+    );
+    assert!(!line.contains("changed"), "{line}");
 }

@@ -51,3 +51,6 @@ mod seccomp_equivalence;
 // prlimit64, pidfd and the Landlock signal scope are Linux's.
 #[cfg(target_os = "linux")]
 mod supervisor_reach;
+// Leases, prlimit and /proc: Linux only.
+#[cfg(target_os = "linux")]
+mod supervisor_stall;

@@ -207,10 +207,37 @@ pub(super) enum FileAnswer {
     Done(Result<i64, i32>),
     /// An opened file for the caller, and whether its new number is close-on-exec.
     Opened(OwnedFd, bool),
-    /// A FIFO opened for writing blocks until a reader comes: opened on a worker, so one
-    /// waiting writer does not stall every other call of the cage. Reopen `file` with
-    /// `flags` (via `/proc/self/fd`).
-    OpenLater { file: OwnedFd, flags: i32 },
+    /// The call would block: finished on a worker, so one waiting caller does not stall
+    /// every other call of the cage.
+    Later(Blocking),
+}
+
+/// A call that waits for someone else: a FIFO's reader, a lease holder (an open for
+/// writing breaks a read lease and waits up to `/proc/sys/fs/lease-break-time`, 45 s by
+/// default, in `break_lease`), or a device's own open.
+#[derive(Debug)]
+pub(super) enum Blocking {
+    /// Reopen the pinned `file` with the caller's `flags` and hand it to the caller.
+    Open { file: OwnedFd, flags: i32 },
+    /// Reopen the pinned regular `file` for writing and truncate it to `len`.
+    Truncate { file: OwnedFd, len: u64 },
+}
+
+impl Blocking {
+    /// Make the call, waiting as long as the kernel waits for the caller's own.
+    pub(super) fn finish(self) -> FileAnswer {
+        match self {
+            Blocking::Open { file, flags } => match reopen(file.as_fd(), flags) {
+                Ok(fd) => FileAnswer::Opened(fd, flags & libc::O_CLOEXEC != 0),
+                Err(e) => FileAnswer::Done(Err(e)),
+            },
+            Blocking::Truncate { file, len } => FileAnswer::Done(
+                reopen(file.as_fd(), libc::O_WRONLY)
+                    .and_then(|w| rustix::fs::ftruncate(&w, len).map_err(errno))
+                    .map(|()| 0),
+            ),
+        }
+    }
 }
 
 /// The file identity the kernel gives an inode: (device, inode).
@@ -298,13 +325,18 @@ impl Guard<'_> {
     fn check_entry(&mut self, entry: &Entry, access: Access, verb: &str) -> Result<(), i32> {
         let path = entry_path(entry)?;
         self.check(&path, access, verb)?;
-        let existing = rustix::fs::openat(
+        // Only a missing name has no identity to check: any other failure (no descriptor
+        // left, no memory) refuses the call rather than skip the check.
+        let existing = match rustix::fs::openat(
             entry.parent.as_fd(),
             entry.name.as_slice(),
             OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
-        )
-        .ok();
+        ) {
+            Ok(f) => Some(f),
+            Err(rustix::io::Errno::NOENT) => None,
+            Err(e) => return Err(errno(e)),
+        };
         let parent = (entry.name != b"." && entry.name != b"..").then(|| entry.parent.as_fd());
         self.check_ids(&path, existing.as_ref().map(|f| f.as_fd()), parent, verb)
     }
@@ -401,11 +433,68 @@ fn reopen_path(fd: BorrowedFd<'_>) -> String {
 }
 
 /// Reopen the pinned `file` with the caller's `flags` (creation flags already handled).
-pub(super) fn reopen(file: BorrowedFd<'_>, flags: i32) -> Result<OwnedFd, i32> {
+fn reopen(file: BorrowedFd<'_>, flags: i32) -> Result<OwnedFd, i32> {
     let keep = flags & !(libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC);
     // O_NOCTTY: the supervisor must never take the caller's terminal as its own.
     let flags = OFlags::from_bits_retain(keep as u32) | OFlags::CLOEXEC | OFlags::NOCTTY;
     rustix::fs::open(reopen_path(file), flags, Mode::empty()).map_err(errno)
+}
+
+/// Whether an open the supervisor made with `O_NONBLOCK` added (the caller did not ask
+/// for it) must be made again without it, on a worker: `EWOULDBLOCK` is `break_lease`
+/// refusing to wait for a lease holder (fs/locks.c), `ENXIO` a FIFO that has no reader yet
+/// (fs/fifo.c, `fifo_open`).
+fn would_block(e: i32) -> bool {
+    e == libc::EWOULDBLOCK || e == libc::ENXIO
+}
+
+/// Clear the `O_NONBLOCK` the supervisor added to an open of its own: the caller's file
+/// must behave as its own open would have made it.
+fn clear_nonblock(fd: &OwnedFd) -> Result<(), i32> {
+    let flags = rustix::fs::fcntl_getfl(fd).map_err(errno)?;
+    rustix::fs::fcntl_setfl(fd, flags - OFlags::NONBLOCK).map_err(errno)
+}
+
+/// Character devices whose open never waits: the memory devices (`/dev/null`, `/dev/zero`,
+/// `/dev/full`, `/dev/random`, `/dev/urandom`: major 1) and pseudo-terminal slaves (major
+/// 136-143: a pty has no carrier to wait for). Any other device's open may wait (a serial
+/// line for its carrier, a tape for its medium) and is made on a worker.
+fn never_blocks(file: BorrowedFd<'_>) -> bool {
+    rustix::fs::fstat(file).is_ok_and(|st| {
+        let major = rustix::fs::major(st.st_rdev);
+        major == 1 || (136..=143).contains(&major)
+    })
+}
+
+/// Open the found, checked `file` (of kind `kind`) for the caller: now when the open
+/// cannot wait, on a worker when it can. A regular file is opened with `O_NONBLOCK` first,
+/// which makes the kernel refuse instead of waiting for a lease break; only then does the
+/// call go to a worker, where the open waits as the caller's own would have.
+fn open_found(file: OwnedFd, kind: u32, flags: i32) -> Result<FileAnswer, i32> {
+    let cloexec = flags & libc::O_CLOEXEC != 0;
+    if flags & libc::O_NONBLOCK != 0 {
+        // The caller asked for it: the kernel refuses rather than waits, as it would for
+        // the caller (EWOULDBLOCK for a lease, ENXIO for a FIFO without a reader).
+        return reopen(file.as_fd(), flags).map(|fd| FileAnswer::Opened(fd, cloexec));
+    }
+    match kind {
+        libc::S_IFREG => match reopen(file.as_fd(), flags | libc::O_NONBLOCK) {
+            Ok(fd) => {
+                clear_nonblock(&fd)?;
+                Ok(FileAnswer::Opened(fd, cloexec))
+            }
+            Err(e) if would_block(e) => Ok(FileAnswer::Later(Blocking::Open { file, flags })),
+            Err(e) => Err(e),
+        },
+        libc::S_IFDIR | libc::S_IFSOCK => {
+            reopen(file.as_fd(), flags).map(|fd| FileAnswer::Opened(fd, cloexec))
+        }
+        libc::S_IFCHR if never_blocks(file.as_fd()) => {
+            reopen(file.as_fd(), flags).map(|fd| FileAnswer::Opened(fd, cloexec))
+        }
+        // FIFOs (waiting for a reader), other devices.
+        _ => Ok(FileAnswer::Later(Blocking::Open { file, flags })),
+    }
 }
 
 /// Answers one file call for `caller` (`pidfd` is its process, for `*at` descriptors).
@@ -462,7 +551,9 @@ impl FileCalls<'_, '_> {
                 flags,
             } => done(self.link(old_dir, old, new_dir, new, flags)),
             FileCall::Unlink { dir, path, flags } => done(self.unlink(dir, path, flags)),
-            FileCall::Truncate { path, len } => done(self.truncate(path, len)),
+            FileCall::Truncate { path, len } => self
+                .truncate(path, len)
+                .unwrap_or_else(|e| FileAnswer::Done(Err(e))),
             FileCall::Rename {
                 old_dir,
                 old,
@@ -524,25 +615,37 @@ impl FileCalls<'_, '_> {
                     }
                     self.guard
                         .check_entry(&entry, Access::Create, "create of")?;
+                    // O_NONBLOCK unless the caller asked for it: the name may have been
+                    // made meanwhile (a FIFO, a leased file), and the main thread must not
+                    // wait for it.
+                    let added = flags & libc::O_NONBLOCK == 0;
                     let made = with_caller_umask(self.caller.tid(), || {
                         rustix::fs::openat(
                             entry.parent.as_fd(),
                             entry.name.as_slice(),
                             OFlags::from_bits_retain(flags as u32)
+                                | OFlags::NONBLOCK
                                 | OFlags::NOFOLLOW
                                 | OFlags::NOCTTY
                                 | OFlags::CLOEXEC,
                             Mode::from_raw_mode(mode),
                         )
                         .map_err(errno)
-                    });
+                    })?;
                     match made {
-                        // The name became a symlink or a file after the lookup: again.
                         // The name became a symlink after the lookup (O_NOFOLLOW is ours):
                         // look again.
                         Err(libc::ELOOP) if follow => continue,
+                        // The name was made meanwhile and its open would wait: look again,
+                        // and the lookup finds it (and sends it to a worker).
+                        Err(e) if added && would_block(e) => continue,
                         Err(e) => return Err(e),
-                        Ok(fd) => return Ok(FileAnswer::Opened(fd, cloexec)),
+                        Ok(fd) => {
+                            if added {
+                                clear_nonblock(&fd)?;
+                            }
+                            return Ok(FileAnswer::Opened(fd, cloexec));
+                        }
                     }
                 }
                 Target::Found { file, parent } => {
@@ -557,10 +660,7 @@ impl FileCalls<'_, '_> {
                         let parent = parent.as_ref().map(|p| p.as_fd());
                         self.guard.check_file(file.as_fd(), parent, "write to")?;
                     }
-                    if kind == libc::S_IFIFO && flags & libc::O_NONBLOCK == 0 {
-                        return Ok(FileAnswer::OpenLater { file, flags });
-                    }
-                    return reopen(file.as_fd(), flags).map(|fd| FileAnswer::Opened(fd, cloexec));
+                    return open_found(file, kind, flags);
                 }
             }
         }
@@ -578,7 +678,7 @@ impl FileCalls<'_, '_> {
         self.guard
             .check_entry(&entry, Access::Create, "create of")?;
         let name = name_of(&entry);
-        with_caller_umask(self.caller.tid(), || make(entry.parent.as_fd(), &name))
+        with_caller_umask(self.caller.tid(), || make(entry.parent.as_fd(), &name))?
     }
 
     fn link(
@@ -637,7 +737,7 @@ impl FileCalls<'_, '_> {
         .map_err(errno)
     }
 
-    fn truncate(&mut self, ptr: u64, len: i64) -> Result<(), i32> {
+    fn truncate(&mut self, ptr: u64, len: i64) -> Result<FileAnswer, i32> {
         let entry = self.locate(libc::AT_FDCWD, ptr)?;
         let (file, parent) = match self.caller.lookup(entry, true)? {
             Target::Missing(_) => return Err(libc::ENOENT),
@@ -652,8 +752,17 @@ impl FileCalls<'_, '_> {
         let parent = parent.as_ref().map(|p| p.as_fd());
         self.guard
             .check_file(file.as_fd(), parent, "truncation of")?;
-        let writable = reopen(file.as_fd(), libc::O_WRONLY)?;
-        rustix::fs::ftruncate(&writable, len).map_err(errno)
+        // O_NONBLOCK: a leased file's open would wait for the lease break (truncate(2)
+        // itself calls break_lease too); that wait is a worker's.
+        let writable = match reopen(file.as_fd(), libc::O_WRONLY | libc::O_NONBLOCK) {
+            Ok(w) => w,
+            Err(e) if would_block(e) => {
+                return Ok(FileAnswer::Later(Blocking::Truncate { file, len }))
+            }
+            Err(e) => return Err(e),
+        };
+        rustix::fs::ftruncate(&writable, len).map_err(errno)?;
+        Ok(FileAnswer::Done(Ok(0)))
     }
 
     /// Rename between pinned parents unless a side is protected: the move of a protected
@@ -690,20 +799,27 @@ impl FileCalls<'_, '_> {
 }
 
 /// Run `make` with the caller's umask, as the kernel would apply it to the caller's own
-/// call. Only the supervisor's main thread makes files, so the process-wide umask is
-/// safe to switch.
-fn with_caller_umask<T>(tid: u32, make: impl FnOnce() -> T) -> T {
-    let mask = caller_umask(tid).unwrap_or(0o022);
+/// call. Only the supervisor's main thread makes files (a worker only reopens a pinned
+/// one), so the process-wide umask is safe to switch. When the umask cannot be read (the
+/// supervisor is out of descriptors or memory) the call fails with that errno rather than
+/// make a file more open than the caller asked.
+fn with_caller_umask<T>(tid: u32, make: impl FnOnce() -> T) -> Result<T, i32> {
+    let mask = caller_umask(tid)?;
     let old = sys::set_umask(mask);
     let out = make();
     sys::set_umask(old);
-    out
+    Ok(out)
 }
 
-pub(super) fn caller_umask(tid: u32) -> Option<libc::mode_t> {
-    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    let value = status.lines().find_map(|l| l.strip_prefix("Umask:"))?;
-    libc::mode_t::from_str_radix(value.trim(), 8).ok()
+/// The caller's umask, from `/proc/TID/status` (Linux 4.7+; 0o022 if the line is absent).
+pub(super) fn caller_umask(tid: u32) -> Result<libc::mode_t, i32> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status"))
+        .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+    Ok(status
+        .lines()
+        .find_map(|l| l.strip_prefix("Umask:"))
+        .and_then(|v| libc::mode_t::from_str_radix(v.trim(), 8).ok())
+        .unwrap_or(0o022))
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use jaula_policy::{Access, Policy};
 
 use super::caller_path::{Caller, Target};
-use super::file_calls::{self, FileAnswer, FileCall, FileCalls, Guard, ProtectedFiles};
+use super::file_calls::{self, Blocking, FileAnswer, FileCall, FileCalls, Guard, ProtectedFiles};
 use super::sys;
 
 /// The kernel's own identity of a bound socket's file: (major, minor, inode).
@@ -67,15 +67,24 @@ pub(crate) struct Supervisor {
     workers: Workers,
 }
 
-/// What to do with one notification.
+/// What to do with one notification. Every notification gets an answer: only a caller
+/// that is gone (the kernel says `ENOENT` for its id) is left without one, since nobody
+/// waits for it. When the supervisor cannot act (no descriptor, no memory, no worker) the
+/// caller gets that errno, never silence.
 enum Answer {
     Now(Result<i64, i32>),
-    /// A blocking connect or open, finished by a worker thread.
+    /// A call that may block (a connect, an open that waits for a FIFO's reader, a lease
+    /// break or a device), handed to a worker thread, which answers it.
     Later,
     /// A file opened for the caller: installed in it as the call's result.
     File(OwnedFd, bool),
     /// The caller is gone.
     Nobody,
+}
+
+/// The errno of a failed step, or `fallback` when the error carries none.
+fn errno_or(e: &io::Error, fallback: i32) -> i32 {
+    e.raw_os_error().unwrap_or(fallback)
 }
 
 impl Supervisor {
@@ -90,7 +99,7 @@ impl Supervisor {
             bound: HashSet::new(),
             reported: HashSet::new(),
             counts: GateCounts::default(),
-            workers: Workers::default(),
+            workers: Workers::new(MAX_WORKERS),
         })
     }
 
@@ -123,13 +132,19 @@ impl Supervisor {
     fn answer(&mut self, notif: &libc::seccomp_notif) -> Answer {
         let tid = notif.pid;
         let args = notif.data.args;
-        let Ok(pidfd) = sys::pidfd_for_task(tid) else {
-            return Answer::Nobody;
+        // A failure here is answered with its errno (EMFILE, ENFILE, ENOMEM): the caller
+        // fails the call instead of hanging. If the caller is gone instead (ESRCH), the
+        // kernel refuses the answer, which is harmless.
+        let pidfd = match sys::pidfd_for_task(tid) {
+            Ok(p) => p,
+            Err(e) => return Answer::Now(Err(errno_or(&e, libc::EAGAIN))),
         };
         // After the pidfd: if the id is still valid, `tid` was the caller when the pidfd
         // was opened, so everything read through it below is the caller's.
-        if !sys::notif_id_valid(self.listener.as_fd(), notif.id) {
-            return Answer::Nobody;
+        match sys::notif_id_valid(self.listener.as_fd(), notif.id) {
+            Ok(true) => {}
+            Ok(false) => return Answer::Nobody,
+            Err(e) => return Answer::Now(Err(errno_or(&e, libc::EAGAIN))),
         }
         let nr = i64::from(notif.data.nr);
         if let Some(call) = FileCall::of(nr, &args) {
@@ -148,7 +163,7 @@ impl Supervisor {
             return match calls.answer(call) {
                 FileAnswer::Done(result) => Answer::Now(result),
                 FileAnswer::Opened(fd, cloexec) => Answer::File(fd, cloexec),
-                FileAnswer::OpenLater { file, flags } => self.open_later(notif.id, file, flags),
+                FileAnswer::Later(blocking) => self.finish_later(notif.id, blocking),
             };
         }
         let fd = args[0] as i32;
@@ -160,8 +175,12 @@ impl Supervisor {
         if len > std::mem::size_of::<libc::sockaddr_storage>() {
             return Answer::Now(Err(libc::EINVAL));
         }
-        let Ok(addr) = sys::read_memory(tid, args[1], len) else {
-            return Answer::Now(Err(libc::EFAULT));
+        let addr = match sys::read_memory(tid, args[1], len) {
+            Ok(a) => a,
+            Err(e) if e.raw_os_error() == Some(libc::ENOMEM) => {
+                return Answer::Now(Err(libc::ENOMEM))
+            }
+            Err(_) => return Answer::Now(Err(libc::EFAULT)),
         };
         let domain = match sys::socket_domain(socket.as_fd()) {
             Ok(d) => d,
@@ -191,16 +210,19 @@ impl Supervisor {
         }
     }
 
-    /// Open a FIFO for writing on a worker: it waits for a reader.
-    fn open_later(&mut self, id: u64, file: OwnedFd, flags: i32) -> Answer {
+    /// Finish a file call that waits (a FIFO's reader, a lease break, a device) on a
+    /// worker; with every worker busy, the caller gets `EAGAIN` now.
+    fn finish_later(&mut self, id: u64, blocking: Blocking) -> Answer {
         let listener = Arc::clone(&self.listener);
-        let job = Box::new(move || match file_calls::reopen(file.as_fd(), flags) {
-            Ok(fd) => send_file(listener.as_fd(), id, &fd, flags & libc::O_CLOEXEC != 0),
-            Err(e) => send(listener.as_fd(), id, Err(e)),
+        let job = Box::new(move || match blocking.finish() {
+            FileAnswer::Opened(fd, cloexec) => send_file(listener.as_fd(), id, &fd, cloexec),
+            FileAnswer::Done(result) => send(listener.as_fd(), id, result),
+            // `finish` makes the call itself; it never defers again.
+            FileAnswer::Later(_) => send(listener.as_fd(), id, Err(libc::EAGAIN)),
         });
         match self.workers.run(job) {
             Ok(()) => Answer::Later,
-            Err(()) => Answer::Now(Err(libc::EAGAIN)),
+            Err(errno) => Answer::Now(Err(errno)),
         }
     }
 
@@ -258,15 +280,11 @@ impl Supervisor {
             let result = sys::connect_raw(socket.as_fd(), &addr);
             super::unreachable::note(&addr, result);
             drop(pin);
-            let (val, errno) = match result {
-                Ok(()) => (0, 0),
-                Err(e) => (0, e),
-            };
-            let _ = sys::notif_send(listener.as_fd(), id, val, errno);
+            send(listener.as_fd(), id, result.map(|()| 0));
         });
         match self.workers.run(job) {
             Ok(()) => Answer::Later,
-            Err(()) => Answer::Now(Err(libc::EAGAIN)),
+            Err(errno) => Answer::Now(Err(errno)),
         }
     }
 
@@ -284,7 +302,7 @@ impl Supervisor {
             libc::O_PATH | libc::O_DIRECTORY,
         )
         .map_err(errno)?;
-        let mask = file_calls::caller_umask(tid).unwrap_or(0o022);
+        let mask = file_calls::caller_umask(tid)?;
         sys::fchdir(cwd.as_fd()).map_err(errno)?;
         let old = sys::set_umask(mask);
         let result = sys::bind_raw(socket.as_fd(), addr);
@@ -303,58 +321,96 @@ impl Supervisor {
     }
 }
 
-/// Answer notification `id` with `result`. An error is the caller's death (ENOENT):
-/// nothing to answer.
+/// Answer notification `id` with `result`. ENOENT is the caller's death: nothing to
+/// answer. The ioctl takes the listener's lock interruptibly, so EINTR is tried again
+/// rather than leave the caller waiting.
 fn send(listener: BorrowedFd<'_>, id: u64, result: Result<i64, i32>) {
     let (val, errno) = match result {
         Ok(v) => (v, 0),
         Err(e) => (0, e),
     };
-    let _ = sys::notif_send(listener, id, val, errno);
+    while let Err(e) = sys::notif_send(listener, id, val, errno) {
+        if e.raw_os_error() != Some(libc::EINTR) {
+            break;
+        }
+    }
 }
 
 /// Install `fd` in the caller as its call's result; if it cannot be installed (its
 /// descriptor table is full, say), the call fails with that errno.
 fn send_file(listener: BorrowedFd<'_>, id: u64, fd: &OwnedFd, cloexec: bool) {
-    if let Err(e) = sys::notif_addfd_send(listener, id, fd.as_fd(), cloexec) {
+    loop {
+        let Err(e) = sys::notif_addfd_send(listener, id, fd.as_fd(), cloexec) else {
+            return;
+        };
         match e.raw_os_error() {
-            Some(libc::ENOENT) | None => {}
-            Some(errno) => send(listener, id, Err(errno)),
+            Some(libc::ENOENT) => return,
+            Some(libc::EINTR) => continue,
+            errno => return send(listener, id, Err(errno.unwrap_or(libc::EIO))),
         }
     }
 }
 
 type Job = Box<dyn FnOnce() + Send>;
 
-/// Threads that finish blocking connects. A thread is started only when none is idle, and
-/// stays for the next job: starting one per connect cost more than the connect itself.
-#[derive(Default)]
+/// The most worker threads the supervisor keeps. A worker is held for as long as its call
+/// waits (a peer's backlog, a FIFO's reader, a lease break: 45 s by default), and each
+/// holds the caller's socket or pinned file; the threads count against the uid's
+/// `RLIMIT_NPROC` and the cgroup's `pids.max`, which the cage shares. A cage that pins
+/// calls on purpose can hold this many threads and no more, while real work rarely has
+/// more than a handful waiting at once (a blocking call that nobody holds up ends in
+/// microseconds). At the bound a call that would block fails with `EAGAIN` at once,
+/// rather than queue behind calls that may wait for ever (a queued connect could be the
+/// one that would have released a waiting FIFO writer).
+pub(super) const MAX_WORKERS: usize = 64;
+
+/// Threads that finish calls that may block. A thread is started only when none is idle,
+/// up to a bound, and stays for the next job: starting one per connect cost more than the
+/// connect itself.
 struct Workers {
     shared: Arc<(std::sync::Mutex<WorkQueue>, std::sync::Condvar)>,
+    bound: usize,
 }
 
 #[derive(Default)]
 struct WorkQueue {
     jobs: std::collections::VecDeque<Job>,
     idle: usize,
+    threads: usize,
 }
 
 impl Workers {
-    fn run(&self, job: Job) -> Result<(), ()> {
+    fn new(bound: usize) -> Workers {
+        Workers {
+            shared: Arc::default(),
+            bound,
+        }
+    }
+
+    /// Hand `job` to an idle worker, or to a new one below the bound. `Err` is the errno
+    /// to answer with instead (`EAGAIN` at the bound, or the thread's spawn failure):
+    /// the job is then dropped, never run after its caller was answered.
+    fn run(&self, job: Job) -> Result<(), i32> {
         let (lock, ready) = &*self.shared;
-        let mut queue = lock.lock().map_err(|_| ())?;
-        queue.jobs.push_back(job);
-        if queue.idle >= queue.jobs.len() {
+        let mut queue = lock.lock().map_err(|_| libc::EAGAIN)?;
+        if queue.idle > queue.jobs.len() {
+            queue.jobs.push_back(job);
             ready.notify_one();
             return Ok(());
         }
-        drop(queue);
+        if queue.threads >= self.bound {
+            return Err(libc::EAGAIN);
+        }
         let shared = Arc::clone(&self.shared);
+        // Spawned under the lock: the new thread waits for it before it looks for work,
+        // and a failed spawn leaves no job in the queue.
         std::thread::Builder::new()
-            .name("jaula-gate-connect".into())
+            .name("jaula-gate-worker".into())
             .spawn(move || worker(&shared))
-            .map(|_| ())
-            .map_err(|_| ())
+            .map_err(|e| errno_or(&e, libc::EAGAIN))?;
+        queue.threads += 1;
+        queue.jobs.push_back(job);
+        Ok(())
     }
 }
 

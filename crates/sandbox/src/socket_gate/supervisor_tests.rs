@@ -18,3 +18,46 @@ fn addresses_round_trip() {
     assert_eq!(unix_pathname(&addr), Some(&b"/proc/self/fd/7"[..]));
     assert_eq!(&addr[..2], &(libc::AF_UNIX as u16).to_ne_bytes());
 }
+
+/// At the bound a job is refused with EAGAIN at once (the main thread never waits for a
+/// worker) and is never run; a worker that finished takes the next job, and no more
+/// threads than the bound are ever started.
+#[test]
+fn workers_stop_at_their_bound_and_refuse_with_eagain() {
+    use std::sync::mpsc;
+    let workers = Workers::new(2);
+    let (done_tx, done_rx) = mpsc::channel::<&str>();
+    let mut releases = Vec::new();
+    for name in ["first", "second"] {
+        let (release_tx, release_rx) = mpsc::channel::<()>();
+        releases.push(release_tx);
+        let done = done_tx.clone();
+        let job: Job = Box::new(move || {
+            release_rx.recv().unwrap();
+            done.send(name).unwrap();
+        });
+        assert_eq!(workers.run(job), Ok(()), "{name}");
+    }
+    let refused = done_tx.clone();
+    let over: Job = Box::new(move || refused.send("over the bound").unwrap());
+    assert_eq!(workers.run(over), Err(libc::EAGAIN));
+    for release in releases {
+        release.send(()).unwrap();
+    }
+    let mut finished = [done_rx.recv().unwrap(), done_rx.recv().unwrap()];
+    finished.sort_unstable();
+    assert_eq!(finished, ["first", "second"]);
+    // Both workers go back to waiting; then a job is theirs again.
+    let idle = || workers.shared.0.lock().unwrap().idle;
+    while idle() < 2 {
+        std::thread::yield_now();
+    }
+    let again = done_tx.clone();
+    let job: Job = Box::new(move || again.send("third").unwrap());
+    assert_eq!(workers.run(job), Ok(()));
+    assert_eq!(done_rx.recv().unwrap(), "third");
+    assert_eq!(workers.shared.0.lock().unwrap().threads, 2);
+    // The refused job was dropped, never run.
+    drop(done_tx);
+    assert!(done_rx.recv().is_err());
+}

@@ -96,8 +96,9 @@ pub(crate) fn notif_recv(listener: BorrowedFd<'_>) -> io::Result<libc::seccomp_n
 }
 
 /// Whether notification `id` is still pending: its caller has not died (or been
-/// replaced by a process reusing its pid) since it was received.
-pub(crate) fn notif_id_valid(listener: BorrowedFd<'_>, id: u64) -> bool {
+/// replaced by a process reusing its pid) since it was received. `Err` when the kernel
+/// could not tell (its lock is taken interruptibly: EINTR), which is not a dead caller.
+pub(crate) fn notif_id_valid(listener: BorrowedFd<'_>, id: u64) -> io::Result<bool> {
     // SAFETY: the ioctl reads one u64 from `id`.
     let ret = unsafe {
         libc::ioctl(
@@ -106,7 +107,11 @@ pub(crate) fn notif_id_valid(listener: BorrowedFd<'_>, id: u64) -> bool {
             &id as *const u64,
         )
     };
-    ret == 0
+    match cvt(ret.into()) {
+        Ok(_) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// Answer notification `id`: the call returns `val`, or fails with `errno` when not 0.
