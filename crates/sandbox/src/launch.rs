@@ -311,7 +311,7 @@ fn confinement<'a>(
             after_exit,
             dns_stub: network.dns_stub,
             verbose: plan.verbose,
-            limits: plan.limits.clone(),
+            limits: plan.limits,
             record: plan.record_fd.and_then(take_record),
         }),
     };

@@ -195,13 +195,19 @@ impl GateLaunch {
 /// the fork, and the command restores its mask. SIGCHLD is among them so that the
 /// supervisor, a child subreaper, learns of every process of the cage that ends through
 /// its signalfd (a signal the default disposition ignores would otherwise be dropped).
-const FORWARDED: [libc::c_int; 5] = [
+const FORWARDED: [libc::c_int; 6] = [
     libc::SIGTERM,
     libc::SIGHUP,
     libc::SIGINT,
     libc::SIGQUIT,
     libc::SIGCHLD,
+    STOP_CAGE,
 ];
+
+/// The signal `jaula stop` sends a supervisor: end every process of the cage. A cage
+/// cannot send it (Landlock's signal scope keeps the command and its descendants from
+/// signalling their supervisor, ABI 6+); below that, a cage could only stop itself.
+pub const STOP_CAGE: libc::c_int = libc::SIGUSR1;
 
 /// Block [`FORWARDED`] in this (single-threaded) process, before it forks the processes it
 /// will wait for and supervise: a SIGTERM that arrives while they are set up must wait to
@@ -236,6 +242,7 @@ pub(crate) fn supervise(
     let signals = sys::SignalFd::new(blocked)?;
     let mut listening = true;
     let mut command_alive = true;
+    let mut stopping = false;
     // The command may have ended before the signalfd existed: its SIGCHLD is pending then,
     // and the first poll sees it.
     while listening || command_alive {
@@ -278,6 +285,13 @@ pub(crate) fn supervise(
                             ended.command_ended(status, supervisor.counts());
                         }
                     }
+                    if stopping {
+                        sys::kill_children();
+                    }
+                }
+                STOP_CAGE => {
+                    stopping = true;
+                    sys::kill_children();
                 }
                 _ => {}
             }

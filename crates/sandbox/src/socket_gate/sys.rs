@@ -437,6 +437,23 @@ pub(crate) fn reap_all() -> Vec<(libc::pid_t, std::process::ExitStatus)> {
     }
 }
 
+/// SIGKILL every child of this process. Only children: a child is not reaped until this
+/// process reaps it, so its pid cannot name anyone else meanwhile. The supervisor is the
+/// cage's child subreaper, so the children of a killed child become its own, and the next
+/// call (at the next SIGCHLD) reaches them: the cage ends level by level, and a process
+/// with SIGKILL pending forks nothing more.
+pub(crate) fn kill_children() {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return;
+    };
+    for task in tasks.filter_map(Result::ok) {
+        let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        for pid in children.split_whitespace().filter_map(|p| p.parse().ok()) {
+            kill(pid, libc::SIGKILL);
+        }
+    }
+}
+
 /// Become the child subreaper of everything forked below this process.
 pub(crate) fn set_child_subreaper() -> io::Result<()> {
     rustix::process::set_child_subreaper(Some(rustix::process::getpid())).map_err(Into::into)
