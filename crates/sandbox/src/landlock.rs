@@ -124,7 +124,10 @@ pub const DEVIATIONS: &[Deviation] = &[
         looser: false,
         why: "a writable directory holding a sealed or protected path (or one that may \
               appear there) gets no write rule of its own: new direct children cannot be \
-              created in it, nor existing direct children removed or renamed",
+              created in it, nor existing direct children removed or renamed. Under jaula \
+              run the gate's supervisor, whose domain has such a directory whole, makes \
+              and removes them and refuses what decide denies; only the Landlock layer \
+              alone and --no-socket-gate keep the split",
     },
     Deviation {
         name: "ancestor-snapshot",

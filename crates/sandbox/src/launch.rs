@@ -355,7 +355,9 @@ fn gate_split(plan: &LaunchPlan, rules: Option<&Plan>) -> Option<landlock::GateS
             .collect();
         eprintln!(
             "jaula: landlock: the socket gate's supervisor takes the write splits over (new \
-             entries there are its to decide); the command keeps them: {}",
+             entries there are its to decide); the command keeps them in a nested domain of \
+             {} write rules: {}",
+            split.command_writes.rules.len(),
             dirs.join(" ")
         );
     }
