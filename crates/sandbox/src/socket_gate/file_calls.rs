@@ -10,7 +10,9 @@
 //! makes the call itself from the pinned directory, so nothing the caller changes after
 //! the check is what gets written. An opened file is handed to the caller with
 //! `SECCOMP_IOCTL_NOTIF_ADDFD`. Landlock's own rules still apply: the supervisor is in the
-//! cage's domain.
+//! cage's domain, except that it has each write-split directory whole (the command keeps
+//! the split in a nested domain: `Plan::gate_split`); beneath those the guard refuses
+//! whatever `decide` denies, not only protected paths, and never moves or removes one.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -589,7 +591,15 @@ impl FileCalls<'_, '_> {
                     if kind == libc::S_IFLNK {
                         return Err(libc::ELOOP);
                     }
-                    if !tmpfile {
+                    if tmpfile {
+                        // An unnamed file made in the directory: inside a widened one,
+                        // only where decide lets the directory be written (never the
+                        // sealed broker's).
+                        let dir = path_of(file.as_fd())?;
+                        if self.guard.is_widened(&dir) {
+                            self.guard.check(&dir, Access::Write, "temporary file in")?;
+                        }
+                    } else {
                         let parent = parent.as_ref().map(|p| p.as_fd());
                         self.guard.check_file(file.as_fd(), parent, "write to")?;
                     }

@@ -1,9 +1,12 @@
 //! The supervisor: answers the cage's `connect` and `bind` calls by making them itself.
 //!
-//! It runs in the launching process after the fork, inside the same Landlock domain and
-//! network namespace as the cage (the domain is entered before the fork), so a call it
-//! makes on the cage's behalf meets every rule the cage's own call would: Landlock's
-//! `MAKE_SOCK`, its TCP rules and its abstract-socket scope. What it adds is one check
+//! It runs in the launching process after the fork, inside the cage's Landlock domain and
+//! network namespace (the domain is entered before the fork), so a call it makes on the
+//! cage's behalf meets every rule the cage's own call would: Landlock's `MAKE_SOCK`, its
+//! TCP rules and its abstract-socket scope. The one difference: where the plan splits a
+//! writable directory for writes, this process has it whole and the command a nested
+//! domain with the split (`Plan::gate_split`); beneath such a directory the guard answers
+//! for the split, and `bind_pathname` places its binds so the kernel cannot be steered. What it adds is one check
 //! Landlock below ABI 9 cannot make: a pathname socket is reached only when the cage bound
 //! it itself or the policy allows it.
 //!
