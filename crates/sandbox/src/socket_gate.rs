@@ -71,6 +71,10 @@ pub enum GateError {
          ptrace access to the child): {0}"
     )]
     TakeListener(io::Error),
+    /// The command's nested Landlock domain (the gate took the plan's write splits over)
+    /// could not be built or entered.
+    #[error("{0}")]
+    CommandDomain(crate::landlock::LandlockError),
     /// The child exited before handing over its listener; it printed its own reason.
     #[error("the child ended before it installed the filter (it said why)")]
     ChildEnded,
@@ -88,6 +92,21 @@ pub(crate) struct GateLaunch {
     number: (OwnedFd, OwnedFd),
     /// Parent → child: the listener was taken, close yours.
     taken: (OwnedFd, OwnedFd),
+    /// The write splits the supervisor takes over, when the plan has any.
+    split: Option<TakenSplit>,
+}
+
+/// The write-split directories the supervisor's Landlock domain grants whole, and the
+/// command's nested domain that keeps the split for the command's own calls (see
+/// `Plan::gate_split`).
+#[derive(Debug)]
+pub(crate) struct TakenSplit {
+    /// Beneath these the supervisor refuses whatever `decide` denies, and it never moves
+    /// or removes one of them.
+    pub(crate) widened: Vec<std::path::PathBuf>,
+    /// Entered by the child before the command, and by the thread that binds a socket
+    /// outside the widened directories.
+    pub(crate) command: crate::landlock::WritesDomain,
 }
 
 /// Open what the supervisor needs while the process may still make sockets: call it in the
@@ -104,10 +123,28 @@ pub(crate) fn prepare() -> Result<GateLaunch, GateError> {
         diag,
         number: pipe()?,
         taken: pipe()?,
+        split: None,
     })
 }
 
 impl GateLaunch {
+    /// Take `split`'s write-split directories over: build the command's nested domain now,
+    /// before the fork, so that child and supervisor hold the same one.
+    pub(crate) fn take_split(
+        mut self,
+        split: Option<&crate::landlock::GateSplit>,
+    ) -> Result<GateLaunch, GateError> {
+        if let Some(split) = split {
+            let command = crate::landlock::WritesDomain::prepare(&split.command_writes)
+                .map_err(GateError::CommandDomain)?;
+            self.split = Some(TakenSplit {
+                widened: split.widened.clone(),
+                command,
+            });
+        }
+        Ok(self)
+    }
+
     /// In the child: install the filter, hand its listener out, wait until the parent
     /// holds it, and close this process's copy (a cage holding its own listener could
     /// answer its own calls).
@@ -117,7 +154,13 @@ impl GateLaunch {
             diag,
             number,
             taken,
+            split,
         } = self;
+        // The command's own calls meet the plan's split again (stacked on the
+        // supervisor's domain, which grants the split directories whole).
+        if let Some(split) = split {
+            split.command.enter().map_err(GateError::CommandDomain)?;
+        }
         drop(diag);
         drop(number.0);
         drop(taken.1);
@@ -146,12 +189,13 @@ impl GateLaunch {
 
     /// In the parent: take the child's listener and become its supervisor.
     pub(crate) fn in_parent(
-        self,
+        mut self,
         child: libc::pid_t,
         policy: Policy,
     ) -> Result<Supervisor, GateError> {
+        let split = self.split.take();
         let (listener, diag) = self.take_listener(child, true)?;
-        Supervisor::new(listener, diag, policy).map_err(GateError::Handoff)
+        Supervisor::new(listener, diag, policy, split).map_err(GateError::Handoff)
     }
 
     fn take_listener(
@@ -164,6 +208,7 @@ impl GateLaunch {
             diag,
             number,
             taken,
+            split: _,
         } = self;
         drop(number.1);
         drop(taken.0);

@@ -263,6 +263,14 @@ pub(crate) fn fchdir(fd: BorrowedFd<'_>) -> io::Result<()> {
     cvt(unsafe { libc::fchdir(fd.as_raw_fd()) }.into()).map(|_| ())
 }
 
+/// Give the calling thread its own working directory and umask: a thread of the
+/// supervisor that must `fchdir` without moving the others.
+pub(crate) fn unshare_fs() -> io::Result<()> {
+    // SAFETY: unshare takes flags only; CLONE_FS copies this thread's fs_struct, no memory
+    // of ours is touched.
+    cvt(unsafe { libc::unshare(libc::CLONE_FS) }.into()).map(|_| ())
+}
+
 /// Set the umask, returning the old one.
 pub(crate) fn set_umask(mask: libc::mode_t) -> libc::mode_t {
     // SAFETY: umask takes and returns an integer and cannot fail.
