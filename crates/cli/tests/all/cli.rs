@@ -345,12 +345,13 @@ fn run_keeps_the_exit_code_and_pid() {
         let out = run_in(&h, &[], &["--backend", backend], &["/no/such/cmd"]);
         assert_code(&out, 127, backend);
     }
-    // Landlock mode confines jaula, then forks: the command is the direct child of the
-    // jaula process (its socket gate's supervisor), which leaves with its status.
+    // Landlock mode confines jaula, then forks twice: the command is the child of the
+    // socket gate's supervisor, which is the child of the jaula process the caller waits
+    // for and which leaves with the command's status.
     let child = jaula_in(&h.home)
         .args(["run", "--backend", "landlock", "--repo"])
         .arg(&h.repo)
-        .args(["--", "sh", "-c", "echo $PPID"])
+        .args(["--", "sh", "-c", "awk '{print $4}' /proc/$PPID/stat"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();

@@ -140,10 +140,11 @@ fn assert_sealed_and_protected_untouched(t: &Tree, context: &str) {
         TOKEN,
         "{context}"
     );
-    // jaula's own evidence of the run (planting.jsonl) and probe cache are its to write.
+    // jaula's own evidence of the run (planting.jsonl), probe cache and the live cages'
+    // records (live/) are its to write.
     let cage: Vec<String> = names(&t.runtime.join("cage"))
         .into_iter()
-        .filter(|n| n != "planting.jsonl" && n != "bwrap-probe")
+        .filter(|n| n != "planting.jsonl" && n != "bwrap-probe" && n != "live")
         .collect();
     assert_eq!(cage, ["profile.sb"], "{context}");
     assert_eq!(
