@@ -12,6 +12,8 @@ mod common;
 
 mod agents_smoke;
 mod bwrap_view;
+#[cfg(target_os = "linux")]
+mod city;
 mod cli;
 mod conformance;
 mod contract_reach_live;
