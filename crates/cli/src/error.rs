@@ -39,6 +39,12 @@ pub enum CliError {
     },
     #[error("cannot read the current directory: {0}")]
     Cwd(std::io::Error),
+    /// `jaula stop` could not signal a cage's supervisor, or it did not end.
+    #[error("cannot stop the cage of window {window}: {source}")]
+    StopCage {
+        window: String,
+        source: std::io::Error,
+    },
     /// `/proc/self/exe` did not answer: jaula names itself in the prefixes it prints and
     /// starts itself as its own stage.
     #[error("cannot find jaula's own binary: {0}")]

@@ -50,6 +50,13 @@ enum Command {
     Render(commands::render::RenderArgs),
     Run(Box<commands::run_args::RunArgs>),
     Contract(commands::contract::ContractArgs),
+    /// The live cages of this owner, one line each (a cage lives while any process it
+    /// started runs).
+    #[cfg(target_os = "linux")]
+    Ps(commands::cages::PsArgs),
+    /// End one window's cage and every process under it.
+    #[cfg(target_os = "linux")]
+    Stop(commands::cages::StopArgs),
     /// Internal: jaula's own launch stage. Its only input is the launch plan the outer
     /// `jaula run` hands it on an inherited sealed memfd; no flags, no environment.
     #[cfg(target_os = "linux")]
@@ -72,6 +79,10 @@ fn main() {
         Command::Run(a) => commands::run::run(&a),
         #[cfg(target_os = "linux")]
         Command::Stage => commands::run_stage::from_inherited(),
+        #[cfg(target_os = "linux")]
+        Command::Ps(a) => commands::cages::ps(&a),
+        #[cfg(target_os = "linux")]
+        Command::Stop(a) => commands::cages::stop(&a),
         #[cfg(target_os = "linux")]
         Command::Contract(a) => commands::contract_wiring::run(&a),
         #[cfg(not(target_os = "linux"))]

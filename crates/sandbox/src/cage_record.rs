@@ -150,6 +150,155 @@ pub fn read_all(state_home: &Path) -> Vec<(PathBuf, Vec<Line>)> {
     records
 }
 
+/// One process of the host, as `/proc` shows it to anyone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostProcess {
+    /// The pid on the host.
+    pub pid: i32,
+    /// Its parent, on the host.
+    pub ppid: i32,
+    /// Its start time.
+    pub start_ticks: u64,
+}
+
+/// Every running process `/proc` lists now: one that ends while it is read, and a zombie
+/// (ended, not yet reaped), are left out.
+pub fn host_processes() -> Vec<HostProcess> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let rest = &stat[stat.rfind(')')? + 1..];
+            let mut fields = rest.split_whitespace();
+            if fields.next()? == "Z" {
+                return None;
+            }
+            let ppid = fields.next()?.parse().ok()?;
+            Some(HostProcess {
+                pid,
+                ppid,
+                start_ticks: start_ticks(&stat)?,
+            })
+        })
+        .collect()
+}
+
+/// The host pid of the process `id` names (its pid in its own namespace, and its start
+/// time): the one with that start time whose innermost pid (`NSpid`'s last field) is
+/// `id.pid`.
+pub fn host_pid_of(id: ProcessId, processes: &[HostProcess]) -> Option<i32> {
+    processes
+        .iter()
+        .filter(|p| p.start_ticks == id.start_ticks)
+        .find(|p| innermost_pid(p.pid) == Some(id.pid))
+        .map(|p| p.pid)
+}
+
+fn innermost_pid(pid: i32) -> Option<i32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("NSpid:"))?
+        .split_whitespace()
+        .last()?
+        .parse()
+        .ok()
+}
+
+/// How many processes descend from `root` (itself not counted).
+pub fn descendants(root: i32, processes: &[HostProcess]) -> usize {
+    let mut count = 0;
+    let mut frontier = vec![root];
+    while let Some(parent) = frontier.pop() {
+        for child in processes
+            .iter()
+            .filter(|p| p.ppid == parent && p.pid != root)
+        {
+            count += 1;
+            frontier.push(child.pid);
+        }
+    }
+    count
+}
+
+/// What a record says of its cage, judged against the processes running now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CageState {
+    /// The supervisor runs (host pid), with this many processes under it.
+    Live {
+        /// The supervisor's host pid.
+        supervisor: i32,
+        /// The cage's processes: every descendant of the supervisor, its child subreaper.
+        processes: usize,
+    },
+    /// The launch has not started its supervisor yet.
+    Starting,
+    /// The supervisor is gone without ending the record: it was killed, and every gated
+    /// call of the processes it left fails.
+    Dead,
+    /// The last process ended, and the supervisor with it.
+    Ended,
+    /// The launch stopped before it had a supervisor (refused, or killed while starting).
+    NeverStarted,
+}
+
+/// One recorded cage.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cage {
+    /// The record's file.
+    pub path: PathBuf,
+    /// What the cage is.
+    pub opening: Opening,
+    /// How it stands now.
+    pub state: CageState,
+}
+
+/// Every recorded cage under `state_home`, judged against `/proc` now.
+pub fn survey(state_home: &Path) -> Vec<Cage> {
+    let processes = host_processes();
+    read_all(state_home)
+        .into_iter()
+        .filter_map(|(path, lines)| {
+            let opening = lines.iter().find_map(|l| match l {
+                Line::Opened(o) => Some(o.clone()),
+                _ => None,
+            })?;
+            let state = judge(&lines, &opening, &processes);
+            Some(Cage {
+                path,
+                opening,
+                state,
+            })
+        })
+        .collect()
+}
+
+/// A record's lines and the processes running now → its cage's state.
+pub fn judge(lines: &[Line], opening: &Opening, processes: &[HostProcess]) -> CageState {
+    if lines.contains(&Line::Ended) {
+        return CageState::Ended;
+    }
+    let supervisor = lines.iter().find_map(|l| match l {
+        Line::Supervisor(id) => Some(*id),
+        _ => None,
+    });
+    match supervisor {
+        Some(id) => match host_pid_of(id, processes) {
+            Some(pid) => CageState::Live {
+                supervisor: pid,
+                processes: descendants(pid, processes),
+            },
+            None => CageState::Dead,
+        },
+        None if host_pid_of(opening.launcher, processes).is_some() => CageState::Starting,
+        None => CageState::NeverStarted,
+    }
+}
+
 #[cfg(test)]
 #[path = "cage_record_tests.rs"]
 mod tests;

@@ -55,3 +55,78 @@ fn a_record_reads_back_line_by_line() {
         ]
     );
 }
+
+fn process(pid: i32, ppid: i32) -> HostProcess {
+    HostProcess {
+        pid,
+        ppid,
+        start_ticks: pid as u64 * 10,
+    }
+}
+
+#[test]
+fn descendants_count_every_level_below_the_root_and_nothing_beside_it() {
+    let procs = [
+        process(1, 0),
+        process(10, 1),
+        process(11, 10),
+        process(12, 11),
+        process(13, 10),
+        process(20, 1),
+    ];
+    assert_eq!(descendants(10, &procs), 3);
+    assert_eq!(descendants(12, &procs), 0);
+    assert_eq!(descendants(1, &procs), 5);
+}
+
+#[test]
+fn a_record_is_judged_by_its_lines_and_the_processes_running() {
+    let opening = Opening {
+        window: None,
+        repo: "/r".into(),
+        backend: "landlock".into(),
+        started_unix: 0,
+        command: Vec::new(),
+        launcher: this_process().unwrap(),
+    };
+    let me = this_process().unwrap();
+    let procs = host_processes();
+    let opened = Line::Opened(opening.clone());
+    // No supervisor yet, and the launcher (this process) runs: starting.
+    assert_eq!(
+        judge(std::slice::from_ref(&opened), &opening, &procs),
+        CageState::Starting
+    );
+    // The supervisor line names this process: live, with its children counted.
+    let live = judge(&[opened.clone(), Line::Supervisor(me)], &opening, &procs);
+    assert!(
+        matches!(live, CageState::Live { supervisor, .. } if supervisor == me.pid),
+        "{live:?}"
+    );
+    // A supervisor whose start time no process has: dead, unless the record ended.
+    let gone = ProcessId {
+        pid: me.pid,
+        start_ticks: me.start_ticks + 1,
+    };
+    assert_eq!(
+        judge(&[opened.clone(), Line::Supervisor(gone)], &opening, &procs),
+        CageState::Dead
+    );
+    assert_eq!(
+        judge(
+            &[opened.clone(), Line::Supervisor(gone), Line::Ended],
+            &opening,
+            &procs
+        ),
+        CageState::Ended
+    );
+    // No supervisor and no launcher: the launch never started one.
+    let stale = Opening {
+        launcher: gone,
+        ..opening
+    };
+    assert_eq!(
+        judge(&[Line::Opened(stale.clone())], &stale, &procs),
+        CageState::NeverStarted
+    );
+}

@@ -23,7 +23,10 @@ use crate::backend::Deviation;
 pub(crate) use backend::LandlockBackend;
 #[cfg(target_os = "linux")]
 pub(crate) use enforce::scope_signals_below_parent;
+#[cfg(target_os = "linux")]
+pub(crate) use enforce::WritesDomain;
 pub use enforce::{probe, restrict_self, AbiFloor, Enforcement, KernelStatus, Support};
+pub(crate) use plan::GateSplit;
 pub use plan::{plan, Plan, PlanMode, PlanRule, SplitDir};
 pub use rights::{Right, Rights, ScopeKind};
 
@@ -74,6 +77,10 @@ pub enum LandlockError {
     /// The ruleset descriptor could not be duplicated for the restriction.
     #[error("cannot duplicate the Landlock ruleset descriptor: {0}")]
     RulesetFd(std::io::Error),
+    /// The command's nested domain of write rules (under the socket gate) could not be
+    /// created or entered.
+    #[error("the command's nested Landlock domain: {0}")]
+    Nested(std::io::Error),
     /// The planner's last check: a grant inside a sealed root other than a readable-in-seal
     /// file's `READ_FILE` would open the seal, so the whole plan is refused.
     #[error("refusing a plan that grants {rights} inside the sealed path {}", .path.display())]
@@ -117,7 +124,10 @@ pub const DEVIATIONS: &[Deviation] = &[
         looser: false,
         why: "a writable directory holding a sealed or protected path (or one that may \
               appear there) gets no write rule of its own: new direct children cannot be \
-              created in it, nor existing direct children removed or renamed",
+              created in it, nor existing direct children removed or renamed. Under jaula \
+              run the gate's supervisor, whose domain has such a directory whole, makes \
+              and removes them and refuses what decide denies; only the Landlock layer \
+              alone and --no-socket-gate keep the split",
     },
     Deviation {
         name: "ancestor-snapshot",

@@ -679,3 +679,71 @@ fn file_rule_kinds_are_planned_by_kind_for_any_path() {
         Some(file(Rights::READ))
     );
 }
+
+#[test]
+fn under_the_gate_the_supervisor_gets_split_directories_whole_and_the_command_the_split() {
+    let policy = policy(spec());
+    let fs = tree();
+    let plan = plan_of(&policy, PlanMode::Native, &fs);
+    let Some(split) = plan.gate_split() else {
+        panic!("the home tree has write-split directories")
+    };
+    let runtime = h(".agents-city/.runtime");
+    let broker = runtime.join("broker");
+    for dir in [&runtime, &h(".claude"), &h(".config"), &h(".cargo")] {
+        assert!(split.widened.contains(dir), "{}", dir.display());
+    }
+    // The supervisor: the plan's reads, and every write right on the split directory
+    // (its sealed and protected entries are the gate's to refuse).
+    assert_eq!(
+        rights(&split.supervisor, &runtime),
+        Some(READ_DIR | Rights::WRITE)
+    );
+    assert_eq!(rights(&split.supervisor, &broker), None);
+    assert!(split.supervisor.holes.contains(&broker));
+    // Nothing but the split directories changed.
+    for rule in &plan.rules {
+        if split.widened.contains(&rule.path) {
+            continue;
+        }
+        assert_eq!(rights(&split.supervisor, &rule.path), Some(rule.rights));
+    }
+    assert_eq!(
+        split.supervisor.rules.len(),
+        plan.rules.len()
+            + split
+                .widened
+                .iter()
+                .filter(|d| plan.rule(d).is_none())
+                .count()
+    );
+    // The command: the plan's write grants alone (reads are the supervisor's domain's,
+    // the same rules), so the stack of the two is the plan.
+    assert_eq!(rights(&split.command_writes, &runtime), None);
+    assert_eq!(
+        rights(&split.command_writes, h(".agents-city/state.json")),
+        Some(file(Rights::WRITE))
+    );
+    assert_eq!(
+        rights(&split.command_writes, h(".cache")),
+        Some(Rights::WRITE)
+    );
+    assert!(split
+        .command_writes
+        .rules
+        .iter()
+        .all(|r| (r.rights - Rights::WRITE).is_empty()));
+    assert!(split.command_writes.rules.iter().all(|r| plan
+        .rule(&r.path)
+        .is_some_and(|p| p.rights & Rights::WRITE == r.rights)));
+}
+
+#[test]
+fn a_plan_without_write_splits_has_nothing_for_the_gate_to_take() {
+    let policy = policy(spec());
+    let mut fs = FakeFs::new();
+    fs.dir("/tmp").dir(repo().join("src"));
+    let plan = plan_of(&policy, PlanMode::BwrapView, &fs);
+    assert!(plan.split.iter().all(|d| !d.write));
+    assert_eq!(plan.gate_split(), None);
+}

@@ -36,6 +36,9 @@ pub(crate) struct Confinement<'a> {
     /// The socket gate: when set, the launch forks, the command runs as a child under the
     /// gate's filter and this process supervises it (see [`crate::socket_gate`]).
     pub(crate) gate: Option<Gate>,
+    /// With the gate: the plan's write splits its supervisor takes over (`landlock` is then
+    /// the supervisor's wider plan, and the command enters `command_writes` on top).
+    pub(crate) gate_split: Option<&'a landlock::GateSplit>,
 }
 
 /// What the socket gate needs from the caller.
@@ -77,6 +80,7 @@ impl std::fmt::Debug for Confinement<'_> {
             .field("seccomp", &self.seccomp)
             .field("restrict_sockets", &self.restrict_sockets)
             .field("gate", &self.gate)
+            .field("gate_split", &self.gate_split.map(|s| &s.widened))
             .finish()
     }
 }
@@ -278,7 +282,12 @@ pub fn launch(
         Ok(r) => r,
         Err(e) => return e,
     };
-    let (mut command, confinement) = confinement(plan, network, rules.as_ref(), after_exit);
+    let split = gate_split(plan, rules.as_ref());
+    let (mut command, mut confinement) = confinement(plan, network, rules.as_ref(), after_exit);
+    if let Some(split) = &split {
+        confinement.landlock = Some((&split.supervisor, AbiFloor::FsV1));
+        confinement.gate_split = Some(split);
+    }
     // 5. hardening, 6. Landlock, 7. the socket gate, 8. seccomp, 9. exec.
     confine_and_exec(&mut command, confinement, on_ready)
 }
@@ -311,9 +320,10 @@ fn confinement<'a>(
             after_exit,
             dns_stub: network.dns_stub,
             verbose: plan.verbose,
-            limits: plan.limits.clone(),
+            limits: plan.limits,
             record: plan.record_fd.and_then(take_record),
         }),
+        gate_split: None,
     };
     (command, confinement)
 }
@@ -354,6 +364,27 @@ fn landlock_rules(plan: &LaunchPlan) -> Result<Option<Plan>, LaunchError> {
         eprintln!("jaula: {}", rules.summary());
     }
     Ok(Some(rules))
+}
+
+/// Under the socket gate, the plan's write splits taken over by its supervisor (see
+/// [`Plan::gate_split`]); `None` without the gate, which keeps the split for everyone.
+fn gate_split(plan: &LaunchPlan, rules: Option<&Plan>) -> Option<landlock::GateSplit> {
+    let split = rules.filter(|_| plan.socket_gate)?.gate_split()?;
+    if plan.verbose {
+        let dirs: Vec<String> = split
+            .widened
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect();
+        eprintln!(
+            "jaula: landlock: the socket gate's supervisor takes the write splits over (new \
+             entries there are its to decide); the command keeps them in a nested domain of \
+             {} write rules: {}",
+            split.command_writes.rules.len(),
+            dirs.join(" ")
+        );
+    }
+    Some(split)
 }
 
 /// What step 4 leaves for the later ones.
@@ -545,7 +576,7 @@ fn confine(confinement: Confinement<'_>) -> Result<LaunchReport, LaunchError> {
     };
     // 3. The gate's own descriptors, while this process may still open a netlink socket.
     let gate = match &confinement.gate {
-        Some(_) => Some(crate::socket_gate::prepare()?),
+        Some(_) => Some(crate::socket_gate::prepare()?.take_split(confinement.gate_split)?),
         None => None,
     };
     // 4. The `none` fallback: its own Landlock domain (TCP) and seccomp filter (socket

@@ -73,6 +73,10 @@ pub enum GateError {
          ptrace access to the child): {0}"
     )]
     TakeListener(io::Error),
+    /// The command's nested Landlock domain (the gate took the plan's write splits over)
+    /// could not be built or entered.
+    #[error("{0}")]
+    CommandDomain(crate::landlock::LandlockError),
     /// The child exited before handing over its listener; it printed its own reason.
     #[error("the child ended before it installed the filter (it said why)")]
     ChildEnded,
@@ -90,6 +94,21 @@ pub(crate) struct GateLaunch {
     number: (OwnedFd, OwnedFd),
     /// Parent → child: the listener was taken, close yours.
     taken: (OwnedFd, OwnedFd),
+    /// The write splits the supervisor takes over, when the plan has any.
+    split: Option<TakenSplit>,
+}
+
+/// The write-split directories the supervisor's Landlock domain grants whole, and the
+/// command's nested domain that keeps the split for the command's own calls (see
+/// `Plan::gate_split`).
+#[derive(Debug)]
+pub(crate) struct TakenSplit {
+    /// Beneath these the supervisor refuses whatever `decide` denies, and it never moves
+    /// or removes one of them.
+    pub(crate) widened: Vec<std::path::PathBuf>,
+    /// Entered by the child before the command, and by the thread that binds a socket
+    /// outside the widened directories.
+    pub(crate) command: crate::landlock::WritesDomain,
 }
 
 /// Open what the supervisor needs while the process may still make sockets: call it in the
@@ -106,10 +125,28 @@ pub(crate) fn prepare() -> Result<GateLaunch, GateError> {
         diag,
         number: pipe()?,
         taken: pipe()?,
+        split: None,
     })
 }
 
 impl GateLaunch {
+    /// Take `split`'s write-split directories over: build the command's nested domain now,
+    /// before the fork, so that child and supervisor hold the same one.
+    pub(crate) fn take_split(
+        mut self,
+        split: Option<&crate::landlock::GateSplit>,
+    ) -> Result<GateLaunch, GateError> {
+        if let Some(split) = split {
+            let command = crate::landlock::WritesDomain::prepare(&split.command_writes)
+                .map_err(GateError::CommandDomain)?;
+            self.split = Some(TakenSplit {
+                widened: split.widened.clone(),
+                command,
+            });
+        }
+        Ok(self)
+    }
+
     /// In the child: install the filter, hand its listener out, wait until the parent
     /// holds it, and close this process's copy (a cage holding its own listener could
     /// answer its own calls).
@@ -119,7 +156,13 @@ impl GateLaunch {
             diag,
             number,
             taken,
+            split,
         } = self;
+        // The command's own calls meet the plan's split again (stacked on the
+        // supervisor's domain, which grants the split directories whole).
+        if let Some(split) = split {
+            split.command.enter().map_err(GateError::CommandDomain)?;
+        }
         drop(diag);
         drop(number.0);
         drop(taken.1);
@@ -149,13 +192,14 @@ impl GateLaunch {
     /// In the parent: take the child's listener and become its supervisor. `record` is
     /// the cage's record (a window cage's), where the sockets it binds are written.
     pub(crate) fn in_parent(
-        self,
+        mut self,
         child: libc::pid_t,
         policy: Policy,
         record: Option<std::fs::File>,
     ) -> Result<Supervisor, GateError> {
+        let split = self.split.take();
         let (listener, diag) = self.take_listener(child, true)?;
-        Supervisor::new(listener, diag, policy, record).map_err(GateError::Handoff)
+        Supervisor::new(listener, diag, policy, split, record).map_err(GateError::Handoff)
     }
 
     fn take_listener(
@@ -168,6 +212,7 @@ impl GateLaunch {
             diag,
             number,
             taken,
+            split: _,
         } = self;
         drop(number.1);
         drop(taken.0);
@@ -199,13 +244,19 @@ impl GateLaunch {
 /// the fork, and the command restores its mask. SIGCHLD is among them so that the
 /// supervisor, a child subreaper, learns of every process of the cage that ends through
 /// its signalfd (a signal the default disposition ignores would otherwise be dropped).
-const FORWARDED: [libc::c_int; 5] = [
+const FORWARDED: [libc::c_int; 6] = [
     libc::SIGTERM,
     libc::SIGHUP,
     libc::SIGINT,
     libc::SIGQUIT,
     libc::SIGCHLD,
+    STOP_CAGE,
 ];
+
+/// The signal `jaula stop` sends a supervisor: end every process of the cage. A cage
+/// cannot send it (Landlock's signal scope keeps the command and its descendants from
+/// signalling their supervisor, ABI 6+); below that, a cage could only stop itself.
+pub const STOP_CAGE: libc::c_int = libc::SIGUSR1;
 
 /// Block [`FORWARDED`] in this (single-threaded) process, before it forks the processes it
 /// will wait for and supervise: a SIGTERM that arrives while they are set up must wait to
@@ -240,6 +291,7 @@ pub(crate) fn supervise(
     let signals = sys::SignalFd::new(blocked)?;
     let mut listening = true;
     let mut command_alive = true;
+    let mut stopping = false;
     // The command may have ended before the signalfd existed: its SIGCHLD is pending then,
     // and the first poll sees it.
     while listening || command_alive {
@@ -282,6 +334,13 @@ pub(crate) fn supervise(
                             ended.command_ended(status, supervisor.counts());
                         }
                     }
+                    if stopping {
+                        sys::kill_children();
+                    }
+                }
+                STOP_CAGE => {
+                    stopping = true;
+                    sys::kill_children();
                 }
                 _ => {}
             }

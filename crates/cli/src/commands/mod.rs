@@ -8,6 +8,8 @@ pub mod access_token;
 #[cfg(target_os = "linux")]
 pub mod agent_hint;
 pub mod availability;
+#[cfg(target_os = "linux")]
+pub mod cages;
 pub mod check;
 pub mod config_check;
 #[cfg(target_os = "linux")]

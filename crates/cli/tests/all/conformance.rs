@@ -36,28 +36,10 @@ const fn listable(label: &'static str) -> Deviation {
     )
 }
 
-/// A writable directory that holds a sealed or protected path (`holding`, or one that may
-/// appear there) gets no write rule of its own: its direct children cannot be made or
-/// removed.
-macro_rules! no_new_entries {
-    ($label:literal, $access:ident, $holding:literal) => {
-        dev(
-            "split-dir-no-new-entries",
-            $label,
-            Access::$access,
-            false,
-            true,
-            concat!(
-                "a writable directory holding a sealed or protected path (or one that may \
-                 appear) gets no write rule of its own (",
-                $holding,
-                ")"
-            ),
-        )
-    };
-}
-
-/// `jaula run --backend landlock`: Landlock (native plan) + seccomp + hardening.
+/// `jaula run --backend landlock`: Landlock (native plan) + seccomp + hardening, with the
+/// socket gate (the default). `split-dir-no-new-entries` is not here: the gate's supervisor
+/// makes and removes the direct entries of a split directory itself (`Plan::gate_split`);
+/// the split stays only under `--no-socket-gate` and for Landlock alone (landlock_live).
 const LANDLOCK_DEVIATIONS: &[Deviation] = &[
     listable("~/.ssh"),
     listable("~/.ssh/sub"),
@@ -96,22 +78,6 @@ const LANDLOCK_DEVIATIONS: &[Deviation] = &[
         false,
         "the same inside a sealed root: the mode of a secret can change, its content stays unreadable",
     ),
-    dev(
-        "split-dir-no-new-entries",
-        "~/.cargo/stale.lock",
-        Access::Write,
-        false,
-        true,
-        "a writable directory holding a sealed or protected path (or one that may appear) gets no write rule of its own: direct children cannot be removed",
-    ),
-    no_new_entries!("~/.cargo/new-file", Create, "~/.cargo/credentials*"),
-    no_new_entries!("~/.claude/new-file", Create, "~/.claude/.credentials.json, channels"),
-    no_new_entries!("~/.claude/channels/new-seat", Create, "any <seat>/.env"),
-    no_new_entries!("~/.claude/channels/seat1/new", Create, "seat1/.env"),
-    no_new_entries!("~/.claude/channels/seat1/.env.bak", Create, "seat1/.env"),
-    no_new_entries!("~/.config/newdir", Create, "~/.config/gh, gcloud, jaula"),
-    no_new_entries!("~/.agents-city/new", Create, ".runtime/broker, .runtime/cage"),
-    no_new_entries!("~/.agents-city/.runtime/new", Create, "broker, cage"),
     dev(
         "native-dev-subset",
         "/dev/<new>",

@@ -291,3 +291,133 @@ fn the_callers_output_ends_with_the_command() {
         }
     }
 }
+
+impl Tree {
+    /// `jaula ps --json` (or `stop WINDOW`) for this tree's home, as its user.
+    fn jaula(&self, args: &[&str]) -> std::process::Output {
+        let mut cmd = common::jaula_in(&self.home, &self.repo);
+        cmd.args(args).arg("--home").arg(&self.home);
+        self.user.apply(&mut cmd);
+        cmd.output().unwrap()
+    }
+
+    fn cages(&self) -> Vec<serde_json::Value> {
+        let out = self.jaula(&["ps", "--json"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone()
+    }
+
+    /// The helper started, with jaula gone: the window's cage as `jaula ps` lists it.
+    fn start_helper_in_window(&self, backend: Backend, window: &str) -> serde_json::Value {
+        let status = self
+            .caged(backend, &["--window", window], START_HELPER_AND_LEAVE)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(7));
+        let cages = self.cages();
+        let mine: Vec<&serde_json::Value> =
+            cages.iter().filter(|c| c["window"] == window).collect();
+        assert_eq!(mine.len(), 1, "{cages:?}");
+        mine[0].clone()
+    }
+}
+
+/// `jaula ps` lists a window whose command has ended while its helper lives, and `jaula
+/// stop` ends the helper with the cage; afterwards the window is gone from the list.
+#[test]
+fn ps_lists_a_window_that_outlives_its_command_and_stop_ends_it() {
+    for backend in BACKENDS {
+        for user in USERS {
+            if !cage_here(backend, user) {
+                continue;
+            }
+            let tree = Tree::new("ps", user);
+            let what = format!("{} as uid {}", backend.name(), user.uid());
+            let cage = tree.start_helper_in_window(backend, "hub");
+            assert_eq!(cage["state"], "live", "{what}: {cage}");
+            assert_eq!(cage["backend"], backend.name(), "{what}: {cage}");
+            assert_eq!(cage["processes"], 1, "{what}: the helper alone: {cage}");
+            let supervisor = cage["supervisor_pid"].as_i64().unwrap() as i32;
+            let out = tree.jaula(&["stop", "hub"]);
+            assert!(
+                out.status.success(),
+                "{what}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            // stop returns once the supervisor has ended, which it does only when nothing
+            // is left under its filter: the helper is gone, never released.
+            assert!(
+                exe_of(supervisor).is_none(),
+                "{what}: the supervisor still runs"
+            );
+            assert!(!tree.repo.join("late.txt").exists(), "{what}");
+            assert!(
+                tree.cages().iter().all(|c| c["window"] != "hub"),
+                "{what}: still listed"
+            );
+            let out = tree.jaula(&["stop", "hub"]);
+            assert_eq!(out.status.code(), Some(1), "{what}: a second stop");
+        }
+    }
+}
+
+/// A supervisor killed from outside (the cage cannot): its cage is listed as dead, and the
+/// helper it leaves fails closed (its gated calls get ENOSYS from a filter with no
+/// listener), never open. The helper reports on a FIFO it opened while the gate lived.
+#[test]
+fn a_killed_supervisor_leaves_a_dead_cage_that_fails_closed() {
+    const REPORTS_ON_FD_3: &str = "exec 3> out.fifo; read word < in.fifo; \
+        if (: > /dev/null) 2>&3; then echo devnull-ok >&3; else echo devnull-failed >&3; fi; \
+        if (echo x > .envrc) 2>&3; then echo envrc-WRITTEN >&3; fi";
+    for user in USERS {
+        let backend = Backend::Landlock;
+        if !cage_here(backend, user) {
+            continue;
+        }
+        let tree = Tree::new("dead", user);
+        let script =
+            format!("setsid /bin/sh -c '{REPORTS_ON_FD_3}' </dev/null >/dev/null 2>&1 & exit 7");
+        let status = tree
+            .caged(backend, &["--window", "doomed"], &script)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(7));
+        // The helper's report channel, opened before its supervisor goes.
+        let mut report = fs::File::open(tree.repo.join("out.fifo")).unwrap();
+        let cage = tree
+            .cages()
+            .into_iter()
+            .find(|c| c["window"] == "doomed")
+            .unwrap();
+        let supervisor = cage["supervisor_pid"].as_i64().unwrap() as i32;
+        let pid = rustix::process::Pid::from_raw(supervisor).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::KILL).unwrap();
+        wait_until_gone(supervisor);
+        let listed: Vec<serde_json::Value> = tree
+            .cages()
+            .into_iter()
+            .filter(|c| c["window"] == "doomed")
+            .collect();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0]["state"], "dead", "{listed:?}");
+        fs::write(tree.repo.join("in.fifo"), "go\n").unwrap();
+        let mut said = String::new();
+        report.read_to_string(&mut said).unwrap();
+        assert!(said.contains("Function not implemented"), "{said}");
+        assert!(said.contains("devnull-failed"), "{said}");
+        assert!(!said.contains("envrc-WRITTEN"), "{said}");
+        assert!(!tree.repo.join(".envrc").exists());
+    }
+}

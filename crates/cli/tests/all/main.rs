@@ -26,6 +26,7 @@ mod network;
 mod network_notice;
 mod network_steer;
 mod planting;
+mod runtime_entries;
 mod seed_compat;
 mod socket_gate;
 mod workloads;

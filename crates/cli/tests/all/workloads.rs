@@ -258,12 +258,16 @@ fn cargo_build(backend: &str) {
 
 /// A ~/.cargo that has never cached a git dependency has no `git/`: cargo's first fetch
 /// must create it. With the bwrap backend it can (the mount view covers the existing
-/// credential files; Landlock grants ~/.cargo whole there). Natively it could not by
-/// itself: ~/.cargo holds sealed credential paths, so Landlock splits it and no new direct
-/// child can be created (deviation `split-dir-no-new-entries`; docs/security.md). `jaula
-/// run` therefore creates `~/.cargo/registry` and `~/.cargo/git` before caging; with
-/// `cage.create_cache_roots = false` (`creation_off`) the native limit shows again.
-fn cargo_first_cache_entry(backend: &str, creation_off: bool, expect_ok: bool) {
+/// credential files; Landlock grants ~/.cargo whole there). Natively ~/.cargo holds sealed
+/// credential paths, so Landlock splits it, for reads and writes. Under the socket gate its
+/// supervisor could make `git/` (docs/security.md, "Split directories under the socket
+/// gate"), but nothing could read it back (an entry made after launch in an ancestor of a
+/// sealed path has no read rule: `ancestor-snapshot`); with `--no-socket-gate` (`gate`
+/// false) it cannot even be made (`split-dir-no-new-entries`). `jaula run` therefore
+/// creates `~/.cargo/registry` and `~/.cargo/git` before caging; with
+/// `cage.create_cache_roots = false` (`creation_off`) and no gate the native limit shows
+/// again.
+fn cargo_first_cache_entry(backend: &str, creation_off: bool, gate: bool, expect_ok: bool) {
     let Some(c) = cargo_case("workload-cargo-bare-") else {
         return;
     };
@@ -278,6 +282,9 @@ fn cargo_first_cache_entry(backend: &str, creation_off: bool, expect_ok: bool) {
     cmd.args(["run", "--backend", backend]);
     if creation_off {
         cmd.arg("--config").arg(&config);
+    }
+    if !gate {
+        cmd.arg("--no-socket-gate");
     }
     let out = cmd
         .arg("--repo")
@@ -744,17 +751,17 @@ fn cargo_build_works_caged_with_bwrap() {
 
 #[test]
 fn cargo_finds_its_first_cache_directory_made_by_jaula_with_landlock() {
-    cargo_first_cache_entry("landlock", false, true);
+    cargo_first_cache_entry("landlock", false, true, true);
 }
 
 #[test]
-fn cargo_cannot_create_its_first_cache_directory_with_landlock_and_creation_off() {
-    cargo_first_cache_entry("landlock", true, false);
+fn cargo_cannot_create_its_first_cache_directory_with_landlock_creation_off_and_no_gate() {
+    cargo_first_cache_entry("landlock", true, false, false);
 }
 
 #[test]
 fn cargo_creates_its_first_cache_directory_with_bwrap() {
-    cargo_first_cache_entry("bwrap", true, true);
+    cargo_first_cache_entry("bwrap", true, true, true);
 }
 
 #[test]

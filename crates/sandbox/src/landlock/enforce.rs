@@ -554,3 +554,73 @@ pub(crate) fn scope_signals_below_parent() -> Result<bool, LandlockError> {
         .restrict_self()?;
     Ok(status.ruleset == RulesetStatus::FullyEnforced)
 }
+
+/// A prepared Landlock domain that handles only the write rights: entered by the socket
+/// gate's child before it execs the command, and by the supervisor's thread that binds a
+/// socket the supervisor's own wider domain must not (see [`Plan::gate_split`]).
+#[cfg(target_os = "linux")]
+#[derive(Debug)]
+pub(crate) struct WritesDomain {
+    ruleset: OwnedFd,
+}
+
+#[cfg(target_os = "linux")]
+impl WritesDomain {
+    /// Build the ruleset of `plan`'s write grants (a [`super::plan::GateSplit`]'s
+    /// `command_writes`) without enforcing it. A rule whose path went away since planning
+    /// is left out: a grant lost, never one widened.
+    pub(crate) fn prepare(plan: &Plan) -> Result<WritesDomain, LandlockError> {
+        let handled = Rights::WRITE & probe().fs_enforced;
+        let created = Ruleset::default()
+            .set_compatibility(CompatLevel::BestEffort)
+            .handle_access(access_fs(handled))?
+            .create()?;
+        let ruleset: Option<OwnedFd> = created.into();
+        let ruleset = ruleset.ok_or_else(|| {
+            LandlockError::Nested(std::io::Error::other("no Landlock ruleset was created"))
+        })?;
+        for rule in &plan.rules {
+            let (fd, rights) = match open_beneath(rule) {
+                Ok(Some(found)) => found,
+                Ok(None) | Err(Errno::NOENT | Errno::LOOP | Errno::XDEV | Errno::ACCESS) => {
+                    continue
+                }
+                Err(e) => {
+                    return Err(LandlockError::Open {
+                        path: rule.path.clone(),
+                        source: e.into(),
+                    })
+                }
+            };
+            let granted = rights & handled;
+            if granted.is_empty() {
+                continue;
+            }
+            add_path_beneath(&ruleset, &fd, granted).map_err(|source| LandlockError::AddRule {
+                path: rule.path.clone(),
+                source,
+            })?;
+        }
+        Ok(WritesDomain { ruleset })
+    }
+
+    /// Restrict the calling thread to this domain, stacked on the one it is in. Needs
+    /// `no_new_privs` (set by process hardening before any Landlock step).
+    pub(crate) fn enter(&self) -> Result<(), LandlockError> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: landlock_restrict_self(2) takes a ruleset descriptor this value owns and
+        // open for the call, and flags 0; it reads no memory of ours.
+        let ret = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_restrict_self,
+                self.ruleset.as_raw_fd(),
+                0u32,
+            )
+        };
+        if ret == 0 {
+            Ok(())
+        } else {
+            Err(LandlockError::Nested(std::io::Error::last_os_error()))
+        }
+    }
+}

@@ -98,6 +98,9 @@ pub(crate) enum Reason {
     DeviceDirectory,
     /// One of the devices bubblewrap's `--dev` would provide.
     DeviceNode,
+    /// The socket gate's supervisor only: a write-split directory granted whole, the
+    /// gate's check standing in for the split (see [`Plan::gate_split`]).
+    SplitTakenByGate,
 }
 
 impl fmt::Display for Reason {
@@ -126,6 +129,9 @@ impl fmt::Display for Reason {
             }
             Reason::DeviceDirectory => f.write_str("device directory: names only"),
             Reason::DeviceNode => f.write_str("device of the cage's own /dev"),
+            Reason::SplitTakenByGate => {
+                f.write_str("split for writes, granted whole to the socket gate's supervisor")
+            }
         }
     }
 }
@@ -258,6 +264,88 @@ impl Plan {
             out.push_str(&format!("\n  sealed, no rule at all: {}", list(holes)));
         }
         out
+    }
+}
+
+/// The two Landlock domains of a cage under the socket gate (see [`Plan::gate_split`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct GateSplit {
+    /// The supervisor's domain: the plan with every write-split directory granted
+    /// [`Rights::WRITE`] whole.
+    pub(crate) supervisor: Plan,
+    /// The directories granted whole there, canonical and sorted: beneath them the
+    /// supervisor refuses whatever `decide` denies, and never moves or removes them.
+    pub(crate) widened: Vec<PathBuf>,
+    /// The command's nested domain: the plan's write grants alone, to be enforced with
+    /// only the write rights handled, so that stacked on the supervisor's it leaves the
+    /// command exactly the plan.
+    pub(crate) command_writes: Plan,
+}
+
+impl Plan {
+    /// The split of this plan between the socket gate's supervisor and the command, or
+    /// `None` when no directory is split for writes (the plan is then both).
+    ///
+    /// Every call that makes, removes or renames a name is made by the supervisor from
+    /// inside its own domain after `decide` (see `socket_gate::file_calls`); reads never
+    /// wait for it. So a write-split directory can be granted whole to the supervisor alone,
+    /// whose check then stands in for the split beneath it, while the command enters a
+    /// second domain with today's write rules: Landlock intersects stacked domains, so the
+    /// command's own calls meet exactly this plan, and reads (the same rules in both) keep
+    /// every sealed path unreadable to both.
+    pub(crate) fn gate_split(&self) -> Option<GateSplit> {
+        let widened: Vec<PathBuf> = self
+            .split
+            .iter()
+            .filter(|d| d.write)
+            .map(|d| d.path.clone())
+            .collect();
+        if widened.is_empty() {
+            return None;
+        }
+        let mut supervisor = self.clone();
+        for dir in &widened {
+            let reason = Reason::SplitTakenByGate;
+            match supervisor
+                .rules
+                .binary_search_by(|r| r.path.as_path().cmp(dir))
+            {
+                Ok(i) => {
+                    let rule = &mut supervisor.rules[i];
+                    rule.rights |= Rights::WRITE;
+                    rule.reasons.push(reason);
+                }
+                Err(i) => supervisor.rules.insert(
+                    i,
+                    PlanRule {
+                        path: dir.clone(),
+                        kind: TargetKind::Directory,
+                        rights: Rights::WRITE,
+                        reasons: vec![reason],
+                    },
+                ),
+            }
+        }
+        let command_writes = Plan {
+            mode: self.mode,
+            rules: self
+                .rules
+                .iter()
+                .filter(|r| !(r.rights & Rights::WRITE).is_empty())
+                .map(|r| PlanRule {
+                    rights: r.rights & Rights::WRITE,
+                    ..r.clone()
+                })
+                .collect(),
+            holes: Vec::new(),
+            split: Vec::new(),
+            notes: Vec::new(),
+        };
+        Some(GateSplit {
+            supervisor,
+            widened,
+            command_writes,
+        })
     }
 }
 

@@ -10,7 +10,9 @@
 //! makes the call itself from the pinned directory, so nothing the caller changes after
 //! the check is what gets written. An opened file is handed to the caller with
 //! `SECCOMP_IOCTL_NOTIF_ADDFD`. Landlock's own rules still apply: the supervisor is in the
-//! cage's domain.
+//! cage's domain, except that it has each write-split directory whole (the command keeps
+//! the split in a nested domain: `Plan::gate_split`); beneath those the guard refuses
+//! whatever `decide` denies, not only protected paths, and never moves or removes one.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -286,6 +288,10 @@ pub(super) struct Guard<'a> {
     pub(crate) files: &'a ProtectedFiles,
     pub(crate) reported: &'a mut std::collections::HashSet<PathBuf>,
     pub(crate) refused: &'a mut u64,
+    /// The write-split directories this supervisor's Landlock domain grants whole (see
+    /// `Plan::gate_split`): beneath them the guard answers for the split, so it refuses
+    /// whatever `decide` denies, and it never moves or removes one of them.
+    pub(crate) widened: &'a [PathBuf],
 }
 
 impl Guard<'_> {
@@ -322,7 +328,12 @@ impl Guard<'_> {
 
     /// The checks for an entry that is made, removed or renamed: its path, and the file it
     /// names now (if any) and the directory holding it by identity.
-    fn check_entry(&mut self, entry: &Entry, access: Access, verb: &str) -> Result<(), i32> {
+    pub(super) fn check_entry(
+        &mut self,
+        entry: &Entry,
+        access: Access,
+        verb: &str,
+    ) -> Result<(), i32> {
         let path = entry_path(entry)?;
         self.check(&path, access, verb)?;
         // Only a missing name has no identity to check: any other failure (no descriptor
@@ -355,10 +366,13 @@ impl Guard<'_> {
         Ok(path)
     }
 
-    /// `EACCES` and one stderr line (once per path) when `path` is protected for `access`.
+    /// `EACCES` and one stderr line (once per path) when `path` is protected for `access`,
+    /// or lies in a widened directory and `decide` denies it for any reason (Landlock gave
+    /// this process the whole directory: the split that kept sealed entries out is this).
     fn check(&mut self, path: &std::path::Path, access: Access, verb: &str) -> Result<(), i32> {
         let decision = self.policy.decide(path, access);
-        if decision.allowed || !matches!(decision.rule, Rule::Protected { .. }) {
+        let protected = matches!(decision.rule, Rule::Protected { .. });
+        if decision.allowed || !(protected || self.is_widened(path)) {
             return Ok(());
         }
         *self.refused += 1;
@@ -374,6 +388,30 @@ impl Guard<'_> {
 }
 
 impl Guard<'_> {
+    /// Whether `path` is a widened directory or beneath one.
+    fn is_widened(&self, path: &std::path::Path) -> bool {
+        self.widened.iter().any(|w| path.starts_with(w))
+    }
+
+    /// `EACCES` when a rename or removal would move or remove a widened directory (or a
+    /// directory holding one): each holds, or may come to hold, a sealed or protected
+    /// path that the split kept in place, and the supervisor's binds rely on their
+    /// names staying what they are.
+    fn check_widened_holder(&mut self, path: &std::path::Path, verb: &str) -> Result<(), i32> {
+        let Some(held) = self.widened.iter().find(|w| w.starts_with(path)) else {
+            return Ok(());
+        };
+        *self.refused += 1;
+        if self.reported.insert(path.to_path_buf()) {
+            eprintln!(
+                "jaula: refused {verb} {}: {} holds a sealed or protected path",
+                path.display(),
+                held.display()
+            );
+        }
+        Err(libc::EACCES)
+    }
+
     /// `EACCES` when a rename would move a tree that holds a protected path, or put one
     /// where it would hold one: `mv prepared ~/.local/share` with a planted
     /// `applications/` inside creates the protected path without ever naming it.
@@ -403,7 +441,7 @@ fn errno(e: rustix::io::Errno) -> i32 {
 }
 
 /// The path the kernel reports for a descriptor of the supervisor's.
-fn path_of(fd: BorrowedFd<'_>) -> Result<PathBuf, i32> {
+pub(super) fn path_of(fd: BorrowedFd<'_>) -> Result<PathBuf, i32> {
     std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|_| libc::EACCES)
 }
 
@@ -656,7 +694,15 @@ impl FileCalls<'_, '_> {
                     if kind == libc::S_IFLNK {
                         return Err(libc::ELOOP);
                     }
-                    if !tmpfile {
+                    if tmpfile {
+                        // An unnamed file made in the directory: inside a widened one,
+                        // only where decide lets the directory be written (never the
+                        // sealed broker's).
+                        let dir = path_of(file.as_fd())?;
+                        if self.guard.is_widened(&dir) {
+                            self.guard.check(&dir, Access::Write, "temporary file in")?;
+                        }
+                    } else {
                         let parent = parent.as_ref().map(|p| p.as_fd());
                         self.guard.check_file(file.as_fd(), parent, "write to")?;
                     }
@@ -729,6 +775,10 @@ impl FileCalls<'_, '_> {
         let entry = self.locate(dir, ptr)?;
         self.guard
             .check_entry(&entry, Access::Write, "removal of")?;
+        if entry.name != b"." && entry.name != b".." {
+            self.guard
+                .check_widened_holder(&entry_path(&entry)?, "removal of")?;
+        }
         rustix::fs::unlinkat(
             entry.parent.as_fd(),
             name_of(&entry),
@@ -786,7 +836,9 @@ impl FileCalls<'_, '_> {
                 continue;
             }
             self.guard.check_entry(entry, Access::Write, verb)?;
-            self.guard.check_holder(&entry_path(entry)?, verb)?;
+            let path = entry_path(entry)?;
+            self.guard.check_holder(&path, verb)?;
+            self.guard.check_widened_holder(&path, verb)?;
         }
         sys::renameat2(
             from.parent.as_fd(),

@@ -1,9 +1,12 @@
 //! The supervisor: answers the cage's `connect` and `bind` calls by making them itself.
 //!
-//! It runs in the launching process after the fork, inside the same Landlock domain and
-//! network namespace as the cage (the domain is entered before the fork), so a call it
-//! makes on the cage's behalf meets every rule the cage's own call would: Landlock's
-//! `MAKE_SOCK`, its TCP rules and its abstract-socket scope. What it adds is one check
+//! It runs in the launching process after the fork, inside the cage's Landlock domain and
+//! network namespace (the domain is entered before the fork), so a call it makes on the
+//! cage's behalf meets every rule the cage's own call would: Landlock's `MAKE_SOCK`, its
+//! TCP rules and its abstract-socket scope. The one difference: where the plan splits a
+//! writable directory for writes, this process has it whole and the command a nested
+//! domain with the split (`Plan::gate_split`); beneath such a directory the guard answers
+//! for the split, and `bind_pathname` places its binds so the kernel cannot be steered. What it adds is one check
 //! Landlock below ABI 9 cannot make: a pathname socket is reached only when the cage bound
 //! it itself, the policy allows it, or a live cage of the same owner bound it (`peers`).
 //!
@@ -68,6 +71,8 @@ pub(crate) struct Supervisor {
     reported: HashSet<PathBuf>,
     counts: GateCounts,
     workers: Workers,
+    /// The plan's write splits this supervisor's Landlock domain grants whole, if any.
+    split: Option<super::TakenSplit>,
 }
 
 /// What to do with one notification. Every notification gets an answer: only a caller
@@ -95,6 +100,7 @@ impl Supervisor {
         listener: OwnedFd,
         diag: OwnedFd,
         policy: Policy,
+        split: Option<super::TakenSplit>,
         record: Option<std::fs::File>,
     ) -> io::Result<Self> {
         let home_dir = sys::open_path(Path::new("."), libc::O_PATH | libc::O_DIRECTORY)?;
@@ -109,6 +115,7 @@ impl Supervisor {
             reported: HashSet::new(),
             counts: GateCounts::default(),
             workers: Workers::new(MAX_WORKERS),
+            split,
         })
     }
 
@@ -167,6 +174,7 @@ impl Supervisor {
                     files: &self.protected_files,
                     reported: &mut self.reported,
                     refused: &mut self.counts.refused,
+                    widened: self.split.as_ref().map_or(&[], |s| &s.widened[..]),
                 },
             };
             return match calls.answer(call) {
@@ -201,7 +209,7 @@ impl Supervisor {
         if nr == libc::SYS_bind {
             self.counts.binds += 1;
             let result = match pathname {
-                Some(_) => self.bind_pathname(tid, &socket, &addr),
+                Some(path) => self.bind_pathname(tid, &socket, &addr, path),
                 None => sys::bind_raw(socket.as_fd(), &addr),
             };
             return Answer::Now(result.map(|()| 0));
@@ -308,11 +316,27 @@ impl Supervisor {
     /// Bind the caller's socket to its own address from the caller's working directory,
     /// with its umask, then learn which file the kernel created. The address is passed
     /// unchanged, so `getsockname` later returns what the caller asked for (Python's
-    /// multiprocessing hands that name to its clients). Nothing is checked before the bind
-    /// (Landlock's `MAKE_SOCK` applies to this process as to the cage), so nothing can be
-    /// raced; the file is then asked of the socket itself (sock_diag by the socket's
-    /// inode), never looked up by name, which the cage could have swapped for a host socket.
-    fn bind_pathname(&mut self, tid: u32, socket: &OwnedFd, addr: &[u8]) -> Result<(), i32> {
+    /// multiprocessing hands that name to its clients). The file is then asked of the
+    /// socket itself (sock_diag by the socket's inode), never looked up by name, which the
+    /// cage could have swapped for a host socket.
+    ///
+    /// Without taken-over splits nothing is checked before the bind: Landlock's
+    /// `MAKE_SOCK` applies to this process as to the cage, so nothing can be raced. With
+    /// them, this process may make sockets where the cage may not (in a split directory's
+    /// sealed or protected entries), and the kernel resolves the address again after any
+    /// check. So the place is decided first, from pinned directories, and the bind is made
+    /// where the kernel cannot be steered: in this thread only when the address names,
+    /// without a symlink or `..`, an entry directly inside a widened directory (whose
+    /// every ancestor no cage can rename or remove: read-only to it, or widened, which
+    /// the gate never moves); otherwise on a thread of its own inside the command's nested
+    /// domain, where Landlock answers exactly as for the cage.
+    fn bind_pathname(
+        &mut self,
+        tid: u32,
+        socket: &OwnedFd,
+        addr: &[u8],
+        path: &[u8],
+    ) -> Result<(), i32> {
         let errno = |e: io::Error| e.raw_os_error().unwrap_or(libc::EACCES);
         let cwd = sys::open_path(
             Path::new(&format!("/proc/{tid}/cwd")),
@@ -320,12 +344,37 @@ impl Supervisor {
         )
         .map_err(errno)?;
         let mask = file_calls::caller_umask(tid)?;
-        sys::fchdir(cwd.as_fd()).map_err(errno)?;
-        let old = sys::set_umask(mask);
-        let result = sys::bind_raw(socket.as_fd(), addr);
-        sys::set_umask(old);
-        let _ = sys::fchdir(self.home_dir.as_fd());
-        result?;
+        match self.split.as_ref() {
+            None => self.bind_here(cwd.as_fd(), mask, socket, addr)?,
+            Some(split) => {
+                let start = if path.first() == Some(&b'/') {
+                    sys::open_path(Path::new("/"), libc::O_PATH | libc::O_DIRECTORY)
+                } else {
+                    sys::open_path(
+                        Path::new(&format!("/proc/{tid}/cwd")),
+                        libc::O_PATH | libc::O_DIRECTORY,
+                    )
+                }
+                .map_err(errno)?;
+                let entry = Caller::new(tid).locate(start, path)?;
+                let widened = &split.widened;
+                let mut guard = Guard {
+                    policy: &self.policy,
+                    files: &self.protected_files,
+                    reported: &mut self.reported,
+                    refused: &mut self.counts.refused,
+                    widened,
+                };
+                guard.check_entry(&entry, Access::Create, "bind of")?;
+                let parent = file_calls::path_of(entry.parent.as_fd())?;
+                let cwd_path = file_calls::path_of(cwd.as_fd())?;
+                if widened.contains(&parent) && names_entry_of(&cwd_path, path, &parent) {
+                    self.bind_here(cwd.as_fd(), mask, socket, addr)?;
+                } else {
+                    bind_in_command_domain(&split.command, cwd.as_fd(), mask, socket, addr)?;
+                }
+            }
+        }
         if let Ok(st) = sys::fstat(socket.as_fd()) {
             if let Ok(Some((dev, ino))) =
                 sys::unix_socket_file(self.diag.as_fd(), st.st_ino as u32, None)
@@ -337,6 +386,22 @@ impl Supervisor {
             }
         }
         Ok(())
+    }
+
+    /// The bind on this thread, from `cwd` and with `mask`.
+    fn bind_here(
+        &self,
+        cwd: BorrowedFd<'_>,
+        mask: libc::mode_t,
+        socket: &OwnedFd,
+        addr: &[u8],
+    ) -> Result<(), i32> {
+        sys::fchdir(cwd).map_err(|e| e.raw_os_error().unwrap_or(libc::EACCES))?;
+        let old = sys::set_umask(mask);
+        let result = sys::bind_raw(socket.as_fd(), addr);
+        sys::set_umask(old);
+        let _ = sys::fchdir(self.home_dir.as_fd());
+        result
     }
 
     /// Write a socket the cage bound into its record, for the owner's other cages. Before
@@ -358,6 +423,44 @@ impl Supervisor {
         });
         let _ = cage_record::append(record, &line);
     }
+}
+
+/// Whether `path` (the caller's address, relative to `cwd` unless absolute) names an
+/// entry directly inside `parent` in plain words: no `..`, and `parent` reached by the very
+/// names written (the pinned lookup found no symlink on the way, or its real path would
+/// differ from the words).
+fn names_entry_of(cwd: &Path, path: &[u8], parent: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let path = Path::new(std::ffi::OsStr::from_bytes(path));
+    let full = cwd.join(path);
+    !full
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+        && full.file_name().is_some()
+        && full.parent() == Some(parent)
+}
+
+/// Bind on a thread of its own that entered the command's nested domain, with its own
+/// working directory and umask (`unshare(CLONE_FS)`), so Landlock answers the bind as it
+/// would the command's own.
+fn bind_in_command_domain(
+    domain: &crate::landlock::WritesDomain,
+    cwd: BorrowedFd<'_>,
+    mask: libc::mode_t,
+    socket: &OwnedFd,
+    addr: &[u8],
+) -> Result<(), i32> {
+    let errno = |e: io::Error| e.raw_os_error().unwrap_or(libc::EACCES);
+    std::thread::scope(|scope| {
+        let bind = scope.spawn(|| -> Result<(), i32> {
+            sys::unshare_fs().map_err(errno)?;
+            domain.enter().map_err(|_| libc::EACCES)?;
+            sys::fchdir(cwd).map_err(errno)?;
+            sys::set_umask(mask);
+            sys::bind_raw(socket.as_fd(), addr)
+        });
+        bind.join().unwrap_or(Err(libc::EAGAIN))
+    })
 }
 
 /// Answer notification `id` with `result`. ENOENT is the caller's death: nothing to

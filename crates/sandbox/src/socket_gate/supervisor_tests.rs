@@ -61,3 +61,44 @@ fn workers_stop_at_their_bound_and_refuse_with_eagain() {
     drop(done_tx);
     assert!(done_rx.recv().is_err());
 }
+
+#[test]
+fn a_bind_stays_on_the_supervisors_thread_only_for_plain_words_into_the_directory() {
+    let runtime = Path::new("/h/.agents-city/.runtime");
+    let cwd = Path::new("/h/repo");
+    assert!(names_entry_of(
+        cwd,
+        b"/h/.agents-city/.runtime/hub.sock",
+        runtime
+    ));
+    assert!(names_entry_of(runtime, b"hub.sock", runtime));
+    assert!(names_entry_of(
+        Path::new("/h"),
+        b".agents-city/.runtime/hub.sock",
+        runtime
+    ));
+    assert!(names_entry_of(
+        cwd,
+        b"/h//.agents-city/./.runtime/hub.sock",
+        runtime
+    ));
+    // A `..` could walk a symlink the words do not show; a deeper entry is not directly
+    // inside; a name that is the directory itself makes nothing.
+    assert!(!names_entry_of(
+        cwd,
+        b"../.agents-city/.runtime/hub.sock",
+        runtime
+    ));
+    assert!(!names_entry_of(
+        cwd,
+        b"/h/.agents-city/.runtime/broker/s",
+        runtime
+    ));
+    assert!(!names_entry_of(
+        cwd,
+        b"/h/.agents-city/.runtime/..",
+        runtime
+    ));
+    // Other words reaching it (a symlink the lookup followed) are not the directory's.
+    assert!(!names_entry_of(cwd, b"/h/link/hub.sock", runtime));
+}

@@ -263,6 +263,14 @@ pub(crate) fn fchdir(fd: BorrowedFd<'_>) -> io::Result<()> {
     cvt(unsafe { libc::fchdir(fd.as_raw_fd()) }.into()).map(|_| ())
 }
 
+/// Give the calling thread its own working directory and umask: a thread of the
+/// supervisor that must `fchdir` without moving the others.
+pub(crate) fn unshare_fs() -> io::Result<()> {
+    // SAFETY: unshare takes flags only; CLONE_FS copies this thread's fs_struct, no memory
+    // of ours is touched.
+    cvt(unsafe { libc::unshare(libc::CLONE_FS) }.into()).map(|_| ())
+}
+
 /// Set the umask, returning the old one.
 pub(crate) fn set_umask(mask: libc::mode_t) -> libc::mode_t {
     // SAFETY: umask takes and returns an integer and cannot fail.
@@ -462,6 +470,23 @@ pub(crate) fn reap_all() -> Vec<(libc::pid_t, std::process::ExitStatus)> {
         }
         // 0: children left, none ended; ECHILD: none left.
         return reaped;
+    }
+}
+
+/// SIGKILL every child of this process. Only children: a child is not reaped until this
+/// process reaps it, so its pid cannot name anyone else meanwhile. The supervisor is the
+/// cage's child subreaper, so the children of a killed child become its own, and the next
+/// call (at the next SIGCHLD) reaches them: the cage ends level by level, and a process
+/// with SIGKILL pending forks nothing more.
+pub(crate) fn kill_children() {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return;
+    };
+    for task in tasks.filter_map(Result::ok) {
+        let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        for pid in children.split_whitespace().filter_map(|p| p.parse().ok()) {
+            kill(pid, libc::SIGKILL);
+        }
     }
 }
 
