@@ -290,6 +290,30 @@ fn peers_talk(backend: Backend, user: User) {
         "{what}"
     );
 
+    // What the peers check rests on: no cage can add a line to the records (a forged
+    // `bound` line naming a live host socket would admit it).
+    let live = tree.home.join(".agents-city/.runtime/cage/live");
+    let forged = live.join("forged.jsonl");
+    let appended = fs::read_dir(&live)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let script = format!(
+        "echo '\"ended\"' > {}; echo '\"ended\"' >> {}",
+        forged.display(),
+        appended.display()
+    );
+    let before = fs::read_to_string(&appended).unwrap();
+    let out = tree
+        .window(backend, &tree.repo_b, "b", &["/bin/sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{what}: {out:?}");
+    assert!(!forged.exists(), "{what}: a cage made a record");
+    assert_eq!(fs::read_to_string(&appended).unwrap(), before, "{what}");
+
     // The server has closed and removed its socket: a host process takes the same path,
     // and window B is refused it.
     assert_eq!(tree.read_fifo("gone.fifo"), "gone\n", "{what}");
