@@ -14,6 +14,7 @@
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -107,10 +108,66 @@ pub(crate) fn still_bound(diag: BorrowedFd<'_>, socket: &BoundSocket) -> bool {
 }
 
 /// The live cage recorded under `state_home` that bound the socket file `file`, confirmed
-/// by the kernel through `diag`.
+/// by the kernel through `diag`. Paid on every connect that would otherwise be refused,
+/// so a record is parsed whole only when one of its `bound` lines names `file`: the
+/// others are skipped on their text (an ended record, one without a `bound` line).
 pub(crate) fn binder_of(diag: BorrowedFd<'_>, state_home: &Path, file: FileId) -> Option<Binder> {
-    let records = cage_record::read_all(state_home);
-    find_binder(&records, file, |s| still_bound(diag, s))
+    use rustix::fs::{Mode, OFlags};
+    let live = state_home.join(cage_record::LIVE_DIR);
+    // Each record is opened from the directory's descriptor: one path walk, not one a
+    // record.
+    let dir = rustix::fs::open(
+        &live,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let mut names: Vec<std::ffi::CString> = rustix::fs::Dir::read_from(&dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_owned())
+        .filter(|n| n.to_bytes().ends_with(b".jsonl"))
+        .collect();
+    // Newest first, as `find_binder` would take them.
+    names.sort_unstable_by(|a, b| b.cmp(a));
+    for name in names {
+        let Ok(fd) = rustix::fs::openat(
+            &dir,
+            name.as_c_str(),
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) else {
+            continue;
+        };
+        let mut text = String::new();
+        if std::io::Read::read_to_string(&mut std::fs::File::from(fd), &mut text).is_err() {
+            continue;
+        }
+        if !names_file(&text, file) {
+            continue;
+        }
+        let lines: Vec<Line> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let path = live.join(std::ffi::OsStr::from_bytes(name.to_bytes()));
+        if let Some(binder) = find_binder(&[(path, lines)], file, |s| still_bound(diag, s)) {
+            return Some(binder);
+        }
+    }
+    None
+}
+
+/// Whether a record's text, not ended, has a `bound` line on `file` (as `append` writes
+/// them: one JSON value a line, `{"bound":...}` and `"ended"`).
+fn names_file(text: &str, file: FileId) -> bool {
+    if text.lines().any(|l| l == "\"ended\"") {
+        return false;
+    }
+    text.lines()
+        .filter(|l| l.starts_with("{\"bound\""))
+        .filter_map(|l| serde_json::from_str::<Line>(l).ok())
+        .any(|l| matches!(l, Line::Bound(s) if (s.dev_major, s.dev_minor, s.ino) == file))
 }
 
 /// For `jaula explain PATH --connect`: the live cage of this owner (recorded under

@@ -169,3 +169,29 @@ fn a_path_is_traced_to_the_cage_that_bound_it() {
     let _host = UnixListener::bind(&path).unwrap();
     assert_eq!(cage_that_bound(state.path(), &path).unwrap(), None);
 }
+
+/// The text filter agrees with what `append` writes: a `bound` line on the file is seen,
+/// one on another file or in an ended record is not.
+#[test]
+fn the_text_filter_reads_lines_as_append_writes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let opening = Opening {
+        window: None,
+        repo: "/r".into(),
+        backend: "bwrap".into(),
+        started_unix: 1,
+        command: vec![],
+        launcher: ProcessId {
+            pid: 1,
+            start_ticks: 1,
+        },
+    };
+    let (path, mut file) = cage_record::create(dir.path(), &opening).unwrap();
+    cage_record::append(&mut file, &Line::Bound(socket(5, 50))).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(names_file(&text, (8, 1, 5)));
+    assert!(!names_file(&text, (8, 1, 6)));
+    cage_record::append(&mut file, &Line::Ended).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!names_file(&text, (8, 1, 5)));
+}
