@@ -156,8 +156,9 @@ impl Rule {
             Rule::AllowedSocket { path, source } => {
                 format!("allowed socket: {} ({})", t(path), source.label())
             }
-            Rule::HostSocket => "host socket: refused unless this cage bound it \
-                                 (allow one with --allow-unix-socket)"
+            Rule::HostSocket => "host socket: refused unless this cage, or another live \
+                                 cage of this owner, bound it (allow one with \
+                                 --allow-unix-socket)"
                 .to_string(),
             Rule::DefaultReadable => "default: readable".to_string(),
             Rule::DefaultReadOnly => "default: read-only".to_string(),

@@ -432,7 +432,8 @@ impl Policy {
         self
     }
     /// Host unix sockets the cage may connect to, canonical, deduplicated. Every other
-    /// pathname socket is reachable only if the cage bound it itself.
+    /// pathname socket is reachable only if the cage, or another live cage of the same
+    /// owner, bound it.
     pub fn unix_sockets(&self) -> &[crate::AllowedSocket] {
         &self.unix_sockets
     }

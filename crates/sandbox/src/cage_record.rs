@@ -59,6 +59,26 @@ pub enum Line {
     Supervisor(ProcessId),
     /// The last process under the supervisor has ended, and the supervisor with it.
     Ended,
+    /// A process of the cage bound a pathname socket (through the supervisor): the
+    /// owner's other cages may connect to it while that very socket lives.
+    Bound(BoundSocket),
+}
+
+/// A pathname socket a cage bound, named so that neither a reused path nor a reused inode
+/// number is taken for it: the file it is bound to, and the socket itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct BoundSocket {
+    /// The socket file's device, as `stat` splits it.
+    pub dev_major: u32,
+    /// See `dev_major`.
+    pub dev_minor: u32,
+    /// The socket file's inode number.
+    pub ino: u64,
+    /// The socket's own inode number (in sockfs): what sock_diag looks it up by.
+    pub socket_ino: u64,
+    /// The socket's `SO_COOKIE`: a number the kernel gives one socket and never again, so
+    /// a socket that has been closed never answers to it.
+    pub cookie: u64,
 }
 
 /// This process, as a [`ProcessId`].

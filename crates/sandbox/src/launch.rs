@@ -686,7 +686,10 @@ fn fork_supervised(
         landlock::scope_signals_below_parent()?;
         return Ok(());
     }
-    let supervisor = match launch.in_parent(pid, policy) {
+    // A second descriptor of the record for the supervisor's bound sockets (the same
+    // open file, appended to in whole lines); this one stays for the `Ended` line.
+    let peers_record = record.as_ref().and_then(|f| f.try_clone().ok());
+    let supervisor = match launch.in_parent(pid, policy, peers_record) {
         Ok(s) => s,
         // The command's process failed its own setup and said why on stderr: leave as it
         // left.

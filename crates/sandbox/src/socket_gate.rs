@@ -21,6 +21,7 @@ mod caller_path;
 mod file_calls;
 mod filter;
 mod lifetime;
+mod peers;
 mod supervisor;
 mod sys;
 mod unreachable;
@@ -32,6 +33,7 @@ use jaula_policy::Policy;
 use seccompiler::sock_filter;
 
 pub(crate) use lifetime::{status_pipe, wait_for_command, Release, Waited};
+pub use peers::{cage_that_bound, Binder};
 pub(crate) use supervisor::GateCounts;
 use supervisor::Supervisor;
 pub(crate) use sys::Blocked;
@@ -187,15 +189,17 @@ impl GateLaunch {
         Ok(())
     }
 
-    /// In the parent: take the child's listener and become its supervisor.
+    /// In the parent: take the child's listener and become its supervisor. `record` is
+    /// the cage's record (a window cage's), where the sockets it binds are written.
     pub(crate) fn in_parent(
         mut self,
         child: libc::pid_t,
         policy: Policy,
+        record: Option<std::fs::File>,
     ) -> Result<Supervisor, GateError> {
         let split = self.split.take();
         let (listener, diag) = self.take_listener(child, true)?;
-        Supervisor::new(listener, diag, policy, split).map_err(GateError::Handoff)
+        Supervisor::new(listener, diag, policy, split, record).map_err(GateError::Handoff)
     }
 
     fn take_listener(

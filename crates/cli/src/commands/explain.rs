@@ -66,6 +66,11 @@ pub fn run(args: &ExplainArgs) -> Outcome {
     let decision = policy.decide(&path, access);
     let rule = decision.rule.describe(policy.home());
     let backends = backend_views(args, &path, access)?;
+    let bound_by = if access == Access::Connect {
+        peer_binder(&policy, &path)
+    } else {
+        None
+    };
     // A decision that rests on a root `jaula run` has yet to create: say so, or "allowed"
     // would read as a promise about the disk as it is now.
     let created = policy
@@ -83,6 +88,7 @@ pub fn run(args: &ExplainArgs) -> Outcome {
                 "rule_detail": decision.rule,
                 "backends": backends,
                 "created_at_launch": created.as_deref().map(context::json_path).transpose()?,
+                "bound_by": bound_by,
             }),
             0,
         );
@@ -100,6 +106,13 @@ pub fn run(args: &ExplainArgs) -> Outcome {
         ),
         format!("rule:     {rule}"),
     ];
+    if let Some(binder) = &bound_by {
+        lines.push(format!(
+            "socket:   bound by {}: connectable from this owner's cages while that socket \
+             lives",
+            binder["cage"].as_str().unwrap_or_default()
+        ));
+    }
     if let Some(root) = &created {
         lines.push(format!(
             "note:     {} does not exist yet; jaula run creates it (0700) before caging \
@@ -115,6 +128,27 @@ pub fn run(args: &ExplainArgs) -> Outcome {
         ));
     }
     Ok(Report::printed(lines.join("\n") + "\n", 0))
+}
+
+/// The live cage of this owner that bound the socket at `path` (see `socket_gate::peers`),
+/// as JSON: its window, repo, supervisor pid and a description. A path another cage bound
+/// is reachable from this owner's cages whatever the path's own rule says.
+#[cfg(target_os = "linux")]
+fn peer_binder(policy: &Policy, path: &Path) -> Option<serde_json::Value> {
+    let binder = jaula_sandbox::socket_gate::cage_that_bound(policy.state_home(), path).ok()??;
+    let opening = binder.opening.as_ref();
+    Some(serde_json::json!({
+        "cage": binder.describe(),
+        "window": opening.and_then(|o| o.window.clone()),
+        "repo": opening.map(|o| o.repo.clone()),
+        "supervisor_pid": binder.supervisor.map(|p| p.pid),
+        "record": binder.record,
+    }))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn peer_binder(_policy: &Policy, _path: &Path) -> Option<serde_json::Value> {
+    None
 }
 
 /// One backend's answer, as printed and as JSON.

@@ -54,6 +54,9 @@ mod seccomp_equivalence;
 // prlimit64, pidfd and the Landlock signal scope are Linux's.
 #[cfg(target_os = "linux")]
 mod supervisor_reach;
+// Caged peers: sock_diag and the cage records are Linux's.
+#[cfg(target_os = "linux")]
+mod peers;
 // Leases, prlimit and /proc: Linux only.
 #[cfg(target_os = "linux")]
 mod supervisor_stall;

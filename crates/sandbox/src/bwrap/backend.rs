@@ -132,7 +132,8 @@ pub(crate) fn gate_says(allowed: bool) -> &'static str {
     if allowed {
         "the socket gate connects it (allowed socket)"
     } else {
-        "the socket gate refuses it with EACCES unless a process of this cage bound it"
+        "the socket gate refuses it with EACCES unless a process of this cage, or of \
+         another live cage of this owner, bound it"
     }
 }
 

@@ -8,7 +8,7 @@
 //! domain with the split (`Plan::gate_split`); beneath such a directory the guard answers
 //! for the split, and `bind_pathname` places its binds so the kernel cannot be steered. What it adds is one check
 //! Landlock below ABI 9 cannot make: a pathname socket is reached only when the cage bound
-//! it itself or the policy allows it.
+//! it itself, the policy allows it, or a live cage of the same owner bound it (`peers`).
 //!
 //! Every answer rests on copies the caller can no longer change: the address is read once
 //! into this process, the caller's socket is taken by `pidfd_getfd` (the same open file
@@ -26,10 +26,9 @@ use jaula_policy::{Access, Policy};
 
 use super::caller_path::{Caller, Target};
 use super::file_calls::{self, Blocking, FileAnswer, FileCall, FileCalls, Guard, ProtectedFiles};
+use super::peers::{self, FileId};
 use super::sys;
-
-/// The kernel's own identity of a bound socket's file: (major, minor, inode).
-type FileId = (u32, u32, u64);
+use crate::cage_record::{self, BoundSocket, Line};
 
 /// What the supervisor answered, for `jaula run -v`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -65,6 +64,10 @@ pub(crate) struct Supervisor {
     protected_files: ProtectedFiles,
     /// Socket files the cage bound through this supervisor.
     bound: HashSet<FileId>,
+    /// The cage's record (a window cage's; a tenant has none), where each bound socket is
+    /// written for the owner's other cages, and whose presence lets this cage reach
+    /// theirs.
+    record: Option<std::fs::File>,
     reported: HashSet<PathBuf>,
     counts: GateCounts,
     workers: Workers,
@@ -98,6 +101,7 @@ impl Supervisor {
         diag: OwnedFd,
         policy: Policy,
         split: Option<super::TakenSplit>,
+        record: Option<std::fs::File>,
     ) -> io::Result<Self> {
         let home_dir = sys::open_path(Path::new("."), libc::O_PATH | libc::O_DIRECTORY)?;
         Ok(Supervisor {
@@ -107,6 +111,7 @@ impl Supervisor {
             protected_files: ProtectedFiles::of(&policy),
             policy,
             bound: HashSet::new(),
+            record,
             reported: HashSet::new(),
             counts: GateCounts::default(),
             workers: Workers::new(MAX_WORKERS),
@@ -268,6 +273,14 @@ impl Supervisor {
         if decision.allowed {
             return Ok(pin);
         }
+        // Last, since it reads every record: a socket another live cage of this owner
+        // bound. Only a window cage looks (one with a record): a tenant's cage reaches
+        // its own sockets and the allowed ones, nothing of the owner's windows.
+        if self.record.is_some()
+            && peers::binder_of(self.diag.as_fd(), self.policy.state_home(), id).is_some()
+        {
+            return Ok(pin);
+        }
         self.counts.refused += 1;
         if self.reported.insert(real.clone()) {
             eprintln!(
@@ -363,11 +376,13 @@ impl Supervisor {
             }
         }
         if let Ok(st) = sys::fstat(socket.as_fd()) {
-            if let Ok(Some((dev, ino))) = sys::unix_socket_file(self.diag.as_fd(), st.st_ino as u32)
+            if let Ok(Some((dev, ino))) =
+                sys::unix_socket_file(self.diag.as_fd(), st.st_ino as u32, None)
             {
                 // The kernel's internal dev_t: 12 bits of major above 20 bits of minor.
-                self.bound
-                    .insert((dev >> 20, dev & 0xf_ffff, u64::from(ino)));
+                let file = (dev >> 20, dev & 0xf_ffff, u64::from(ino));
+                self.bound.insert(file);
+                self.record_bound(socket, st.st_ino, file);
             }
         }
         Ok(())
@@ -387,6 +402,26 @@ impl Supervisor {
         sys::set_umask(old);
         let _ = sys::fchdir(self.home_dir.as_fd());
         result
+    }
+
+    /// Write a socket the cage bound into its record, for the owner's other cages. Before
+    /// the caller's bind returns, so a peer told of the socket by the caller finds it.
+    /// Bookkeeping: a socket that cannot be recorded is only unreachable from the peers.
+    fn record_bound(&mut self, socket: &OwnedFd, socket_ino: u64, file: FileId) {
+        let Some(record) = self.record.as_mut() else {
+            return;
+        };
+        let Ok(cookie) = sys::socket_cookie(socket.as_fd()) else {
+            return;
+        };
+        let line = Line::Bound(BoundSocket {
+            dev_major: file.0,
+            dev_minor: file.1,
+            ino: file.2,
+            socket_ino,
+            cookie,
+        });
+        let _ = cage_record::append(record, &line);
     }
 }
 

@@ -298,11 +298,34 @@ pub(crate) fn open_sock_diag() -> io::Result<OwnedFd> {
     owned(fd.into())
 }
 
+/// The socket's `SO_COOKIE`: a 64-bit number the kernel gives it (on first asking) and
+/// never gives another socket.
+pub(crate) fn socket_cookie(fd: BorrowedFd<'_>) -> io::Result<u64> {
+    let mut value: u64 = 0;
+    let mut len = std::mem::size_of::<u64>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `value`, which is that size.
+    let ret = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_COOKIE,
+            (&mut value as *mut u64).cast(),
+            &mut len,
+        )
+    };
+    cvt(ret.into())?;
+    Ok(value)
+}
+
 /// The filesystem object a bound unix socket is bound to, as the kernel's own device
 /// number (`MAJOR << 20 | MINOR`) and inode number, asked by the socket's inode number.
+/// With a `cookie`, only the socket that carries it answers (`sock_diag_check_cookie`):
+/// a socket since closed, or another that got its inode number, is `None`. Only sockets of
+/// this process's network namespace are found (`unix_lookup_by_ino`).
 pub(crate) fn unix_socket_file(
     diag: BorrowedFd<'_>,
     sock_ino: u32,
+    cookie: Option<u64>,
 ) -> io::Result<Option<(u32, u32)>> {
     // include/uapi/linux/sock_diag.h, unix_diag.h.
     const SOCK_DIAG_BY_FAMILY: u16 = 20;
@@ -333,8 +356,12 @@ pub(crate) fn unix_socket_file(
         states: u32::MAX,
         ino: sock_ino,
         show: UDIAG_SHOW_VFS,
-        // INET_DIAG_NOCOOKIE: look the socket up by inode alone.
-        cookie: [u32::MAX, u32::MAX],
+        // Low half first (sock_diag_check_cookie); INET_DIAG_NOCOOKIE in both halves
+        // looks the socket up by inode alone.
+        cookie: match cookie {
+            Some(c) => [c as u32, (c >> 32) as u32],
+            None => [u32::MAX, u32::MAX],
+        },
     };
     // SAFETY: `request` is a plain repr(C) value of the size given.
     let sent = unsafe {
@@ -371,7 +398,8 @@ fn parse_unix_diag_vfs(msg: &[u8], vfs_type: u16) -> io::Result<Option<(u32, u32
         let errno = le_u32(msg, NLMSG_HDR).ok_or_else(bad)? as i32;
         return match -errno {
             0 => Ok(None),
-            libc::ENOENT => Ok(None),
+            // No such socket, or not the one with that cookie.
+            libc::ENOENT | libc::ESTALE => Ok(None),
             e => Err(io::Error::from_raw_os_error(e)),
         };
     }
