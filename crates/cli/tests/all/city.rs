@@ -17,10 +17,12 @@ use std::process::Command;
 use common::{bare_tree, cage_here, chown_tree, jaula_in, tools_or_skip, Backend, User};
 
 /// The hub: binds `.runtime/hub.sock`, writes its pid where a host tool finds it, says it
-/// is ready on a FIFO, then logs every line a client sends (answering `ack`) and a SIGTERM.
+/// is ready on a FIFO, then logs every line a client sends, writes a file for it into its
+/// own repo (a build daemon's work done for another window), answers `ack`, and logs a
+/// SIGTERM.
 const HUB: &str = r#"
 import os, signal, socket, sys
-runtime, ready = sys.argv[1], sys.argv[2]
+runtime, window_waits, test_waits = sys.argv[1], sys.argv[2], sys.argv[3]
 def term(*_):
     with open(os.path.join(runtime, "hub.log"), "a") as log:
         log.write("term\n")
@@ -32,13 +34,17 @@ s.listen(4)
 os.makedirs(os.path.join(runtime, "gateways"), exist_ok=True)
 with open(os.path.join(runtime, "gateways", "hub.pid"), "w") as f:
     f.write(str(os.getpid()))
-with open(ready, "w") as f:
-    f.write("ready\n")
+for ready in (window_waits, test_waits):
+    with open(ready, "w") as f:
+        f.write("ready\n")
 while True:
     c, _ = s.accept()
     line = c.makefile().readline().strip()
     with open(os.path.join(runtime, "hub.log"), "a") as log:
         log.write(line + "\n")
+    # A build daemon's work: written into window 1's repo on another window's request.
+    with open("from-" + line + ".txt", "w") as f:
+        f.write(line + "\n")
     c.sendall(b"ack\n")
     c.close()
 "#;
@@ -82,7 +88,9 @@ impl City {
             fs::create_dir_all(&repo).unwrap();
             fs::write(repo.join("hub.py"), HUB).unwrap();
             fs::write(repo.join("client.py"), CLIENT).unwrap();
-            rustix::fs::mkfifoat(rustix::fs::CWD, repo.join("out.fifo"), 0o600.into()).unwrap();
+            for fifo in ["out.fifo", "started.fifo"] {
+                rustix::fs::mkfifoat(rustix::fs::CWD, repo.join(fifo), 0o600.into()).unwrap();
+            }
         }
         chown_tree(&root, user.uid());
         let tmux = root.join("tmux.sock");
@@ -126,7 +134,11 @@ impl City {
             .args(["--window", &format!("w{i}")]);
         self.user.apply(&mut cmd);
         let out = cmd.output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let prefix = String::from_utf8(out.stdout).unwrap();
         assert!(!prefix.is_empty(), "no cage here");
         prefix
@@ -134,7 +146,12 @@ impl City {
 
     /// Start window `i` running `command` behind its prefix; the pid of the pane's process.
     fn window(&self, i: usize, command: &str) -> i32 {
-        let line = format!("{}{command}", self.prefix(i));
+        // What jaula says goes to a file beside the repo, for a failure message.
+        let line = format!(
+            "{}{command} 2>>{}",
+            self.prefix(i),
+            self.root.join(format!("w{i}.err")).display()
+        );
         let repo = self.repo(i);
         let out = self.tmux(&[
             "new-window",
@@ -147,8 +164,16 @@ impl City {
             &format!("w{i}"),
             &line,
         ]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap().trim().parse().unwrap()
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
     }
 
     /// What window `i`'s client wrote to its FIFO.
@@ -166,7 +191,12 @@ impl Drop for City {
     fn drop(&mut self) {
         let _ = self.tmux(&["kill-server"]);
         if let Ok(pid) = fs::read_to_string(self.runtime().join("gateways/hub.pid")) {
-            if let Some(pid) = pid.trim().parse().ok().and_then(rustix::process::Pid::from_raw) {
+            if let Some(pid) = pid
+                .trim()
+                .parse()
+                .ok()
+                .and_then(rustix::process::Pid::from_raw)
+            {
                 let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
             }
         }
@@ -181,7 +211,10 @@ fn wait_until_gone(pid: i32) {
     let Ok(fd) = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()) else {
         return;
     };
-    let mut fds = [rustix::event::PollFd::new(&fd, rustix::event::PollFlags::IN)];
+    let mut fds = [rustix::event::PollFd::new(
+        &fd,
+        rustix::event::PollFlags::IN,
+    )];
     rustix::event::poll(&mut fds, None).unwrap();
 }
 
@@ -194,12 +227,19 @@ fn city(backend: Backend, user: User) {
     let runtime = c.runtime();
     let runtime_arg = runtime.display().to_string();
     let started = c.tmux(&["new-session", "-d", "-s", "city", "-x", "80", "-y", "24"]);
-    assert!(started.status.success(), "{what}: {}", String::from_utf8_lossy(&started.stderr));
+    assert!(
+        started.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&started.stderr)
+    );
     // Window 1 starts the hub detached and leaves; the hub says it is ready on the FIFO.
     let w1 = c.window(
         1,
         &format!(
-            "sh -c 'setsid python3 hub.py {runtime_arg} out.fifo </dev/null >/dev/null 2>&1 &'"
+            // The window leaves once the hub says it has started in a session of its own:
+            // the window's terminal hangs up as the window closes, and that must not reach
+            // a hub still in the window's session.
+            "sh -c 'setsid python3 hub.py {runtime_arg} started.fifo out.fifo </dev/null >/dev/null 2>&1 & read ready < started.fifo'"
         ),
     );
     assert_eq!(c.answer(1), "ready\n", "{what}");
@@ -211,11 +251,13 @@ fn city(backend: Backend, user: User) {
         .unwrap();
     // Windows 2 and 3 reach the hub window 1 started, after window 1 has gone.
     for i in [2, 3] {
-        c.window(
-            i,
-            &format!("python3 client.py {runtime_arg} w{i} out.fifo"),
-        );
+        c.window(i, &format!("python3 client.py {runtime_arg} w{i} out.fifo"));
         assert_eq!(c.answer(i), "ack\n", "{what}: window {i}");
+        assert_eq!(
+            fs::read_to_string(c.repo(1).join(format!("from-w{i}.txt"))).unwrap(),
+            format!("w{i}\n"),
+            "{what}: the hub's work for window {i}"
+        );
     }
     // The pid the hub wrote is its host pid: a host tool signals it and hits it.
     let cmdline = fs::read(format!("/proc/{hub_pid}/cmdline")).unwrap_or_default();

@@ -294,12 +294,18 @@ fn peers_talk(backend: Backend, user: User) {
     // `bound` line naming a live host socket would admit it).
     let live = tree.home.join(".agents-city/.runtime/cage/live");
     let forged = live.join("forged.jsonl");
+    // Window a's record: its server lives on, so nothing of jaula's appends to it while
+    // this runs (a record of a window-b run just ended may still get its `ended` line).
     let appended = fs::read_dir(&live)
         .unwrap()
         .flatten()
-        .next()
-        .unwrap()
-        .path();
+        .map(|e| e.path())
+        .find(|p| {
+            fs::read_to_string(p)
+                .unwrap_or_default()
+                .contains("\"window\":\"a\"")
+        })
+        .unwrap();
     let script = format!(
         "echo '\"ended\"' > {}; echo '\"ended\"' >> {}",
         forged.display(),
