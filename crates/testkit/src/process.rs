@@ -40,3 +40,19 @@ pub fn copy_program(from: &std::path::Path, to: &std::path::Path) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+/// Wait until the process `pid` (not this process's child) has ended: on a pidfd, never
+/// on a timer. A pid that names no process any more has ended already.
+pub fn wait_until_gone(pid: i32) {
+    let Some(pid) = rustix::process::Pid::from_raw(pid) else {
+        panic!("not a pid: {pid}");
+    };
+    let Ok(fd) = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()) else {
+        return;
+    };
+    let mut fds = [rustix::event::PollFd::new(
+        &fd,
+        rustix::event::PollFlags::IN,
+    )];
+    rustix::event::poll(&mut fds, None).unwrap();
+}

@@ -9,6 +9,8 @@
 
 use crate::common;
 
+use jaula_testkit::wait_until_gone;
+
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -201,21 +203,6 @@ impl Drop for City {
             }
         }
     }
-}
-
-/// Wait (on a pidfd, no timer) until `pid` has ended.
-fn wait_until_gone(pid: i32) {
-    let Some(pid) = rustix::process::Pid::from_raw(pid) else {
-        return;
-    };
-    let Ok(fd) = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()) else {
-        return;
-    };
-    let mut fds = [rustix::event::PollFd::new(
-        &fd,
-        rustix::event::PollFlags::IN,
-    )];
-    rustix::event::poll(&mut fds, None).unwrap();
 }
 
 fn city(backend: Backend, user: User) {

@@ -8,6 +8,8 @@
 
 use crate::common;
 
+use jaula_testkit::wait_until_gone;
+
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -118,21 +120,6 @@ fn helper_parent(record: &str) -> i32 {
         .find_map(|l| l.strip_prefix("ppid "))
         .and_then(|p| p.trim().parse().ok())
         .unwrap_or_else(|| panic!("no ppid line in {record}"))
-}
-
-/// Wait (on a pidfd, no timer) until `pid` has ended.
-fn wait_until_gone(pid: i32) {
-    let Some(pid) = rustix::process::Pid::from_raw(pid) else {
-        panic!("not a pid: {pid}");
-    };
-    let Ok(fd) = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()) else {
-        return; // already gone
-    };
-    let mut fds = [rustix::event::PollFd::new(
-        &fd,
-        rustix::event::PollFlags::IN,
-    )];
-    rustix::event::poll(&mut fds, None).unwrap();
 }
 
 fn exe_of(pid: i32) -> Option<PathBuf> {
