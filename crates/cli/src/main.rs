@@ -52,9 +52,19 @@ enum Command {
     Contract(commands::contract::ContractArgs),
     /// The live cages of this owner, one line each (a cage lives while any process it
     /// started runs).
+    ///
+    /// Each line: the window, the repo, the backend, when the cage started, how many
+    /// processes are still under it, its state and the command. `live`: its supervisor
+    /// answers; `dead`: its supervisor was killed from outside, so its processes' gated
+    /// calls fail (closed); `starting`: the launch has not started its supervisor yet.
+    /// Records of ended cages are removed as they are read.
     #[cfg(target_os = "linux")]
     Ps(commands::cages::PsArgs),
     /// End one window's cage and every process under it.
+    ///
+    /// The cage's supervisor, the child subreaper of every process the window started,
+    /// kills them with SIGKILL and leaves; `stop` returns when it has. Exit 0 when a cage
+    /// was stopped, 1 when no live cage has that window name.
     #[cfg(target_os = "linux")]
     Stop(commands::cages::StopArgs),
     /// Internal: jaula's own launch stage. Its only input is the launch plan the outer
