@@ -26,6 +26,7 @@ pub(crate) use enforce::scope_signals_below_parent;
 #[cfg(target_os = "linux")]
 pub(crate) use enforce::WritesDomain;
 pub use enforce::{probe, restrict_self, AbiFloor, Enforcement, KernelStatus, Support};
+#[cfg(target_os = "linux")]
 pub(crate) use plan::GateSplit;
 pub use plan::{plan, Plan, PlanMode, PlanRule, SplitDir};
 pub use rights::{Right, Rights, ScopeKind};

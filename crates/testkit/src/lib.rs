@@ -36,7 +36,9 @@ pub use fixture::{
     build_home, marker, write_marker, Home, CREATE_PATHS, EXTRA_DIRS, PRESENT_FILES,
 };
 pub use identity::{accounts, chown_tree, chown_tree_except, Backend, User, NOBODY};
-pub use process::{copy_program, wait_until_gone, Reaped};
+#[cfg(target_os = "linux")]
+pub use process::wait_until_gone;
+pub use process::{copy_program, Reaped};
 pub use scratch::{open_to_others, scratch_in};
 pub use shared_dir::SharedDir;
 pub use tools::{find_tool, have, missing_tool, tools_or_skip, HOST_PATH};

@@ -43,6 +43,7 @@ pub fn copy_program(from: &std::path::Path, to: &std::path::Path) {
 
 /// Wait until the process `pid` (not this process's child) has ended: on a pidfd, never
 /// on a timer. A pid that names no process any more has ended already.
+#[cfg(target_os = "linux")]
 pub fn wait_until_gone(pid: i32) {
     let Some(pid) = rustix::process::Pid::from_raw(pid) else {
         panic!("not a pid: {pid}");

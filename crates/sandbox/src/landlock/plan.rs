@@ -100,6 +100,8 @@ pub(crate) enum Reason {
     DeviceNode,
     /// The socket gate's supervisor only: a write-split directory granted whole, the
     /// gate's check standing in for the split (see [`Plan::gate_split`]).
+    // The gate is Linux's; the plan is rendered everywhere (`jaula render landlock`).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     SplitTakenByGate,
 }
 
@@ -269,6 +271,7 @@ impl Plan {
 
 /// The two Landlock domains of a cage under the socket gate (see [`Plan::gate_split`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) struct GateSplit {
     /// The supervisor's domain: the plan with every write-split directory granted
     /// [`Rights::WRITE`] whole.
@@ -293,6 +296,7 @@ impl Plan {
     /// second domain with today's write rules: Landlock intersects stacked domains, so the
     /// command's own calls meet exactly this plan, and reads (the same rules in both) keep
     /// every sealed path unreadable to both.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub(crate) fn gate_split(&self) -> Option<GateSplit> {
         let widened: Vec<PathBuf> = self
             .split
