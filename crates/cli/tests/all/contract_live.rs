@@ -195,6 +195,9 @@ fn a_contract_stage_enters_the_runners_cgroup_then_becomes_the_tenant() {
     );
     let out = run_stage(&plan, &h.repo, None);
     drop(inherited);
+    // The stage returns when the command ends; the socket gate's supervisor, in the same
+    // cgroup, leaves a moment later, once nothing is left under its filter.
+    wait_until_unpopulated(&cg);
     let removed = std::fs::remove_dir(&cg);
     jaula_testkit::output::assert_ok(&out);
     let text = String::from_utf8_lossy(&out.stdout);
@@ -206,6 +209,26 @@ fn a_contract_stage_enters_the_runners_cgroup_then_becomes_the_tenant() {
     let ids: Vec<&str> = text.lines().rev().take(3).collect();
     assert_eq!(ids, ["65534", "65534", "65534"], "groups, gid, uid: {text}");
     assert!(removed.is_ok(), "the cgroup was left busy: {removed:?}");
+}
+
+/// Wait until no process is left in the cgroup `cg`: `cgroup.events` says `populated 0`,
+/// and the kernel wakes a poll for POLLPRI on it at each change (cgroup-v2.rst).
+fn wait_until_unpopulated(cg: &Path) {
+    use std::io::{Read, Seek};
+    let mut events = std::fs::File::open(cg.join("cgroup.events")).unwrap();
+    loop {
+        let mut text = String::new();
+        events.rewind().unwrap();
+        events.read_to_string(&mut text).unwrap();
+        if text.lines().any(|l| l == "populated 0") {
+            return;
+        }
+        let mut fds = [rustix::event::PollFd::new(
+            &events,
+            rustix::event::PollFlags::PRI,
+        )];
+        rustix::event::poll(&mut fds, None).unwrap();
+    }
 }
 
 /// A stage that cannot become the plan's identity (here: started as nobody, asked to be
