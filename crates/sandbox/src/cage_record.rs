@@ -57,6 +57,10 @@ pub enum Line {
     Opened(Opening),
     /// The supervisor has started.
     Supervisor(ProcessId),
+    /// The name the supervisor gave itself (`/proc/PID/comm`): with the start time and its
+    /// innermost pid it tells it apart from a supervisor of another PID namespace that has
+    /// the same pid there and started in the same clock tick.
+    Named(String),
     /// The last process under the supervisor has ended, and the supervisor with it.
     Ended,
     /// A process of the cage bound a pathname socket (through the supervisor): the
@@ -88,6 +92,18 @@ pub fn this_process() -> io::Result<ProcessId> {
         pid: std::process::id() as i32,
         start_ticks: start_ticks(&stat).ok_or_else(|| io::Error::other("bad /proc/self/stat"))?,
     })
+}
+
+/// Give this process a name no other supervisor has (`jgate-` and 36 random bits, within
+/// the kernel's 15 characters), and return it.
+pub fn name_this_process() -> io::Result<String> {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    let name = format!("jgate-{:09x}", hasher.finish() & 0xf_ffff_ffff);
+    let c = std::ffi::CString::new(name.clone()).map_err(io::Error::other)?;
+    rustix::thread::set_name(&c)?;
+    Ok(name)
 }
 
 /// Field 22 of a `/proc/PID/stat` line (after the command name, which may hold spaces and
@@ -151,7 +167,7 @@ pub fn read_all(state_home: &Path) -> Vec<(PathBuf, Vec<Line>)> {
 }
 
 /// One process of the host, as `/proc` shows it to anyone.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostProcess {
     /// The pid on the host.
     pub pid: i32,
@@ -159,6 +175,8 @@ pub struct HostProcess {
     pub ppid: i32,
     /// Its start time.
     pub start_ticks: u64,
+    /// Its name (`comm`).
+    pub name: String,
 }
 
 /// Every running process `/proc` lists now: one that ends while it is read, and a zombie
@@ -178,10 +196,12 @@ pub fn host_processes() -> Vec<HostProcess> {
                 return None;
             }
             let ppid = fields.next()?.parse().ok()?;
+            let name = &stat[stat.find('(')? + 1..stat.rfind(')')?];
             Some(HostProcess {
                 pid,
                 ppid,
                 start_ticks: start_ticks(&stat)?,
+                name: name.to_owned(),
             })
         })
         .collect()
@@ -190,10 +210,11 @@ pub fn host_processes() -> Vec<HostProcess> {
 /// The host pid of the process `id` names (its pid in its own namespace, and its start
 /// time): the one with that start time whose innermost pid (`NSpid`'s last field) is
 /// `id.pid`.
-pub fn host_pid_of(id: ProcessId, processes: &[HostProcess]) -> Option<i32> {
+pub fn host_pid_of(id: ProcessId, name: Option<&str>, processes: &[HostProcess]) -> Option<i32> {
     processes
         .iter()
         .filter(|p| p.start_ticks == id.start_ticks)
+        .filter(|p| name.is_none_or(|name| p.name == name))
         .find(|p| innermost_pid(p.pid) == Some(id.pid))
         .map(|p| p.pid)
 }
@@ -286,15 +307,19 @@ pub fn judge(lines: &[Line], opening: &Opening, processes: &[HostProcess]) -> Ca
         Line::Supervisor(id) => Some(*id),
         _ => None,
     });
+    let name = lines.iter().find_map(|l| match l {
+        Line::Named(name) => Some(name.as_str()),
+        _ => None,
+    });
     match supervisor {
-        Some(id) => match host_pid_of(id, processes) {
+        Some(id) => match host_pid_of(id, name, processes) {
             Some(pid) => CageState::Live {
                 supervisor: pid,
                 processes: descendants(pid, processes),
             },
             None => CageState::Dead,
         },
-        None if host_pid_of(opening.launcher, processes).is_some() => CageState::Starting,
+        None if host_pid_of(opening.launcher, None, processes).is_some() => CageState::Starting,
         None => CageState::NeverStarted,
     }
 }

@@ -61,6 +61,7 @@ fn process(pid: i32, ppid: i32) -> HostProcess {
         pid,
         ppid,
         start_ticks: pid as u64 * 10,
+        name: "p".into(),
     }
 }
 
@@ -129,4 +130,16 @@ fn a_record_is_judged_by_its_lines_and_the_processes_running() {
         judge(&[Line::Opened(stale.clone())], &stale, &procs),
         CageState::NeverStarted
     );
+}
+
+#[test]
+fn a_supervisor_is_told_apart_by_its_name_from_one_with_the_same_pid_and_start() {
+    // Two PID namespaces, each with a supervisor that is pid 3 there and started in the
+    // same clock tick: only the name tells them apart.
+    let me = this_process().unwrap();
+    let procs = host_processes();
+    let mine = procs.iter().find(|p| p.pid == me.pid).unwrap();
+    assert_eq!(host_pid_of(me, Some(&mine.name), &procs), Some(me.pid));
+    assert_eq!(host_pid_of(me, Some("jgate-000000000"), &procs), None);
+    assert_eq!(host_pid_of(me, None, &procs), Some(me.pid));
 }

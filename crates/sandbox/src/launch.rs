@@ -655,6 +655,9 @@ fn fork_supervised(
         if let Ok(me) = me {
             let _ = crate::cage_record::append(file, &crate::cage_record::Line::Supervisor(me));
         }
+        if let Ok(name) = crate::cage_record::name_this_process() {
+            let _ = crate::cage_record::append(file, &crate::cage_record::Line::Named(name));
+        }
     }
     // Every process the command leaves behind is reparented here, so the supervisor stays
     // their ancestor (ptrace access under Yama) and reaps them.
