@@ -5,6 +5,10 @@
 //! the cage as a child and [`supervise`] serves until that child exits, then returns its
 //! status for the caller to mirror (`jaula_sandbox::exit::exit_like`).
 //!
+//! On Linux the proxy outlives that wait: [`serve_while`] serves in a process of its own,
+//! for as long as the cage's processes live, and [`wait_forwarding`] is the wait alone,
+//! in the jaula the caller waits for (`jaula run`'s `allow_proxy`).
+//!
 //! Signals: SIGTERM and SIGHUP sent to jaula are forwarded to the child (a service
 //! manager or a closing terminal stops the cage, not just the proxy). SIGINT and SIGQUIT
 //! are caught and not forwarded, as system(3) ignores them: a terminal delivers them to

@@ -405,6 +405,32 @@ pub fn fork_proxy() -> Result<ProxyFork, StartError> {
     }
 }
 
+/// Close every descriptor above 2 that is not close-on-exec: what the caller passed down
+/// (a pipe of its own) and what was cleared for the stage to inherit (the cage's record).
+/// For the proxy's process, which outlives the caller's `jaula run` and must hold none of
+/// them; everything this program opens itself is close-on-exec and stays.
+pub fn close_inherited() {
+    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+        return;
+    };
+    let fds: Vec<i32> = dir
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
+        .filter(|&fd| fd > 2)
+        .collect();
+    for fd in fds {
+        // SAFETY: F_GETFD only reads the descriptor table; EBADF for the directory's own
+        // descriptor, closed since.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+        if flags >= 0 && flags & libc::FD_CLOEXEC == 0 {
+            // SAFETY: no Rust object owns a descriptor without close-on-exec (std and
+            // rustix set it on all they open); these are inherited numbers nothing here
+            // uses, so closing them cannot pull a descriptor from under an owner.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
 /// Put `/dev/null` in place of this process's standard descriptors: the proxy that stays
 /// for a cage's helpers must not hold the caller's terminal or pipes (`$(jaula run ...)`
 /// ends with the command).

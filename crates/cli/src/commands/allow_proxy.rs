@@ -99,6 +99,9 @@ fn serve(
     // A session of its own: a terminal's SIGINT, SIGQUIT and SIGHUP go to its foreground
     // group, which this process leaves. Named, for `ps`.
     let _ = rustix::process::setsid();
+    // Nothing of the caller's beyond its standard descriptors (let go of below, once the
+    // summary is out), nor the cage's record: the proxy may outlive them all.
+    start::close_inherited();
     let _ = rustix::thread::set_name(c"jaula-proxy");
     let served = jaula_proxy::serve_while(served, proxy, move |proxy| {
         if let Some(status) = read_status(&ended) {
