@@ -37,7 +37,9 @@ pub use dns::serve_dns;
 pub use log::{open_log, rfc3339_now, DecisionRecord, Summary};
 pub use serve::{serve, Proxy};
 pub use steer::SteeredListener;
-pub use supervise::{supervise, to_child, Served, SuperviseError, Supervised};
+pub use supervise::{
+    serve_while, supervise, to_child, wait_forwarding, Served, SuperviseError, Supervised,
+};
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

@@ -7,6 +7,7 @@
 //! agents write keep working unchanged.
 
 use std::ffi::OsString;
+use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
@@ -60,6 +61,10 @@ pub(crate) struct Gate {
     /// This cage's record, for `jaula ps` and `jaula stop`: the supervisor says there who
     /// it is, and that it ended.
     pub(crate) record: Option<std::fs::File>,
+    /// `--network allow`: the hand-off channel to the proxy, held by the supervisor alone
+    /// until it ends, so the proxy's process sees it close when the cage's last process
+    /// has ended and serves the helpers the command left running until then.
+    pub(crate) proxy_lifetime: Option<OwnedFd>,
 }
 
 impl std::fmt::Debug for Gate {
@@ -322,6 +327,7 @@ fn confinement<'a>(
             verbose: plan.verbose,
             limits: plan.limits,
             record: plan.record_fd.and_then(take_record),
+            proxy_lifetime: network.handoff,
         }),
         gate_split: None,
     };
@@ -393,6 +399,8 @@ struct NetworkStage {
     restrict_sockets: bool,
     /// `none`: the DNS stub's sockets, for the socket gate's supervisor.
     dns_stub: Vec<std::net::UdpSocket>,
+    /// `allow`: the hand-off channel, for the socket gate's supervisor to hold.
+    handoff: Option<OwnedFd>,
 }
 
 /// Step 3, the network:
@@ -407,6 +415,7 @@ fn enter_network(plan: &LaunchPlan) -> Result<NetworkStage, LaunchError> {
         env: Vec::new(),
         restrict_sockets: false,
         dns_stub: Vec::new(),
+        handoff: None,
     };
     let network = &plan.network;
     match (network.mode, plan.stage) {
@@ -449,6 +458,7 @@ fn enter_network(plan: &LaunchPlan) -> Result<NetworkStage, LaunchError> {
             }
             enter_allow(plan, &channel)?;
             stage.env = netns::proxy_env(network.proxy_localhost);
+            stage.handoff = Some(channel);
         }
     }
     Ok(stage)
@@ -648,6 +658,7 @@ fn fork_supervised(
         verbose,
         limits,
         mut record,
+        proxy_lifetime,
     } = settings;
     supervisor_limits();
     if let Some(file) = record.as_mut() {
@@ -681,7 +692,7 @@ fn fork_supervised(
         blocked.restore().map_err(LaunchError::SignalMask)?;
         // The stub's sockets and the status pipe are the supervisor's alone: a cage holding
         // a stub socket could answer its own lookups past the record.
-        drop((dns_stub, release, record));
+        drop((dns_stub, release, record, proxy_lifetime));
         // The command's limits are its own: the supervisor keeps the launcher's, so the
         // cage cannot starve it of descriptors, memory or processes.
         set_resource_limits(&limits)?;

@@ -51,6 +51,9 @@ pub struct StartOptions {
 /// Why a stage could not be prepared or started. Each is a refusal: nothing ran.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
+    /// `--network allow`: the proxy's process could not be forked.
+    #[error("cannot start the proxy's process: {0}")]
+    ForkProxy(#[source] std::io::Error),
     /// A cage was needed and none can be built here.
     #[error("refusing to run: {reason}")]
     NoCage {
@@ -284,6 +287,11 @@ pub enum AllowStage {
         /// SIGTERM, SIGHUP, SIGINT and SIGQUIT, blocked since before the spawn: release
         /// once the proxy's handlers are in place.
         held: HeldSignals,
+        /// The proxy's end of the hand-off: its peer closes when the last process of the
+        /// stage that holds it ends (the socket gate's supervisor, which stays for the
+        /// helpers the command leaves running; without the gate, the stage itself). A
+        /// proxy that must live as long as the cage serves until this reports hang-up.
+        lifetime: std::os::unix::net::UnixStream,
     },
     /// The stage ended before it could bind (it said why on its stderr); the planting
     /// report is made.
@@ -362,7 +370,83 @@ pub fn start_allow(
         dns,
         snapshot,
         held,
+        lifetime: channel,
     })
+}
+
+/// Which side of [`fork_proxy`] this process is.
+#[derive(Debug)]
+pub enum ProxyFork {
+    /// The jaula the caller waits for; the proxy's process has this pid.
+    Launcher(i32),
+    /// The proxy's own process.
+    Proxy,
+}
+
+/// Fork `--network allow`'s proxy off the jaula the caller waits for, so the proxy can
+/// outlive it (serving the helpers a command leaves running) while the caller's `jaula
+/// run` leaves with the command. Refused once the process has a second thread: a fork
+/// of a threaded process copies locks held by threads that do not exist in the child.
+pub fn fork_proxy() -> Result<ProxyFork, StartError> {
+    let threads = std::fs::read_dir("/proc/self/task")
+        .map(|d| d.count())
+        .unwrap_or(0);
+    if threads != 1 {
+        return Err(StartError::ForkProxy(std::io::Error::other(format!(
+            "the launching process has {threads} threads, not one"
+        ))));
+    }
+    // SAFETY: the process has one thread (checked above), so the child is a complete copy
+    // with no lock held by a thread that does not exist in it.
+    match unsafe { libc::fork() } {
+        pid if pid < 0 => Err(StartError::ForkProxy(std::io::Error::last_os_error())),
+        0 => Ok(ProxyFork::Proxy),
+        pid => Ok(ProxyFork::Launcher(pid)),
+    }
+}
+
+/// Close every descriptor above 2 that is not close-on-exec: what the caller passed down
+/// (a pipe of its own) and what was cleared for the stage to inherit (the cage's record).
+/// For the proxy's process, which outlives the caller's `jaula run` and must hold none of
+/// them; everything this program opens itself is close-on-exec and stays.
+pub fn close_inherited() {
+    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+        return;
+    };
+    let fds: Vec<i32> = dir
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
+        .filter(|&fd| fd > 2)
+        .collect();
+    for fd in fds {
+        // SAFETY: F_GETFD only reads the descriptor table; EBADF for the directory's own
+        // descriptor, closed since.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+        if flags >= 0 && flags & libc::FD_CLOEXEC == 0 {
+            // SAFETY: no Rust object owns a descriptor without close-on-exec (std and
+            // rustix set it on all they open); these are inherited numbers nothing here
+            // uses, so closing them cannot pull a descriptor from under an owner.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
+/// Put `/dev/null` in place of this process's standard descriptors: the proxy that stays
+/// for a cage's helpers must not hold the caller's terminal or pipes (`$(jaula run ...)`
+/// ends with the command).
+pub fn let_go_of_stdio() -> std::io::Result<()> {
+    let devnull = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")?;
+    for target in 0..=2 {
+        // SAFETY: dup2 takes integers; `devnull` is open for the call, and replacing 0-2
+        // closes only this process's own copies of the caller's descriptors.
+        if unsafe { libc::dup2(devnull.as_raw_fd(), target) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// Create jaula's own protected directories that do not exist yet (mode 0700), so the

@@ -16,6 +16,8 @@ pub mod config_check;
 pub mod contract;
 // Contract mode (per-tenant uids, cgroups, the hand-over) is Linux-only: elsewhere
 // `jaula contract` refuses with exit 126.
+#[cfg(target_os = "linux")]
+mod allow_proxy;
 #[cfg(not(target_os = "linux"))]
 #[path = "contract_unsupported.rs"]
 pub mod contract;

@@ -20,8 +20,6 @@ use jaula_sandbox::launch_plan::{LaunchPlan, NetworkPlan, Reports, PLAN_VERSION}
 #[cfg(target_os = "linux")]
 use jaula_sandbox::plan_fd;
 #[cfg(target_os = "linux")]
-use jaula_sandbox::planting;
-#[cfg(target_os = "linux")]
 use jaula_sandbox::start::{self, AllowStage, Stage, StartError, StartOptions};
 #[cfg(target_os = "linux")]
 use std::ffi::OsString;
@@ -331,8 +329,7 @@ fn run_allow(
     config.allow_addresses = allow_addresses(args, sources)?;
     config.log = args.network_log.clone();
     let proxy = jaula_proxy::Proxy::new(config)?;
-    let policy = &plan.policy;
-    let (child, forward, listeners, dns, snapshot, held) =
+    let (child, forward, listeners, dns, snapshot, held, lifetime) =
         match start::start_allow(&plan, launcher, options, proxy_localhost)? {
             AllowStage::Serving {
                 child,
@@ -341,7 +338,8 @@ fn run_allow(
                 dns,
                 snapshot,
                 held,
-            } => (child, forward, listeners, dns, snapshot, held),
+                lifetime,
+            } => (child, forward, listeners, dns, snapshot, held, lifetime),
             AllowStage::Ended(status) => exit_like(status),
         };
     let steered = match listeners.steered {
@@ -356,19 +354,17 @@ fn run_allow(
         steered,
         dns,
     };
-    let forward_past = |pid: rustix::process::Pid, signal: rustix::process::Signal| {
-        jaula_sandbox::child::forward_signal(pid.as_raw_nonzero().get(), signal.as_raw(), forward)
+    // The proxy lives in a process of its own, as long as the cage's processes do; this
+    // one leaves with the command (`allow_proxy`).
+    let stage = crate::commands::allow_proxy::Stage {
+        child,
+        forward,
+        served,
+        snapshot,
+        held,
+        lifetime,
     };
-    let done = jaula_proxy::supervise(child, served, proxy, forward_past, || held.release())?;
-    if !done.summary.is_empty() {
-        eprintln!("{}", done.summary);
-    }
-    let proxy_saw_requests = done.summary.allowed > 0 || !done.summary.is_empty();
-    if let Some(note) = network_notice::after_allow(done.status, proxy_saw_requests) {
-        eprintln!("{note}");
-    }
-    planting::report_after(&snapshot, policy);
-    exit_like(done.status)
+    crate::commands::allow_proxy::run(stage, proxy, &plan.policy)
 }
 
 /// This cage's record for `jaula ps` and `jaula stop`, inherited by the stage whose

@@ -710,3 +710,149 @@ fn check_reports_the_network_mode() {
     let text = stdout(&out);
     assert!(text.contains("network: host (default"), "{text}");
 }
+
+/// What a helper left running does once released, with `jaula run` gone: fetch through
+/// the proxy (the cage's `HTTP_PROXY`, inherited) and write down the answer.
+const LATE_HELPER: &str = r#"
+read word < in.fifo
+curl -sS -m 30 http://allowed.test/late > late.txt 2>&1
+echo done > out.fifo
+read word < in.fifo
+"#;
+
+/// The proxy's own process for the run in `dir`: named `jaula-proxy`, working in `dir`.
+fn proxy_process_in(dir: &Path) -> Vec<i32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let comm = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
+        let cwd = std::fs::read_link(entry.path().join("cwd")).ok();
+        if comm.trim_end() == "jaula-proxy" && cwd.as_deref() == Some(dir) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Under `--network allow` the proxy lives as long as the cage's processes: a helper the
+/// command starts detached fetches through it after `jaula run` has left with the
+/// command's status and its output has ended; the proxy process leaves once the helper
+/// has. (bubblewrap runs with `--no-pid-ns`: in a PID namespace of the cage's own its init
+/// holds the caller's output while a helper lives, docs/security.md.)
+#[test]
+fn allow_serves_a_helper_left_running_after_jaula_has_left() {
+    use std::io::Read;
+    use std::process::Stdio;
+    use std::sync::{Arc, Mutex};
+    if !tools_or_skip() {
+        return;
+    }
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let upstream = {
+        let seen = seen.clone();
+        jaula_testkit::net::http_upstream_with(move |s| {
+            seen.lock().unwrap().push(s.line.clone());
+            format!("upstream saw {}", s.line)
+        })
+    };
+    for (backend, flags) in [("landlock", &[][..]), ("bwrap", &["--no-pid-ns"][..])] {
+        let mut extra = LOOPBACK_STATED.to_vec();
+        extra.extend_from_slice(flags);
+        let (mut cmd, dir, log) = allow_command(
+            backend,
+            upstream,
+            "setsid /bin/sh helper.sh </dev/null >/dev/null 2>&1 & echo started; exit 7",
+            &extra,
+        );
+        let _keep = dir;
+        let root = std::fs::canonicalize(cmd.get_current_dir().unwrap()).unwrap();
+        std::fs::write(root.join("helper.sh"), LATE_HELPER).unwrap();
+        for fifo in ["in.fifo", "out.fifo"] {
+            rustix::fs::mkfifoat(rustix::fs::CWD, root.join(fifo), 0o600.into()).unwrap();
+        }
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Both ends of the caller's output reach EOF while the helper still waits on its
+        // FIFO, which nothing has opened yet.
+        let mut out = String::new();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(7), "{backend}: {status} {err}");
+        assert_eq!(out, "started\n", "{backend}: {err}");
+        let proxies = proxy_process_in(&root);
+        assert_eq!(proxies.len(), 1, "{backend}: no proxy process left: {err}");
+        let proxy = rustix::process::pidfd_open(
+            rustix::process::Pid::from_raw(proxies[0]).unwrap(),
+            rustix::process::PidfdFlags::empty(),
+        )
+        .unwrap();
+
+        // Released: the helper fetches through the proxy, with jaula gone.
+        std::fs::write(root.join("in.fifo"), "go\n").unwrap();
+        let mut done = String::new();
+        std::fs::File::open(root.join("out.fifo"))
+            .unwrap()
+            .read_to_string(&mut done)
+            .unwrap();
+        assert_eq!(done, "done\n", "{backend}");
+        let late = std::fs::read_to_string(root.join("late.txt")).unwrap();
+        assert_eq!(late, "upstream saw GET /late HTTP/1.1", "{backend}");
+        assert!(
+            seen.lock()
+                .unwrap()
+                .iter()
+                .any(|l| l == "GET /late HTTP/1.1"),
+            "{backend}: the upstream never saw the helper's request"
+        );
+        // The proxy's --log recorded it too, after jaula had left.
+        let recorded = std::fs::read_to_string(&log).unwrap();
+        assert!(
+            recorded.lines().any(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["host"] == "allowed.test" && v["decision"] == "allow"
+            }),
+            "{backend}: {recorded}"
+        );
+        // The proxy still runs while the helper does (a pidfd polls readable once the
+        // process has ended; a zero timeout asks for the state now, no waiting).
+        let mut fds = [rustix::event::PollFd::new(
+            &proxy,
+            rustix::event::PollFlags::IN,
+        )];
+        let ready =
+            rustix::event::poll(&mut fds, Some(&rustix::event::Timespec::default())).unwrap();
+        assert_eq!(
+            ready, 0,
+            "{backend}: the proxy ended while the helper lived"
+        );
+
+        // The helper ends; the proxy's process follows (this waits on its pidfd).
+        std::fs::write(root.join("in.fifo"), "bye\n").unwrap();
+        rustix::event::poll(&mut fds, None).unwrap();
+        assert!(
+            proxy_process_in(&root).is_empty(),
+            "{backend}: a proxy process remains"
+        );
+    }
+}
