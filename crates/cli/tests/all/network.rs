@@ -713,6 +713,7 @@ fn check_reports_the_network_mode() {
 
 /// What a helper left running does once released, with `jaula run` gone: fetch through
 /// the proxy (the cage's `HTTP_PROXY`, inherited) and write down the answer.
+#[cfg(target_os = "linux")]
 const LATE_HELPER: &str = r#"
 read word < in.fifo
 curl -sS -m 30 http://allowed.test/late > late.txt 2>&1
@@ -721,6 +722,7 @@ read word < in.fifo
 "#;
 
 /// The proxy's own process for the run in `dir`: named `jaula-proxy`, working in `dir`.
+#[cfg(target_os = "linux")]
 fn proxy_process_in(dir: &Path) -> Vec<i32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -745,6 +747,8 @@ fn proxy_process_in(dir: &Path) -> Vec<i32> {
 /// command's status and its output has ended; the proxy process leaves once the helper
 /// has. (bubblewrap runs with `--no-pid-ns`: in a PID namespace of the cage's own its init
 /// holds the caller's output while a helper lives, docs/security.md.)
+// pidfds and the socket gate's lifetime are Linux's.
+#[cfg(target_os = "linux")]
 #[test]
 fn allow_serves_a_helper_left_running_after_jaula_has_left() {
     use std::io::Read;
