@@ -31,6 +31,7 @@ pub mod defaults;
 pub mod env;
 pub mod error;
 pub mod file_rule;
+pub mod git_config;
 pub mod host_fs;
 pub mod limits;
 pub mod network;
