@@ -20,6 +20,7 @@
 mod caller_path;
 mod file_calls;
 mod filter;
+mod git_dirs;
 mod lifetime;
 mod peers;
 mod supervisor;

@@ -12,6 +12,7 @@ mod common;
 
 mod agents_smoke;
 mod bwrap_view;
+mod cage_repos;
 #[cfg(target_os = "linux")]
 mod city;
 mod cli;

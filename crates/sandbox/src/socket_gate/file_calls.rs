@@ -25,6 +25,7 @@ use jaula_policy::{Access, Policy, Rule};
 use rustix::fs::{AtFlags, Mode, OFlags};
 
 use super::caller_path::{file_type, Caller, Entry, Target};
+use super::git_dirs::{self, Made, Plan};
 use super::sys;
 
 /// A notified call on a path, decoded from its registers. Pointers are the caller's.
@@ -333,7 +334,7 @@ impl Guard<'_> {
         entry: &Entry,
         access: Access,
         verb: &str,
-    ) -> Result<(), i32> {
+    ) -> Result<PathBuf, i32> {
         let path = entry_path(entry)?;
         self.check(&path, access, verb)?;
         // Only a missing name has no identity to check: any other failure (no descriptor
@@ -349,7 +350,8 @@ impl Guard<'_> {
             Err(e) => return Err(errno(e)),
         };
         let parent = (entry.name != b"." && entry.name != b"..").then(|| entry.parent.as_fd());
-        self.check_ids(&path, existing.as_ref().map(|f| f.as_fd()), parent, verb)
+        self.check_ids(&path, existing.as_ref().map(|f| f.as_fd()), parent, verb)?;
+        Ok(path)
     }
 
     /// The checks for a file that is written, truncated or linked: its path, and it and
@@ -363,6 +365,11 @@ impl Guard<'_> {
         let path = path_of(file)?;
         self.check(&path, Access::Write, verb)?;
         self.check_ids(&path, Some(file), parent, verb)?;
+        if let Some((dir, dir_path, name)) = git_dirs::holder(file, parent, &path)? {
+            if let Some(why) = git_dirs::refuse_write(dir.as_fd(), &dir_path, &name)? {
+                return Err(self.refuse_git(&path, verb, &why));
+            }
+        }
         Ok(path)
     }
 
@@ -384,6 +391,137 @@ impl Guard<'_> {
             );
         }
         Err(libc::EACCES)
+    }
+}
+
+impl Guard<'_> {
+    /// `EACCES` and one stderr line (once per path and reason) for a git rule (see
+    /// `git_dirs`).
+    fn refuse_git(&mut self, path: &std::path::Path, verb: &str, why: &str) -> i32 {
+        *self.refused += 1;
+        let mut key = path.as_os_str().to_owned();
+        key.push("\0");
+        key.push(why);
+        if self.reported.insert(PathBuf::from(key)) {
+            eprintln!("jaula: refused {verb} {}: {why}", path.display());
+        }
+        libc::EACCES
+    }
+
+    fn writable_roots(&self) -> Vec<&std::path::Path> {
+        self.policy
+            .writable()
+            .iter()
+            .map(|w| w.path.as_path())
+            .collect()
+    }
+
+    /// The git rules for making `entry` (at `path`) as `made`: refused where git would
+    /// read it as config or a hook; a directory that the call makes git-like has its
+    /// config admitted and reinstalled first (see `git_dirs`).
+    pub(super) fn check_git_new(
+        &mut self,
+        entry: &Entry,
+        path: &std::path::Path,
+        made: Made,
+        verb: &str,
+    ) -> Result<(), i32> {
+        if entry.name == b"." || entry.name == b".." {
+            return Ok(());
+        }
+        let dir_path = path_of(entry.parent.as_fd())?;
+        match git_dirs::plan_new(entry.parent.as_fd(), &dir_path, &entry.name, made, false)? {
+            Plan::Go => Ok(()),
+            Plan::Refuse(why) => Err(self.refuse_git(path, verb, &why)),
+            // Only a rename installs a config.
+            Plan::Install => Err(libc::EACCES),
+            Plan::Admit => self.admit_git_dir(entry.parent.as_fd(), &dir_path, path, verb),
+        }
+    }
+
+    fn admit_git_dir(
+        &mut self,
+        dir: BorrowedFd<'_>,
+        dir_path: &std::path::Path,
+        path: &std::path::Path,
+        verb: &str,
+    ) -> Result<(), i32> {
+        let writable = self.writable_roots();
+        match git_dirs::admit_new_git_dir(dir, dir_path, &writable) {
+            Ok(()) => Ok(()),
+            Err(Ok(why)) => Err(self.refuse_git(path, verb, &why)),
+            Err(Err(e)) => Err(e),
+        }
+    }
+
+    /// The git rules for a rename onto `to` from `from`: `Ok(true)` when the rename was
+    /// made here (a config admitted and installed), `Ok(false)` when the caller's rename
+    /// may go ahead.
+    fn rename_git(&mut self, from: &Entry, to: &Entry, flags: u32) -> Result<bool, i32> {
+        let exchange = flags & libc::RENAME_EXCHANGE != 0;
+        if exchange {
+            // Both names stay; both contents change.
+            for entry in [from, to] {
+                if entry.name == b"." || entry.name == b".." {
+                    continue;
+                }
+                let dir_path = path_of(entry.parent.as_fd())?;
+                if let Some(why) =
+                    git_dirs::refuse_write(entry.parent.as_fd(), &dir_path, &entry.name)?
+                {
+                    return Err(self.refuse_git(&entry_path(entry)?, "rename of", &why));
+                }
+            }
+            return Ok(false);
+        }
+        if to.name == b"." || to.name == b".." || from.name == b"." || from.name == b".." {
+            return Ok(false);
+        }
+        let made = match rustix::fs::statat(
+            from.parent.as_fd(),
+            from.name.as_slice(),
+            AtFlags::SYMLINK_NOFOLLOW,
+        ) {
+            Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => Made::Directory,
+            _ => Made::Other,
+        };
+        let dir_path = path_of(to.parent.as_fd())?;
+        let path = entry_path(to)?;
+        match git_dirs::plan_new(to.parent.as_fd(), &dir_path, &to.name, made, true)? {
+            Plan::Go => Ok(false),
+            Plan::Refuse(why) => Err(self.refuse_git(&path, "rename onto", &why)),
+            Plan::Admit => self
+                .admit_git_dir(to.parent.as_fd(), &dir_path, &path, "rename onto")
+                .map(|()| false),
+            Plan::Install => {
+                if flags & !libc::RENAME_NOREPLACE != 0 {
+                    return Err(libc::EINVAL);
+                }
+                if flags & libc::RENAME_NOREPLACE != 0
+                    && rustix::fs::statat(
+                        to.parent.as_fd(),
+                        to.name.as_slice(),
+                        AtFlags::SYMLINK_NOFOLLOW,
+                    )
+                    .is_ok()
+                {
+                    return Err(libc::EEXIST);
+                }
+                let writable = self.writable_roots();
+                match git_dirs::install(
+                    from.parent.as_fd(),
+                    &from.name,
+                    to.parent.as_fd(),
+                    &dir_path,
+                    &to.name,
+                    &writable,
+                ) {
+                    Ok(()) => Ok(true),
+                    Err(Ok(why)) => Err(self.refuse_git(&path, "rename onto", &why)),
+                    Err(Err(e)) => Err(e),
+                }
+            }
+        }
     }
 }
 
@@ -559,15 +697,17 @@ impl FileCalls<'_, '_> {
                 Ok(answer) => answer,
                 Err(e) => FileAnswer::Done(Err(e)),
             },
-            FileCall::MakeDir { dir, path, mode } => done(self.make(dir, path, |parent, name| {
-                rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(mode)).map_err(errno)
-            })),
+            FileCall::MakeDir { dir, path, mode } => {
+                done(self.make(dir, path, Made::Directory, |parent, name| {
+                    rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(mode)).map_err(errno)
+                }))
+            }
             FileCall::MakeNode {
                 dir,
                 path,
                 mode,
                 dev,
-            } => done(self.make(dir, path, |parent, name| {
+            } => done(self.make(dir, path, Made::Other, |parent, name| {
                 let kind = rustix::fs::FileType::from_raw_mode(mode);
                 rustix::fs::mknodat(parent, name, kind, Mode::from_raw_mode(mode), dev)
                     .map_err(errno)
@@ -577,7 +717,7 @@ impl FileCalls<'_, '_> {
                     Ok(t) => t,
                     Err(e) => return FileAnswer::Done(Err(e)),
                 };
-                done(self.make(dir, path, |parent, name| {
+                done(self.make(dir, path, Made::Other, |parent, name| {
                     rustix::fs::symlinkat(target.as_slice(), parent, name).map_err(errno)
                 }))
             }
@@ -651,8 +791,11 @@ impl FileCalls<'_, '_> {
                     if entry.dir_only {
                         return Err(libc::EISDIR);
                     }
-                    self.guard
+                    let path = self
+                        .guard
                         .check_entry(&entry, Access::Create, "create of")?;
+                    self.guard
+                        .check_git_new(&entry, &path, Made::File, "create of")?;
                     // O_NONBLOCK unless the caller asked for it: the name may have been
                     // made meanwhile (a FIFO, a leased file), and the main thread must not
                     // wait for it.
@@ -718,11 +861,14 @@ impl FileCalls<'_, '_> {
         &mut self,
         dir: i32,
         ptr: u64,
+        made: Made,
         make: impl FnOnce(BorrowedFd<'_>, &[u8]) -> Result<(), i32>,
     ) -> Result<(), i32> {
         let entry = self.locate(dir, ptr)?;
-        self.guard
+        let path = self
+            .guard
             .check_entry(&entry, Access::Create, "create of")?;
+        self.guard.check_git_new(&entry, &path, made, "create of")?;
         let name = name_of(&entry);
         with_caller_umask(self.caller.tid(), || make(entry.parent.as_fd(), &name))?
     }
@@ -759,8 +905,11 @@ impl FileCalls<'_, '_> {
         self.guard
             .check_file(source.as_fd(), source_dir, "link of")?;
         let entry = self.locate(new_dir, new)?;
-        self.guard
+        let path = self
+            .guard
             .check_entry(&entry, Access::Create, "create of")?;
+        self.guard
+            .check_git_new(&entry, &path, Made::Other, "create of")?;
         rustix::fs::linkat(
             rustix::fs::CWD,
             reopen_path(source.as_fd()),
@@ -839,6 +988,9 @@ impl FileCalls<'_, '_> {
             let path = entry_path(entry)?;
             self.guard.check_holder(&path, verb)?;
             self.guard.check_widened_holder(&path, verb)?;
+        }
+        if self.guard.rename_git(&from, &to, flags)? {
+            return Ok(());
         }
         sys::renameat2(
             from.parent.as_fd(),

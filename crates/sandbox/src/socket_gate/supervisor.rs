@@ -19,6 +19,7 @@
 use std::collections::HashSet;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -26,6 +27,7 @@ use jaula_policy::{Access, Policy};
 
 use super::caller_path::{Caller, Target};
 use super::file_calls::{self, Blocking, FileAnswer, FileCall, FileCalls, Guard, ProtectedFiles};
+use super::git_dirs::Made;
 use super::peers::{self, FileId};
 use super::sys;
 use crate::cage_record::{self, BoundSocket, Line};
@@ -345,7 +347,32 @@ impl Supervisor {
         .map_err(errno)?;
         let mask = file_calls::caller_umask(tid)?;
         match self.split.as_ref() {
-            None => self.bind_here(cwd.as_fd(), mask, socket, addr)?,
+            None => {
+                // The name is checked for git's rules only (a socket named `objects` or
+                // `refs` can make a directory git-like); the kernel resolves the address
+                // again, but no other gated call runs before it does.
+                let start = if path.first() == Some(&b'/') {
+                    sys::open_path(Path::new("/"), libc::O_PATH | libc::O_DIRECTORY)
+                } else {
+                    sys::open_path(
+                        Path::new(&format!("/proc/{tid}/cwd")),
+                        libc::O_PATH | libc::O_DIRECTORY,
+                    )
+                }
+                .map_err(errno)?;
+                let entry = Caller::new(tid).locate(start, path)?;
+                let mut guard = Guard {
+                    policy: &self.policy,
+                    files: &self.protected_files,
+                    reported: &mut self.reported,
+                    refused: &mut self.counts.refused,
+                    widened: &[],
+                };
+                let named = file_calls::path_of(entry.parent.as_fd())?
+                    .join(&*std::ffi::OsString::from_vec(entry.name.clone()));
+                guard.check_git_new(&entry, &named, Made::Other, "bind of")?;
+                self.bind_here(cwd.as_fd(), mask, socket, addr)?
+            }
             Some(split) => {
                 let start = if path.first() == Some(&b'/') {
                     sys::open_path(Path::new("/"), libc::O_PATH | libc::O_DIRECTORY)
@@ -365,7 +392,8 @@ impl Supervisor {
                     refused: &mut self.counts.refused,
                     widened,
                 };
-                guard.check_entry(&entry, Access::Create, "bind of")?;
+                let named = guard.check_entry(&entry, Access::Create, "bind of")?;
+                guard.check_git_new(&entry, &named, Made::Other, "bind of")?;
                 let parent = file_calls::path_of(entry.parent.as_fd())?;
                 let cwd_path = file_calls::path_of(cwd.as_fd())?;
                 if widened.contains(&parent) && names_entry_of(&cwd_path, path, &parent) {

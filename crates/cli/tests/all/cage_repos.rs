@@ -1,0 +1,398 @@
+//! Repositories the cage makes, live: the owner's next uncaged git command in one runs
+//! nothing the cage chose.
+//!
+//! Only the git directories found at launch are protected paths. A cage that runs `git
+//! init sub`, sets `core.fsmonitor` in `sub/.git/config` and `git add sub` would have the
+//! owner's next `git status` in the parent run its command; a hook in `sub/.git/hooks`
+//! would run at the owner's next commit there. The gate's supervisor installs a git
+//! directory's config only after reading it, and makes no hook. For each backend and
+//! identity (root, and uid 65534): every attack fails naming what it refused and the
+//! owner's git on the host runs nothing, while the same script run uncaged (the control)
+//! does plant; and ordinary work (init, clone, remote add, config user.name, submodule
+//! add, worktree add, cargo new) succeeds, with the owner's git working in it afterwards.
+
+use crate::common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{chown_tree, jaula, scratch, skip_or_fail, User, HOST_PATH, NOBODY};
+use jaula_testkit::output::describe as text;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+    repo: PathBuf,
+    /// A bare repository with one commit on `main`, made by the test: what a clone or a
+    /// submodule comes from (no network).
+    bare: PathBuf,
+    user: User,
+}
+
+/// The gits this host has: Debian's, and a newer one in /usr/local when installed.
+fn gits() -> Vec<&'static str> {
+    ["/usr/bin/git", "/usr/local/bin/git"]
+        .into_iter()
+        .filter(|g| Path::new(g).exists())
+        .collect()
+}
+
+impl Fixture {
+    fn new(name: &str, user: User) -> Fixture {
+        let (dir, root) = scratch(&format!("cage-repos-{name}-"));
+        let home = root.join("home");
+        let repo = root.join("repo");
+        let bare = root.join("bare.git");
+        fs::create_dir_all(&home).unwrap();
+        fs::create_dir_all(&repo).unwrap();
+        let f = Fixture {
+            _dir: dir,
+            root,
+            home,
+            repo,
+            bare,
+            user,
+        };
+        if user == User::Nobody {
+            chown_tree(&f.root, NOBODY);
+        }
+        f.owner_git(&f.repo, &["init", "-q", "-b", "main"]);
+        fs::write(f.repo.join("file.txt"), "one\n").unwrap();
+        f.owner_git(&f.repo, &["add", "."]);
+        f.owner_git(&f.repo, &["commit", "-q", "-m", "init"]);
+        f.owner_git(&f.root, &["init", "-q", "--bare", "-b", "main", "bare.git"]);
+        f.owner_git(&f.repo, &["push", "-q", f.bare.to_str().unwrap(), "main"]);
+        if user == User::Nobody {
+            chown_tree(&f.root, NOBODY);
+        }
+        f
+    }
+
+    fn as_owner(&self, cmd: &mut Command) {
+        cmd.env_clear()
+            .env("PATH", HOST_PATH)
+            .env("HOME", &self.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "owner")
+            .env("GIT_AUTHOR_EMAIL", "owner@example.invalid")
+            .env("GIT_COMMITTER_NAME", "owner")
+            .env("GIT_COMMITTER_EMAIL", "owner@example.invalid")
+            .env("LC_ALL", "C");
+        self.user.apply(cmd);
+    }
+
+    /// git on the host, as the owner, which must succeed.
+    fn owner_git(&self, dir: &Path, args: &[&str]) -> Output {
+        let out = self.owner_git_output(dir, args);
+        assert!(
+            out.status.success(),
+            "{:?}: owner's git {args:?} in {}: {}",
+            self.user,
+            dir.display(),
+            text(&out)
+        );
+        out
+    }
+
+    fn owner_git_output(&self, dir: &Path, args: &[&str]) -> Output {
+        let mut cmd = Command::new("git");
+        cmd.current_dir(dir).args(args);
+        self.as_owner(&mut cmd);
+        cmd.output().unwrap()
+    }
+
+    /// `sh -c script` in `jaula run --backend B`, in the repo, as the fixture's user, with
+    /// `$ROOT` and `$BARE` set.
+    fn caged(&self, backend: &str, script: &str) -> Output {
+        let mut cmd = Command::new(jaula());
+        cmd.args(["run", "--backend", backend, "--repo"])
+            .arg(&self.repo)
+            .arg("--home")
+            .arg(&self.home)
+            .args(["--", "/usr/bin/env"])
+            .arg(format!("ROOT={}", self.root.display()))
+            .arg(format!("BARE={}", self.bare.display()))
+            .args(["/bin/sh", "-c", script])
+            .current_dir(&self.repo);
+        self.as_owner(&mut cmd);
+        cmd.output().unwrap()
+    }
+
+    /// The same script run uncaged, as the owner: the control.
+    fn uncaged(&self, script: &str) -> Output {
+        let mut cmd = Command::new("/bin/sh");
+        cmd.args(["-c", script]).current_dir(&self.repo);
+        self.as_owner(&mut cmd);
+        cmd.env("ROOT", &self.root).env("BARE", &self.bare);
+        cmd.output().unwrap()
+    }
+
+    fn marker(&self) -> PathBuf {
+        self.root.join("MARKER")
+    }
+}
+
+fn backend_or_skip(backend: &str, user: User) -> bool {
+    let f = Fixture::new("probe", user);
+    common::cage_or_skip(backend, &f.caged(backend, "true"))
+}
+
+/// The issue's attack: `git init sub`, `core.fsmonitor` in `sub/.git/config` (through
+/// `git config`, and by renaming a prepared file onto it), `git add sub` in the parent.
+const FSMONITOR: &str = r#"
+git init -q -b main sub
+git -C sub -c user.name=a -c user.email=a@b.invalid commit -q --allow-empty -m sub
+git -C sub config core.fsmonitor "touch $ROOT/MARKER; false"
+printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch %s/MARKER; false"\n' "$ROOT" > prepared
+mv prepared sub/.git/config
+git add sub
+"#;
+
+fn fsmonitor_in_a_cage_made_repo(backend: &str, user: User) {
+    if !backend_or_skip(backend, user) {
+        return;
+    }
+    // The control: uncaged, the owner's next `git status` in the parent runs it.
+    let control = Fixture::new("fsmonitor-control", user);
+    let _ = control.uncaged(FSMONITOR);
+    control.owner_git(&control.repo, &["status", "--short"]);
+    assert!(
+        control.marker().exists(),
+        "{user:?}: uncaged, core.fsmonitor of a nested repo did not run at the owner's git status"
+    );
+
+    let f = Fixture::new(&format!("fsmonitor-{backend}"), user);
+    let out = f.caged(backend, FSMONITOR);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("jaula: refused rename onto")
+            && stderr.contains("sub/.git/config: git key core.fsmonitor"),
+        "{user:?} {backend}: no refusal naming core.fsmonitor: {}",
+        text(&out)
+    );
+    let config = fs::read_to_string(f.repo.join("sub/.git/config")).unwrap();
+    assert!(!config.contains("fsmonitor"), "{config}");
+    f.owner_git(&f.repo, &["status", "--short"]);
+    f.owner_git(&f.repo.join("sub"), &["status", "--short"]);
+    assert!(
+        !f.marker().exists(),
+        "{user:?} {backend}: the owner's git ran the cage's core.fsmonitor"
+    );
+}
+
+/// A hook in a repository the cage made, by every route: written, copied, renamed from a
+/// sample, linked, symlinked, a whole prepared `hooks` directory renamed into place.
+const HOOK_ATTACKS: &[&str] = &[
+    "printf '#!/bin/sh\\ntouch $ROOT/MARKER\\n' > h/.git/hooks/pre-commit",
+    "printf '#!/bin/sh\\ntouch $ROOT/MARKER\\n' > staged; chmod +x staged; mv staged h/.git/hooks/pre-commit",
+    "printf '#!/bin/sh\\ntouch $ROOT/MARKER\\n' > h/.git/hooks/pre-commit.sample; chmod +x h/.git/hooks/pre-commit.sample; mv h/.git/hooks/pre-commit.sample h/.git/hooks/pre-commit",
+    "printf '#!/bin/sh\\ntouch $ROOT/MARKER\\n' > staged; chmod +x staged; ln staged h/.git/hooks/pre-commit",
+    "printf '#!/bin/sh\\ntouch $ROOT/MARKER\\n' > staged; chmod +x staged; ln -s \"$PWD/staged\" h/.git/hooks/pre-commit",
+    "mkdir -p hk; printf '#!/bin/sh\\ntouch $ROOT/MARKER\\n' > hk/pre-commit; chmod +x hk/pre-commit; mv h/.git/hooks h/.git/hooks-away; mv hk h/.git/hooks",
+];
+
+fn hook_in_a_cage_made_repo(backend: &str, user: User) {
+    if !backend_or_skip(backend, user) {
+        return;
+    }
+    let setup = "git init -q -b main h";
+    // The control: each route, uncaged, plants a hook that runs at the owner's commit.
+    for attack in HOOK_ATTACKS {
+        let control = Fixture::new("hook-control", user);
+        let out = control.uncaged(&format!("{setup} && {attack}"));
+        assert!(out.status.success(), "control `{attack}`: {}", text(&out));
+        control.owner_git(
+            &control.repo.join("h"),
+            &["commit", "-q", "--allow-empty", "-m", "o"],
+        );
+        assert!(
+            control.marker().exists(),
+            "{user:?}: uncaged, `{attack}` planted no hook that runs"
+        );
+    }
+
+    let f = Fixture::new(&format!("hook-{backend}"), user);
+    let out = f.caged(backend, setup);
+    assert!(out.status.success(), "{}", text(&out));
+    for attack in HOOK_ATTACKS {
+        let out = f.caged(backend, &format!("set -e; {attack}"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains("jaula: refused"),
+            "{user:?} {backend}: `{attack}` was not refused: {}",
+            text(&out)
+        );
+        assert!(
+            stderr.contains("git hook") || stderr.contains("hooks directory"),
+            "{user:?} {backend}: `{attack}`: the refusal does not say why: {stderr}"
+        );
+    }
+    f.owner_git(
+        &f.repo.join("h"),
+        &["commit", "-q", "--allow-empty", "-m", "owner"],
+    );
+    assert!(
+        !f.marker().exists(),
+        "{user:?} {backend}: the owner's commit ran a hook the cage planted"
+    );
+    assert!(!f.repo.join("h/.git/hooks/pre-commit").exists());
+}
+
+/// A config written before the directory is a git directory: refused when the directory
+/// becomes one (by `git init`, or by making `objects`, `refs` and `HEAD`), and a
+/// descriptor kept on it writes nothing the owner's git reads.
+fn config_before_the_git_directory(backend: &str, user: User) {
+    if !backend_or_skip(backend, user) {
+        return;
+    }
+    let evil = r#"printf '[core]\n\tfsmonitor = "touch %s/MARKER; false"\n' "$ROOT""#;
+    let early = format!("mkdir -p e/.git && {evil} > e/.git/config && git init -q e");
+    let by_hand = format!(
+        "mkdir -p m/.git && {evil} > m/.git/config && mkdir m/.git/objects m/.git/refs && \
+         echo 'ref: refs/heads/main' > m/.git/HEAD"
+    );
+    // A descriptor opened for writing while the directory was not a git directory, kept
+    // across the moment it became one, and written afterwards.
+    let kept = format!(
+        "mkdir -p k/.git && : > k/.git/config && exec 3>>k/.git/config && \
+         mkdir k/.git/objects k/.git/refs && echo 'ref: refs/heads/main' > k/.git/HEAD && \
+         {evil} >&3"
+    );
+
+    for (name, script, dir) in [
+        ("early", &early, "e"),
+        ("by-hand", &by_hand, "m"),
+        ("kept", &kept, "k"),
+    ] {
+        let control = Fixture::new(&format!("early-control-{name}"), user);
+        let out = control.uncaged(script);
+        assert!(out.status.success(), "control {name}: {}", text(&out));
+        let _ = control.owner_git_output(&control.repo.join(dir), &["status", "--short"]);
+        assert!(
+            control.marker().exists(),
+            "{user:?}: uncaged, the {name} config did not run at the owner's git status"
+        );
+
+        let f = Fixture::new(&format!("early-{name}-{backend}"), user);
+        let out = f.caged(backend, script);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if name == "kept" {
+            // The directory became a git directory with an empty config, installed as a
+            // new file: the write through the kept descriptor lands in the old one.
+            assert!(out.status.success(), "{user:?} {backend}: {}", text(&out));
+            let config = fs::read_to_string(f.repo.join("k/.git/config")).unwrap();
+            assert!(!config.contains("fsmonitor"), "{config}");
+        } else {
+            assert!(
+                !out.status.success() && stderr.contains("git key core.fsmonitor"),
+                "{user:?} {backend}: the {name} config was not refused: {}",
+                text(&out)
+            );
+        }
+        let _ = f.owner_git_output(&f.repo.join(dir), &["status", "--short"]);
+        assert!(
+            !f.marker().exists(),
+            "{user:?} {backend}: the owner's git ran the {name} config"
+        );
+    }
+}
+
+/// Ordinary work in repositories the cage makes, with each git the host has; then the
+/// owner's git works in all of them.
+fn ordinary_work_succeeds(backend: &str, user: User) {
+    if !backend_or_skip(backend, user) {
+        return;
+    }
+    let f = Fixture::new(&format!("work-{backend}"), user);
+    let mut made = Vec::new();
+    for (i, git) in gits().into_iter().enumerate() {
+        let script = format!(
+            r#"set -e
+            G={git}
+            $G init -q -b main w{i}
+            cd w{i}
+            $G config user.name agent
+            $G config user.email agent@example.invalid
+            $G remote add origin "$BARE"
+            echo x > f
+            $G add f
+            $G commit -q -m first
+            $G -c protocol.file.allow=always submodule add -q "$BARE" lib
+            $G commit -q -m submodule
+            $G worktree add -q ../wt{i}
+            cd ..
+            $G clone -q "$BARE" c{i}
+            $G -C c{i} config user.name agent
+            $G -C c{i} -c user.email=a@b.invalid commit -q --allow-empty -m cloned
+            "#
+        );
+        let out = f.caged(backend, &script);
+        assert!(
+            out.status.success(),
+            "{user:?} {backend} {git}: ordinary work failed: {}",
+            text(&out)
+        );
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("jaula: refused"),
+            "{}",
+            text(&out)
+        );
+        made.extend([
+            format!("w{i}"),
+            format!("wt{i}"),
+            format!("c{i}"),
+            format!("w{i}/lib"),
+        ]);
+    }
+    if Path::new("/usr/bin/cargo").exists() {
+        let out = f.caged(backend, "/usr/bin/cargo new -q --vcs git krate");
+        assert!(
+            out.status.success(),
+            "{user:?} {backend}: cargo new failed: {}",
+            text(&out)
+        );
+        made.push("krate".into());
+    } else {
+        skip_or_fail("/usr/bin/cargo is not installed: cargo new not tried");
+    }
+    for dir in &made {
+        let dir = f.repo.join(dir);
+        f.owner_git(&dir, &["status", "--short"]);
+        f.owner_git(&dir, &["commit", "-q", "--allow-empty", "-m", "owner"]);
+    }
+    f.owner_git(&f.repo.join("w0"), &["submodule", "status"]);
+    let config = fs::read_to_string(f.repo.join("w0/.git/config")).unwrap();
+    assert!(config.contains("name = agent") && config.contains("[remote \"origin\"]"));
+    assert!(!f.marker().exists());
+}
+
+/// One `#[test]` per (case, backend, user).
+macro_rules! case_tests {
+    ($($name:ident => $case:ident($backend:expr, $user:expr);)*) => {
+        $(#[test]
+        fn $name() {
+            $case($backend, $user);
+        })*
+    };
+}
+
+case_tests! {
+    fsmonitor_landlock_root => fsmonitor_in_a_cage_made_repo("landlock", User::Root);
+    fsmonitor_landlock_nobody => fsmonitor_in_a_cage_made_repo("landlock", User::Nobody);
+    fsmonitor_bwrap_root => fsmonitor_in_a_cage_made_repo("bwrap", User::Root);
+    fsmonitor_bwrap_nobody => fsmonitor_in_a_cage_made_repo("bwrap", User::Nobody);
+    hook_landlock_root => hook_in_a_cage_made_repo("landlock", User::Root);
+    hook_landlock_nobody => hook_in_a_cage_made_repo("landlock", User::Nobody);
+    hook_bwrap_root => hook_in_a_cage_made_repo("bwrap", User::Root);
+    hook_bwrap_nobody => hook_in_a_cage_made_repo("bwrap", User::Nobody);
+    early_config_landlock_root => config_before_the_git_directory("landlock", User::Root);
+    early_config_landlock_nobody => config_before_the_git_directory("landlock", User::Nobody);
+    early_config_bwrap_root => config_before_the_git_directory("bwrap", User::Root);
+    early_config_bwrap_nobody => config_before_the_git_directory("bwrap", User::Nobody);
+    work_landlock_root => ordinary_work_succeeds("landlock", User::Root);
+    work_landlock_nobody => ordinary_work_succeeds("landlock", User::Nobody);
+    work_bwrap_root => ordinary_work_succeeds("bwrap", User::Root);
+    work_bwrap_nobody => ordinary_work_succeeds("bwrap", User::Nobody);
+}

@@ -1,0 +1,165 @@
+use std::fs;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use super::{admit_new_git_dir, install, is_git_like, plan_new, refuse_write, Made, Plan};
+
+fn dir(path: &Path) -> OwnedFd {
+    fs::File::open(path).unwrap().into()
+}
+
+#[test]
+fn a_directory_is_git_like_as_git_would_take_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    assert!(!is_git_like(dir(d).as_fd()));
+    fs::create_dir(d.join("objects")).unwrap();
+    assert!(!is_git_like(dir(d).as_fd()));
+    // The call that makes the second of objects and refs is the one to admit first.
+    assert_eq!(
+        plan_new(dir(d).as_fd(), d, b"refs", Made::Directory, false),
+        Ok(Plan::Admit)
+    );
+    fs::create_dir(d.join("refs")).unwrap();
+    assert!(is_git_like(dir(d).as_fd()));
+    assert_eq!(
+        plan_new(dir(d).as_fd(), d, b"HEAD", Made::File, false),
+        Ok(Plan::Go)
+    );
+}
+
+#[test]
+fn config_and_hooks_of_a_git_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Before the directory is a git directory, a config is just a file.
+    assert_eq!(
+        plan_new(dir(d).as_fd(), d, b"config", Made::File, false),
+        Ok(Plan::Go)
+    );
+    fs::write(d.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    let fd = dir(d);
+    for name in [&b"config"[..], b"config.worktree"] {
+        assert!(matches!(
+            plan_new(fd.as_fd(), d, name, Made::File, false),
+            Ok(Plan::Refuse(_))
+        ));
+        assert_eq!(
+            plan_new(fd.as_fd(), d, name, Made::Other, true),
+            Ok(Plan::Install)
+        );
+    }
+    assert_eq!(
+        plan_new(fd.as_fd(), d, b"hooks", Made::Directory, false),
+        Ok(Plan::Go)
+    );
+    assert!(matches!(
+        plan_new(fd.as_fd(), d, b"hooks", Made::Other, false),
+        Ok(Plan::Refuse(_))
+    ));
+    assert!(matches!(
+        plan_new(fd.as_fd(), d, b"hooks", Made::Directory, true),
+        Ok(Plan::Refuse(_))
+    ));
+    fs::create_dir(d.join("hooks")).unwrap();
+    let hooks = d.join("hooks");
+    assert_eq!(
+        plan_new(
+            dir(&hooks).as_fd(),
+            &hooks,
+            b"pre-commit.sample",
+            Made::File,
+            false
+        ),
+        Ok(Plan::Go)
+    );
+    assert!(matches!(
+        plan_new(
+            dir(&hooks).as_fd(),
+            &hooks,
+            b"pre-commit",
+            Made::File,
+            false
+        ),
+        Ok(Plan::Refuse(_))
+    ));
+    fs::write(hooks.join("post-checkout"), "owner's").unwrap();
+    assert!(refuse_write(dir(&hooks).as_fd(), &hooks, b"post-checkout")
+        .unwrap()
+        .is_some());
+    assert!(refuse_write(fd.as_fd(), d, b"config").unwrap().is_some());
+    assert!(refuse_write(fd.as_fd(), d, b"description")
+        .unwrap()
+        .is_none());
+}
+
+#[test]
+fn install_admits_and_writes_a_new_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    fs::write(d.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    fs::write(d.join("config"), "[core]\n\tpager = less\n").unwrap();
+    fs::write(
+        d.join("config.lock"),
+        "[core]\n\tpager = less\n\tbare = false\n",
+    )
+    .unwrap();
+    let lock_ino = fs::metadata(d.join("config.lock")).unwrap().ino();
+    let fd = dir(d);
+    let roots = [d];
+    // The owner's unchanged key stays; a safe one is added.
+    assert_eq!(
+        install(fd.as_fd(), b"config.lock", fd.as_fd(), d, b"config", &roots),
+        Ok(())
+    );
+    assert!(!d.join("config.lock").exists());
+    assert_ne!(fs::metadata(d.join("config")).unwrap().ino(), lock_ino);
+    assert!(fs::read_to_string(d.join("config"))
+        .unwrap()
+        .contains("bare = false"));
+    // A new key that runs code is refused by name, and nothing changes.
+    fs::write(d.join("config.lock"), "[core]\n\tfsmonitor = x\n").unwrap();
+    let refused = install(fd.as_fd(), b"config.lock", fd.as_fd(), d, b"config", &roots);
+    assert!(
+        matches!(&refused, Err(Ok(why)) if why.contains("core.fsmonitor")),
+        "{refused:?}"
+    );
+    assert!(!fs::read_to_string(d.join("config"))
+        .unwrap()
+        .contains("fsmonitor"));
+}
+
+#[test]
+fn a_new_git_directory_is_admitted_with_what_it_holds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let roots = [d];
+    fs::write(d.join("config"), "[core]\n\tbare = false\n").unwrap();
+    let ino = fs::metadata(d.join("config")).unwrap().ino();
+    fs::create_dir(d.join("hooks")).unwrap();
+    fs::write(d.join("hooks/pre-commit.sample"), "").unwrap();
+    assert_eq!(admit_new_git_dir(dir(d).as_fd(), d, &roots), Ok(()));
+    assert_ne!(
+        fs::metadata(d.join("config")).unwrap().ino(),
+        ino,
+        "not reinstalled"
+    );
+    fs::write(d.join("hooks/pre-commit"), "").unwrap();
+    assert!(matches!(
+        admit_new_git_dir(dir(d).as_fd(), d, &roots),
+        Err(Ok(_))
+    ));
+    fs::remove_file(d.join("hooks/pre-commit")).unwrap();
+    fs::write(d.join("config.worktree"), "[alias]\n\tx = !y\n").unwrap();
+    assert!(matches!(
+        admit_new_git_dir(dir(d).as_fd(), d, &roots),
+        Err(Ok(why)) if why.contains("alias.x")
+    ));
+    fs::remove_file(d.join("config.worktree")).unwrap();
+    std::os::unix::fs::symlink("/etc/gitconfig", d.join("config.worktree")).unwrap();
+    assert!(matches!(
+        admit_new_git_dir(dir(d).as_fd(), d, &roots),
+        Err(Ok(_))
+    ));
+}
