@@ -185,12 +185,12 @@ fn fsmonitor_in_a_cage_made_repo(backend: &str, user: User) {
 /// A hook in a repository the cage made, by every route: written, copied, renamed from a
 /// sample, linked, symlinked, a whole prepared `hooks` directory renamed into place.
 const HOOK_ATTACKS: &[&str] = &[
-    "printf '#!/bin/sh\\ntouch $ROOT/MARKER\\n' > h/.git/hooks/pre-commit",
-    "printf '#!/bin/sh\\ntouch $ROOT/MARKER\\n' > staged; chmod +x staged; mv staged h/.git/hooks/pre-commit",
-    "printf '#!/bin/sh\\ntouch $ROOT/MARKER\\n' > h/.git/hooks/pre-commit.sample; chmod +x h/.git/hooks/pre-commit.sample; mv h/.git/hooks/pre-commit.sample h/.git/hooks/pre-commit",
-    "printf '#!/bin/sh\\ntouch $ROOT/MARKER\\n' > staged; chmod +x staged; ln staged h/.git/hooks/pre-commit",
-    "printf '#!/bin/sh\\ntouch $ROOT/MARKER\\n' > staged; chmod +x staged; ln -s \"$PWD/staged\" h/.git/hooks/pre-commit",
-    "mkdir -p hk; printf '#!/bin/sh\\ntouch $ROOT/MARKER\\n' > hk/pre-commit; chmod +x hk/pre-commit; mv h/.git/hooks h/.git/hooks-away; mv hk h/.git/hooks",
+    "printf '#!/bin/sh\\ntouch %s/MARKER\\n' \"$ROOT\" > h/.git/hooks/pre-commit; chmod +x h/.git/hooks/pre-commit",
+    "printf '#!/bin/sh\\ntouch %s/MARKER\\n' \"$ROOT\" > staged; chmod +x staged; mv staged h/.git/hooks/pre-commit",
+    "printf '#!/bin/sh\\ntouch %s/MARKER\\n' \"$ROOT\" > h/.git/hooks/pre-commit.sample; chmod +x h/.git/hooks/pre-commit.sample; mv h/.git/hooks/pre-commit.sample h/.git/hooks/pre-commit",
+    "printf '#!/bin/sh\\ntouch %s/MARKER\\n' \"$ROOT\" > staged; chmod +x staged; ln staged h/.git/hooks/pre-commit",
+    "printf '#!/bin/sh\\ntouch %s/MARKER\\n' \"$ROOT\" > staged; chmod +x staged; ln -s \"$PWD/staged\" h/.git/hooks/pre-commit",
+    "mkdir -p hk; printf '#!/bin/sh\\ntouch %s/MARKER\\n' \"$ROOT\" > hk/pre-commit; chmod +x hk/pre-commit; mv h/.git/hooks h/.git/hooks-away; mv hk h/.git/hooks",
 ];
 
 fn hook_in_a_cage_made_repo(backend: &str, user: User) {
@@ -306,7 +306,37 @@ fn ordinary_work_succeeds(backend: &str, user: User) {
         return;
     }
     let f = Fixture::new(&format!("work-{backend}"), user);
-    let mut made = Vec::new();
+    // A nested repository of the owner's, with a setting of the owner's that runs a
+    // command: the cage's own changes there are admitted, and the owner's setting stays.
+    let own = f.repo.join("own");
+    f.owner_git(&f.repo, &["init", "-q", "-b", "main", "own"]);
+    f.owner_git(&own, &["config", "core.pager", "less -R"]);
+    let out = f.caged(
+        backend,
+        "set -e; git -C own config user.name agent; git -C own remote add origin \"$BARE\"",
+    );
+    assert!(
+        out.status.success(),
+        "{user:?} {backend}: git config in the owner's nested repo: {}",
+        text(&out)
+    );
+    let config = fs::read_to_string(own.join(".git/config")).unwrap();
+    assert!(
+        config.contains("pager = less -R") && config.contains("name = agent"),
+        "{config}"
+    );
+    // A new command-running key is still refused there.
+    let out = f.caged(
+        backend,
+        "git -C own config core.editor 'touch \"$ROOT/MARKER\"'",
+    );
+    assert!(
+        !out.status.success()
+            && String::from_utf8_lossy(&out.stderr).contains("git key core.editor"),
+        "{user:?} {backend}: core.editor in the owner's nested repo: {}",
+        text(&out)
+    );
+    let mut made = vec!["own".to_string()];
     for (i, git) in gits().into_iter().enumerate() {
         let script = format!(
             r#"set -e

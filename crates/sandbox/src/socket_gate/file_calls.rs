@@ -426,16 +426,36 @@ impl Guard<'_> {
         made: Made,
         verb: &str,
     ) -> Result<(), i32> {
-        if entry.name == b"." || entry.name == b".." {
-            return Ok(());
-        }
-        let dir_path = path_of(entry.parent.as_fd())?;
-        match git_dirs::plan_new(entry.parent.as_fd(), &dir_path, &entry.name, made, false)? {
+        match self.plan_git_new(entry, path, made, verb)? {
             Plan::Go => Ok(()),
+            // Only an open makes an empty config, only a rename installs one.
+            _ => Err(self.refuse_git(
+                path,
+                verb,
+                "a git directory's config is installed only by renaming a config jaula has read onto it",
+            )),
+        }
+    }
+
+    /// [`Guard::check_git_new`]'s plan, with [`Plan::CreateEmpty`] left to the caller.
+    fn plan_git_new(
+        &mut self,
+        entry: &Entry,
+        path: &std::path::Path,
+        made: Made,
+        verb: &str,
+    ) -> Result<Plan, i32> {
+        if entry.name == b"." || entry.name == b".." {
+            return Ok(Plan::Go);
+        }
+        // `path` is the directory's path with the name joined (`entry_path`).
+        let dir_path = path.parent().ok_or(libc::EACCES)?.to_path_buf();
+        match git_dirs::plan_new(entry.parent.as_fd(), &dir_path, &entry.name, made, false)? {
             Plan::Refuse(why) => Err(self.refuse_git(path, verb, &why)),
-            // Only a rename installs a config.
-            Plan::Install => Err(libc::EACCES),
-            Plan::Admit => self.admit_git_dir(entry.parent.as_fd(), &dir_path, path, verb),
+            Plan::Admit => self
+                .admit_git_dir(entry.parent.as_fd(), &dir_path, path, verb)
+                .map(|()| Plan::Go),
+            plan => Ok(plan),
         }
     }
 
@@ -485,10 +505,12 @@ impl Guard<'_> {
             Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => Made::Directory,
             _ => Made::Other,
         };
-        let dir_path = path_of(to.parent.as_fd())?;
         let path = entry_path(to)?;
+        let dir_path = path.parent().ok_or(libc::EACCES)?.to_path_buf();
         match git_dirs::plan_new(to.parent.as_fd(), &dir_path, &to.name, made, true)? {
             Plan::Go => Ok(false),
+            // Only an open makes an empty config.
+            Plan::CreateEmpty => Err(libc::EACCES),
             Plan::Refuse(why) => Err(self.refuse_git(&path, "rename onto", &why)),
             Plan::Admit => self
                 .admit_git_dir(to.parent.as_fd(), &dir_path, &path, "rename onto")
@@ -794,8 +816,13 @@ impl FileCalls<'_, '_> {
                     let path = self
                         .guard
                         .check_entry(&entry, Access::Create, "create of")?;
-                    self.guard
-                        .check_git_new(&entry, &path, Made::File, "create of")?;
+                    if self
+                        .guard
+                        .plan_git_new(&entry, &path, Made::File, "create of")?
+                        == Plan::CreateEmpty
+                    {
+                        return self.create_empty_config(&entry, flags, mode);
+                    }
                     // O_NONBLOCK unless the caller asked for it: the name may have been
                     // made meanwhile (a FIFO, a leased file), and the main thread must not
                     // wait for it.
@@ -854,6 +881,31 @@ impl FileCalls<'_, '_> {
             }
         }
         Err(libc::EAGAIN)
+    }
+
+    /// A git directory's missing config, made empty and opened read-only for the caller
+    /// (see `Plan::CreateEmpty`): a write through it fails with `EBADF`.
+    fn create_empty_config(
+        &mut self,
+        entry: &Entry,
+        flags: i32,
+        mode: u32,
+    ) -> Result<FileAnswer, i32> {
+        let fd = with_caller_umask(self.caller.tid(), || {
+            rustix::fs::openat(
+                entry.parent.as_fd(),
+                entry.name.as_slice(),
+                OFlags::RDONLY
+                    | OFlags::CREATE
+                    | OFlags::EXCL
+                    | OFlags::NOFOLLOW
+                    | OFlags::NOCTTY
+                    | OFlags::CLOEXEC,
+                Mode::from_raw_mode(mode & 0o666),
+            )
+            .map_err(errno)
+        })??;
+        Ok(FileAnswer::Opened(fd, flags & libc::O_CLOEXEC != 0))
     }
 
     /// Make a new name (directory, node, symlink) unless it is protected.

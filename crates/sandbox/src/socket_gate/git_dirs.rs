@@ -59,6 +59,10 @@ pub(super) enum Plan {
     Install,
     /// The call makes the directory git-like: admit what it holds first.
     Admit,
+    /// An open that creates a git directory's missing config (libgit2 makes it empty
+    /// before it installs one through `config.lock`): made empty, and handed to the caller
+    /// read-only, so that nothing is written through it.
+    CreateEmpty,
 }
 
 fn exists(dir: BorrowedFd<'_>, name: &[u8]) -> bool {
@@ -122,6 +126,8 @@ pub(super) fn plan_new(
         }
         return Ok(if rename && made != Made::Directory {
             Plan::Install
+        } else if made == Made::File && !rename {
+            Plan::CreateEmpty
         } else {
             Plan::Refuse(format!(
                 "{} of a git directory is installed only by renaming a config jaula has read onto it",
