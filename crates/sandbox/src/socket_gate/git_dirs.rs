@@ -334,8 +334,8 @@ pub(super) fn admit_new_git_dir(
         }
         Err(e) => return Err(Err(errno(e))),
     };
-    let mut entries = rustix::fs::Dir::read_from(&hooks).map_err(|e| Err(errno(e)))?;
-    while let Some(entry) = entries.next() {
+    let entries = rustix::fs::Dir::read_from(&hooks).map_err(|e| Err(errno(e)))?;
+    for entry in entries {
         let entry = entry.map_err(|e| Err(errno(e)))?;
         let name = entry.file_name().to_bytes();
         if name == b"." || name == b".." || !is_hook_name(name) {
