@@ -924,19 +924,19 @@ routes! {
         .expect(GATE, GATE);
     git_submodule_pointer_redirected => route(
         "`sub/.git` (the submodule's `gitdir:` file)", "point it at a git directory of the cage's making",
-        r#"cp -R .git/modules/sub evil.git && git config -f evil.git/config --unset core.worktree && printf '[core]\n\tfsmonitor = "touch @RAN@; false"\n' >> evil.git/config && printf 'gitdir: ../evil.git\n' > sub/.git"#,
+        r#"printf 'gitdir: ../evil.git\n' > sub/.git && cp -R .git/modules/sub evil.git && git config -f evil.git/config --unset core.worktree && printf '[core]\n\tfsmonitor = "touch @RAN@; false"\n' >> evil.git/config"#,
         Next::Git("repo/sub", &["status", "--short"]))
         .guards("repo/sub/.git").setup(Setup::Submodule)
         .expect(RO_BIND, GATE);
     git_worktree_commondir_redirected => route(
         "`.git/worktrees/feat/commondir`", "point a worktree at a common directory of the cage's making",
-        r#"cp -R .git evil-common && printf '[core]\n\tfsmonitor = "touch @RAN@; false"\n' >> evil-common/config && printf '%s/evil-common\n' "$PWD" > .git/worktrees/feat/commondir"#,
+        r#"printf '%s/evil-common\n' "$PWD" > .git/worktrees/feat/commondir && cp -R .git evil-common && printf '[core]\n\tfsmonitor = "touch @RAN@; false"\n' >> evil-common/config"#,
         Next::Git("repo/.worktrees/feat", &["status", "--short"]))
         .guards("repo/.git/worktrees/feat/commondir").setup(Setup::WorktreeInRepo)
         .expect(RO_BIND, GATE);
     git_worktree_pointer_redirected => route(
         "`.worktrees/feat/.git` (a worktree's `gitdir:` file)", "point it at a git directory of the cage's making",
-        r#"cp -R .git evil.git && printf '[core]\n\tfsmonitor = "touch @RAN@; false"\n' >> evil.git/config && printf 'gitdir: %s/evil.git\n' "$PWD" > .worktrees/feat/.git"#,
+        r#"printf 'gitdir: %s/evil.git\n' "$PWD" > .worktrees/feat/.git && cp -R .git evil.git && printf '[core]\n\tfsmonitor = "touch @RAN@; false"\n' >> evil.git/config"#,
         Next::Git("repo/.worktrees/feat", &["status", "--short"]))
         .guards("repo/.worktrees/feat/.git").setup(Setup::WorktreeInRepo)
         .expect(RO_BIND, GATE);
