@@ -156,6 +156,11 @@ enum Expect {
     GateBefore(&'static str),
     /// The plant lands and runs: a documented limit (the text says where).
     Lands(&'static str),
+    /// A repository the cage made: the write gate's git rules refuse the config key or the
+    /// hook (a `jaula: refused …` line naming a path at or beneath the guarded one), and
+    /// the owner's step runs nothing. The guarded path itself may change (the cage's own
+    /// `git init` made it).
+    GitRules,
 }
 
 impl Expect {
@@ -169,6 +174,10 @@ impl Expect {
                 )
             }
             Expect::Lands(why) => format!("**lands**: {why}"),
+            Expect::GitRules => {
+                "refused: write gate, git rules (`jaula: refused …: git key …` / `… git hook …`)"
+                    .into()
+            }
         }
     }
 }
@@ -728,6 +737,24 @@ fn case(name: &str, backend: Backend, user: User) {
                 "{who}: expected to land ({why}), but it did not\ncage: {}\nstep: {}",
                 text(&caged),
                 text(&step)
+            );
+        }
+        Expect::GitRules => {
+            assert!(
+                !ran,
+                "{who}: the planted code ran at the owner's next step ({})\ncage: {}\nstep: {}",
+                route.next.label(),
+                text(&caged),
+                text(&step)
+            );
+            let stderr = String::from_utf8_lossy(&caged.stderr);
+            let named = guarded.to_str().unwrap();
+            assert!(
+                stderr
+                    .lines()
+                    .any(|l| l.starts_with("jaula: refused ") && l.contains(named)),
+                "{who}: no `jaula: refused` line naming {named}\ncage: {}",
+                text(&caged)
             );
         }
         expect @ (Expect::Refused(_) | Expect::Gate | Expect::GateBefore(_)) => {
@@ -1311,6 +1338,33 @@ routes! {
         Next::InstalledJaula).guards("repo/target/debug/jaula")
         .setup(Setup::JaulaAt("repo/target/debug/jaula"))
         .expect(MOUNT_BUSY, GATE);
+
+    // ── repositories made in the cage ──
+    cage_repo_fsmonitor_git_config => route(
+        "`sub/.git/config` `core.fsmonitor` of a repo the cage made", "`git init sub`, `git add sub`, then `git -C sub config`",
+        r#"git init -q sub && git -C sub -c user.name=a -c user.email=a@b.invalid commit -q --allow-empty -m s && git add sub && git -C sub config core.fsmonitor 'touch @RAN@; false'"#,
+        STATUS).guards("repo/sub/.git/config")
+        .expect(Expect::GitRules, Expect::GitRules);
+    cage_repo_fsmonitor_renamed => route(
+        "`sub/.git/config` `core.fsmonitor` of a repo the cage made", "`git init sub`, `git add sub`, then `mv` a prepared config onto it",
+        r#"git init -q sub && git -C sub -c user.name=a -c user.email=a@b.invalid commit -q --allow-empty -m s && git add sub && printf '[core]\n\tfsmonitor = "touch @RAN@; false"\n' > prepared && mv prepared sub/.git/config"#,
+        STATUS).guards("repo/sub/.git/config")
+        .expect(Expect::GitRules, Expect::GitRules);
+    cage_repo_config_before_head => route(
+        "`sub/.git/config` written before `git init sub`", "a config first, then `git init` makes the directory a git directory",
+        r#"mkdir -p sub/.git && printf '[core]\n\tfsmonitor = "touch @RAN@; false"\n' > sub/.git/config && git init -q sub"#,
+        Next::Git("repo/sub", &["status", "--short"])).guards("repo/sub/.git")
+        .expect(Expect::GitRules, Expect::GitRules);
+    cage_repo_hook_created => route(
+        "`sub/.git/hooks/pre-commit` of a repo the cage made", "`git init sub`, then create the hook",
+        r#"git init -q sub && printf '#!/bin/sh\ntouch @RAN@\n' > sub/.git/hooks/pre-commit && chmod +x sub/.git/hooks/pre-commit"#,
+        Next::Git("repo/sub", &["commit", "-q", "--allow-empty", "-m", "owner"])).guards("repo/sub/.git/hooks/pre-commit")
+        .expect(Expect::GitRules, Expect::GitRules);
+    cage_repo_hook_from_sample => route(
+        "`sub/.git/hooks/pre-commit` of a repo the cage made", "`git init sub`, rewrite a sample, rename it to the hook",
+        r#"git init -q sub && printf '#!/bin/sh\ntouch @RAN@\n' > sub/.git/hooks/pre-commit.sample && chmod +x sub/.git/hooks/pre-commit.sample && mv sub/.git/hooks/pre-commit.sample sub/.git/hooks/pre-commit"#,
+        Next::Git("repo/sub", &["commit", "-q", "--allow-empty", "-m", "owner"])).guards("repo/sub/.git/hooks/pre-commit")
+        .expect(Expect::GitRules, Expect::GitRules);
 }
 
 // ── The docs table ──────────────────────────────────────────────────────────────────────
