@@ -324,7 +324,8 @@ pub(super) fn admit_new_git_dir(
                 return Ok(());
             }
             return Err(Ok(
-                "hooks of the new git directory is not a directory".into()
+                "hooks of the new git directory is not a directory (a symbolic link, a node)"
+                    .into(),
             ));
         }
         Err(rustix::io::Errno::LOOP) => {
