@@ -139,6 +139,20 @@ const RUNS_CODE: &[(&str, &str)] = &[
     ),
     ("[fsmonitor]\n\tsocketDir = x\n", "fsmonitor.socketdir"),
     ("[lfs]\n\tcustomTransfer = x\n", "lfs.customtransfer"),
+    // Not code, but an unasked fetch from a URL the cage chose, with the owner's
+    // credentials, at the owner's next checkout.
+    (
+        "[extensions]\n\tpartialClone = origin\n",
+        "extensions.partialclone",
+    ),
+    (
+        "[remote \"origin\"]\n\tpromisor = true\n",
+        "remote.origin.promisor",
+    ),
+    (
+        "[remote \"origin\"]\n\tpartialCloneFilter = blob:none\n",
+        "remote.origin.partialclonefilter",
+    ),
 ];
 
 #[test]
