@@ -1,0 +1,837 @@
+//! The planting guard as a property (issue 21, points 1 and 2), against the live gate.
+//!
+//! proptest draws short sequences of file calls (symlink, mkdir, rmdir, unlink, rename,
+//! link, bind, write-open, truncate, and a few ways to make a nested repository) over a
+//! small tree: a repo from the host's `git init` with scratch directories `a`, `b`, `cl`,
+//! absent protected names (`.claude/settings.json`, `.claude/hooks`, `.envrc`, `.vscode`),
+//! an owner's `.mcp.json` that is a symbolic link, and a home with `~/.claude` and
+//! `~/.config`. One sequence runs in ONE `jaula run --backend B`, one syscall an op, by a
+//! small Python program ([`OPS_PY`]); an op the cage refuses is expected and ignored.
+//!
+//! The verdict is the host's, uncaged, after the cage has gone ([`violations`]):
+//!
+//! - every protected path is resolved as the owner's tools resolve it, one component at a
+//!   time through every symbolic link, and must not pass through a link that was not there
+//!   at launch, reach a file holding [`MARK`] (every byte the cage writes carries it), or
+//!   reach a directory holding such a file or a new link; what the owner had there at
+//!   launch must still be the same inode, a file with the same bytes;
+//! - the owner's `git status` runs in the repo and in every directory holding a `.git` or
+//!   a `HEAD` (a repository the cage made), and the canary the cage's configs name in
+//!   `core.fsmonitor` must not run.
+//!
+//! Uncaged controls run representative sequences without the cage and must be judged
+//! violations, so the checker is known to see each route. Every sequence the property found
+//! failing is kept below as a named regression test, run on both backends.
+//!
+//! `JAULA_PROPTEST_CASES` sets the cases per backend (default [`DEFAULT_CASES`]); proptest
+//! keeps failing seeds in `planting_property.proptest-regressions` beside this file and
+//! replays them first. Needs root, git and /usr/bin/python3; a missing one is a printed
+//! skip, a failure under CI=true.
+
+use crate::common;
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError, TestRunner};
+
+use common::{cage_here, jaula_run, require_root, scratch, skip_or_fail, Backend, User, HOST_PATH};
+
+use self::Call::*;
+use self::NewRepo::*;
+use self::Target::*;
+
+/// Carried by every byte the cage writes: a file holding it is the cage's content.
+const MARK: &str = "jaula-planted-2f91c";
+
+/// The interpreter that runs the ops: the system's, never a shim under someone's home.
+const PYTHON: &str = "/usr/bin/python3";
+
+/// Cases per backend when `JAULA_PROPTEST_CASES` is unset: about half a minute per backend
+/// on two shared cores.
+const DEFAULT_CASES: u32 = 48;
+
+/// The canary a planted git config runs, relative to the scratch root (outside every
+/// writable root, so only an uncaged program can make it).
+const CANARY: &str = "canary-ran";
+
+/// The names the ops act on: relative to the repo, or to the home (`~/`). Plain scratch
+/// names first: proptest shrinks a choice toward the front of the list.
+const NAMES: &[&str] = &[
+    "a",
+    "b",
+    "cl",
+    "a/x",
+    "b/x",
+    "cl/x",
+    "a/hooks",
+    "a/settings.json",
+    "sub",
+    "sub/config",
+    "sub/.git",
+    "sub/.git/config",
+    ".claude",
+    ".claude/settings.json",
+    ".claude/hooks",
+    ".claude/hooks/x",
+    ".envrc",
+    ".mcp.json",
+    "owner-mcp.json",
+    ".vscode",
+    ".vscode/tasks.json",
+    ".git",
+    ".git/config",
+    ".git/hooks",
+    ".git/hooks/pre-commit",
+    ".git/commondir",
+    "~/.claude/x",
+    "~/.claude/settings.json",
+    "~/.claude/hooks",
+    "~/.config/git",
+    "~/.config/git/config",
+];
+
+/// Link texts a symbolic link may hold besides an absolute name from [`NAMES`]: relative,
+/// so they resolve from wherever the link ends up.
+const LINK_TEXTS: &[&str] = &[
+    "a", "../a", "../b", "x", "cl/x", "../cl", "../cl/x", "../../cl", "hooks",
+];
+
+/// Where a nested repository may be made (relative to the repo).
+const NESTED: &[&str] = &["sub", "a/sub", "cl/sub"];
+
+/// A symbolic link's text: a fixed relative text, or a name's absolute path.
+#[derive(Clone, Copy, Debug)]
+enum Target {
+    Text(&'static str),
+    At(&'static str),
+}
+
+/// How a nested repository is made, its `config` naming the canary in `core.fsmonitor`.
+#[derive(Clone, Copy, Debug)]
+enum NewRepo {
+    /// `HEAD`, `objects`, `refs` and `config` written in place (a bare-looking git dir,
+    /// `core.worktree = ..`).
+    Direct,
+    /// The same built in `cl/stage-N`, then renamed into place.
+    Moved,
+    /// `HEAD`, `objects`, `refs` in place; the config written in `cl/stage-N`, renamed in.
+    ConfigMoved,
+    /// `git init` in the cage, then its `.git/config` rewritten in place.
+    GitInit,
+    /// `git init` in the cage, then a config written in `cl/stage-N` renamed over it.
+    GitInitMoved,
+    /// A git dir built in `cl/stage-N`, and a `.git` file in place saying `gitdir:` it.
+    GitFile,
+}
+
+/// One op of a sequence: one syscall (a nested repository: a few).
+#[derive(Clone, Copy, Debug)]
+enum Call {
+    Symlink(Target, &'static str),
+    Mkdir(&'static str),
+    Rmdir(&'static str),
+    Unlink(&'static str),
+    Rename(&'static str, &'static str),
+    Link(&'static str, &'static str),
+    Bind(&'static str),
+    /// open(O_WRONLY|O_CREAT|O_TRUNC, 0755) and write an executable script holding MARK.
+    Write(&'static str),
+    Truncate(&'static str),
+    /// open(O_WRONLY|O_CREAT|O_TRUNC) and write a git config naming the canary.
+    GitConfig(&'static str),
+    Repo(NewRepo, &'static str),
+}
+
+/// The ops' interpreter: `ops.py MARK CANARY OP…`, each OP its fields joined by `\x1f`.
+/// It prints one line an op: its index and `ok` or the error.
+const OPS_PY: &str = r##"
+import os, socket, subprocess, sys
+mark, canary = sys.argv[1], sys.argv[2]
+script = ("#!/bin/sh\n# %s\ntouch %s\n" % (mark, canary)).encode()
+config = ("[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n"
+          "\tfsmonitor = \"touch %s\"\n# %s\n" % (canary, mark)).encode()
+sockets = []
+
+def write(path, data):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o755)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+def skeleton(d):
+    os.mkdir(d)
+    os.mkdir(d + "/objects")
+    os.mkdir(d + "/refs")
+    write(d + "/HEAD", b"ref: refs/heads/main\n")
+
+def git_init(d):
+    subprocess.run(["git", "init", "-q", d], check=True, stdin=subprocess.DEVNULL)
+
+def run(kind, a):
+    if kind == "symlink": os.symlink(a[0], a[1])
+    elif kind == "mkdir": os.mkdir(a[0])
+    elif kind == "rmdir": os.rmdir(a[0])
+    elif kind == "unlink": os.unlink(a[0])
+    elif kind == "rename": os.rename(a[0], a[1])
+    elif kind == "link": os.link(a[0], a[1])
+    elif kind == "bind":
+        s = socket.socket(socket.AF_UNIX)
+        sockets.append(s)
+        s.bind(a[0])
+    elif kind == "write": write(a[0], script)
+    elif kind == "truncate": os.truncate(a[0], 0)
+    elif kind == "gitconfig": write(a[0], config)
+    elif kind == "Direct":
+        skeleton(a[0]); write(a[0] + "/config", config)
+    elif kind == "Moved":
+        skeleton(a[1]); write(a[1] + "/config", config); os.rename(a[1], a[0])
+    elif kind == "ConfigMoved":
+        skeleton(a[0]); write(a[1], config); os.rename(a[1], a[0] + "/config")
+    elif kind == "GitInit":
+        git_init(a[0]); write(a[0] + "/.git/config", config)
+    elif kind == "GitInitMoved":
+        git_init(a[0]); write(a[1], config); os.rename(a[1], a[0] + "/.git/config")
+    elif kind == "GitFile":
+        skeleton(a[1]); write(a[1] + "/config", config)
+        os.makedirs(a[0], exist_ok=True)
+        write(a[0] + "/.git", ("gitdir: %s\n" % a[1]).encode())
+    else:
+        raise ValueError(kind)
+
+for i, op in enumerate(sys.argv[3:]):
+    kind, *args = op.split("\x1f")
+    try:
+        run(kind, args)
+        print(i, "ok", flush=True)
+    except Exception as e:
+        print(i, type(e).__name__, e, flush=True)
+"##;
+
+fn call() -> impl Strategy<Value = Call> {
+    let name = || prop::sample::select(NAMES);
+    let target = prop_oneof![
+        prop::sample::select(LINK_TEXTS).prop_map(Text),
+        name().prop_map(At),
+    ];
+    let how = prop::sample::select(&[Direct, Moved, ConfigMoved, GitInit, GitInitMoved, GitFile]);
+    prop_oneof![
+        4 => (target, name()).prop_map(|(t, l)| Symlink(t, l)),
+        2 => name().prop_map(Mkdir),
+        1 => name().prop_map(Rmdir),
+        1 => name().prop_map(Unlink),
+        3 => (name(), name()).prop_map(|(a, b)| Rename(a, b)),
+        1 => (name(), name()).prop_map(|(a, b)| Link(a, b)),
+        1 => name().prop_map(Bind),
+        4 => name().prop_map(Write),
+        1 => name().prop_map(Truncate),
+        1 => name().prop_map(GitConfig),
+        2 => (how, prop::sample::select(NESTED)).prop_map(|(h, at)| Repo(h, at)),
+    ]
+}
+
+fn sequence() -> impl Strategy<Value = Vec<Call>> {
+    prop::collection::vec(call(), 1..=8)
+}
+
+// ── The tree ─────────────────────────────────────────────────────────────────────────────
+
+/// How a protected path is judged.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    /// The entry itself (`.git`): what it holds is the cage's work, only its identity counts.
+    Entry,
+    File,
+    /// A directory: nothing beneath it may be the cage's content or link.
+    Dir,
+}
+
+/// The protected paths judged, relative to the repo or the home (`~/`).
+const PROTECTED: &[(&str, Kind)] = &[
+    (".git", Kind::Entry),
+    (".git/config", Kind::File),
+    (".git/config.worktree", Kind::File),
+    (".git/hooks", Kind::Dir),
+    (".git/commondir", Kind::File),
+    (".vscode", Kind::Dir),
+    (".claude/settings.json", Kind::File),
+    (".claude/hooks", Kind::Dir),
+    (".envrc", Kind::File),
+    (".mcp.json", Kind::File),
+    ("~/.claude/settings.json", Kind::File),
+    ("~/.claude/hooks", Kind::Dir),
+    ("~/.gitconfig", Kind::File),
+    ("~/.config/git", Kind::Dir),
+];
+
+/// One scratch tree, fresh for each case.
+struct Tree {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+    repo: PathBuf,
+}
+
+/// An owner's step on the host: nothing from this process's environment.
+fn owner(cmd: &mut Command, tree: &Tree) {
+    cmd.env_clear()
+        .env("PATH", HOST_PATH)
+        .env("HOME", &tree.home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CEILING_DIRECTORIES", &tree.root)
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null());
+}
+
+impl Tree {
+    fn new() -> Tree {
+        let (dir, root) = scratch("planting-prop-");
+        let home = root.join("home");
+        let repo = root.join("repo");
+        for d in [".claude", ".config"] {
+            fs::create_dir_all(home.join(d)).unwrap();
+        }
+        for d in ["a", "b", "cl"] {
+            fs::create_dir_all(repo.join(d)).unwrap();
+        }
+        let tree = Tree {
+            _dir: dir,
+            root,
+            home,
+            repo,
+        };
+        let mut git = Command::new("git");
+        git.current_dir(&tree.repo)
+            .args(["init", "-q", "-b", "main"]);
+        owner(&mut git, &tree);
+        let out = git.output().unwrap();
+        assert!(out.status.success(), "git init: {}", text(&out));
+        // The owner's own link: it must keep working, and is no way in for the cage.
+        fs::write(tree.repo.join("owner-mcp.json"), "{\"owner\": true}\n").unwrap();
+        std::os::unix::fs::symlink("owner-mcp.json", tree.repo.join(".mcp.json")).unwrap();
+        fs::write(tree.root.join("ops.py"), OPS_PY).unwrap();
+        tree
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        match name.strip_prefix("~/") {
+            Some(rel) => self.home.join(rel),
+            None => self.repo.join(name),
+        }
+    }
+
+    /// The ops' arguments for `ops.py`.
+    fn args(&self, calls: &[Call]) -> Vec<OsString> {
+        let canary = self.root.join(CANARY);
+        let mut args: Vec<OsString> = vec![self.root.join("ops.py").into(), MARK.into()];
+        args.push(canary.into());
+        for (i, call) in calls.iter().enumerate() {
+            let stage = self.repo.join(format!("cl/stage-{i}"));
+            let p = |n: &str| self.path(n).display().to_string();
+            let fields: Vec<String> = match *call {
+                Symlink(Text(t), l) => vec!["symlink".into(), t.into(), p(l)],
+                Symlink(At(t), l) => vec!["symlink".into(), p(t), p(l)],
+                Mkdir(n) => vec!["mkdir".into(), p(n)],
+                Rmdir(n) => vec!["rmdir".into(), p(n)],
+                Unlink(n) => vec!["unlink".into(), p(n)],
+                Rename(a, b) => vec!["rename".into(), p(a), p(b)],
+                Link(a, b) => vec!["link".into(), p(a), p(b)],
+                Bind(n) => vec!["bind".into(), p(n)],
+                Write(n) => vec!["write".into(), p(n)],
+                Truncate(n) => vec!["truncate".into(), p(n)],
+                GitConfig(n) => vec!["gitconfig".into(), p(n)],
+                Repo(how, at) => vec![format!("{how:?}"), p(at), stage.display().to_string()],
+            };
+            args.push(fields.join("\x1f").into());
+        }
+        args
+    }
+
+    /// The sequence in one `jaula run --backend B`, as root.
+    fn caged(&self, backend: Backend, calls: &[Call]) -> Output {
+        let mut cmd = jaula_run(backend, &self.home, &self.repo);
+        cmd.arg("--").arg(PYTHON).args(self.args(calls));
+        cmd.stdin(Stdio::null());
+        cmd.output().unwrap()
+    }
+
+    /// The sequence without a cage: the controls.
+    fn uncaged(&self, calls: &[Call]) -> Output {
+        let mut cmd = Command::new(PYTHON);
+        cmd.current_dir(&self.repo).args(self.args(calls));
+        owner(&mut cmd, self);
+        cmd.output().unwrap()
+    }
+}
+
+use jaula_testkit::output::describe as text;
+
+// ── The host's verdict ───────────────────────────────────────────────────────────────────
+
+/// Every symbolic link under the scratch root at launch, with its text.
+fn links_under(root: &Path) -> HashMap<PathBuf, PathBuf> {
+    fn walk(path: &Path, out: &mut HashMap<PathBuf, PathBuf>) {
+        let Ok(meta) = fs::symlink_metadata(path) else {
+            return;
+        };
+        if meta.file_type().is_symlink() {
+            out.insert(path.to_path_buf(), fs::read_link(path).unwrap());
+        } else if meta.is_dir() {
+            for entry in fs::read_dir(path).unwrap() {
+                walk(&entry.unwrap().path(), out);
+            }
+        }
+    }
+    let mut out = HashMap::new();
+    walk(root, &mut out);
+    out
+}
+
+/// A path as the owner's tools resolve it.
+struct Resolved {
+    /// Where it ends (lexically past the first absent component).
+    path: PathBuf,
+    exists: bool,
+    /// Links met that were not there at launch: (link, its text).
+    new_links: Vec<(PathBuf, PathBuf)>,
+}
+
+/// Resolve `path` one component at a time, following every symbolic link (40 at most, as
+/// the kernel), noting each link met that `launch` does not hold with the same text.
+fn resolve(path: &Path, launch: &HashMap<PathBuf, PathBuf>) -> Resolved {
+    enum Step {
+        Up,
+        Name(OsString),
+    }
+    fn push_rev(pending: &mut Vec<Step>, path: &Path) {
+        for c in path.components().rev() {
+            match c {
+                Component::Normal(n) => pending.push(Step::Name(n.to_owned())),
+                Component::ParentDir => pending.push(Step::Up),
+                _ => {}
+            }
+        }
+    }
+    let mut pending = Vec::new();
+    push_rev(&mut pending, path);
+    let mut at = PathBuf::from("/");
+    let mut new_links = Vec::new();
+    let mut hops = 0;
+    let mut exists = true;
+    while let Some(step) = pending.pop() {
+        let name = match step {
+            Step::Up => {
+                at.pop();
+                continue;
+            }
+            Step::Name(name) => name,
+        };
+        let next = at.join(&name);
+        if !exists {
+            at = next;
+            continue;
+        }
+        match fs::symlink_metadata(&next) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                hops += 1;
+                let text = fs::read_link(&next).unwrap();
+                if launch.get(&next) != Some(&text) {
+                    new_links.push((next.clone(), text.clone()));
+                }
+                if hops > 40 {
+                    return Resolved {
+                        path: next,
+                        exists: false,
+                        new_links,
+                    };
+                }
+                if text.is_absolute() {
+                    at = PathBuf::from("/");
+                }
+                push_rev(&mut pending, &text);
+            }
+            Ok(_) => at = next,
+            Err(_) => {
+                exists = false;
+                at = next;
+            }
+        }
+    }
+    Resolved {
+        path: at,
+        exists,
+        new_links,
+    }
+}
+
+/// What a protected path resolved to at launch: its inode, and a file's bytes.
+#[derive(Clone, Debug, PartialEq)]
+struct Found {
+    path: PathBuf,
+    ino: (u64, u64),
+    bytes: Option<Vec<u8>>,
+}
+
+fn found(path: &Path) -> Option<Found> {
+    let meta = fs::metadata(path).ok()?;
+    Some(Found {
+        path: path.to_path_buf(),
+        ino: (meta.dev(), meta.ino()),
+        bytes: meta.is_file().then(|| fs::read(path).unwrap_or_default()),
+    })
+}
+
+/// The tree at launch: its links, and what each protected path resolved to.
+struct Launch {
+    links: HashMap<PathBuf, PathBuf>,
+    protected: Vec<Option<Found>>,
+}
+
+impl Launch {
+    fn take(tree: &Tree) -> Launch {
+        let links = links_under(&tree.root);
+        let protected = PROTECTED
+            .iter()
+            .map(|(name, _)| {
+                let r = resolve(&tree.path(name), &links);
+                r.exists.then(|| found(&r.path)).flatten()
+            })
+            .collect();
+        Launch { links, protected }
+    }
+}
+
+fn holds_mark(path: &Path) -> bool {
+    fs::read(path)
+        .map(|b| b.windows(MARK.len()).any(|w| w == MARK.as_bytes()))
+        .unwrap_or(false)
+}
+
+/// Beneath a protected directory: files holding the mark, links not there at launch.
+fn dir_violations(dir: &Path, launch: &HashMap<PathBuf, PathBuf>, out: &mut Vec<String>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(meta) = fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.file_type().is_symlink() {
+            let text = fs::read_link(&path).unwrap_or_default();
+            if launch.get(&path) != Some(&text) {
+                out.push(format!(
+                    "holds a link the cage made: {} -> {}",
+                    path.display(),
+                    text.display()
+                ));
+            }
+        } else if meta.is_dir() {
+            dir_violations(&path, launch, out);
+        } else if holds_mark(&path) {
+            out.push(format!("holds the cage's file {}", path.display()));
+        }
+    }
+}
+
+/// The directories the owner's `git status` is run in: the repo, and every directory
+/// beneath it (links not followed) holding a `.git` or a `HEAD`.
+fn git_dirs(repo: &Path) -> Vec<PathBuf> {
+    fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+        if fs::symlink_metadata(dir.join(".git")).is_ok()
+            || fs::symlink_metadata(dir.join("HEAD")).is_ok()
+        {
+            out.push(dir.to_path_buf());
+        }
+        if depth == 0 {
+            return;
+        }
+        let Ok(entries) = fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let is_dir = fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
+            if is_dir && entry.file_name() != "objects" {
+                walk(&path, depth - 1, out);
+            }
+        }
+    }
+    let mut out = vec![repo.to_path_buf()];
+    walk(repo, 4, &mut out);
+    out.dedup();
+    out
+}
+
+/// Everything wrong with the tree after a sequence: one line each, empty when the guard
+/// held.
+fn violations(tree: &Tree, launch: &Launch) -> Vec<String> {
+    let mut out = Vec::new();
+    for ((name, kind), before) in PROTECTED.iter().zip(&launch.protected) {
+        let r = resolve(&tree.path(name), &launch.links);
+        let mut wrong = Vec::new();
+        for (link, text) in &r.new_links {
+            wrong.push(format!(
+                "passes through a link the cage made: {} -> {}",
+                link.display(),
+                text.display()
+            ));
+        }
+        let now = r.exists.then(|| found(&r.path)).flatten();
+        if let Some(before) = before {
+            match &now {
+                None => wrong.push(format!("the owner's {} is gone", before.path.display())),
+                Some(now) if now.ino != before.ino => wrong.push(format!(
+                    "the owner's {} was replaced (now {})",
+                    before.path.display(),
+                    now.path.display()
+                )),
+                Some(now) if now.bytes != before.bytes => {
+                    wrong.push(format!("the owner's {} changed", now.path.display()))
+                }
+                Some(_) => {}
+            }
+        }
+        if r.exists {
+            let meta = fs::metadata(&r.path).ok();
+            if meta.as_ref().is_some_and(|m| m.is_file()) && holds_mark(&r.path) {
+                wrong.push("holds the cage's content".into());
+            }
+            if *kind == Kind::Dir && meta.is_some_and(|m| m.is_dir()) {
+                dir_violations(&r.path, &launch.links, &mut wrong);
+            }
+        }
+        for w in wrong {
+            out.push(format!(
+                "{name} (resolves to {}): {w}",
+                r.path.strip_prefix(&tree.root).unwrap_or(&r.path).display()
+            ));
+        }
+    }
+    let canary = tree.root.join(CANARY);
+    if canary.exists() {
+        out.push("the canary exists before the owner ran anything".into());
+        return out;
+    }
+    for dir in git_dirs(&tree.repo) {
+        let mut git = Command::new("git");
+        git.current_dir(&dir).arg("status");
+        owner(&mut git, tree);
+        let status = git.output().unwrap();
+        if canary.exists() {
+            out.push(format!(
+                "the owner's `git status` in {} ran the cage's canary ({})",
+                dir.strip_prefix(&tree.root).unwrap_or(&dir).display(),
+                text(&status).replace('\n', " | ")
+            ));
+            let _ = fs::remove_file(&canary);
+        }
+    }
+    out
+}
+
+// ── Running a sequence ───────────────────────────────────────────────────────────────────
+
+/// Whether this host can run the property: root, git, python3, and the backend's cage.
+fn ready(backend: Backend) -> bool {
+    if !require_root("the planting property (it writes as root, like its owner)") {
+        return false;
+    }
+    for tool in ["git", PYTHON] {
+        if !jaula_testkit::have(tool) {
+            skip_or_fail(&format!("{tool} is not installed"));
+            return false;
+        }
+    }
+    cage_here(backend, User::Root)
+}
+
+/// Run `calls` in one cage on `backend`; the failure report when the guard did not hold.
+fn check(backend: Backend, calls: &[Call]) -> Result<(), String> {
+    let tree = Tree::new();
+    let launch = Launch::take(&tree);
+    let out = tree.caged(backend, calls);
+    // jaula itself must have run the program: a launch failure proves nothing.
+    if out.status.code() != Some(0) {
+        return Err(format!("the cage did not run the ops: {}", text(&out)));
+    }
+    let wrong = violations(&tree, &launch);
+    if wrong.is_empty() {
+        return Ok(());
+    }
+    Err(report(backend, calls, &out, &wrong))
+}
+
+fn report(backend: Backend, calls: &[Call], out: &Output, wrong: &[String]) -> String {
+    let results: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let mut s = format!(
+        "--backend {}: the guard did not hold.\nsequence:\n",
+        backend.name()
+    );
+    for (i, call) in calls.iter().enumerate() {
+        let result = results
+            .iter()
+            .find_map(|l| l.strip_prefix(&format!("{i} ")))
+            .unwrap_or("not run");
+        let _ = writeln!(s, "  {call:?},  // {result}");
+    }
+    s.push_str("violations:\n");
+    for w in wrong {
+        let _ = writeln!(s, "  {w}");
+    }
+    let _ = write!(
+        s,
+        "jaula stderr: {}",
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    s
+}
+
+fn cases() -> u32 {
+    std::env::var("JAULA_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_CASES)
+}
+
+fn property(backend: Backend) {
+    if !ready(backend) {
+        return;
+    }
+    let mut runner = TestRunner::new(Config {
+        cases: cases(),
+        source_file: Some(file!()),
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
+            "proptest-regressions",
+        ))),
+        max_shrink_iters: 256,
+        ..Config::default()
+    });
+    let result = runner.run(&sequence(), |calls| {
+        check(backend, &calls).map_err(TestCaseError::fail)
+    });
+    match result {
+        Ok(()) => {}
+        Err(TestError::Fail(why, calls)) => {
+            panic!("minimal failing sequence {calls:?}\n{why}")
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn no_sequence_plants_on_landlock() {
+    property(Backend::Landlock);
+}
+
+#[test]
+fn no_sequence_plants_on_bwrap() {
+    property(Backend::Bwrap);
+}
+
+/// A regression: `calls` must leave nothing planted on either backend.
+fn regression(calls: &[Call]) {
+    let mut failed = Vec::new();
+    for backend in [Backend::Landlock, Backend::Bwrap] {
+        if ready(backend) {
+            if let Err(why) = check(backend, calls) {
+                failed.push(why);
+            }
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
+// ── Uncaged controls: each route is real here, and the checker sees it ──────────────────
+
+fn control(calls: &[Call], expect: &str) {
+    if !ready(Backend::Landlock) && !require_root("the planting controls") {
+        return;
+    }
+    let tree = Tree::new();
+    let launch = Launch::take(&tree);
+    let out = tree.uncaged(calls);
+    assert!(out.status.success(), "ops.py: {}", text(&out));
+    let wrong = violations(&tree, &launch);
+    assert!(
+        wrong.iter().any(|w| w.contains(expect)),
+        "uncaged {calls:?} should be judged `{expect}`; judged {wrong:#?}\n{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn control_symlink_at_absent_agent_dir_then_write() {
+    control(
+        &[
+            Symlink(Text("cl"), ".claude"),
+            Write(".claude/settings.json"),
+        ],
+        "passes through a link the cage made",
+    );
+}
+
+#[test]
+fn control_write_absent_envrc() {
+    control(
+        &[Write(".envrc")],
+        ".envrc (resolves to repo/.envrc): holds the cage's content",
+    );
+}
+
+#[test]
+fn control_hook_written() {
+    control(&[Write(".git/hooks/pre-commit")], "holds the cage's file");
+}
+
+#[test]
+fn control_owner_link_replaced() {
+    control(
+        &[Unlink(".mcp.json"), Symlink(Text("a"), ".mcp.json")],
+        "passes through a link the cage made",
+    );
+}
+
+#[test]
+fn control_git_dir_replaced() {
+    control(
+        &[
+            Rename(".git", "b/x"),
+            Repo(GitInit, "cl/sub"),
+            Rename("cl/sub/.git", ".git"),
+        ],
+        "was replaced",
+    );
+}
+
+#[test]
+fn control_nested_repo_direct() {
+    control(&[Repo(Direct, "sub")], "ran the cage's canary");
+}
+
+#[test]
+fn control_nested_repo_renamed() {
+    control(&[Repo(Moved, "a/sub")], "ran the cage's canary");
+}
+
+#[test]
+fn control_nested_git_init() {
+    control(&[Repo(GitInitMoved, "sub")], "ran the cage's canary");
+}
+
+#[test]
+fn control_nested_git_file() {
+    control(&[Repo(GitFile, "sub")], "ran the cage's canary");
+}
+
+// ── Regressions: every sequence the property found failing ──────────────────────────────
