@@ -156,7 +156,7 @@ import os, socket, subprocess, sys
 mark, canary = sys.argv[1], sys.argv[2]
 script = ("#!/bin/sh\n# %s\ntouch %s\n" % (mark, canary)).encode()
 config = ("[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n"
-          "\tfsmonitor = \"touch %s\"\n# %s\n" % (canary, mark)).encode()
+          "\tfsmonitor = \"touch %s; true\"\n# %s\n" % (canary, mark)).encode()
 sockets = []
 
 def write(path, data):
@@ -375,15 +375,21 @@ use jaula_testkit::output::describe as text;
 
 // ── The host's verdict ───────────────────────────────────────────────────────────────────
 
-/// Every symbolic link under the scratch root at launch, with its text.
-fn links_under(root: &Path) -> HashMap<PathBuf, PathBuf> {
-    fn walk(path: &Path, out: &mut HashMap<PathBuf, PathBuf>) {
+/// Every entry under the scratch root at launch (links not followed): its inode, and a
+/// link's text.
+type Entries = HashMap<PathBuf, ((u64, u64), Option<PathBuf>)>;
+
+fn entries_under(root: &Path) -> Entries {
+    fn walk(path: &Path, out: &mut Entries) {
         let Ok(meta) = fs::symlink_metadata(path) else {
             return;
         };
-        if meta.file_type().is_symlink() {
-            out.insert(path.to_path_buf(), fs::read_link(path).unwrap());
-        } else if meta.is_dir() {
+        let link = meta
+            .file_type()
+            .is_symlink()
+            .then(|| fs::read_link(path).unwrap());
+        out.insert(path.to_path_buf(), ((meta.dev(), meta.ino()), link));
+        if meta.is_dir() {
             for entry in fs::read_dir(path).unwrap() {
                 walk(&entry.unwrap().path(), out);
             }
@@ -392,6 +398,20 @@ fn links_under(root: &Path) -> HashMap<PathBuf, PathBuf> {
     let mut out = HashMap::new();
     walk(root, &mut out);
     out
+}
+
+/// The same link, with the same text, was there at launch.
+fn link_at_launch(launch: &Entries, link: &Path, text: &Path) -> bool {
+    launch
+        .get(link)
+        .is_some_and(|(_, t)| t.as_deref() == Some(text))
+}
+
+/// The same entry (path and inode) was there at launch.
+fn entry_at_launch(launch: &Entries, path: &Path, meta: &fs::Metadata) -> bool {
+    launch
+        .get(path)
+        .is_some_and(|(ino, _)| *ino == (meta.dev(), meta.ino()))
 }
 
 /// A path as the owner's tools resolve it.
@@ -405,7 +425,7 @@ struct Resolved {
 
 /// Resolve `path` one component at a time, following every symbolic link (40 at most, as
 /// the kernel), noting each link met that `launch` does not hold with the same text.
-fn resolve(path: &Path, launch: &HashMap<PathBuf, PathBuf>) -> Resolved {
+fn resolve(path: &Path, launch: &Entries) -> Resolved {
     enum Step {
         Up,
         Name(OsString),
@@ -442,7 +462,7 @@ fn resolve(path: &Path, launch: &HashMap<PathBuf, PathBuf>) -> Resolved {
             Ok(meta) if meta.file_type().is_symlink() => {
                 hops += 1;
                 let text = fs::read_link(&next).unwrap();
-                if launch.get(&next) != Some(&text) {
+                if !link_at_launch(launch, &next, &text) {
                     new_links.push((next.clone(), text.clone()));
                 }
                 if hops > 40 {
@@ -490,21 +510,21 @@ fn found(path: &Path) -> Option<Found> {
 
 /// The tree at launch: its links, and what each protected path resolved to.
 struct Launch {
-    links: HashMap<PathBuf, PathBuf>,
+    entries: Entries,
     protected: Vec<Option<Found>>,
 }
 
 impl Launch {
     fn take(tree: &Tree) -> Launch {
-        let links = links_under(&tree.root);
+        let entries = entries_under(&tree.root);
         let protected = PROTECTED
             .iter()
             .map(|(name, _)| {
-                let r = resolve(&tree.path(name), &links);
+                let r = resolve(&tree.path(name), &entries);
                 r.exists.then(|| found(&r.path)).flatten()
             })
             .collect();
-        Launch { links, protected }
+        Launch { entries, protected }
     }
 }
 
@@ -514,8 +534,9 @@ fn holds_mark(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
-/// Beneath a protected directory: files holding the mark, links not there at launch.
-fn dir_violations(dir: &Path, launch: &HashMap<PathBuf, PathBuf>, out: &mut Vec<String>) {
+/// Beneath a protected directory: entries that were not there at launch (a link the cage
+/// made, a file holding the mark, a directory or socket), and files holding the mark.
+fn dir_violations(dir: &Path, launch: &Entries, out: &mut Vec<String>) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
@@ -526,18 +547,43 @@ fn dir_violations(dir: &Path, launch: &HashMap<PathBuf, PathBuf>, out: &mut Vec<
         };
         if meta.file_type().is_symlink() {
             let text = fs::read_link(&path).unwrap_or_default();
-            if launch.get(&path) != Some(&text) {
+            if !link_at_launch(launch, &path, &text) {
                 out.push(format!(
                     "holds a link the cage made: {} -> {}",
                     path.display(),
                     text.display()
                 ));
             }
-        } else if meta.is_dir() {
-            dir_violations(&path, launch, out);
-        } else if holds_mark(&path) {
-            out.push(format!("holds the cage's file {}", path.display()));
+            continue;
         }
+        if holds_mark(&path) {
+            out.push(format!("holds the cage's file {}", path.display()));
+        } else if !entry_at_launch(launch, &path, &meta) {
+            out.push(format!(
+                "holds an entry the cage made: {} ({})",
+                path.display(),
+                kind_of(&meta)
+            ));
+        }
+        if meta.is_dir() {
+            dir_violations(&path, launch, out);
+        }
+    }
+}
+
+fn kind_of(meta: &fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_file() {
+        "a file"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_symlink() {
+        "a link"
+    } else {
+        "a special file"
     }
 }
 
@@ -575,7 +621,7 @@ fn git_dirs(repo: &Path) -> Vec<PathBuf> {
 fn violations(tree: &Tree, launch: &Launch) -> Vec<String> {
     let mut out = Vec::new();
     for ((name, kind), before) in PROTECTED.iter().zip(&launch.protected) {
-        let r = resolve(&tree.path(name), &launch.links);
+        let r = resolve(&tree.path(name), &launch.entries);
         let mut wrong = Vec::new();
         for (link, text) in &r.new_links {
             wrong.push(format!(
@@ -599,16 +645,23 @@ fn violations(tree: &Tree, launch: &Launch) -> Vec<String> {
                 Some(_) => {}
             }
         }
+        if before.is_none() && r.exists {
+            if let Ok(meta) = fs::symlink_metadata(&r.path) {
+                wrong.push(format!("was absent; the cage made it: {}", kind_of(&meta)));
+            }
+        }
         if r.exists {
             let meta = fs::metadata(&r.path).ok();
             if meta.as_ref().is_some_and(|m| m.is_file()) && holds_mark(&r.path) {
                 wrong.push("holds the cage's content".into());
             }
             if *kind == Kind::Dir && meta.is_some_and(|m| m.is_dir()) {
-                dir_violations(&r.path, &launch.links, &mut wrong);
+                dir_violations(&r.path, &launch.entries, &mut wrong);
             }
         }
+        let root = format!("{}/", tree.root.display());
         for w in wrong {
+            let w = w.replace(&root, "");
             out.push(format!(
                 "{name} (resolves to {}): {w}",
                 r.path.strip_prefix(&tree.root).unwrap_or(&r.path).display()
@@ -815,6 +868,11 @@ fn control_git_dir_replaced() {
 }
 
 #[test]
+fn control_socket_at_absent_envrc() {
+    control(&[Bind(".envrc")], "was absent; the cage made it: a socket");
+}
+
+#[test]
 fn control_nested_repo_direct() {
     control(&[Repo(Direct, "sub")], "ran the cage's canary");
 }
@@ -835,3 +893,56 @@ fn control_nested_git_file() {
 }
 
 // ── Regressions: every sequence the property found failing ──────────────────────────────
+
+#[test]
+fn symlink_at_absent_agent_dir() {
+    regression(&[Symlink(Text("a"), ".claude")]);
+}
+
+#[test]
+fn symlink_at_absent_agent_dir_then_write() {
+    regression(&[
+        Symlink(Text("cl"), ".claude"),
+        Write(".claude/settings.json"),
+    ]);
+}
+
+#[test]
+fn socket_at_absent_envrc() {
+    regression(&[Bind(".envrc")]);
+}
+
+#[test]
+fn socket_at_absent_editor_dir() {
+    regression(&[Bind(".vscode")]);
+}
+
+#[test]
+fn nested_repo_written_in_place() {
+    regression(&[Repo(Direct, "sub")]);
+}
+
+#[test]
+fn nested_repo_built_aside_then_renamed_in() {
+    regression(&[Repo(Moved, "sub")]);
+}
+
+#[test]
+fn nested_repo_config_renamed_in() {
+    regression(&[Repo(ConfigMoved, "sub")]);
+}
+
+#[test]
+fn git_init_then_config_written() {
+    regression(&[Repo(GitInit, "sub")]);
+}
+
+#[test]
+fn git_init_then_config_renamed_over() {
+    regression(&[Repo(GitInitMoved, "sub")]);
+}
+
+#[test]
+fn git_file_naming_a_git_dir_made_aside() {
+    regression(&[Repo(GitFile, "sub")]);
+}
