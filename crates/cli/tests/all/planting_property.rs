@@ -55,7 +55,7 @@ const PYTHON: &str = "/usr/bin/python3";
 
 /// Cases per backend when `JAULA_PROPTEST_CASES` is unset: about half a minute per backend
 /// on two shared cores.
-const DEFAULT_CASES: u32 = 48;
+const DEFAULT_CASES: u32 = 128;
 
 /// The canary a planted git config runs, relative to the scratch root (outside every
 /// writable root, so only an uncaged program can make it).
@@ -807,19 +807,23 @@ fn regression(calls: &[Call]) {
 
 // ── Uncaged controls: each route is real here, and the checker sees it ──────────────────
 
-fn control(calls: &[Call], expect: &str) {
-    if !ready(Backend::Landlock) && !require_root("the planting controls") {
-        return;
-    }
+/// What the host judges after `calls` ran without a cage.
+fn uncaged_violations(calls: &[Call]) -> Vec<String> {
     let tree = Tree::new();
     let launch = Launch::take(&tree);
     let out = tree.uncaged(calls);
     assert!(out.status.success(), "ops.py: {}", text(&out));
-    let wrong = violations(&tree, &launch);
+    violations(&tree, &launch)
+}
+
+fn control(calls: &[Call], expect: &str) {
+    if !require_root("the planting controls") {
+        return;
+    }
+    let wrong = uncaged_violations(calls);
     assert!(
         wrong.iter().any(|w| w.contains(expect)),
-        "uncaged {calls:?} should be judged `{expect}`; judged {wrong:#?}\n{}",
-        text(&out)
+        "uncaged {calls:?} should be judged `{expect}`; judged {wrong:#?}"
     );
 }
 
@@ -945,4 +949,147 @@ fn git_init_then_config_renamed_over() {
 #[test]
 fn git_file_naming_a_git_dir_made_aside() {
     regression(&[Repo(GitFile, "sub")]);
+}
+
+/// Multi-step sequences random draws rarely make (a directory renamed onto an absent
+/// protected ancestor with the planted file inside, a link renamed into place, the owner's
+/// link target replaced, a protected directory moved away and made anew), each run in one
+/// cage on both backends.
+const HAND_PICKED: &[&[Call]] = &[
+    &[Link(".git/config", "a/x"), Write("a/x")],
+    &[Link(".git/config", "a/x"), Truncate("a/x")],
+    &[Link("owner-mcp.json", "a/x"), Write("a/x")],
+    &[Symlink(At(".git/config"), "a/x"), Write("a/x")],
+    &[Symlink(At(".git/hooks"), "a/x"), Rename("b", "a/x/b")],
+    &[Symlink(Text("../../cl"), "a/hooks"), Rename("a", ".claude")],
+    &[
+        Symlink(Text("../cl"), "a/settings.json"),
+        Rename("a", ".claude"),
+    ],
+    &[
+        Mkdir(".claude"),
+        Symlink(Text("../cl"), "a/hooks"),
+        Rename("a/hooks", ".claude/hooks"),
+    ],
+    &[
+        Write("~/.claude/x"),
+        Link("~/.claude/x", "~/.claude/settings.json"),
+    ],
+    &[
+        Mkdir("~/.claude/x"),
+        Symlink(Text("../x"), "~/.claude/hooks"),
+    ],
+    &[Write("a/settings.json"), Rename("a", ".claude")],
+    &[Mkdir("a/hooks"), Rename("a", ".claude")],
+    &[Symlink(Text("a"), "~/.claude/hooks")],
+    &[Rename(".git", "b/x")],
+    &[Write("a/x"), Link("a/x", ".envrc")],
+    &[Symlink(At("a"), ".vscode")],
+    &[Rename(".git/hooks", "a/hooks")],
+    &[Unlink(".mcp.json")],
+    &[Write("owner-mcp.json")],
+    &[Rename("owner-mcp.json", "b/x")],
+    &[Rename("owner-mcp.json", "b/x"), Write("owner-mcp.json")],
+    &[Unlink("owner-mcp.json"), Write("owner-mcp.json")],
+    &[
+        Mkdir(".claude"),
+        Symlink(Text("../a"), ".claude/settings.json"),
+    ],
+    &[Mkdir(".claude"), Symlink(Text("../a"), ".claude/hooks")],
+    &[Symlink(Text("../cl"), "~/.config/git")],
+    &[
+        Write("~/.claude/x"),
+        Rename("~/.claude/x", "~/.claude/settings.json"),
+    ],
+    &[Write("a/x"), Rename("a/x", ".git/config")],
+    &[Truncate(".git/config")],
+    &[Rename(".git/config", "a/x")],
+    &[Symlink(Text("../../cl"), ".git/commondir")],
+    &[
+        Mkdir(".claude"),
+        Mkdir("a/hooks"),
+        Rename("a/hooks", ".claude/hooks"),
+    ],
+    &[
+        Mkdir(".claude"),
+        Write("a/settings.json"),
+        Rename("a/settings.json", ".claude/settings.json"),
+    ],
+    &[
+        Mkdir(".claude"),
+        Rename(".claude", "b/x"),
+        Symlink(Text("a"), ".claude"),
+    ],
+    &[
+        Mkdir(".claude"),
+        Write("a/settings.json"),
+        Rename("a", ".claude"),
+    ],
+    &[
+        Mkdir("~/.claude/x"),
+        Rename("~/.claude/x", "~/.claude/hooks"),
+    ],
+    &[Mkdir("cl/x"), Rename("cl/x", "~/.config/git")],
+    &[Write("a/x"), Link("a/x", ".git/hooks/pre-commit")],
+    &[Symlink(Text("a"), "b/x"), Rename("b/x", ".claude")],
+    &[Symlink(Text("a"), "b/x"), Rename("b/x", ".vscode")],
+    &[
+        Mkdir("b/x"),
+        Symlink(Text("../../a"), "b/x/hooks"),
+        Rename("b/x", ".claude"),
+    ],
+    &[Rename(".git/hooks", "a/hooks"), Mkdir(".git/hooks")],
+    &[Rename(".git", "a/sub"), Mkdir(".git")],
+    &[Write(".git/hooks/pre-commit")],
+    &[Symlink(Text("../a"), ".git/hooks/pre-commit")],
+    &[Write("a/x"), Rename("a/x", ".git/commondir")],
+    &[Mkdir(".claude"), Mkdir(".claude/hooks")],
+    &[Rename("a", ".git/hooks/x")],
+    &[Rename("a", ".vscode")],
+    &[Write("a/x"), Rename("a", ".vscode")],
+    &[Write("a/x"), Rename("a", "~/.config/git")],
+    &[Write("a/x"), Rename("a", "~/.claude/hooks")],
+    &[Symlink(Text("x"), "~/.claude/settings.json")],
+    &[Unlink(".git/config"), Write(".git/config")],
+];
+
+#[test]
+fn hand_picked_sequences_leave_nothing_planted() {
+    if !require_root("the planting property") {
+        return;
+    }
+    // Each is a route: without the cage, the host judges it planted.
+    for calls in HAND_PICKED {
+        assert!(
+            !uncaged_violations(calls).is_empty(),
+            "uncaged, {calls:?} plants nothing: not a route"
+        );
+    }
+    let mut failed = Vec::new();
+    for backend in [Backend::Landlock, Backend::Bwrap] {
+        if !ready(backend) {
+            continue;
+        }
+        for calls in HAND_PICKED {
+            if let Err(why) = check(backend, calls) {
+                failed.push(why);
+            }
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
+#[test]
+fn socket_at_absent_git_commondir() {
+    regression(&[Bind(".git/commondir")]);
+}
+
+#[test]
+fn socket_at_absent_home_agent_settings() {
+    regression(&[Bind("~/.claude/settings.json")]);
+}
+
+#[test]
+fn socket_at_absent_agent_settings_in_a_dir_the_cage_made() {
+    regression(&[Mkdir(".claude"), Bind(".claude/settings.json")]);
 }
