@@ -53,9 +53,9 @@ const MARK: &str = "jaula-planted-2f91c";
 /// The interpreter that runs the ops: the system's, never a shim under someone's home.
 const PYTHON: &str = "/usr/bin/python3";
 
-/// Cases per backend when `JAULA_PROPTEST_CASES` is unset: about half a minute per backend
+/// Cases per backend when `JAULA_PROPTEST_CASES` is unset: about 20 s per backend
 /// on two shared cores.
-const DEFAULT_CASES: u32 = 128;
+const DEFAULT_CASES: u32 = 256;
 
 /// The canary a planted git config runs, relative to the scratch root (outside every
 /// writable root, so only an uncaged program can make it).
@@ -71,7 +71,11 @@ const NAMES: &[&str] = &[
     "b/x",
     "cl/x",
     "a/hooks",
+    "a/hooks/x",
     "a/settings.json",
+    "a/config",
+    "cl/hooks",
+    "cl/settings.json",
     "sub",
     "sub/config",
     "sub/.git",
@@ -89,6 +93,8 @@ const NAMES: &[&str] = &[
     ".git/config",
     ".git/hooks",
     ".git/hooks/pre-commit",
+    ".git/hooks/pre-commit.sample",
+    ".git/config.worktree",
     ".git/commondir",
     "~/.claude/x",
     "~/.claude/settings.json",
@@ -215,8 +221,11 @@ for i, op in enumerate(sys.argv[3:]):
         print(i, type(e).__name__, e, flush=True)
 "##;
 
-fn call() -> impl Strategy<Value = Call> {
-    let name = || prop::sample::select(NAMES);
+/// One op over `names`: the few names one case draws its ops from, so that a sequence
+/// whose steps must meet on the same names (write a file in `a`, rename `a` onto
+/// `.claude`) is drawn often.
+fn call(names: Vec<&'static str>) -> impl Strategy<Value = Call> {
+    let name = move || prop::sample::select(names.clone());
     let target = prop_oneof![
         prop::sample::select(LINK_TEXTS).prop_map(Text),
         name().prop_map(At),
@@ -237,8 +246,10 @@ fn call() -> impl Strategy<Value = Call> {
     ]
 }
 
+/// 1 to 8 ops over 2 to 6 names drawn from [`NAMES`].
 fn sequence() -> impl Strategy<Value = Vec<Call>> {
-    prop::collection::vec(call(), 1..=8)
+    prop::sample::subsequence(NAMES, 2..=6)
+        .prop_flat_map(|names| prop::collection::vec(call(names), 1..=8))
 }
 
 // ── The tree ─────────────────────────────────────────────────────────────────────────────
