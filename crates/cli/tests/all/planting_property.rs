@@ -6,27 +6,31 @@
 //! absent protected names (`.claude/settings.json`, `.claude/hooks`, `.envrc`, `.vscode`),
 //! an owner's `.mcp.json` that is a symbolic link, and a home with `~/.claude` and
 //! `~/.config`. One sequence runs in ONE `jaula run --backend B`, one syscall an op, by a
-//! small Python program ([`OPS_PY`]); an op the cage refuses is expected and ignored.
+//! small Python program ([`OPS_PY`]); an op the cage refuses is expected and ignored. Each
+//! backend runs as root and as uid 65534, the tree owned by the same user as the cage.
 //!
 //! The verdict is the host's, uncaged, after the cage has gone ([`violations`]):
 //!
 //! - every protected path is resolved as the owner's tools resolve it, one component at a
 //!   time through every symbolic link, and must not pass through a link that was not there
 //!   at launch, reach a file holding [`MARK`] (every byte the cage writes carries it), or
-//!   reach a directory holding such a file or a new link; what the owner had there at
-//!   launch must still be the same inode, a file with the same bytes;
+//!   reach a directory holding such a file, a new link or any new entry; an absent one must
+//!   still be absent (not even a socket or an empty directory: the guard refuses every
+//!   creation there), and what the owner had there at launch must still be the same inode,
+//!   a file with the same bytes;
 //! - the owner's `git status` runs in the repo and in every directory holding a `.git` or
 //!   a `HEAD` (a repository the cage made), and the canary the cage's configs name in
 //!   `core.fsmonitor` must not run.
 //!
 //! Uncaged controls run representative sequences without the cage and must be judged
 //! violations, so the checker is known to see each route. Every sequence the property found
-//! failing is kept below as a named regression test, run on both backends.
+//! failing is kept below as a named regression test, run on both backends as both users,
+//! and multi-step routes random draws rarely make are run from a hand-picked table.
 //!
-//! `JAULA_PROPTEST_CASES` sets the cases per backend (default [`DEFAULT_CASES`]); proptest
-//! keeps failing seeds in `planting_property.proptest-regressions` beside this file and
-//! replays them first. Needs root, git and /usr/bin/python3; a missing one is a printed
-//! skip, a failure under CI=true.
+//! `JAULA_PROPTEST_CASES` sets the cases per backend and user (default
+//! [`DEFAULT_CASES`]); proptest keeps failing seeds in
+//! `planting_property.proptest-regressions` beside this file and replays them first. Needs
+//! root, git and /usr/bin/python3; a missing one is a printed skip, a failure under CI=true.
 
 use crate::common;
 
@@ -41,7 +45,10 @@ use std::process::{Command, Output, Stdio};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError, TestRunner};
 
-use common::{cage_here, jaula_run, require_root, scratch, skip_or_fail, Backend, User, HOST_PATH};
+use common::{
+    cage_here, chown_tree, jaula_run, require_root, scratch, skip_or_fail, Backend, User,
+    HOST_PATH, NOBODY,
+};
 
 use self::Call::*;
 use self::NewRepo::*;
@@ -53,9 +60,9 @@ const MARK: &str = "jaula-planted-2f91c";
 /// The interpreter that runs the ops: the system's, never a shim under someone's home.
 const PYTHON: &str = "/usr/bin/python3";
 
-/// Cases per backend when `JAULA_PROPTEST_CASES` is unset: about 20 s per backend
-/// on two shared cores.
-const DEFAULT_CASES: u32 = 256;
+/// Cases per backend and user when `JAULA_PROPTEST_CASES` is unset: about 15 s each on two
+/// shared cores.
+const DEFAULT_CASES: u32 = 192;
 
 /// The canary a planted git config runs, relative to the scratch root (outside every
 /// writable root, so only an uncaged program can make it).
@@ -109,8 +116,9 @@ const LINK_TEXTS: &[&str] = &[
     "a", "../a", "../b", "x", "cl/x", "../cl", "../cl/x", "../../cl", "hooks",
 ];
 
-/// Where a nested repository may be made (relative to the repo).
-const NESTED: &[&str] = &["sub", "a/sub", "cl/sub"];
+/// Where a nested repository may be made (relative to the repo): `b/.git` is found by
+/// the owner's git in `b`.
+const NESTED: &[&str] = &["sub", "a/sub", "cl/sub", "b/.git"];
 
 /// A symbolic link's text: a fixed relative text, or a name's absolute path.
 #[derive(Clone, Copy, Debug)]
@@ -288,6 +296,8 @@ struct Tree {
     root: PathBuf,
     home: PathBuf,
     repo: PathBuf,
+    /// Who owns the tree, runs the cage, and takes the owner's steps.
+    user: User,
 }
 
 /// An owner's step on the host: nothing from this process's environment.
@@ -299,10 +309,11 @@ fn owner(cmd: &mut Command, tree: &Tree) {
         .env("GIT_CEILING_DIRECTORIES", &tree.root)
         .env("LC_ALL", "C")
         .stdin(Stdio::null());
+    tree.user.apply(cmd);
 }
 
 impl Tree {
-    fn new() -> Tree {
+    fn new(user: User) -> Tree {
         let (dir, root) = scratch("planting-prop-");
         let home = root.join("home");
         let repo = root.join("repo");
@@ -317,7 +328,12 @@ impl Tree {
             root,
             home,
             repo,
+            user,
         };
+        if user == User::Nobody {
+            chown_tree(&tree.root, NOBODY);
+            common::open_to_others(&tree.root);
+        }
         let mut git = Command::new("git");
         git.current_dir(&tree.repo)
             .args(["init", "-q", "-b", "main"]);
@@ -328,6 +344,9 @@ impl Tree {
         fs::write(tree.repo.join("owner-mcp.json"), "{\"owner\": true}\n").unwrap();
         std::os::unix::fs::symlink("owner-mcp.json", tree.repo.join(".mcp.json")).unwrap();
         fs::write(tree.root.join("ops.py"), OPS_PY).unwrap();
+        if user == User::Nobody {
+            chown_tree(&tree.root, NOBODY);
+        }
         tree
     }
 
@@ -365,11 +384,12 @@ impl Tree {
         args
     }
 
-    /// The sequence in one `jaula run --backend B`, as root.
+    /// The sequence in one `jaula run --backend B`, as the tree's owner.
     fn caged(&self, backend: Backend, calls: &[Call]) -> Output {
         let mut cmd = jaula_run(backend, &self.home, &self.repo);
         cmd.arg("--").arg(PYTHON).args(self.args(calls));
         cmd.stdin(Stdio::null());
+        self.user.apply(&mut cmd);
         cmd.output().unwrap()
     }
 
@@ -703,8 +723,9 @@ fn violations(tree: &Tree, launch: &Launch) -> Vec<String> {
 
 // ── Running a sequence ───────────────────────────────────────────────────────────────────
 
-/// Whether this host can run the property: root, git, python3, and the backend's cage.
-fn ready(backend: Backend) -> bool {
+/// Whether this host can run the property: root (to build both users' trees), git,
+/// python3, and the backend's cage as `user`.
+fn ready(backend: Backend, user: User) -> bool {
     if !require_root("the planting property (it writes as root, like its owner)") {
         return false;
     }
@@ -714,12 +735,13 @@ fn ready(backend: Backend) -> bool {
             return false;
         }
     }
-    cage_here(backend, User::Root)
+    cage_here(backend, user)
 }
 
-/// Run `calls` in one cage on `backend`; the failure report when the guard did not hold.
-fn check(backend: Backend, calls: &[Call]) -> Result<(), String> {
-    let tree = Tree::new();
+/// Run `calls` in one cage on `backend` as `user`; the failure report when the guard did
+/// not hold.
+fn check(backend: Backend, user: User, calls: &[Call]) -> Result<(), String> {
+    let tree = Tree::new(user);
     let launch = Launch::take(&tree);
     let out = tree.caged(backend, calls);
     // jaula itself must have run the program: a launch failure proves nothing.
@@ -730,17 +752,18 @@ fn check(backend: Backend, calls: &[Call]) -> Result<(), String> {
     if wrong.is_empty() {
         return Ok(());
     }
-    Err(report(backend, calls, &out, &wrong))
+    Err(report(backend, user, calls, &out, &wrong))
 }
 
-fn report(backend: Backend, calls: &[Call], out: &Output, wrong: &[String]) -> String {
+fn report(backend: Backend, user: User, calls: &[Call], out: &Output, wrong: &[String]) -> String {
     let results: Vec<String> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(str::to_owned)
         .collect();
     let mut s = format!(
-        "--backend {}: the guard did not hold.\nsequence:\n",
-        backend.name()
+        "--backend {} as uid {}: the guard did not hold.\nsequence:\n",
+        backend.name(),
+        user.uid()
     );
     for (i, call) in calls.iter().enumerate() {
         let result = results
@@ -768,8 +791,8 @@ fn cases() -> u32 {
         .unwrap_or(DEFAULT_CASES)
 }
 
-fn property(backend: Backend) {
-    if !ready(backend) {
+fn property(backend: Backend, user: User) {
+    if !ready(backend, user) {
         return;
     }
     let mut runner = TestRunner::new(Config {
@@ -782,7 +805,7 @@ fn property(backend: Backend) {
         ..Config::default()
     });
     let result = runner.run(&sequence(), |calls| {
-        check(backend, &calls).map_err(TestCaseError::fail)
+        check(backend, user, &calls).map_err(TestCaseError::fail)
     });
     match result {
         Ok(()) => {}
@@ -795,24 +818,43 @@ fn property(backend: Backend) {
 
 #[test]
 fn no_sequence_plants_on_landlock() {
-    property(Backend::Landlock);
+    property(Backend::Landlock, User::Root);
+}
+
+#[test]
+fn no_sequence_plants_on_landlock_as_nobody() {
+    property(Backend::Landlock, User::Nobody);
 }
 
 #[test]
 fn no_sequence_plants_on_bwrap() {
-    property(Backend::Bwrap);
+    property(Backend::Bwrap, User::Root);
 }
 
-/// A regression: `calls` must leave nothing planted on either backend.
-fn regression(calls: &[Call]) {
-    let mut failed = Vec::new();
+#[test]
+fn no_sequence_plants_on_bwrap_as_nobody() {
+    property(Backend::Bwrap, User::Nobody);
+}
+
+/// Each backend and user this host cages as; the others are skipped (failed under CI).
+fn cages() -> Vec<(Backend, User)> {
+    let mut out = Vec::new();
     for backend in [Backend::Landlock, Backend::Bwrap] {
-        if ready(backend) {
-            if let Err(why) = check(backend, calls) {
-                failed.push(why);
+        for user in [User::Root, User::Nobody] {
+            if ready(backend, user) {
+                out.push((backend, user));
             }
         }
     }
+    out
+}
+
+/// A regression: `calls` must leave nothing planted on either backend, as either user.
+fn regression(calls: &[Call]) {
+    let failed: Vec<String> = cages()
+        .into_iter()
+        .filter_map(|(backend, user)| check(backend, user, calls).err())
+        .collect();
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
 }
 
@@ -820,7 +862,7 @@ fn regression(calls: &[Call]) {
 
 /// What the host judges after `calls` ran without a cage.
 fn uncaged_violations(calls: &[Call]) -> Vec<String> {
-    let tree = Tree::new();
+    let tree = Tree::new(User::Root);
     let launch = Launch::take(&tree);
     let out = tree.uncaged(calls);
     assert!(out.status.success(), "ops.py: {}", text(&out));
@@ -903,6 +945,11 @@ fn control_nested_git_init() {
 }
 
 #[test]
+fn control_nested_git_dir_in_a_scratch_dir() {
+    control(&[Repo(Direct, "b/.git")], "ran the cage's canary");
+}
+
+#[test]
 fn control_nested_git_file() {
     control(&[Repo(GitFile, "sub")], "ran the cage's canary");
 }
@@ -935,6 +982,11 @@ fn socket_at_absent_editor_dir() {
 #[test]
 fn nested_repo_written_in_place() {
     regression(&[Repo(Direct, "sub")]);
+}
+
+#[test]
+fn git_dir_written_in_a_scratch_dir() {
+    regression(&[Repo(Direct, "b/.git")]);
 }
 
 #[test]
@@ -1077,12 +1129,9 @@ fn hand_picked_sequences_leave_nothing_planted() {
         );
     }
     let mut failed = Vec::new();
-    for backend in [Backend::Landlock, Backend::Bwrap] {
-        if !ready(backend) {
-            continue;
-        }
+    for (backend, user) in cages() {
         for calls in HAND_PICKED {
-            if let Err(why) = check(backend, calls) {
+            if let Err(why) = check(backend, user, calls) {
                 failed.push(why);
             }
         }
