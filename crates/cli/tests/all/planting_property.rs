@@ -62,7 +62,7 @@ const PYTHON: &str = "/usr/bin/python3";
 
 /// Cases per backend and user when `JAULA_PROPTEST_CASES` is unset: about 15 s each on two
 /// shared cores.
-const DEFAULT_CASES: u32 = 192;
+const DEFAULT_CASES: u32 = 128;
 
 /// The canary a planted git config runs, relative to the scratch root (outside every
 /// writable root, so only an uncaged program can make it).
