@@ -52,6 +52,7 @@ use common::{
 
 use self::Call::*;
 use self::NewRepo::*;
+use self::Style::*;
 use self::Target::*;
 
 /// Carried by every byte the cage writes: a file holding it is the cage's content.
@@ -145,6 +146,22 @@ enum NewRepo {
     GitFile,
 }
 
+/// How a planted config spells `core.fsmonitor`: each a form git reads, so a check of
+/// the keys must read them as git does.
+#[derive(Clone, Copy, Debug)]
+enum Style {
+    /// `[core]` then `\tfsmonitor = …`.
+    Plain,
+    /// `[core] fsmonitor = …`: the key on the section's line.
+    SameLine,
+    /// `[CoRe]` then `\tFSMONITOR = …`: section and key names are case-insensitive.
+    Folded,
+    /// The value split over two lines by a backslash-newline.
+    Continued,
+    /// `[include] path = …` naming a file beside it (`cl/…inc`) that holds the key.
+    Included,
+}
+
 /// One op of a sequence: one syscall (a nested repository: a few).
 #[derive(Clone, Copy, Debug)]
 enum Call {
@@ -159,8 +176,8 @@ enum Call {
     Write(&'static str),
     Truncate(&'static str),
     /// open(O_WRONLY|O_CREAT|O_TRUNC) and write a git config naming the canary.
-    GitConfig(&'static str),
-    Repo(NewRepo, &'static str),
+    GitConfig(Style, &'static str),
+    Repo(NewRepo, Style, &'static str),
 }
 
 /// The ops' interpreter: `ops.py MARK CANARY OP…`, each OP its fields joined by `\x1f`.
@@ -169,8 +186,6 @@ const OPS_PY: &str = r##"
 import os, socket, subprocess, sys
 mark, canary = sys.argv[1], sys.argv[2]
 script = ("#!/bin/sh\n# %s\ntouch %s\n" % (mark, canary)).encode()
-config = ("[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n"
-          "\tfsmonitor = \"touch %s; true\"\n# %s\n" % (canary, mark)).encode()
 sockets = []
 
 def write(path, data):
@@ -185,6 +200,27 @@ def skeleton(d):
     os.mkdir(d + "/objects")
     os.mkdir(d + "/refs")
     write(d + "/HEAD", b"ref: refs/heads/main\n")
+
+def config(style, side):
+    """A git config whose core.fsmonitor runs the canary, spelt as `style` says; an
+    Included one writes the key in `side` first."""
+    head = [("repositoryformatversion", "0"), ("bare", "false"), ("worktree", "..")]
+    fsmonitor = ("fsmonitor", "\"touch %s; true\"" % canary)
+    lines = lambda kvs: "".join("\t%s = %s\n" % kv for kv in kvs)
+    if style == "Plain":
+        text = "[core]\n" + lines(head + [fsmonitor])
+    elif style == "SameLine":
+        text = "".join("[core] %s = %s\n" % kv for kv in head + [fsmonitor])
+    elif style == "Folded":
+        text = "[CoRe]\n" + lines((k.upper(), v) for k, v in head + [fsmonitor])
+    elif style == "Continued":
+        text = "[core]\n" + lines(head) + "\tfsmonitor = \"to\\\nuch %s; true\"\n" % canary
+    elif style == "Included":
+        write(side, ("[core]\n" + lines([fsmonitor]) + "# %s\n" % mark).encode())
+        text = "[core]\n" + lines(head) + "[include]\n\tpath = %s\n" % side
+    else:
+        raise ValueError(style)
+    return (text + "# %s\n" % mark).encode()
 
 def git_init(d):
     subprocess.run(["git", "init", "-q", d], check=True, stdin=subprocess.DEVNULL)
@@ -202,8 +238,13 @@ def run(kind, a):
         s.bind(a[0])
     elif kind == "write": write(a[0], script)
     elif kind == "truncate": os.truncate(a[0], 0)
-    elif kind == "gitconfig": write(a[0], config)
-    elif kind == "Direct":
+    elif kind == "gitconfig": write(a[1], config(a[0], a[2]))
+    else:
+        new_repo(kind, config(a[0], a[2] + ".inc"), a[1], a[2])
+
+def new_repo(kind, config, at, stage):
+    a = [at, stage]
+    if kind == "Direct":
         skeleton(a[0]); write(a[0] + "/config", config)
     elif kind == "Moved":
         skeleton(a[1]); write(a[1] + "/config", config); os.rename(a[1], a[0])
@@ -249,9 +290,13 @@ fn call(names: Vec<&'static str>) -> impl Strategy<Value = Call> {
         1 => name().prop_map(Bind),
         4 => name().prop_map(Write),
         1 => name().prop_map(Truncate),
-        1 => name().prop_map(GitConfig),
-        2 => (how, prop::sample::select(NESTED)).prop_map(|(h, at)| Repo(h, at)),
+        1 => (style(), name()).prop_map(|(st, n)| GitConfig(st, n)),
+        2 => (how, style(), prop::sample::select(NESTED)).prop_map(|(h, st, at)| Repo(h, st, at)),
     ]
+}
+
+fn style() -> impl Strategy<Value = Style> {
+    prop::sample::select(&[Plain, SameLine, Folded, Continued, Included])
 }
 
 /// 1 to 8 ops over 2 to 6 names drawn from [`NAMES`].
@@ -376,8 +421,18 @@ impl Tree {
                 Bind(n) => vec!["bind".into(), p(n)],
                 Write(n) => vec!["write".into(), p(n)],
                 Truncate(n) => vec!["truncate".into(), p(n)],
-                GitConfig(n) => vec!["gitconfig".into(), p(n)],
-                Repo(how, at) => vec![format!("{how:?}"), p(at), stage.display().to_string()],
+                GitConfig(st, n) => vec![
+                    "gitconfig".into(),
+                    format!("{st:?}"),
+                    p(n),
+                    format!("{}.inc", stage.display()),
+                ],
+                Repo(how, st, at) => vec![
+                    format!("{how:?}"),
+                    format!("{st:?}"),
+                    p(at),
+                    stage.display().to_string(),
+                ],
             };
             args.push(fields.join("\x1f").into());
         }
@@ -792,6 +847,9 @@ fn cases() -> u32 {
 }
 
 fn property(backend: Backend, user: User) {
+    // The four runs share one seed file, which proptest reads and appends to: one at a time.
+    static SEEDS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _seeds = SEEDS.lock().unwrap_or_else(|e| e.into_inner());
     if !ready(backend, user) {
         return;
     }
@@ -917,7 +975,7 @@ fn control_git_dir_replaced() {
     control(
         &[
             Rename(".git", "b/x"),
-            Repo(GitInit, "cl/sub"),
+            Repo(GitInit, Plain, "cl/sub"),
             Rename("cl/sub/.git", ".git"),
         ],
         "was replaced",
@@ -931,27 +989,47 @@ fn control_socket_at_absent_envrc() {
 
 #[test]
 fn control_nested_repo_direct() {
-    control(&[Repo(Direct, "sub")], "ran the cage's canary");
+    control(&[Repo(Direct, Plain, "sub")], "ran the cage's canary");
 }
 
 #[test]
 fn control_nested_repo_renamed() {
-    control(&[Repo(Moved, "a/sub")], "ran the cage's canary");
+    control(&[Repo(Moved, Plain, "a/sub")], "ran the cage's canary");
 }
 
 #[test]
 fn control_nested_git_init() {
-    control(&[Repo(GitInitMoved, "sub")], "ran the cage's canary");
+    control(&[Repo(GitInitMoved, Plain, "sub")], "ran the cage's canary");
 }
 
 #[test]
 fn control_nested_git_dir_in_a_scratch_dir() {
-    control(&[Repo(Direct, "b/.git")], "ran the cage's canary");
+    control(&[Repo(Direct, Plain, "b/.git")], "ran the cage's canary");
+}
+
+#[test]
+fn control_config_key_on_the_section_line() {
+    control(&[Repo(Direct, SameLine, "sub")], "ran the cage's canary");
+}
+
+#[test]
+fn control_config_case_folded() {
+    control(&[Repo(Direct, Folded, "sub")], "ran the cage's canary");
+}
+
+#[test]
+fn control_config_value_continued() {
+    control(&[Repo(GitInit, Continued, "sub")], "ran the cage's canary");
+}
+
+#[test]
+fn control_config_included() {
+    control(&[Repo(GitInit, Included, "sub")], "ran the cage's canary");
 }
 
 #[test]
 fn control_nested_git_file() {
-    control(&[Repo(GitFile, "sub")], "ran the cage's canary");
+    control(&[Repo(GitFile, Plain, "sub")], "ran the cage's canary");
 }
 
 // ── Regressions: every sequence the property found failing ──────────────────────────────
@@ -981,37 +1059,57 @@ fn socket_at_absent_editor_dir() {
 
 #[test]
 fn nested_repo_written_in_place() {
-    regression(&[Repo(Direct, "sub")]);
+    regression(&[Repo(Direct, Plain, "sub")]);
 }
 
 #[test]
 fn git_dir_written_in_a_scratch_dir() {
-    regression(&[Repo(Direct, "b/.git")]);
+    regression(&[Repo(Direct, Plain, "b/.git")]);
+}
+
+#[test]
+fn nested_repo_config_key_on_the_section_line() {
+    regression(&[Repo(Direct, SameLine, "sub")]);
+}
+
+#[test]
+fn nested_repo_config_case_folded() {
+    regression(&[Repo(Direct, Folded, "sub")]);
+}
+
+#[test]
+fn git_init_then_config_value_continued() {
+    regression(&[Repo(GitInit, Continued, "sub")]);
+}
+
+#[test]
+fn git_init_then_config_including_a_file_beside_it() {
+    regression(&[Repo(GitInit, Included, "sub")]);
 }
 
 #[test]
 fn nested_repo_built_aside_then_renamed_in() {
-    regression(&[Repo(Moved, "sub")]);
+    regression(&[Repo(Moved, Plain, "sub")]);
 }
 
 #[test]
 fn nested_repo_config_renamed_in() {
-    regression(&[Repo(ConfigMoved, "sub")]);
+    regression(&[Repo(ConfigMoved, Plain, "sub")]);
 }
 
 #[test]
 fn git_init_then_config_written() {
-    regression(&[Repo(GitInit, "sub")]);
+    regression(&[Repo(GitInit, Plain, "sub")]);
 }
 
 #[test]
 fn git_init_then_config_renamed_over() {
-    regression(&[Repo(GitInitMoved, "sub")]);
+    regression(&[Repo(GitInitMoved, Plain, "sub")]);
 }
 
 #[test]
 fn git_file_naming_a_git_dir_made_aside() {
-    regression(&[Repo(GitFile, "sub")]);
+    regression(&[Repo(GitFile, Plain, "sub")]);
 }
 
 /// Multi-step sequences random draws rarely make (a directory renamed onto an absent
