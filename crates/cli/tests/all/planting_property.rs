@@ -144,6 +144,16 @@ enum NewRepo {
     GitInitMoved,
     /// A git dir built in `cl/stage-N`, and a `.git` file in place saying `gitdir:` it.
     GitFile,
+    /// The config written in a plain directory, which then gets `objects`, `refs`, `HEAD`.
+    ConfigFirst,
+    /// `objects`, `refs`, the config, and `HEAD` last (git needs it to find the repo).
+    HeadLast,
+    /// The config, `HEAD`, `refs`, then `objects` renamed in from `cl/stage-N`.
+    ObjectsLast,
+    /// A git dir made config first in `cl/stage-N`, and a symlink `at/.git` to it.
+    LinkedGitDir,
+    /// `git init`, its config hard-linked out to `cl/stage-N`, and written through that name.
+    WrittenThroughLink,
 }
 
 /// How a planted config spells `core.fsmonitor`: each a form git reads, so a check of
@@ -258,8 +268,32 @@ def new_repo(kind, config, at, stage):
         skeleton(a[1]); write(a[1] + "/config", config)
         os.makedirs(a[0], exist_ok=True)
         write(a[0] + "/.git", ("gitdir: %s\n" % a[1]).encode())
+    elif kind == "ConfigFirst":
+        config_first(a[0], config)
+    elif kind == "HeadLast":
+        os.mkdir(a[0]); os.mkdir(a[0] + "/objects"); os.mkdir(a[0] + "/refs")
+        write(a[0] + "/config", config); write(a[0] + "/HEAD", b"ref: refs/heads/main\n")
+    elif kind == "ObjectsLast":
+        os.mkdir(a[0]); write(a[0] + "/config", config)
+        write(a[0] + "/HEAD", b"ref: refs/heads/main\n"); os.mkdir(a[0] + "/refs")
+        os.mkdir(a[1]); os.rename(a[1], a[0] + "/objects")
+    elif kind == "LinkedGitDir":
+        config_first(a[1], config)
+        os.makedirs(a[0], exist_ok=True)
+        os.symlink(a[1], a[0] + "/.git")
+    elif kind == "WrittenThroughLink":
+        git_init(a[0])
+        os.link(a[0] + "/.git/config", a[1])
+        write(a[1], config)
     else:
         raise ValueError(kind)
+
+def config_first(d, config):
+    os.mkdir(d)
+    write(d + "/config", config)
+    os.mkdir(d + "/objects")
+    os.mkdir(d + "/refs")
+    write(d + "/HEAD", b"ref: refs/heads/main\n")
 
 for i, op in enumerate(sys.argv[3:]):
     kind, *args = op.split("\x1f")
@@ -279,7 +313,19 @@ fn call(names: Vec<&'static str>) -> impl Strategy<Value = Call> {
         prop::sample::select(LINK_TEXTS).prop_map(Text),
         name().prop_map(At),
     ];
-    let how = prop::sample::select(&[Direct, Moved, ConfigMoved, GitInit, GitInitMoved, GitFile]);
+    let how = prop::sample::select(&[
+        Direct,
+        Moved,
+        ConfigMoved,
+        GitInit,
+        GitInitMoved,
+        GitFile,
+        ConfigFirst,
+        HeadLast,
+        ObjectsLast,
+        LinkedGitDir,
+        WrittenThroughLink,
+    ]);
     prop_oneof![
         4 => (target, name()).prop_map(|(t, l)| Symlink(t, l)),
         2 => name().prop_map(Mkdir),
@@ -1028,6 +1074,34 @@ fn control_config_included() {
 }
 
 #[test]
+fn control_nested_repo_config_first() {
+    control(&[Repo(ConfigFirst, Plain, "sub")], "ran the cage's canary");
+}
+
+#[test]
+fn control_nested_repo_head_last() {
+    control(&[Repo(HeadLast, Plain, "sub")], "ran the cage's canary");
+}
+
+#[test]
+fn control_nested_repo_objects_last() {
+    control(&[Repo(ObjectsLast, Plain, "sub")], "ran the cage's canary");
+}
+
+#[test]
+fn control_nested_repo_linked_git_dir() {
+    control(&[Repo(LinkedGitDir, Plain, "sub")], "ran the cage's canary");
+}
+
+#[test]
+fn control_nested_repo_written_through_link() {
+    control(
+        &[Repo(WrittenThroughLink, Plain, "sub")],
+        "ran the cage's canary",
+    );
+}
+
+#[test]
 fn control_nested_git_file() {
     control(&[Repo(GitFile, Plain, "sub")], "ran the cage's canary");
 }
@@ -1085,6 +1159,31 @@ fn git_init_then_config_value_continued() {
 #[test]
 fn git_init_then_config_including_a_file_beside_it() {
     regression(&[Repo(GitInit, Included, "sub")]);
+}
+
+#[test]
+fn nested_repo_config_written_before_the_dir_is_git_like() {
+    regression(&[Repo(ConfigFirst, Plain, "sub")]);
+}
+
+#[test]
+fn nested_repo_head_written_last() {
+    regression(&[Repo(HeadLast, Plain, "sub")]);
+}
+
+#[test]
+fn nested_repo_objects_renamed_in_last() {
+    regression(&[Repo(ObjectsLast, Plain, "sub")]);
+}
+
+#[test]
+fn nested_repo_git_dir_symlinked() {
+    regression(&[Repo(LinkedGitDir, Plain, "sub")]);
+}
+
+#[test]
+fn git_init_config_written_through_a_hard_link() {
+    regression(&[Repo(WrittenThroughLink, Plain, "sub")]);
 }
 
 #[test]
