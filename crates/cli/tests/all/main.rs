@@ -29,6 +29,9 @@ mod network;
 mod network_notice;
 mod network_steer;
 mod planting;
+// Python drives the gate's calls; the owner's git judges. Linux layers only.
+#[cfg(target_os = "linux")]
+mod planting_property;
 mod runtime_entries;
 mod seed_compat;
 mod socket_gate;
