@@ -253,6 +253,9 @@ pub(super) struct ProtectedFiles {
     pub(crate) whole: HashMap<FileId, PathBuf>,
     /// The protected directories: every name directly inside them is protected.
     pub(crate) parents: HashMap<FileId, PathBuf>,
+    /// Each name on the way to a protected path, as (the directory holding it, its name):
+    /// only a directory may be made there, whatever path the directory is reached by.
+    pub(crate) on_the_way: HashMap<(FileId, Vec<u8>), PathBuf>,
 }
 
 impl ProtectedFiles {
@@ -272,6 +275,25 @@ impl ProtectedFiles {
             out.whole.insert(id, protected.path.clone());
             if protected.kind == jaula_policy::ProtectKind::Directory && meta.is_dir() {
                 out.parents.insert(id, protected.path.clone());
+            }
+        }
+        // Also for the absent ones: `.claude` of `.claude/settings.json` is on the way to
+        // a protected path while neither exists.
+        let mut seen = std::collections::HashSet::new();
+        for protected in policy.protected() {
+            for on_the_way in protected.path.ancestors().skip(1) {
+                let (Some(dir), Some(name)) = (on_the_way.parent(), on_the_way.file_name()) else {
+                    continue;
+                };
+                if !seen.insert(on_the_way.to_path_buf()) {
+                    continue;
+                }
+                // Ancestors of a resolved path: the directory is not reached through a link.
+                if let Ok(meta) = std::fs::metadata(dir) {
+                    out.on_the_way
+                        .entry(((meta.dev(), meta.ino()), name.as_bytes().to_vec()))
+                        .or_insert_with(|| protected.path.clone());
+                }
             }
         }
         out
@@ -350,6 +372,48 @@ impl Guard<'_> {
         };
         let parent = (entry.name != b"." && entry.name != b"..").then(|| entry.parent.as_fd());
         self.check_ids(&path, existing.as_ref().map(|f| f.as_fd()), parent, verb)
+    }
+
+    /// `EACCES` when a name other than a directory (a symlink, a file, a node, a socket, a
+    /// hard link) would be made at `entry` while a protected path lies beneath that name:
+    /// `ln -s mine .claude` then `.claude/settings.json` written into `mine/` leaves the
+    /// owner's `.claude/settings.json` resolving to the cage's file, though no protected
+    /// path was ever named. A real directory may be made there: what is then made inside
+    /// it is checked by path as usual. By path, and by (directory, name) for the names
+    /// that existed at launch, so another mount of the repo is no way around it.
+    pub(super) fn check_on_the_way(&mut self, entry: &Entry, verb: &str) -> Result<(), i32> {
+        if entry.name == b"." || entry.name == b".." {
+            return Ok(());
+        }
+        let path = entry_path(entry)?;
+        let by_path = self
+            .policy
+            .protected()
+            .iter()
+            .find(|p| p.path != path && p.path.starts_with(&path))
+            .map(|p| p.path.clone());
+        let held = match by_path {
+            Some(held) => held,
+            None => {
+                let Some(dir) = id_of(entry.parent.as_fd()) else {
+                    return Err(libc::EACCES);
+                };
+                match self.files.on_the_way.get(&(dir, entry.name.clone())) {
+                    Some(held) => held.clone(),
+                    None => return Ok(()),
+                }
+            }
+        };
+        *self.refused += 1;
+        if self.reported.insert(path.clone()) {
+            eprintln!(
+                "jaula: refused {verb} {}: only a directory may stand on the way to the \
+                 protected path {}",
+                path.display(),
+                held.display()
+            );
+        }
+        Err(libc::EACCES)
     }
 
     /// The checks for a file that is written, truncated or linked: its path, and it and
@@ -535,6 +599,14 @@ fn open_found(file: OwnedFd, kind: u32, flags: i32) -> Result<FileAnswer, i32> {
     }
 }
 
+/// What a creating call makes: a directory may stand on the way to a protected path,
+/// nothing else may.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Made {
+    Directory,
+    Other,
+}
+
 /// Answers one file call for `caller` (`pidfd` is its process, for `*at` descriptors).
 pub(super) struct FileCalls<'a, 'g> {
     pub(crate) caller: &'a Caller,
@@ -559,15 +631,17 @@ impl FileCalls<'_, '_> {
                 Ok(answer) => answer,
                 Err(e) => FileAnswer::Done(Err(e)),
             },
-            FileCall::MakeDir { dir, path, mode } => done(self.make(dir, path, |parent, name| {
-                rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(mode)).map_err(errno)
-            })),
+            FileCall::MakeDir { dir, path, mode } => {
+                done(self.make(dir, path, Made::Directory, |parent, name| {
+                    rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(mode)).map_err(errno)
+                }))
+            }
             FileCall::MakeNode {
                 dir,
                 path,
                 mode,
                 dev,
-            } => done(self.make(dir, path, |parent, name| {
+            } => done(self.make(dir, path, Made::Other, |parent, name| {
                 let kind = rustix::fs::FileType::from_raw_mode(mode);
                 rustix::fs::mknodat(parent, name, kind, Mode::from_raw_mode(mode), dev)
                     .map_err(errno)
@@ -577,7 +651,7 @@ impl FileCalls<'_, '_> {
                     Ok(t) => t,
                     Err(e) => return FileAnswer::Done(Err(e)),
                 };
-                done(self.make(dir, path, |parent, name| {
+                done(self.make(dir, path, Made::Other, |parent, name| {
                     rustix::fs::symlinkat(target.as_slice(), parent, name).map_err(errno)
                 }))
             }
@@ -653,6 +727,7 @@ impl FileCalls<'_, '_> {
                     }
                     self.guard
                         .check_entry(&entry, Access::Create, "create of")?;
+                    self.guard.check_on_the_way(&entry, "create of")?;
                     // O_NONBLOCK unless the caller asked for it: the name may have been
                     // made meanwhile (a FIFO, a leased file), and the main thread must not
                     // wait for it.
@@ -713,16 +788,21 @@ impl FileCalls<'_, '_> {
         Err(libc::EAGAIN)
     }
 
-    /// Make a new name (directory, node, symlink) unless it is protected.
+    /// Make a new name (directory, node, symlink) unless it is protected, or, for anything
+    /// but a directory, on the way to a protected path.
     fn make(
         &mut self,
         dir: i32,
         ptr: u64,
+        made: Made,
         make: impl FnOnce(BorrowedFd<'_>, &[u8]) -> Result<(), i32>,
     ) -> Result<(), i32> {
         let entry = self.locate(dir, ptr)?;
         self.guard
             .check_entry(&entry, Access::Create, "create of")?;
+        if made == Made::Other {
+            self.guard.check_on_the_way(&entry, "create of")?;
+        }
         let name = name_of(&entry);
         with_caller_umask(self.caller.tid(), || make(entry.parent.as_fd(), &name))?
     }
@@ -761,6 +841,7 @@ impl FileCalls<'_, '_> {
         let entry = self.locate(new_dir, new)?;
         self.guard
             .check_entry(&entry, Access::Create, "create of")?;
+        self.guard.check_on_the_way(&entry, "create of")?;
         rustix::fs::linkat(
             rustix::fs::CWD,
             reopen_path(source.as_fd()),
@@ -838,6 +919,7 @@ impl FileCalls<'_, '_> {
             self.guard.check_entry(entry, Access::Write, verb)?;
             let path = entry_path(entry)?;
             self.guard.check_holder(&path, verb)?;
+            self.guard.check_on_the_way(entry, verb)?;
             self.guard.check_widened_holder(&path, verb)?;
         }
         sys::renameat2(
