@@ -169,7 +169,12 @@ impl PolicySpec {
                 // `git status` that directory's config. (A mount backend binds no symlink.)
                 let (_, links) = resolve_with_links(&git.entry);
                 for link in links {
-                    set.push(link, ProtectKind::File, ProtectedSource::GitDirectory, false);
+                    set.push(
+                        link,
+                        ProtectKind::File,
+                        ProtectedSource::GitDirectory,
+                        false,
+                    );
                 }
             }
             for dir in git.git_dirs {

@@ -386,8 +386,14 @@ fn a_link_on_the_way_is_protected_as_a_file_and_its_target_as_the_target() {
         Some((ProtectKind::Directory, ProtectedSource::RepoToolSettings))
     );
     // The owner's link: removed or replaced, it would redirect every name beneath it.
-    let link = list.iter().find(|(p, ..)| *p == repo.join(".claude")).unwrap();
-    assert_eq!((link.1, link.2), (ProtectKind::File, ProtectedSource::RepoToolSettings));
+    let link = list
+        .iter()
+        .find(|(p, ..)| *p == repo.join(".claude"))
+        .unwrap();
+    assert_eq!(
+        (link.1, link.2),
+        (ProtectKind::File, ProtectedSource::RepoToolSettings)
+    );
     assert!(!link.3, "a link on the way is never split natively");
 }
 
@@ -437,7 +443,10 @@ fn resolution_follows_chains_relative_absolute_and_dangling_links() {
     std::os::unix::fs::symlink("../gone", r.join("real/sub/d")).unwrap();
     let (reached, links) = super::resolve_with_links(&r.join("a/sub/d/x"));
     assert_eq!(reached, r.join("real/gone/x"));
-    assert_eq!(links, vec![r.join("a"), r.join("hop"), r.join("real/sub/d")]);
+    assert_eq!(
+        links,
+        vec![r.join("a"), r.join("hop"), r.join("real/sub/d")]
+    );
     let (reached, links) = super::resolve_with_links(&r.join("real/./sub/../y"));
     assert_eq!(reached, r.join("real/y"));
     assert!(links.is_empty());

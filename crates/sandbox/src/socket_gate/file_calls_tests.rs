@@ -187,10 +187,22 @@ fn only_a_directory_may_stand_on_the_way_to_a_protected_path() {
     let files = ProtectedFiles::of(&policy);
     // `.claude` (absent) holds `.claude/settings.json`; `~/.local/share` and `~/.local`
     // hold `applications`; `.gemini` holds `settings.json`.
-    assert_eq!(on_the_way(&policy, &files, &repo, ".claude"), Err(libc::EACCES));
-    assert_eq!(on_the_way(&policy, &files, &repo, ".gemini"), Err(libc::EACCES));
-    assert_eq!(on_the_way(&policy, &files, &home.join(".local"), "share"), Err(libc::EACCES));
-    assert_eq!(on_the_way(&policy, &files, &home, ".local"), Err(libc::EACCES));
+    assert_eq!(
+        on_the_way(&policy, &files, &repo, ".claude"),
+        Err(libc::EACCES)
+    );
+    assert_eq!(
+        on_the_way(&policy, &files, &repo, ".gemini"),
+        Err(libc::EACCES)
+    );
+    assert_eq!(
+        on_the_way(&policy, &files, &home.join(".local"), "share"),
+        Err(libc::EACCES)
+    );
+    assert_eq!(
+        on_the_way(&policy, &files, &home, ".local"),
+        Err(libc::EACCES)
+    );
     // A protected path itself, and names beside or beneath one, are other checks' business.
     assert_eq!(on_the_way(&policy, &files, &repo, ".envrc"), Ok(()));
     assert_eq!(on_the_way(&policy, &files, &repo, "src"), Ok(()));
@@ -199,5 +211,8 @@ fn only_a_directory_may_stand_on_the_way_to_a_protected_path() {
     // another mount of the repo would be checked by.
     let id = std::fs::metadata(&repo).unwrap();
     let key = ((id.dev(), id.ino()), b".claude".to_vec());
-    assert!(files.on_the_way.get(&key).is_some_and(|p| p.starts_with(repo.join(".claude"))));
+    assert!(files
+        .on_the_way
+        .get(&key)
+        .is_some_and(|p| p.starts_with(repo.join(".claude"))));
 }
