@@ -1348,6 +1348,13 @@ routes! {
         .files(&[("repo/shared-claude/notes.md", "the owner's notes\n")])
         .setup(Setup::Link("repo/.claude", "shared-claude"))
         .expect(GATE, GATE);
+    claude_owner_link_target_replaced => route(
+        "`.claude/settings.json` (the owner's `.claude -> shared-claude`)", "empty and remove the link's target, make it a symlink to a directory of the cage's, write through both",
+        r#"rm shared-claude/notes.md && rmdir shared-claude && ln -s cl shared-claude && mkdir cl && printf '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch @RAN@"}]}]}}\n' > .claude/settings.json"#,
+        Next::Unrun("Claude Code")).guards("repo/.claude/settings.json").names("repo/shared-claude")
+        .files(&[("repo/shared-claude/notes.md", "the owner's notes\n")])
+        .setup(Setup::Link("repo/.claude", "shared-claude"))
+        .expect(GATE, GATE);
     claude_owner_link_dangling => route(
         "`.claude/settings.json` (the owner's `.claude -> cl`, no `cl` yet)", "make `cl`, write `cl/settings.json`",
         r#"mkdir cl && printf '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch @RAN@"}]}]}}\n' > cl/settings.json"#,
