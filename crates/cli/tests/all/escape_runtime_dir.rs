@@ -97,11 +97,23 @@ fn case(backend: Backend, user: User) {
         text(&out)
     );
 
-    // Caged: neither reaches the host, and the gate says why.
+    // Caged: neither reaches the host, and the gate says why. The host's own `systemd`
+    // directory exists meanwhile: the bwrap view's `/run/user` is the cage's own, and the
+    // protected directory must not be bound into it from the host (it would bring in the
+    // user manager's private socket).
+    let host_file = runtime.join(format!("systemd/jaula-test-{}-host", std::process::id()));
+    fs::create_dir_all(host_file.parent().unwrap()).unwrap();
+    fs::write(&host_file, "the host's\n").unwrap();
     let mut cmd = jaula_run(backend, &home, &repo);
-    cmd.args(["--", "/bin/sh", "-c", &plant(&runtime, &files)]);
+    let script = format!(
+        "test -e {} && echo HOST-SYSTEMD-VISIBLE; {}",
+        host_file.display(),
+        plant(&runtime, &files)
+    );
+    cmd.args(["--", "/bin/sh", "-c", &script]);
     user.apply(&mut cmd);
     let out = cmd.output().unwrap();
+    let _ = fs::remove_file(&host_file);
     let reached: Vec<&PathBuf> = files.iter().filter(|f| runtime.join(f).exists()).collect();
     clean(&runtime, &files, &had);
     assert!(
@@ -110,6 +122,14 @@ fn case(backend: Backend, user: User) {
         runtime.display(),
         text(&out)
     );
+    if backend == Backend::Bwrap {
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("HOST-SYSTEMD-VISIBLE"),
+            "{who}: the host's {} is in the view\ncage: {}",
+            runtime.join("systemd").display(),
+            text(&out)
+        );
+    }
     let stderr = String::from_utf8_lossy(&out.stderr);
     for dir in ["systemd", "dbus-1"] {
         let protected = runtime.join(dir);
