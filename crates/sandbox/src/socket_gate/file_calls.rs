@@ -256,6 +256,9 @@ pub(super) struct ProtectedFiles {
     /// Each name on the way to a protected path, as (the directory holding it, its name):
     /// only a directory may be made there, whatever path the directory is reached by.
     pub(crate) on_the_way: HashMap<(FileId, Vec<u8>), PathBuf>,
+    /// The same names by path (every strict ancestor of a protected path, present or
+    /// not), each with the first protected path beneath it: one lookup per creation.
+    pub(crate) on_the_way_paths: HashMap<PathBuf, PathBuf>,
 }
 
 impl ProtectedFiles {
@@ -288,6 +291,8 @@ impl ProtectedFiles {
                 if !seen.insert(on_the_way.to_path_buf()) {
                     continue;
                 }
+                out.on_the_way_paths
+                    .insert(on_the_way.to_path_buf(), protected.path.clone());
                 // Ancestors of a resolved path: the directory is not reached through a link.
                 if let Ok(meta) = std::fs::metadata(dir) {
                     out.on_the_way
@@ -386,13 +391,7 @@ impl Guard<'_> {
             return Ok(());
         }
         let path = entry_path(entry)?;
-        let by_path = self
-            .policy
-            .protected()
-            .iter()
-            .find(|p| p.path != path && p.path.starts_with(&path))
-            .map(|p| p.path.clone());
-        let held = match by_path {
+        let held = match self.files.on_the_way_paths.get(&path).cloned() {
             Some(held) => held,
             None => {
                 let Some(dir) = id_of(entry.parent.as_fd()) else {
