@@ -295,7 +295,13 @@ impl PolicySpec {
             let before = paths.len();
             let mut refused = None;
             paths.retain(|p| {
-                if !is_within(&p.path, &target) {
+                // A link on the way goes with what it leads to: `--unprotect <repo>/.claude`
+                // names the link's target, and the link was only protected for it.
+                let link_into = || {
+                    std::fs::symlink_metadata(&p.path).is_ok_and(|m| m.file_type().is_symlink())
+                        && is_within(&canonicalize_lenient(&p.path, &p.path), &target)
+                };
+                if !is_within(&p.path, &target) && !link_into() {
                     return true;
                 }
                 if p.source.is_cage_configuration() {

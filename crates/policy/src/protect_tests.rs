@@ -395,6 +395,13 @@ fn a_link_on_the_way_is_protected_as_a_file_and_its_target_as_the_target() {
         (ProtectKind::File, ProtectedSource::RepoToolSettings)
     );
     assert!(!link.3, "a link on the way is never split natively");
+    // Unprotecting `.claude` (its target) frees the link with it.
+    let mut spec = spec;
+    spec.unprotected.push(repo.join(".claude"));
+    let (list, warnings) = protected(&spec);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert!(has(&list, &repo.join(".claude")).is_none());
+    assert!(has(&list, &shared.join("settings.json")).is_none());
 }
 
 #[test]
