@@ -111,6 +111,7 @@ impl PolicyArgs {
             unprotect: self.unprotect.clone(),
             protect_path_dirs: self.protect_path_dirs,
             launcher_exe: None,
+            owner_uid: None,
         }
     }
 }

@@ -11,7 +11,8 @@ pub fn sources(args: &PolicyArgs, platform: Option<Platform>) -> Result<Sources,
 }
 
 /// Gather the sources for already-built flags. The running jaula binary is protected in
-/// the cage it builds: replaced from inside, it would be the next cage.
+/// the cage it builds: replaced from inside, it would be the next cage; and so is what
+/// this uid's user manager and session bus run from `/run/user/UID`.
 pub fn sources_from(flags: &jaula_policy::CageFlags) -> Result<Sources, CliError> {
     sources_with(flags, &EnvVars::from_process())
 }
@@ -22,6 +23,9 @@ pub fn sources_with(flags: &jaula_policy::CageFlags, env: &EnvVars) -> Result<So
     let mut flags = flags.clone();
     if flags.launcher_exe.is_none() {
         flags.launcher_exe = std::env::current_exe().ok();
+    }
+    if flags.owner_uid.is_none() {
+        flags.owner_uid = Some(rustix::process::getuid().as_raw());
     }
     Ok(Sources::gather(&flags, env, &cwd)?)
 }

@@ -227,10 +227,16 @@ pub const SESSION_STARTUP: &[PlantTarget] = &[
     file(".xinitrc", true),
 ];
 
-/// systemd's runtime unit directory, relative to `XDG_RUNTIME_DIR` (`/run/user/UID`): a
-/// unit there starts with the owner's next `systemctl --user daemon-reload`. Not split
+/// In the runtime directory (`XDG_RUNTIME_DIR`, and `/run/user/UID` whatever that says):
+/// systemd's runtime unit directories (`systemd/user`, `systemd/transient`,
+/// `systemd/user.control`; a unit there starts with the owner's next
+/// `systemctl --user daemon-reload`) and the session bus's transient service directory
+/// (`dbus-1/services`: its `Exec=` runs at the next activation of that name). Not split
 /// natively: `/run/user/UID` is where tools make their sockets.
-pub const RUNTIME_SYSTEMD: PlantTarget = dir("systemd", false);
+pub const RUNTIME_PROTECTED: &[PlantTarget] = &[dir("systemd", false), dir("dbus-1", false)];
+
+/// Where systemd-logind makes each user's runtime directory: `/run/user/UID`.
+pub const RUNTIME_USER_DIRS: &str = "/run/user";
 
 /// tmux and screen configuration: `run-shell` at the owner's next tmux start.
 pub const MULTIPLEXER_CONFIG: &[PlantTarget] = &[

@@ -35,28 +35,91 @@ impl ProtectedSet {
         }
     }
 
-    /// Each target at its canonical path (what a dotfiles symlink points to), and, when
-    /// the name itself is a symbolic link, the link as a file too: replacing the link
-    /// (`rm ~/.config/nvim; mkdir ~/.config/nvim`) would plant without touching the target.
+    /// Each target at its canonical path (what a dotfiles symlink points to), and as its
+    /// owner's tools reach it ([`ProtectedSet::followed`]).
     fn targets(&mut self, base: &Path, targets: &[PlantTarget], source: ProtectedSource) {
         for t in targets {
             let lexical = base.join(t.path);
             let path = canonicalize_lenient(&lexical, base);
-            self.push(path.clone(), t.kind, source, t.split_natively);
-            let is_link = std::fs::symlink_metadata(&lexical)
-                .map(|m| m.file_type().is_symlink())
-                .unwrap_or(false);
-            if is_link && lexical != path {
-                // The link's own parent may itself lie behind a link: name the link by its
-                // canonical parent, as the kernel sees it.
-                let link = match (lexical.parent(), lexical.file_name()) {
-                    (Some(parent), Some(name)) => canonicalize_lenient(parent, base).join(name),
-                    _ => continue,
-                };
-                self.push(link, ProtectKind::File, source, t.split_natively);
-            }
+            self.push(path, t.kind, source, t.split_natively);
+            self.followed(&lexical, t.kind, source, t.split_natively);
         }
     }
+
+    /// `path` as the owner's tools will resolve it after the cage, following every symlink
+    /// there at launch: where it lands (through a dangling link too: `.claude -> cl` with
+    /// no `cl` yet resolves to `cl/settings.json`, which the cage could otherwise make),
+    /// and each symlink met on the way, protected as a file of its own. Removing or
+    /// replacing one (`rm ~/.config/nvim; mkdir ~/.config/nvim`, `rm .claude;
+    /// ln -s mine .claude`) would redirect the protected path without touching its target.
+    /// Only the link named like the target itself keeps the target's native split: a link
+    /// further up (`~/.claude -> dotfiles/claude`) may be a writable root of its own.
+    fn followed(&mut self, path: &Path, kind: ProtectKind, source: ProtectedSource, split: bool) {
+        let (reached, links) = resolve_with_links(path);
+        self.push(reached, kind, source, split);
+        let named = match (path.parent(), path.file_name()) {
+            (Some(parent), Some(name)) => Some(canonicalize_lenient(parent, parent).join(name)),
+            _ => None,
+        };
+        for link in links {
+            let split = split && named.as_ref() == Some(&link);
+            self.push(link, ProtectKind::File, source, split);
+        }
+    }
+}
+
+/// The most symbolic links [`resolve_with_links`] follows, as the kernel's `MAXSYMLINKS`.
+const MAX_LINKS: usize = 40;
+
+/// Resolve absolute `path` as the kernel would, one component at a time: the path reached
+/// (names that do not exist appended as they are, after following a dangling link to the
+/// name it gives) and every symlink met, each named by its directory's resolved path.
+pub(crate) fn resolve_with_links(path: &Path) -> (PathBuf, Vec<PathBuf>) {
+    use std::collections::VecDeque;
+    use std::path::Component;
+    let mut todo: VecDeque<std::ffi::OsString> = VecDeque::new();
+    let queue = |todo: &mut VecDeque<std::ffi::OsString>, p: &Path, front: bool| {
+        let names: Vec<std::ffi::OsString> = p
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_os_string()),
+                Component::ParentDir => Some("..".into()),
+                _ => None,
+            })
+            .collect();
+        if front {
+            for n in names.into_iter().rev() {
+                todo.push_front(n);
+            }
+        } else {
+            todo.extend(names);
+        }
+    };
+    queue(&mut todo, path, false);
+    let mut reached = PathBuf::from("/");
+    let mut links = Vec::new();
+    let mut followed = 0;
+    while let Some(name) = todo.pop_front() {
+        if name == ".." {
+            reached.pop();
+            continue;
+        }
+        let next = reached.join(&name);
+        match std::fs::read_link(&next) {
+            Ok(target) if followed < MAX_LINKS => {
+                followed += 1;
+                if !links.contains(&next) {
+                    links.push(next);
+                }
+                if target.is_absolute() {
+                    reached = PathBuf::from("/");
+                }
+                queue(&mut todo, &target, true);
+            }
+            _ => reached = next,
+        }
+    }
+    (reached, links)
 }
 
 impl PolicySpec {
@@ -100,6 +163,19 @@ impl PolicySpec {
                     (ProtectKind::Entry, ProtectedSource::GitDirectory)
                 };
                 set.push(git.entry, kind, source, false);
+            } else {
+                // The link itself is a file of its own: replaced by one to a git
+                // directory of the cage's making, it would hand the owner's next
+                // `git status` that directory's config. (A mount backend binds no symlink.)
+                let (_, links) = resolve_with_links(&git.entry);
+                for link in links {
+                    set.push(
+                        link,
+                        ProtectKind::File,
+                        ProtectedSource::GitDirectory,
+                        false,
+                    );
+                }
             }
             for dir in git.git_dirs {
                 git_dir_targets(&mut set, &dir);
@@ -142,14 +218,12 @@ impl PolicySpec {
         for (targets, source) in home_groups {
             set.targets(home, targets, source);
         }
-        if let Some(runtime) = &self.runtime_dir {
-            if runtime.is_absolute() {
-                set.targets(
-                    runtime,
-                    &[defaults::RUNTIME_SYSTEMD],
-                    ProtectedSource::SessionStartup,
-                );
-            }
+        for runtime in self.runtime_dirs() {
+            set.targets(
+                &runtime,
+                defaults::RUNTIME_PROTECTED,
+                ProtectedSource::SessionStartup,
+            );
         }
         if let Some(exe) = &self.launcher_exe {
             let path = canon("jaula executable", exe)?;
@@ -173,6 +247,41 @@ impl PolicySpec {
         Ok(paths)
     }
 
+    /// The runtime directories whose user manager and session bus run what they hold:
+    /// `XDG_RUNTIME_DIR`, and on Linux `/run/user/UID` for the uid building the policy
+    /// (whatever the variable says: unset under `sudo` or `su`, it is still the directory
+    /// that uid's manager reads). Root may write every user's: for root, every
+    /// `/run/user/N` present at launch (a later login mounts a fresh tmpfs there).
+    fn runtime_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = self
+            .runtime_dir
+            .iter()
+            .filter(|p| p.is_absolute())
+            .cloned()
+            .collect();
+        if self.platform == crate::Platform::Linux {
+            let users = Path::new(defaults::RUNTIME_USER_DIRS);
+            if let Some(uid) = self.owner_uid {
+                dirs.push(users.join(uid.to_string()));
+            }
+            if self.owner_uid == Some(0) {
+                if let Ok(entries) = std::fs::read_dir(users) {
+                    let mut others: Vec<PathBuf> = entries
+                        .filter_map(|e| e.ok())
+                        .filter(|e| e.file_name().to_str().is_some_and(is_uid))
+                        .map(|e| e.path())
+                        .take(defaults::SUBMODULE_LIMIT)
+                        .collect();
+                    others.sort();
+                    dirs.extend(others);
+                }
+            }
+        }
+        let mut seen = HashSet::new();
+        dirs.retain(|d| seen.insert(d.clone()));
+        dirs
+    }
+
     /// Drop every planting entry at or beneath an unprotected path. jaula's own
     /// configuration stays: a cage that could rewrite it would shape the next one.
     fn apply_unprotect(
@@ -186,7 +295,13 @@ impl PolicySpec {
             let before = paths.len();
             let mut refused = None;
             paths.retain(|p| {
-                if !is_within(&p.path, &target) {
+                // A link on the way goes with what it leads to: `--unprotect <repo>/.claude`
+                // names the link's target, and the link was only protected for it.
+                let link_into = || {
+                    std::fs::symlink_metadata(&p.path).is_ok_and(|m| m.file_type().is_symlink())
+                        && is_within(&canonicalize_lenient(&p.path, &p.path), &target)
+                };
+                if !is_within(&p.path, &target) && !link_into() {
                     return true;
                 }
                 if p.source.is_cage_configuration() {
@@ -208,6 +323,11 @@ impl PolicySpec {
     }
 }
 
+/// A decimal uid, as logind names `/run/user/UID`.
+fn is_uid(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit())
+}
+
 fn git_dir_targets(set: &mut ProtectedSet, git_dir: &Path) {
     for t in defaults::GIT_DIR_PROTECTED {
         let source = match t.path {
@@ -216,6 +336,8 @@ fn git_dir_targets(set: &mut ProtectedSet, git_dir: &Path) {
             _ => ProtectedSource::GitConfig,
         };
         set.push(git_dir.join(t.path), t.kind, source, false);
+        // `.git/hooks -> ../tools/hooks`: git runs what the link reaches.
+        set.followed(&git_dir.join(t.path), t.kind, source, false);
     }
 }
 

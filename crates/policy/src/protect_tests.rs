@@ -258,7 +258,7 @@ fn unprotect_drops_entries_at_or_beneath_it_but_never_jaulas_own_configuration()
 }
 
 #[test]
-fn path_dirs_runtime_systemd_and_the_executable_follow_the_spec() {
+fn path_dirs_runtime_dirs_and_the_executable_follow_the_spec() {
     let s = scratch();
     let repo = s.root.join("repo");
     fs::create_dir_all(&repo).unwrap();
@@ -275,10 +275,12 @@ fn path_dirs_runtime_systemd_and_the_executable_follow_the_spec() {
             Some((ProtectKind::Directory, ProtectedSource::PathDirectory))
         );
     }
-    assert_eq!(
-        has(&list, &s.root.join("run/user/1000/systemd")),
-        Some((ProtectKind::Directory, ProtectedSource::SessionStartup))
-    );
+    for dir in ["systemd", "dbus-1"] {
+        assert_eq!(
+            has(&list, &s.root.join("run/user/1000").join(dir)),
+            Some((ProtectKind::Directory, ProtectedSource::SessionStartup))
+        );
+    }
     // An executable inside the repo (a jaula developer's build) is protected, and never
     // split natively: cargo must still create files beside it.
     let exe = list
@@ -290,7 +292,7 @@ fn path_dirs_runtime_systemd_and_the_executable_follow_the_spec() {
 }
 
 #[test]
-fn a_symlinked_git_directory_protects_its_target_not_the_link() {
+fn a_symlinked_git_directory_protects_its_target_and_the_link_as_a_file() {
     let s = scratch();
     let real = s.root.join("elsewhere/real.git");
     git_dir(&real);
@@ -299,7 +301,12 @@ fn a_symlinked_git_directory_protects_its_target_not_the_link() {
     std::os::unix::fs::symlink(&real, repo.join(".git")).unwrap();
     let spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo.clone());
     let (list, _) = protected(&spec);
-    assert!(has(&list, &repo.join(".git")).is_none());
+    // Not as an entry (a mount backend would bind the whole git directory read-only), but
+    // as a file: replaced by a link of the cage's making, it would redirect every name.
+    assert_eq!(
+        has(&list, &repo.join(".git")),
+        Some((ProtectKind::File, ProtectedSource::GitDirectory))
+    );
     assert_eq!(
         has(&list, &real.join("config")),
         Some((ProtectKind::File, ProtectedSource::GitConfig))
@@ -329,4 +336,129 @@ fn a_dotfile_symlink_protects_both_the_target_and_the_link() {
         has(&list, &s.home.join(".config/nvim")),
         Some((ProtectKind::File, ProtectedSource::EditorInit))
     );
+}
+
+#[test]
+fn the_owners_run_user_directory_is_protected_whatever_xdg_runtime_dir_says() {
+    let s = scratch();
+    let repo = s.root.join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    let mut spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo.clone());
+    spec.owner_uid = Some(4242);
+    for runtime in [None, Some(s.root.join("elsewhere"))] {
+        spec.runtime_dir = runtime;
+        let (list, _) = protected(&spec);
+        for dir in ["systemd", "dbus-1"] {
+            assert_eq!(
+                has(&list, &Path::new("/run/user/4242").join(dir)),
+                Some((ProtectKind::Directory, ProtectedSource::SessionStartup)),
+                "{dir}"
+            );
+        }
+    }
+    // Not on macOS, which has no `/run/user`; and nothing without a uid.
+    spec.runtime_dir = None;
+    spec.platform = Platform::MacOs;
+    let (list, _) = protected(&spec);
+    assert!(has(&list, Path::new("/run/user/4242/systemd")).is_none());
+    spec.platform = Platform::Linux;
+    spec.owner_uid = None;
+    let (list, _) = protected(&spec);
+    assert!(!list.iter().any(|(p, ..)| p.starts_with("/run/user")));
+}
+
+#[test]
+fn a_link_on_the_way_is_protected_as_a_file_and_its_target_as_the_target() {
+    let s = scratch();
+    let repo = s.root.join("repo");
+    let shared = s.root.join("shared-claude");
+    fs::create_dir_all(&repo).unwrap();
+    fs::create_dir_all(&shared).unwrap();
+    std::os::unix::fs::symlink("../shared-claude", repo.join(".claude")).unwrap();
+    let spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo.clone());
+    let (list, _) = protected(&spec);
+    assert_eq!(
+        has(&list, &shared.join("settings.json")),
+        Some((ProtectKind::File, ProtectedSource::RepoToolSettings))
+    );
+    assert_eq!(
+        has(&list, &shared.join("hooks")),
+        Some((ProtectKind::Directory, ProtectedSource::RepoToolSettings))
+    );
+    // The owner's link: removed or replaced, it would redirect every name beneath it.
+    let link = list
+        .iter()
+        .find(|(p, ..)| *p == repo.join(".claude"))
+        .unwrap();
+    assert_eq!(
+        (link.1, link.2),
+        (ProtectKind::File, ProtectedSource::RepoToolSettings)
+    );
+    assert!(!link.3, "a link on the way is never split natively");
+    // Unprotecting `.claude` (its target) frees the link with it.
+    let mut spec = spec;
+    spec.unprotected.push(repo.join(".claude"));
+    let (list, warnings) = protected(&spec);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert!(has(&list, &repo.join(".claude")).is_none());
+    assert!(has(&list, &shared.join("settings.json")).is_none());
+}
+
+#[test]
+fn a_dangling_link_protects_the_place_it_names() {
+    let s = scratch();
+    let repo = s.root.join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    // `.claude -> cl` with no `cl` yet: the cage could `mkdir cl` and write
+    // `cl/settings.json`, which the owner's tools read as `.claude/settings.json`.
+    std::os::unix::fs::symlink("cl", repo.join(".claude")).unwrap();
+    let spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo.clone());
+    let (list, _) = protected(&spec);
+    assert_eq!(
+        has(&list, &repo.join("cl/settings.json")),
+        Some((ProtectKind::File, ProtectedSource::RepoToolSettings))
+    );
+    assert_eq!(
+        has(&list, &repo.join(".claude")),
+        Some((ProtectKind::File, ProtectedSource::RepoToolSettings))
+    );
+}
+
+#[test]
+fn a_symlinked_hooks_directory_protects_what_git_runs() {
+    let s = scratch();
+    let repo = s.root.join("repo");
+    git_dir(&repo.join(".git"));
+    fs::remove_dir(repo.join(".git/hooks")).unwrap();
+    fs::create_dir_all(repo.join("tools/hooks")).unwrap();
+    std::os::unix::fs::symlink("../tools/hooks", repo.join(".git/hooks")).unwrap();
+    let spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo.clone());
+    let (list, _) = protected(&spec);
+    assert_eq!(
+        has(&list, &repo.join("tools/hooks")),
+        Some((ProtectKind::Directory, ProtectedSource::GitHooks))
+    );
+}
+
+#[test]
+fn resolution_follows_chains_relative_absolute_and_dangling_links() {
+    let s = scratch();
+    let r = &s.root;
+    fs::create_dir_all(r.join("real/sub")).unwrap();
+    std::os::unix::fs::symlink("hop", r.join("a")).unwrap();
+    std::os::unix::fs::symlink(r.join("real"), r.join("hop")).unwrap();
+    std::os::unix::fs::symlink("../gone", r.join("real/sub/d")).unwrap();
+    let (reached, links) = super::resolve_with_links(&r.join("a/sub/d/x"));
+    assert_eq!(reached, r.join("real/gone/x"));
+    assert_eq!(
+        links,
+        vec![r.join("a"), r.join("hop"), r.join("real/sub/d")]
+    );
+    let (reached, links) = super::resolve_with_links(&r.join("real/./sub/../y"));
+    assert_eq!(reached, r.join("real/y"));
+    assert!(links.is_empty());
+    // A loop ends: the kernel's limit, then the names as they are.
+    std::os::unix::fs::symlink("loop", r.join("loop")).unwrap();
+    let (reached, _) = super::resolve_with_links(&r.join("loop/z"));
+    assert_eq!(reached, r.join("loop/z"));
 }

@@ -106,6 +106,10 @@ pub struct CageFlags {
     pub protect_path_dirs: bool,
     /// The jaula binary building this cage, protected from writes inside it.
     pub launcher_exe: Option<PathBuf>,
+    /// The uid of the process building the policy, whose `/run/user/UID` runtime
+    /// directory holds what its user manager and session bus run. The caller passes it in
+    /// (`getuid`): this crate never asks the process.
+    pub owner_uid: Option<u32>,
 }
 
 /// What the launcher should believe about bubblewrap without probing.
@@ -281,6 +285,7 @@ impl Sources {
             protect_path_dirs,
             launcher_exe: flags.launcher_exe.clone(),
             runtime_dir,
+            owner_uid: flags.owner_uid,
             create_absent_roots,
         };
         Ok(Sources {

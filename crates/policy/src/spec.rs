@@ -45,6 +45,10 @@ pub struct PolicySpec {
     pub launcher_exe: Option<PathBuf>,
     /// `XDG_RUNTIME_DIR` (`/run/user/UID`), whose `systemd` directory is protected.
     pub runtime_dir: Option<PathBuf>,
+    /// The uid building the policy: `/run/user/UID`'s `systemd` and `dbus-1` are protected
+    /// on Linux whatever `XDG_RUNTIME_DIR` says (it may be unset, or name another place,
+    /// while the owner's user manager still reads `/run/user/UID`).
+    pub owner_uid: Option<u32>,
     /// Whether `jaula run` creates the absent agent-state and cache roots beneath the home
     /// before caging (config `cage.create_cache_roots`, default on). Off, a root absent at
     /// launch stays unwritable, and `decide` says so.
@@ -73,6 +77,7 @@ impl PolicySpec {
             protect_path_dirs: false,
             launcher_exe: None,
             runtime_dir: None,
+            owner_uid: None,
             create_absent_roots: true,
         }
     }

@@ -1060,3 +1060,36 @@ fn view_effect(
         .with_display_home(policy.home())
         .effect(path, access))
 }
+
+/// A protected path beneath the cage's own `/run/user` (the owner's
+/// `/run/user/UID/systemd`, every user's for root) is not in the view: no bind brings the
+/// host's in, with its user manager's private socket. One of a repo under `/tmp`, bound
+/// from the host over the cage's own `/tmp`, keeps its bind.
+#[test]
+fn protected_paths_beneath_the_cages_own_dirs_are_not_brought_in_from_the_host() {
+    let f = fixture();
+    let p = policy(&f, |s| s.owner_uid = Some(1000));
+    let systemd = PathBuf::from("/run/user/1000/systemd");
+    let dbus = PathBuf::from("/run/user/1000/dbus-1");
+    assert!(p.protected().iter().any(|pr| pr.path == systemd));
+    let git_config = f.repo.join(".git/config");
+    std::fs::create_dir_all(f.repo.join(".git")).unwrap();
+    let p = policy(&f, |s| s.owner_uid = Some(1000));
+    let disk = FakeDisk::default()
+        .dir(&systemd)
+        .dir(&dbus)
+        .dir(f.repo.join(".git"))
+        .file(&git_config);
+    let private = BwrapOptions {
+        private_tmp: Some(PrivateTmpFds { tmp: 7, var_tmp: 8 }),
+        private_run_user: Some(1000),
+        ..BwrapOptions::default()
+    };
+    let argv = render_argv(&p, &private, &disk).unwrap();
+    assert_eq!(position(&argv, "--ro-bind-try", &systemd), None, "{argv:?}");
+    assert_eq!(position(&argv, "--ro-bind-try", &dbus), None, "{argv:?}");
+    must(&argv, "--ro-bind-try", &git_config);
+    // Without the private view the host's /run/user is bound writable: the bind stays.
+    let argv = render_argv(&p, &BwrapOptions::default(), &disk).unwrap();
+    must(&argv, "--ro-bind-try", &systemd);
+}

@@ -70,6 +70,8 @@ enum Setup {
     LinkedWorktree,
     /// A copy of jaula lies at this path (relative to the scratch root) and launches the cage.
     JaulaAt(&'static str),
+    /// The owner's symlink at the first path (relative to the scratch root), to the second.
+    Link(&'static str, &'static str),
 }
 
 /// The owner's next step, uncaged, that would run the planted code.
@@ -105,12 +107,15 @@ enum Next {
     InstalledJaula,
     /// The tool that would run the file is not run here (named); the verdict is the file.
     Unrun(&'static str),
+    /// git in the repo, whose failure is the plant's effect (a socket where git reads a
+    /// file): the marker stands for that failure, made by the test when git fails.
+    GitFails(&'static [&'static str]),
 }
 
 impl Next {
     fn tools(self) -> &'static [&'static str] {
         match self {
-            Next::Git(..) | Next::GitCredential => &["git"],
+            Next::Git(..) | Next::GitCredential | Next::GitFails(_) => &["git"],
             Next::GitPager => &["git", "script"],
             Next::Bash(..) => &["bash"],
             Next::Zsh => &["zsh"],
@@ -139,6 +144,7 @@ impl Next {
             Next::OnPath(cmd) => format!("`{cmd}` from PATH"),
             Next::InstalledJaula => "the owner's next `jaula`".into(),
             Next::Unrun(tool) => format!("{tool} (not run here: host file checked)"),
+            Next::GitFails(args) => format!("`git {}` (its failure is the effect)", args.join(" ")),
         }
     }
 }
@@ -204,6 +210,9 @@ struct Route {
     guarded: &'static str,
     bwrap: Expect,
     landlock: Expect,
+    /// What the write gate's refusal names, when not `guarded` (relative to the scratch
+    /// root; the line names it or a path beneath it).
+    named: &'static str,
 }
 
 /// A route with the defaults: a plain tree, no owner files, no flags, and both backends
@@ -221,12 +230,17 @@ fn route(item: &'static str, attack: &'static str, plant: &'static str, next: Ne
         guarded: "",
         bwrap: Expect::Gate,
         landlock: Expect::Gate,
+        named: "",
     }
 }
 
 impl Route {
     fn guards(mut self, guarded: &'static str) -> Route {
         self.guarded = guarded;
+        self
+    }
+    fn names(mut self, named: &'static str) -> Route {
+        self.named = named;
         self
     }
     fn files(mut self, files: &'static [(&'static str, &'static str)]) -> Route {
@@ -435,6 +449,12 @@ impl World {
                 self.extra_flags
                     .push(format!("--allow-write={}", main.display()));
             }
+            Setup::Link(link, target) => {
+                let link = self.root.join(link);
+                std::os::unix::fs::symlink(target, &link).unwrap();
+                std::os::unix::fs::lchown(&link, Some(self.user.uid()), Some(self.user.uid()))
+                    .unwrap();
+            }
             Setup::JaulaAt(rel) => {
                 let path = self.root.join(rel);
                 fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -615,6 +635,18 @@ impl World {
             }
             Next::InstalledJaula => self.command(&self.jaula).arg("--version").output().unwrap(),
             Next::Unrun(_) => self.command("true").output().unwrap(),
+            Next::GitFails(args) => {
+                let out = self
+                    .command("git")
+                    .args(owner_git)
+                    .args(args)
+                    .output()
+                    .unwrap();
+                if !out.status.success() {
+                    fs::write(&self.ran, "git failed\n").unwrap();
+                }
+                out
+            }
         }
     }
 
@@ -670,11 +702,14 @@ impl Drop for World {
 /// An output's status, stdout and stderr, for a failure message.
 use jaula_testkit::output::describe as text;
 
-/// The write gate's refusal of the protected path (or a path beneath it).
+/// The write gate's refusal of the protected path (or a path beneath it): `protected:`
+/// for the path itself, `the protected path` for a name on the way to it.
 fn gate_refused(stderr: &str, guarded: &Path) -> bool {
     let guarded = guarded.to_str().unwrap();
     stderr.lines().any(|l| {
-        l.starts_with("jaula: refused ") && l.contains(": protected: ") && l.contains(guarded)
+        l.starts_with("jaula: refused ")
+            && (l.contains(": protected: ") || l.contains("the protected path "))
+            && l.contains(guarded)
     })
 }
 
@@ -774,10 +809,14 @@ fn case(name: &str, backend: Backend, user: User) {
             );
             if let Expect::Gate | Expect::GateBefore(_) = expect {
                 let stderr = String::from_utf8_lossy(&caged.stderr);
+                let named = match route.named {
+                    "" => guarded.clone(),
+                    named => w.root.join(named),
+                };
                 assert!(
-                    gate_refused(&stderr, &guarded),
+                    gate_refused(&stderr, &named),
                     "{who}: no `jaula: refused …: protected:` line naming {}\ncage: {}",
-                    guarded.display(),
+                    named.display(),
                     text(&caged)
                 );
             }
@@ -1307,6 +1346,74 @@ routes! {
         Next::Unrun("cargo build")).guards("home/.cargo/config.toml")
         .expect(GATE, LL_SPLIT);
 
+    // ── resolution: ancestors and sockets ──
+    claude_dir_symlinked => route(
+        "`.claude/settings.json` (no `.claude` yet)", "make `.claude` a symlink to a directory of the cage's, write `settings.json` through it",
+        r#"ln -s cl .claude && mkdir cl && printf '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch @RAN@"}]}]}}\n' > .claude/settings.json"#,
+        Next::Unrun("Claude Code")).guards("repo/.claude/settings.json")
+        .expect(GATE, GATE);
+    claude_dir_emptied_and_symlinked => route(
+        "`.claude/settings.json` (the owner's `.claude` holds only unprotected files)", "empty `.claude`, remove it, make it a symlink, write through it",
+        r#"rm .claude/notes.md && rmdir .claude && ln -s cl .claude && mkdir cl && printf '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch @RAN@"}]}]}}\n' > .claude/settings.json"#,
+        Next::Unrun("Claude Code")).guards("repo/.claude/settings.json")
+        .files(&[("repo/.claude/notes.md", "the owner's notes\n")])
+        .expect(GATE, GATE);
+    claude_dir_symlink_renamed_in => route(
+        "`.claude/settings.json` (no `.claude` yet)", "rename a symlink onto `.claude` (`mv -T`), write through it",
+        r#"mkdir cl && ln -s cl x && mv -T x .claude && printf '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch @RAN@"}]}]}}\n' > .claude/settings.json"#,
+        Next::Unrun("Claude Code")).guards("repo/.claude/settings.json")
+        .expect(GATE, GATE);
+    claude_dir_symlink_hard_linked_in => route(
+        "`.claude/settings.json` (no `.claude` yet)", "hard-link a symlink as `.claude` (`ln -P`), write through it",
+        r#"mkdir cl && ln -s cl x && ln -P x .claude && printf '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch @RAN@"}]}]}}\n' > .claude/settings.json"#,
+        Next::Unrun("Claude Code")).guards("repo/.claude/settings.json")
+        .expect(GATE, GATE);
+    claude_owner_link_replaced => route(
+        "`.claude/settings.json` (the owner's `.claude -> shared-claude`)", "remove the owner's link, make one to a directory of the cage's, write through it",
+        r#"rm .claude && ln -s cl .claude && mkdir cl && printf '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch @RAN@"}]}]}}\n' > .claude/settings.json"#,
+        Next::Unrun("Claude Code")).guards("repo/.claude")
+        .files(&[("repo/shared-claude/notes.md", "the owner's notes\n")])
+        .setup(Setup::Link("repo/.claude", "shared-claude"))
+        .expect(GATE, GATE);
+    claude_owner_link_target_replaced => route(
+        "`.claude/settings.json` (the owner's `.claude -> shared-claude`)", "empty and remove the link's target, make it a symlink to a directory of the cage's, write through both",
+        r#"rm shared-claude/notes.md && rmdir shared-claude && ln -s cl shared-claude && mkdir cl && printf '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch @RAN@"}]}]}}\n' > .claude/settings.json"#,
+        Next::Unrun("Claude Code")).guards("repo/.claude/settings.json").names("repo/shared-claude")
+        .files(&[("repo/shared-claude/notes.md", "the owner's notes\n")])
+        .setup(Setup::Link("repo/.claude", "shared-claude"))
+        .expect(GATE, GATE);
+    claude_owner_link_dangling => route(
+        "`.claude/settings.json` (the owner's `.claude -> cl`, no `cl` yet)", "make `cl`, write `cl/settings.json`",
+        r#"mkdir cl && printf '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch @RAN@"}]}]}}\n' > cl/settings.json"#,
+        Next::Unrun("Claude Code")).guards("repo/cl/settings.json")
+        .setup(Setup::Link("repo/.claude", "cl"))
+        .expect(GATE, GATE);
+    local_share_symlinked => route(
+        "`~/.local/share/dbus-1/services/x.service` (an empty `~/.local/share`)", "remove `~/.local/share`, make it a symlink to a directory of the cage's, plant a service through it",
+        r#"rmdir "$HOME/.local/share"; ln -s "$HOME/.cache/share" "$HOME/.local/share" && mkdir -p "$HOME/.cache/share/dbus-1/services" && printf '[D-BUS Service]\nName=org.jaula.Planted\nExec=/bin/sh -c "touch @RAN@"\n' > "$HOME/.local/share/dbus-1/services/org.jaula.Planted.service""#,
+        Next::DbusActivation).guards("home/.local/share/dbus-1").names("home/.local/share")
+        .expect(MOUNT_BUSY, GATE);
+    socket_at_envrc => route(
+        "`.envrc` (a socket)", "bind a unix socket there",
+        r#"perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Local => ".envrc", Listen => 1) or die "bind: $!\n"'"#,
+        Next::Unrun("direnv")).guards("repo/.envrc")
+        .expect(GATE, GATE);
+    socket_at_git_commondir => route(
+        "`.git/commondir` (a socket)", "bind a unix socket there",
+        r#"perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Local => ".git/commondir", Listen => 1) or die "bind: $!\n"'"#,
+        Next::GitFails(&["status", "--short"])).guards("repo/.git/commondir")
+        .expect(GATE, GATE);
+    socket_at_hook => route(
+        "`.git/hooks/pre-commit` (a socket)", "bind a unix socket there",
+        r#"perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Local => ".git/hooks/pre-commit", Listen => 1) or die "bind: $!\n"'"#,
+        Next::GitFails(&["commit", "-q", "--allow-empty", "-m", "owner"])).guards("repo/.git/hooks")
+        .expect(RO_BIND, GATE);
+    socket_on_the_way => route(
+        "`.claude/settings.json` (a socket at `.claude`)", "bind a unix socket at `.claude`",
+        r#"perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Local => ".claude", Listen => 1) or die "bind: $!\n"'"#,
+        Next::Unrun("Claude Code")).guards("repo/.claude")
+        .expect(GATE, GATE);
+
     // ── jaula itself ──
     jaula_in_cargo_bin_overwritten => route(
         "`~/.cargo/bin/jaula` (the one that launched the cage)", "overwrite it in place",
@@ -1414,8 +1521,9 @@ fn routes_are_well_formed() {
     for r in &routes {
         assert!(names.insert(r.name), "{} twice", r.name);
         assert!(!r.guarded.is_empty(), "{}: no protected entry", r.name);
+        // A plant whose effect is a failure (a socket) leaves none: the step makes it.
         assert!(
-            r.plant.contains(RAN),
+            r.plant.contains(RAN) || matches!(r.next, Next::GitFails(_) | Next::Unrun(_)),
             "{}: the plant leaves no marker",
             r.name
         );

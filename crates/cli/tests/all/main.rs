@@ -43,6 +43,9 @@ mod contract_live;
 // Linux layers (or Linux-only syscalls and flags): nothing to build elsewhere.
 #[cfg(target_os = "linux")]
 mod escape;
+// `/run/user/UID` is Linux's runtime directory.
+#[cfg(target_os = "linux")]
+mod escape_runtime_dir;
 // The launch plan hands the Linux launch between its stages.
 #[cfg(target_os = "linux")]
 mod launch_plan;

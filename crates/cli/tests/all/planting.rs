@@ -406,6 +406,75 @@ fn landlock_refuses_a_protected_file_under_another_mount() {
     assert!(f.repo.join(".git/hooks/pre-commit").is_file());
 }
 
+/// The same through another mount for a name on the way to a protected path: `.claude`
+/// (of `.claude/settings.json`, absent) may not become a symlink through the bind mount
+/// either, since the gate knows the name by its directory's identity and its own. The
+/// control, without the gate, makes the link in the real repo. Root only, as above.
+#[test]
+fn landlock_refuses_a_symlink_on_the_way_under_another_mount() {
+    if !rustix::process::geteuid().is_root() {
+        skip_or_fail("a bind mount needs root");
+        return;
+    }
+    if !backend_or_skip("landlock", User::Root) {
+        return;
+    }
+    let f = Fixture::new("other-mount-on-the-way", User::Root);
+    let alt = f.root.join("alt");
+    fs::create_dir_all(&alt).unwrap();
+    let link = f.repo.join(".claude");
+    // No `.claude` at launch: the name, not a directory of the owner's, is what is known.
+    let _ = fs::remove_dir_all(&link);
+    let run = |extra: &str| {
+        let script = format!("ln -s cl {alt}/.claude; echo $?", alt = alt.display());
+        let inner = format!(
+            "mount --bind \"$1\" \"$2\" && exec \"$3\" run --backend landlock {extra} \
+             --repo \"$1\" --home \"$4\" -- sh -c \"$5\"",
+        );
+        let mut cmd = Command::new("unshare");
+        cmd.args(["-m", "--propagation", "private", "sh", "-c", &inner, "sh"])
+            .arg(&f.repo)
+            .arg(&alt)
+            .arg(jaula())
+            .arg(&f.home)
+            .arg(&script)
+            .current_dir(&f.repo);
+        f.as_owner(&mut cmd);
+        cmd.output().unwrap()
+    };
+    let out = run("");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "1",
+        "{}",
+        text(&out)
+    );
+    let line = format!(
+        "jaula: refused create of {}/.claude: only a directory may stand on the way to the \
+         protected path {}",
+        alt.display(),
+        f.repo.join(".claude/settings.json").display()
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&line),
+        "{line}\n{}",
+        text(&out)
+    );
+    assert!(fs::symlink_metadata(&link).is_err());
+    // The control: without the gate the link lands in the real repo.
+    let out = run("--no-socket-gate");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "0",
+        "{}",
+        text(&out)
+    );
+    assert!(fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
 /// A protected path the owner also seals (`--deny ~/.bashrc`) is `/dev/null` in the bwrap
 /// view: its identity must not make `/dev/null` itself a protected file.
 #[test]

@@ -76,7 +76,9 @@ pub(crate) fn option_flags(options: &BwrapOptions) -> Vec<&'static str> {
 ///    Then every other protected path that exists (cage configuration and the planting
 ///    guard) and that a writable mount touches (lies at, beneath or above it) as
 ///    `--ro-bind-try P P`: read-only even beneath a writable root or the entry's
-///    self-bind, and still covered by any seal beneath or above it. One no writable mount
+///    self-bind, and still covered by any seal beneath or above it. One beneath the
+///    cage's own `/tmp`, `/var/tmp` or `/run/user` that no host mount touches is not in
+///    the view at all, and gets nothing (a bind would bring the host's in). One no writable mount
 ///    touches (`~/.bashrc` in the read-only home) is read-only through step 1 already, and
 ///    renaming over it needs a write to its read-only parent: it gets no mount of its own,
 ///    since each bind costs bubblewrap a full read of /proc/self/mountinfo. An absent protected
@@ -194,11 +196,18 @@ pub fn render_argv(
     // binding it onto itself again would only cost bubblewrap another pass over
     // /proc/self/mountinfo, the most expensive step of building the view.
     let writable_mounts = writable_mounts(policy, &files, options, disk);
+    let own = own_mounts(options);
+    let host_mounts: Vec<&Path> = writable_mounts
+        .iter()
+        .filter(|m| !own.contains(m))
+        .copied()
+        .collect();
     for protected in policy.protected() {
         if protected.kind != ProtectKind::Entry
             && disk.exists(&protected.path)
             && !disk.is_symlink(&protected.path)
             && touches_any(&protected.path, &writable_mounts)
+            && !hidden_by_own(&protected.path, &own, &host_mounts)
         {
             argv.op2(
                 "--ro-bind-try",
@@ -293,6 +302,27 @@ fn writable_mounts<'p>(
             .map(|p| p.path.as_path()),
     );
     mounts
+}
+
+/// The cage's own directories that replace the host's in the view (`/tmp`, `/var/tmp`,
+/// `/run/user`), when the options carry them.
+fn own_mounts(options: &BwrapOptions) -> Vec<&'static Path> {
+    let mut own = Vec::new();
+    if options.private_tmp.is_some() {
+        own.extend([Path::new(TMP), Path::new(VAR_TMP)]);
+    }
+    if options.private_run_user.is_some() {
+        own.push(Path::new(RUN_USER));
+    }
+    own
+}
+
+/// Whether the host's `path` is absent from the view: it lies beneath one of the cage's own
+/// directories and no mount of a host directory (`host`) touches it. Binding it read-only
+/// would bring the host's file into the view: `/run/user/UID/systemd` (protected for its
+/// units) holds the user manager's private socket.
+fn hidden_by_own(path: &Path, own: &[&Path], host: &[&Path]) -> bool {
+    own.iter().any(|m| path.starts_with(m)) && !touches_any(path, host)
 }
 
 /// Whether `path` lies at, beneath or above one of `mounts` (by component): only then can

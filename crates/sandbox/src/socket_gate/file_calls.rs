@@ -254,6 +254,12 @@ pub(super) struct ProtectedFiles {
     pub(crate) whole: HashMap<FileId, PathBuf>,
     /// The protected directories: every name directly inside them is protected.
     pub(crate) parents: HashMap<FileId, PathBuf>,
+    /// Each name on the way to a protected path, as (the directory holding it, its name):
+    /// only a directory may be made there, whatever path the directory is reached by.
+    pub(crate) on_the_way: HashMap<(FileId, Vec<u8>), PathBuf>,
+    /// The same names by path (every strict ancestor of a protected path, present or
+    /// not), each with the first protected path beneath it: one lookup per creation.
+    pub(crate) on_the_way_paths: HashMap<PathBuf, PathBuf>,
 }
 
 impl ProtectedFiles {
@@ -273,6 +279,27 @@ impl ProtectedFiles {
             out.whole.insert(id, protected.path.clone());
             if protected.kind == jaula_policy::ProtectKind::Directory && meta.is_dir() {
                 out.parents.insert(id, protected.path.clone());
+            }
+        }
+        // Also for the absent ones: `.claude` of `.claude/settings.json` is on the way to
+        // a protected path while neither exists.
+        let mut seen = std::collections::HashSet::new();
+        for protected in policy.protected() {
+            for on_the_way in protected.path.ancestors().skip(1) {
+                let (Some(dir), Some(name)) = (on_the_way.parent(), on_the_way.file_name()) else {
+                    continue;
+                };
+                if !seen.insert(on_the_way.to_path_buf()) {
+                    continue;
+                }
+                out.on_the_way_paths
+                    .insert(on_the_way.to_path_buf(), protected.path.clone());
+                // Ancestors of a resolved path: the directory is not reached through a link.
+                if let Ok(meta) = std::fs::metadata(dir) {
+                    out.on_the_way
+                        .entry(((meta.dev(), meta.ino()), name.as_bytes().to_vec()))
+                        .or_insert_with(|| protected.path.clone());
+                }
             }
         }
         out
@@ -352,6 +379,42 @@ impl Guard<'_> {
         let parent = (entry.name != b"." && entry.name != b"..").then(|| entry.parent.as_fd());
         self.check_ids(&path, existing.as_ref().map(|f| f.as_fd()), parent, verb)?;
         Ok(path)
+    }
+
+    /// `EACCES` when a name other than a directory (a symlink, a file, a node, a socket, a
+    /// hard link) would be made at `entry` while a protected path lies beneath that name:
+    /// `ln -s mine .claude` then `.claude/settings.json` written into `mine/` leaves the
+    /// owner's `.claude/settings.json` resolving to the cage's file, though no protected
+    /// path was ever named. A real directory may be made there: what is then made inside
+    /// it is checked by path as usual. By path, and by (directory, name) for the names
+    /// that existed at launch, so another mount of the repo is no way around it.
+    pub(super) fn check_on_the_way(&mut self, entry: &Entry, verb: &str) -> Result<(), i32> {
+        if entry.name == b"." || entry.name == b".." {
+            return Ok(());
+        }
+        let path = entry_path(entry)?;
+        let held = match self.files.on_the_way_paths.get(&path).cloned() {
+            Some(held) => held,
+            None => {
+                let Some(dir) = id_of(entry.parent.as_fd()) else {
+                    return Err(libc::EACCES);
+                };
+                match self.files.on_the_way.get(&(dir, entry.name.clone())) {
+                    Some(held) => held.clone(),
+                    None => return Ok(()),
+                }
+            }
+        };
+        *self.refused += 1;
+        if self.reported.insert(path.clone()) {
+            eprintln!(
+                "jaula: refused {verb} {}: only a directory may stand on the way to the \
+                 protected path {}",
+                path.display(),
+                held.display()
+            );
+        }
+        Err(libc::EACCES)
     }
 
     /// The checks for a file that is written, truncated or linked: its path, and it and
@@ -816,6 +879,7 @@ impl FileCalls<'_, '_> {
                     let path = self
                         .guard
                         .check_entry(&entry, Access::Create, "create of")?;
+                    self.guard.check_on_the_way(&entry, "create of")?;
                     if self
                         .guard
                         .plan_git_new(&entry, &path, Made::File, "create of")?
@@ -908,7 +972,8 @@ impl FileCalls<'_, '_> {
         Ok(FileAnswer::Opened(fd, flags & libc::O_CLOEXEC != 0))
     }
 
-    /// Make a new name (directory, node, symlink) unless it is protected.
+    /// Make a new name (directory, node, symlink) unless it is protected, or, for anything
+    /// but a directory, on the way to a protected path.
     fn make(
         &mut self,
         dir: i32,
@@ -920,6 +985,9 @@ impl FileCalls<'_, '_> {
         let path = self
             .guard
             .check_entry(&entry, Access::Create, "create of")?;
+        if made != Made::Directory {
+            self.guard.check_on_the_way(&entry, "create of")?;
+        }
         self.guard.check_git_new(&entry, &path, made, "create of")?;
         let name = name_of(&entry);
         with_caller_umask(self.caller.tid(), || make(entry.parent.as_fd(), &name))?
@@ -960,6 +1028,7 @@ impl FileCalls<'_, '_> {
         let path = self
             .guard
             .check_entry(&entry, Access::Create, "create of")?;
+        self.guard.check_on_the_way(&entry, "create of")?;
         self.guard
             .check_git_new(&entry, &path, Made::Other, "create of")?;
         rustix::fs::linkat(
@@ -1039,6 +1108,7 @@ impl FileCalls<'_, '_> {
             self.guard.check_entry(entry, Access::Write, verb)?;
             let path = entry_path(entry)?;
             self.guard.check_holder(&path, verb)?;
+            self.guard.check_on_the_way(entry, verb)?;
             self.guard.check_widened_holder(&path, verb)?;
         }
         if self.guard.rename_git(&from, &to, flags)? {

@@ -143,3 +143,76 @@ fn a_trailing_slash_is_given_back_to_the_kernel_only_for_a_real_name() {
         dir.path().canonicalize().unwrap()
     );
 }
+
+/// A guard over the default policy for `repo` in `home`, and an entry `name` in `dir`.
+fn on_the_way(
+    policy: &jaula_policy::Policy,
+    files: &ProtectedFiles,
+    dir: &std::path::Path,
+    name: &str,
+) -> Result<(), i32> {
+    let mut reported = std::collections::HashSet::new();
+    let mut refused = 0;
+    let mut guard = Guard {
+        policy,
+        files,
+        reported: &mut reported,
+        refused: &mut refused,
+        widened: &[],
+    };
+    let entry = Entry {
+        parent: rustix::fs::open(dir, OFlags::PATH | OFlags::DIRECTORY, Mode::empty()).unwrap(),
+        name: name.as_bytes().to_vec(),
+        dir_only: false,
+    };
+    let answer = guard.check_on_the_way(&entry, "create of");
+    assert_eq!(refused, u64::from(answer.is_err()));
+    answer
+}
+
+#[test]
+fn only_a_directory_may_stand_on_the_way_to_a_protected_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (home, repo) = (root.join("home"), root.join("repo"));
+    std::fs::create_dir_all(home.join(".local/share")).unwrap();
+    std::fs::create_dir_all(&repo).unwrap();
+    let policy = jaula_policy::PolicySpec::with_defaults(
+        jaula_policy::Platform::Linux,
+        home.clone(),
+        repo.clone(),
+    )
+    .resolve()
+    .unwrap();
+    let files = ProtectedFiles::of(&policy);
+    // `.claude` (absent) holds `.claude/settings.json`; `~/.local/share` and `~/.local`
+    // hold `applications`; `.gemini` holds `settings.json`.
+    assert_eq!(
+        on_the_way(&policy, &files, &repo, ".claude"),
+        Err(libc::EACCES)
+    );
+    assert_eq!(
+        on_the_way(&policy, &files, &repo, ".gemini"),
+        Err(libc::EACCES)
+    );
+    assert_eq!(
+        on_the_way(&policy, &files, &home.join(".local"), "share"),
+        Err(libc::EACCES)
+    );
+    assert_eq!(
+        on_the_way(&policy, &files, &home, ".local"),
+        Err(libc::EACCES)
+    );
+    // A protected path itself, and names beside or beneath one, are other checks' business.
+    assert_eq!(on_the_way(&policy, &files, &repo, ".envrc"), Ok(()));
+    assert_eq!(on_the_way(&policy, &files, &repo, "src"), Ok(()));
+    assert_eq!(on_the_way(&policy, &files, &repo, "."), Ok(()));
+    // Known by (directory, name) too, for the names whose directory existed at launch: what
+    // another mount of the repo would be checked by.
+    let id = std::fs::metadata(&repo).unwrap();
+    let key = ((id.dev(), id.ino()), b".claude".to_vec());
+    assert!(files
+        .on_the_way
+        .get(&key)
+        .is_some_and(|p| p.starts_with(repo.join(".claude"))));
+}

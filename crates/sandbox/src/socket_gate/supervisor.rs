@@ -19,7 +19,6 @@
 use std::collections::HashSet;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -322,11 +321,14 @@ impl Supervisor {
     /// socket itself (sock_diag by the socket's inode), never looked up by name, which the
     /// cage could have swapped for a host socket.
     ///
-    /// Without taken-over splits nothing is checked before the bind: Landlock's
-    /// `MAKE_SOCK` applies to this process as to the cage, so nothing can be raced. With
-    /// them, this process may make sockets where the cage may not (in a split directory's
-    /// sealed or protected entries), and the kernel resolves the address again after any
-    /// check. So the place is decided first, from pinned directories, and the bind is made
+    /// The name is checked first, as every creation is (the planting guard: a protected
+    /// name, or one on the way to a protected path). The kernel resolves the address again
+    /// after the check, but every call that could change what it resolves to (a rename, a
+    /// symlink, a removal) is answered on this same thread, after this one. Without
+    /// taken-over splits the bind is then made here: Landlock's `MAKE_SOCK` applies to this
+    /// process as to the cage. With them, this process may make sockets where the cage may
+    /// not (in a split directory's sealed or protected entries), so the place is decided
+    /// from pinned directories, and the bind is made
     /// where the kernel cannot be steered: in this thread only when the address names,
     /// without a symlink or `..`, an entry directly inside a widened directory (whose
     /// every ancestor no cage can rename or remove: read-only to it, or widened, which
@@ -346,57 +348,39 @@ impl Supervisor {
         )
         .map_err(errno)?;
         let mask = file_calls::caller_umask(tid)?;
+        // A socket is a name like any other: at a protected path (`.envrc`,
+        // `.git/commondir`) or on the way to one (`.claude`) it is refused as a file would
+        // be, or the owner's tools find a socket where they read their settings; and a
+        // socket named `objects` or `refs` can make a directory git-like, so git's rules
+        // apply too. The kernel resolves the address again when it binds, but no other
+        // gated call (the only way to change a name) runs before it does.
+        let start = if path.first() == Some(&b'/') {
+            sys::open_path(Path::new("/"), libc::O_PATH | libc::O_DIRECTORY)
+        } else {
+            sys::open_path(
+                Path::new(&format!("/proc/{tid}/cwd")),
+                libc::O_PATH | libc::O_DIRECTORY,
+            )
+        }
+        .map_err(errno)?;
+        let entry = Caller::new(tid).locate(start, path)?;
+        let widened = self.split.as_ref().map_or(&[][..], |s| &s.widened[..]);
+        let mut guard = Guard {
+            policy: &self.policy,
+            files: &self.protected_files,
+            reported: &mut self.reported,
+            refused: &mut self.counts.refused,
+            widened,
+        };
+        let named = guard.check_entry(&entry, Access::Create, "bind of")?;
+        guard.check_on_the_way(&entry, "bind of")?;
+        guard.check_git_new(&entry, &named, Made::Other, "bind of")?;
         match self.split.as_ref() {
-            None => {
-                // The name is checked for git's rules only (a socket named `objects` or
-                // `refs` can make a directory git-like); the kernel resolves the address
-                // again, but no other gated call runs before it does.
-                let start = if path.first() == Some(&b'/') {
-                    sys::open_path(Path::new("/"), libc::O_PATH | libc::O_DIRECTORY)
-                } else {
-                    sys::open_path(
-                        Path::new(&format!("/proc/{tid}/cwd")),
-                        libc::O_PATH | libc::O_DIRECTORY,
-                    )
-                }
-                .map_err(errno)?;
-                let entry = Caller::new(tid).locate(start, path)?;
-                let mut guard = Guard {
-                    policy: &self.policy,
-                    files: &self.protected_files,
-                    reported: &mut self.reported,
-                    refused: &mut self.counts.refused,
-                    widened: &[],
-                };
-                let named = file_calls::path_of(entry.parent.as_fd())?
-                    .join(&*std::ffi::OsString::from_vec(entry.name.clone()));
-                guard.check_git_new(&entry, &named, Made::Other, "bind of")?;
-                self.bind_here(cwd.as_fd(), mask, socket, addr)?
-            }
+            None => self.bind_here(cwd.as_fd(), mask, socket, addr)?,
             Some(split) => {
-                let start = if path.first() == Some(&b'/') {
-                    sys::open_path(Path::new("/"), libc::O_PATH | libc::O_DIRECTORY)
-                } else {
-                    sys::open_path(
-                        Path::new(&format!("/proc/{tid}/cwd")),
-                        libc::O_PATH | libc::O_DIRECTORY,
-                    )
-                }
-                .map_err(errno)?;
-                let entry = Caller::new(tid).locate(start, path)?;
-                let widened = &split.widened;
-                let mut guard = Guard {
-                    policy: &self.policy,
-                    files: &self.protected_files,
-                    reported: &mut self.reported,
-                    refused: &mut self.counts.refused,
-                    widened,
-                };
-                let named = guard.check_entry(&entry, Access::Create, "bind of")?;
-                guard.check_git_new(&entry, &named, Made::Other, "bind of")?;
                 let parent = file_calls::path_of(entry.parent.as_fd())?;
                 let cwd_path = file_calls::path_of(cwd.as_fd())?;
-                if widened.contains(&parent) && names_entry_of(&cwd_path, path, &parent) {
+                if split.widened.contains(&parent) && names_entry_of(&cwd_path, path, &parent) {
                     self.bind_here(cwd.as_fd(), mask, socket, addr)?;
                 } else {
                     bind_in_command_domain(&split.command, cwd.as_fd(), mask, socket, addr)?;
