@@ -64,10 +64,13 @@ pub enum ConfigRefusal {
         /// Its dotted name.
         name: String,
     },
-    /// `core.worktree` naming a place outside every writable root.
+    /// `core.worktree` naming a place the owner's checkout must not write: outside every
+    /// writable root, or holding (or inside) a protected path.
     Worktree {
         /// Where it resolves.
         resolved: PathBuf,
+        /// Why that place is refused.
+        why: String,
     },
 }
 
@@ -83,9 +86,10 @@ impl fmt::Display for ConfigRefusal {
                 "git key {name} is not one a cage may set in a repository (it may make \
                  the owner's git run a command)"
             ),
-            ConfigRefusal::Worktree { resolved } => write!(
+            ConfigRefusal::Worktree { resolved, why } => write!(
                 f,
-                "git key core.worktree names {}, outside every writable root",
+                "git key core.worktree names {}, {why} (the owner's checkout there would \
+                 write what the cage committed)",
                 resolved.display()
             ),
         }
@@ -161,15 +165,21 @@ pub fn is_safe_key(entry: &ConfigEntry) -> bool {
         .any(|(s, k)| *s == entry.section && (*k == "*" || *k == entry.key))
 }
 
+/// Where a `core.worktree` value leads, judged by the caller, which can look at the
+/// filesystem: git resolves the value physically (through symlinks) from the git
+/// directory, so only the caller can say where the owner's checkout would write.
+/// It is given the git directory and the value joined to it, unresolved.
+pub type WorktreeJudge<'a> = &'a dyn Fn(&Path, &Path) -> Result<(), String>;
+
 /// Admit `new`, the config about to become the one of the git directory `git_dir`, when
-/// every key is safe or unchanged from `current` (the file it replaces, if any) and
-/// `core.worktree` stays inside `writable` roots. `current` that does not parse admits
-/// nothing by itself.
+/// every key is safe or unchanged from `current` (the file it replaces, if any) and a new
+/// `core.worktree` (joined to `git_dir`, unresolved) passes `worktree`. `current` that
+/// does not parse admits nothing by itself.
 pub fn admit(
     new: &[u8],
     current: Option<&[u8]>,
     git_dir: &Path,
-    writable: &[&Path],
+    worktree: WorktreeJudge<'_>,
 ) -> Result<(), ConfigRefusal> {
     let entries = parse(new)?;
     let kept = current.and_then(|c| parse(c).ok()).unwrap_or_default();
@@ -181,31 +191,54 @@ pub fn admit(
             return Err(ConfigRefusal::Key { name: entry.name() });
         }
         if entry.section == "core" && entry.key == "worktree" {
-            worktree_inside(entry.value.as_deref(), git_dir, writable)?;
+            judge_worktree(entry.value.as_deref(), git_dir, worktree)?;
         }
     }
     Ok(())
 }
 
-/// `core.worktree` resolved as git resolves it (relative to the git directory), lexically.
-fn worktree_inside(
+/// `core.worktree` as git reads it: relative to the git directory, never `~`-expanded.
+/// A value only a shell would read is not what git writes: refused rather than guessed.
+fn judge_worktree(
     value: Option<&[u8]>,
     git_dir: &Path,
-    writable: &[&Path],
+    worktree: WorktreeJudge<'_>,
 ) -> Result<(), ConfigRefusal> {
     use std::os::unix::ffi::OsStrExt;
     let value = value.unwrap_or_default();
-    let named = Path::new(std::ffi::OsStr::from_bytes(value));
-    let resolved = normalize_lexically(&git_dir.join(named));
-    // `~` is not expanded by git here, but a value that only a shell would read is not
-    // what git writes: refuse rather than guess.
-    if value.is_empty() || value.starts_with(b"~") || !resolved.is_absolute() {
-        return Err(ConfigRefusal::Worktree { resolved });
+    let joined = git_dir.join(Path::new(std::ffi::OsStr::from_bytes(value)));
+    if value.is_empty() || value.starts_with(b"~") || !joined.is_absolute() {
+        return Err(ConfigRefusal::Worktree {
+            resolved: normalize_lexically(&joined),
+            why: "which git would not read as a directory".into(),
+        });
     }
-    if writable.iter().any(|root| resolved.starts_with(root)) {
+    worktree(git_dir, &joined).map_err(|why| ConfigRefusal::Worktree {
+        resolved: normalize_lexically(&joined),
+        why,
+    })
+}
+
+impl crate::Policy {
+    /// Whether the owner's checkout may write at `place` (a `core.worktree` a cage set,
+    /// resolved physically): only inside a writable root, where the cage could have
+    /// written the same files itself, and nowhere that is, holds or lies in a protected
+    /// path or a sealed root, which the checkout would otherwise write for the cage.
+    pub fn judge_worktree_place(&self, place: &Path) -> Result<(), String> {
+        if !self.writable().iter().any(|w| place.starts_with(&w.path)) {
+            return Err("outside every writable root".into());
+        }
+        let overlaps = |other: &Path| other.starts_with(place) || place.starts_with(other);
+        if let Some(p) = self.protected().iter().find(|p| overlaps(&p.path)) {
+            return Err(format!(
+                "which meets the protected path {}",
+                p.path.display()
+            ));
+        }
+        if let Some(s) = self.sealed().iter().find(|s| overlaps(&s.path)) {
+            return Err(format!("which meets the sealed path {}", s.path.display()));
+        }
         Ok(())
-    } else {
-        Err(ConfigRefusal::Worktree { resolved })
     }
 }
 

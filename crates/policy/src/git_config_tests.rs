@@ -5,8 +5,16 @@ use super::{admit, parse, ConfigRefusal};
 const GIT_DIR: &str = "/work/repo/.git/modules/lib";
 const ROOTS: &[&str] = &["/work/repo"];
 
-fn roots() -> Vec<&'static Path> {
-    ROOTS.iter().map(Path::new).collect()
+/// The judge the supervisor passes, without the filesystem: resolved lexically, inside
+/// `ROOTS`. (What the supervisor's judge adds, physical resolution and the protected and
+/// sealed paths, is tested in `judge_worktree_place_*` and live.)
+fn inside_roots(_git_dir: &Path, joined: &Path) -> Result<(), String> {
+    let resolved = crate::paths::normalize_lexically(joined);
+    if ROOTS.iter().any(|r| resolved.starts_with(r)) {
+        Ok(())
+    } else {
+        Err("outside every writable root".into())
+    }
 }
 
 fn check(new: &str, current: Option<&str>) -> Result<(), ConfigRefusal> {
@@ -14,7 +22,7 @@ fn check(new: &str, current: Option<&str>) -> Result<(), ConfigRefusal> {
         new.as_bytes(),
         current.map(str::as_bytes),
         Path::new(GIT_DIR),
-        &roots(),
+        &inside_roots,
     )
 }
 

@@ -398,6 +398,52 @@ fn ordinary_work_succeeds(backend: &str, user: User) {
     assert!(!f.marker().exists());
 }
 
+/// `core.worktree` set in a repository the cage made, leading where the cage may not
+/// write: the owner's next checkout there writes what the cage committed. Into the launch
+/// repo's `.git` (a hook), and into the home through a symlink (`~/.bashrc`).
+const WORKTREE_ATTACKS: &[(&str, &str)] = &[
+    (
+        r#"git init -q -b main sub && cd sub && mkdir hooks && printf '#!/bin/sh\ntouch %s/MARKER\n' "$ROOT" > hooks/pre-commit && chmod +x hooks/pre-commit && git add -A && git -c user.name=a -c user.email=a@b.invalid commit -qm x && git config core.worktree ../../.git"#,
+        "repo/.git/hooks/pre-commit",
+    ),
+    (
+        r#"git init -q -b main sub && cd sub && printf 'touch %s/MARKER\n' "$ROOT" > .bashrc && git add -A && git -c user.name=a -c user.email=a@b.invalid commit -qm x && ln -s "$HOME" .git/wt && git config core.worktree wt"#,
+        "home/.bashrc",
+    ),
+];
+
+fn worktree_leading_out(backend: &str, user: User) {
+    if !backend_or_skip(backend, user) {
+        return;
+    }
+    for (attack, lands) in WORKTREE_ATTACKS {
+        // The control: uncaged, the owner's checkout in `sub` writes the cage's file there.
+        let control = Fixture::new("worktree-control", user);
+        let out = control.uncaged(attack);
+        assert!(out.status.success(), "control `{attack}`: {}", text(&out));
+        let _ = control.owner_git_output(&control.repo.join("sub"), &["checkout", "--", "."]);
+        assert!(
+            control.root.join(lands).exists(),
+            "{user:?}: uncaged, the owner's checkout did not write {lands}"
+        );
+
+        let f = Fixture::new(&format!("worktree-{backend}"), user);
+        let out = f.caged(backend, attack);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("jaula: refused rename onto") && stderr.contains("core.worktree"),
+            "{user:?} {backend}: `{attack}`: no refusal naming core.worktree: {}",
+            text(&out)
+        );
+        let _ = f.owner_git_output(&f.repo.join("sub"), &["checkout", "--", "."]);
+        let _ = f.owner_git_output(&f.repo, &["commit", "-q", "--allow-empty", "-m", "o"]);
+        assert!(
+            !f.root.join(lands).exists() && !f.marker().exists(),
+            "{user:?} {backend}: `{attack}`: the owner's checkout wrote {lands}"
+        );
+    }
+}
+
 /// One `#[test]` per (case, backend, user).
 macro_rules! case_tests {
     ($($name:ident => $case:ident($backend:expr, $user:expr);)*) => {
@@ -425,4 +471,8 @@ case_tests! {
     work_landlock_nobody => ordinary_work_succeeds("landlock", User::Nobody);
     work_bwrap_root => ordinary_work_succeeds("bwrap", User::Root);
     work_bwrap_nobody => ordinary_work_succeeds("bwrap", User::Nobody);
+    worktree_landlock_root => worktree_leading_out("landlock", User::Root);
+    worktree_landlock_nobody => worktree_leading_out("landlock", User::Nobody);
+    worktree_bwrap_root => worktree_leading_out("bwrap", User::Root);
+    worktree_bwrap_nobody => worktree_leading_out("bwrap", User::Nobody);
 }

@@ -471,14 +471,6 @@ impl Guard<'_> {
         libc::EACCES
     }
 
-    fn writable_roots(&self) -> Vec<&std::path::Path> {
-        self.policy
-            .writable()
-            .iter()
-            .map(|w| w.path.as_path())
-            .collect()
-    }
-
     /// The git rules for making `entry` (at `path`) as `made`: refused where git would
     /// read it as config or a hook; a directory that the call makes git-like has its
     /// config admitted and reinstalled first (see `git_dirs`).
@@ -529,8 +521,11 @@ impl Guard<'_> {
         path: &std::path::Path,
         verb: &str,
     ) -> Result<(), i32> {
-        let writable = self.writable_roots();
-        match git_dirs::admit_new_git_dir(dir, dir_path, &writable) {
+        let policy = self.policy;
+        let judge = |git_dir: &std::path::Path, joined: &std::path::Path| {
+            git_dirs::judge_worktree(policy, git_dir, joined)
+        };
+        match git_dirs::admit_new_git_dir(dir, dir_path, &judge) {
             Ok(()) => Ok(()),
             Err(Ok(why)) => Err(self.refuse_git(path, verb, &why)),
             Err(Err(e)) => Err(e),
@@ -592,14 +587,17 @@ impl Guard<'_> {
                 {
                     return Err(libc::EEXIST);
                 }
-                let writable = self.writable_roots();
+                let policy = self.policy;
+                let judge = |git_dir: &std::path::Path, joined: &std::path::Path| {
+                    git_dirs::judge_worktree(policy, git_dir, joined)
+                };
                 match git_dirs::install(
                     from.parent.as_fd(),
                     &from.name,
                     to.parent.as_fd(),
                     &dir_path,
                     &to.name,
-                    &writable,
+                    &judge,
                 ) {
                     Ok(()) => Ok(true),
                     Err(Ok(why)) => Err(self.refuse_git(&path, "rename onto", &why)),

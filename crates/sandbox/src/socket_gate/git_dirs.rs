@@ -251,7 +251,7 @@ pub(super) fn install(
     dir: BorrowedFd<'_>,
     dir_path: &Path,
     name: &[u8],
-    writable: &[&Path],
+    worktree: jaula_policy::git_config::WorktreeJudge<'_>,
 ) -> Result<(), Result<String, i32>> {
     let source = match open_read(source_dir, source_name) {
         Ok(f) => f,
@@ -271,7 +271,7 @@ pub(super) fn install(
         Err(_) => None,
     };
     let (bytes, mode) = read_config(source).map_err(Ok)?;
-    jaula_policy::git_config::admit(&bytes, current.as_deref(), dir_path, writable)
+    jaula_policy::git_config::admit(&bytes, current.as_deref(), dir_path, worktree)
         .map_err(|refusal| Ok(refusal.to_string()))?;
     write_fresh(dir, name, &bytes, mode).map_err(Err)?;
     rustix::fs::unlinkat(source_dir, source_name, AtFlags::empty()).map_err(|e| Err(errno(e)))
@@ -283,7 +283,7 @@ pub(super) fn install(
 pub(super) fn admit_new_git_dir(
     dir: BorrowedFd<'_>,
     dir_path: &Path,
-    writable: &[&Path],
+    worktree: jaula_policy::git_config::WorktreeJudge<'_>,
 ) -> Result<(), Result<String, i32>> {
     for name in CONFIG_NAMES {
         let shown = String::from_utf8_lossy(name);
@@ -304,7 +304,7 @@ pub(super) fn admit_new_git_dir(
         }
         let file = open_read(dir, name).map_err(|e| Err(errno(e)))?;
         let (bytes, mode) = read_config(file).map_err(|why| Ok(format!("{shown}: {why}")))?;
-        jaula_policy::git_config::admit(&bytes, None, dir_path, writable)
+        jaula_policy::git_config::admit(&bytes, None, dir_path, worktree)
             .map_err(|refusal| Ok(refusal.to_string()))?;
         write_fresh(dir, name, &bytes, mode).map_err(Err)?;
     }
@@ -348,6 +348,57 @@ pub(super) fn admit_new_git_dir(
         )));
     }
     Ok(())
+}
+
+/// Where a `core.worktree` a cage sets may lead: only the shape `git submodule add` (and
+/// `git clone --separate-git-dir` into a submodule) makes, judged physically, as git
+/// resolves the value. The git directory lies beneath a `modules` directory of a git-like
+/// directory; the worktree, resolved through every symlink, holds a `.git` file naming
+/// that very git directory; and the policy lets a checkout write there (inside a writable
+/// root, meeting no protected or sealed path). Anything else (a worktree that is the
+/// launch repo's `.git`, the home through a symlink, `~/.config`) would have the owner's
+/// next checkout write what the cage committed where the cage may not write.
+pub(super) fn judge_worktree(
+    policy: &jaula_policy::Policy,
+    git_dir: &Path,
+    joined: &Path,
+) -> Result<(), String> {
+    let real_git_dir = std::fs::canonicalize(git_dir)
+        .map_err(|e| format!("whose git directory does not resolve ({e})"))?;
+    let under_modules = real_git_dir.ancestors().skip(1).any(|a| {
+        a.file_name() == Some(OsStr::new("modules"))
+            && a.parent().is_some_and(|holder| {
+                rustix::fs::open(
+                    holder,
+                    OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .is_ok_and(|fd| is_git_like(fd.as_fd()))
+            })
+    });
+    if !under_modules {
+        return Err("which only a submodule's git directory may set".into());
+    }
+    let place =
+        std::fs::canonicalize(joined).map_err(|e| format!("which does not resolve ({e})"))?;
+    let pointer = place.join(".git");
+    let is_file = std::fs::symlink_metadata(&pointer).is_ok_and(|m| m.file_type().is_file());
+    let names_back = is_file
+        && std::fs::read_to_string(&pointer).is_ok_and(|text| {
+            text.lines()
+                .next()
+                .and_then(|l| l.strip_prefix("gitdir:"))
+                .map(|named| place.join(named.trim()))
+                .and_then(|named| std::fs::canonicalize(named).ok())
+                .is_some_and(|named| named == real_git_dir)
+        });
+    if !names_back {
+        return Err(format!(
+            "whose .git file does not name this git directory ({})",
+            place.display()
+        ));
+    }
+    policy.judge_worktree_place(&place)
 }
 
 /// Write `bytes` as a new file of the supervisor's own in `dir` and rename it over `name`.
