@@ -209,6 +209,9 @@ pub const SHELL_STARTUP: &[PlantTarget] = &[
     file(".zlogin", true),
     file(".zlogout", true),
     dir(".config/fish", true),
+    // direnv's own startup: `direnvrc` and `lib/*.sh` run at every `.envrc` the owner's
+    // shell loads, and `direnv.toml` can allow every `.envrc` without asking.
+    dir(".config/direnv", true),
 ];
 
 /// What the owner's session starts on its own: systemd user units (both user unit

@@ -1099,6 +1099,12 @@ routes! {
         .files(&[("home/.zshrc", "# the owner's zshrc\n")])
         .expect(RO_BIND, LL_HOME);
 
+    direnvrc_created => route(
+        "`~/.config/direnv/direnvrc`", "create it (and `~/.config/direnv`)",
+        r#"mkdir -p "$HOME/.config/direnv" && printf 'touch @RAN@\n' > "$HOME/.config/direnv/direnvrc""#,
+        Next::Unrun("direnv")).guards("home/.config/direnv")
+        .expect(GATE, LL_SPLIT);
+
     // ── what the owner's session starts ──
     systemd_user_unit_created => route(
         "`~/.config/systemd/user/x.service`", "create it (and `~/.config/systemd`)",
