@@ -212,6 +212,17 @@ pub const SHELL_STARTUP: &[PlantTarget] = &[
     // direnv's own startup: `direnvrc` and `lib/*.sh` run at every `.envrc` the owner's
     // shell loads, and `direnv.toml` can allow every `.envrc` without asking.
     dir(".config/direnv", true),
+    // What shells source or run on their own beyond their rc files: rustup's `env`
+    // (sourced from `.bashrc` and `.profile` by rustup's default setup), starship's
+    // `custom` commands (run at every prompt), bash-completion's per-user completions (run
+    // at the first tab), fish's vendor snippets, and direnv's allow list (an allowed
+    // `.envrc` runs without asking).
+    file(".cargo/env", true),
+    file(".cargo/env.fish", true),
+    file(".config/starship.toml", true),
+    dir(".local/share/bash-completion", false),
+    dir(".local/share/fish/vendor_conf.d", false),
+    dir(".local/share/direnv", false),
 ];
 
 /// What the owner's session starts on its own: systemd user units (both user unit
@@ -228,6 +239,12 @@ pub const SESSION_STARTUP: &[PlantTarget] = &[
     file(".xprofile", true),
     file(".xsessionrc", true),
     file(".xinitrc", true),
+    // systemd-tmpfiles' per-user rules (an `L+` line replaces any file at the next login),
+    // and the window managers' configs (`exec` lines at the next session).
+    dir(".config/user-tmpfiles.d", true),
+    dir(".config/i3", true),
+    dir(".config/sway", true),
+    dir(".config/hypr", true),
 ];
 
 /// In the runtime directory (`XDG_RUNTIME_DIR`, and `/run/user/UID` whatever that says):
@@ -257,6 +274,9 @@ pub const EDITOR_INIT: &[PlantTarget] = &[
     dir(".emacs.d", true),
     dir(".config/emacs", true),
     dir(".config/Code/User", true),
+    // Neovim's data-side runtime path: `site/plugin/*.lua` and `site/pack/*/start` load at
+    // every start, as `~/.config/nvim` does.
+    dir(".local/share/nvim/site", false),
 ];
 
 /// Cargo's user config: `build.rustc-wrapper` and `target.*.runner` run on the owner's

@@ -1105,6 +1105,14 @@ routes! {
         Next::Unrun("direnv")).guards("home/.config/direnv")
         .expect(GATE, LL_SPLIT);
 
+    cargo_env_modified => route(
+        "`~/.cargo/env`", "append (`>>`) to rustup's env, which `.bashrc` sources",
+        r#"printf 'touch @RAN@\n' >> "$HOME/.cargo/env""#,
+        Next::Bash("home", &["-i", "-c", "true"])).guards("home/.cargo/env")
+        .files(&[("home/.bashrc", ". \"$HOME/.cargo/env\"\n"),
+                 ("home/.cargo/env", "# rustup shell setup\n")])
+        .expect(RO_BIND, LL_SPLIT);
+
     // ── what the owner's session starts ──
     systemd_user_unit_created => route(
         "`~/.config/systemd/user/x.service`", "create it (and `~/.config/systemd`)",
@@ -1192,6 +1200,11 @@ routes! {
         r#"mkdir -p "$HOME/.config/nvim" && printf 'os.execute("touch @RAN@")\n' > "$HOME/.config/nvim/init.lua""#,
         Next::Nvim).guards("home/.config/nvim")
         .expect(GATE, LL_SPLIT);
+    nvim_site_plugin_created => route(
+        "`~/.local/share/nvim/site/plugin/x.lua`", "create it (and `~/.local/share/nvim/site`)",
+        r#"mkdir -p "$HOME/.local/share/nvim/site/plugin" && printf 'os.execute("touch @RAN@")\n' > "$HOME/.local/share/nvim/site/plugin/x.lua""#,
+        Next::Nvim).guards("home/.local/share/nvim/site")
+        .expect(GATE, GATE);
     nvim_init_modified => route(
         "`~/.config/nvim/init.lua`", "append (`>>`)",
         r#"printf 'os.execute("touch @RAN@")\n' >> "$HOME/.config/nvim/init.lua""#,
