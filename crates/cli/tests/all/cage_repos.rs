@@ -444,6 +444,48 @@ fn worktree_leading_out(backend: &str, user: User) {
     }
 }
 
+/// `renameat2(RENAME_WHITEOUT)` of a cage-made repository's config: unprivileged since
+/// Linux 5.8, it leaves a 0:0 device where git reads the config (the owner's git then
+/// fails in that repository). Refused like an exchange.
+const WHITEOUT: &str = r#"git init -q -b main w && /usr/bin/python3 -c '
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.renameat2(-100, b"w/.git/config", -100, b"moved", 4)
+sys.exit(0 if r == 0 else 3)
+'"#;
+
+fn whiteout_of_a_config(backend: &str, user: User) {
+    use std::os::unix::fs::FileTypeExt;
+    if !backend_or_skip(backend, user) {
+        return;
+    }
+    let control = Fixture::new("whiteout-control", user);
+    let out = control.uncaged(WHITEOUT);
+    assert!(out.status.success(), "control: {}", text(&out));
+    let left = fs::symlink_metadata(control.repo.join("w/.git/config")).unwrap();
+    assert!(
+        left.file_type().is_char_device(),
+        "{user:?}: uncaged, no whiteout was left at the config"
+    );
+
+    let f = Fixture::new(&format!("whiteout-{backend}"), user);
+    let out = f.caged(backend, WHITEOUT);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code() == Some(3)
+            && stderr.contains("jaula: refused rename of")
+            && stderr.contains("w/.git/config"),
+        "{user:?} {backend}: the whiteout was not refused: {}",
+        text(&out)
+    );
+    let config = fs::symlink_metadata(f.repo.join("w/.git/config")).unwrap();
+    assert!(
+        config.file_type().is_file(),
+        "{user:?} {backend}: {config:?}"
+    );
+    f.owner_git(&f.repo.join("w"), &["status", "--short"]);
+}
+
 /// One `#[test]` per (case, backend, user).
 macro_rules! case_tests {
     ($($name:ident => $case:ident($backend:expr, $user:expr);)*) => {
@@ -475,4 +517,8 @@ case_tests! {
     worktree_landlock_nobody => worktree_leading_out("landlock", User::Nobody);
     worktree_bwrap_root => worktree_leading_out("bwrap", User::Root);
     worktree_bwrap_nobody => worktree_leading_out("bwrap", User::Nobody);
+    whiteout_landlock_root => whiteout_of_a_config("landlock", User::Root);
+    whiteout_landlock_nobody => whiteout_of_a_config("landlock", User::Nobody);
+    whiteout_bwrap_root => whiteout_of_a_config("bwrap", User::Root);
+    whiteout_bwrap_nobody => whiteout_of_a_config("bwrap", User::Nobody);
 }

@@ -537,6 +537,14 @@ impl Guard<'_> {
     /// may go ahead.
     fn rename_git(&mut self, from: &Entry, to: &Entry, flags: u32) -> Result<bool, i32> {
         let exchange = flags & libc::RENAME_EXCHANGE != 0;
+        // A whiteout is a device left at the source name (unprivileged since Linux 5.8):
+        // at a git directory's config it would stand where git reads one.
+        if flags & libc::RENAME_WHITEOUT != 0 && from.name != b"." && from.name != b".." {
+            let dir_path = path_of(from.parent.as_fd())?;
+            if let Some(why) = git_dirs::refuse_write(from.parent.as_fd(), &dir_path, &from.name)? {
+                return Err(self.refuse_git(&entry_path(from)?, "rename of", &why));
+            }
+        }
         if exchange {
             // Both names stay; both contents change.
             for entry in [from, to] {
