@@ -399,9 +399,9 @@ fn hooks_path_in(file: &Path) -> Option<Vec<u8>> {
     let entries = crate::git_config::parse(&text).ok()?;
     entries
         .into_iter()
+        .rev()
         .filter(|e| e.section == "core" && e.subsection.is_none() && e.key == "hookspath")
-        .filter_map(|e| e.value)
-        .last()
+        .find_map(|e| e.value)
         .filter(|v| !v.is_empty())
 }
 
