@@ -1055,3 +1055,71 @@ jaula_testkit::as_each_user!(
     bwrap_refuses_hook_routes_as_root,
     bwrap_refuses_hook_routes_as_nobody
 );
+
+/// `~/.config/git/config` with a second hard link the owner keeps in `~/.config` (a
+/// writable root): appending `core.fsmonitor` through that name is refused, and the owner's
+/// next `git status` runs nothing. The control, uncaged, runs it.
+fn hard_linked_git_config_is_refused(backend: &str, user: User) {
+    if !backend_or_skip(backend, user) {
+        return;
+    }
+    for caged in [true, false] {
+        let f = Fixture::new(&format!("cfglink-{backend}"), user);
+        let config = f.home.join(".config/git/config");
+        let other = f.home.join(".config/git-config.bak");
+        fs::hard_link(&config, &other).unwrap();
+        let before = fs::read(&config).unwrap();
+        let ran = f.root.join("ran-fsmonitor");
+        let attack = format!(
+            "printf '[core]\\n\\tfsmonitor = \"touch {}; false\"\\n' >> {}",
+            ran.display(),
+            other.display()
+        );
+        let out = if caged {
+            f.caged(backend, &[], &attack)
+        } else {
+            let mut sh = Command::new("/bin/sh");
+            sh.args(["-c", &attack]).current_dir(&f.repo);
+            f.as_owner(&mut sh);
+            sh.output().unwrap()
+        };
+        f.host_git(&["status", "--short"]);
+        if caged {
+            let want = format!(
+                "jaula: refused write to {}: it is within the protected path {} under another name",
+                other.display(),
+                config.display()
+            );
+            assert!(
+                !out.status.success() && String::from_utf8_lossy(&out.stderr).contains(&want),
+                "{user:?} {backend}: {want}\n{}",
+                text(&out)
+            );
+            assert_eq!(fs::read(&config).unwrap(), before);
+            assert!(!ran.exists(), "{user:?} {backend}: core.fsmonitor ran");
+        } else {
+            assert!(out.status.success(), "{user:?} control: {}", text(&out));
+            assert!(ran.exists(), "{user:?} control: core.fsmonitor did not run");
+        }
+    }
+}
+
+fn landlock_hard_linked_git_config(user: User) {
+    hard_linked_git_config_is_refused("landlock", user);
+}
+
+fn bwrap_hard_linked_git_config(user: User) {
+    hard_linked_git_config_is_refused("bwrap", user);
+}
+
+jaula_testkit::as_each_user!(
+    landlock_hard_linked_git_config =>
+    landlock_refuses_a_hard_linked_git_config_as_root,
+    landlock_refuses_a_hard_linked_git_config_as_nobody
+);
+
+jaula_testkit::as_each_user!(
+    bwrap_hard_linked_git_config =>
+    bwrap_refuses_a_hard_linked_git_config_as_root,
+    bwrap_refuses_a_hard_linked_git_config_as_nobody
+);
