@@ -152,7 +152,8 @@ impl PolicySpec {
             }
         }
 
-        if let Some(git) = find_git_dirs(repo) {
+        let git = find_git_dirs(repo);
+        if let Some(git) = &git {
             // A symlinked `.git` is not protected as an entry: a mount backend binds what
             // the link points to, which would make the whole git directory read-only. Its
             // target's config and hooks are protected below like any git directory's.
@@ -162,7 +163,7 @@ impl PolicySpec {
                 } else {
                     (ProtectKind::Entry, ProtectedSource::GitDirectory)
                 };
-                set.push(git.entry, kind, source, false);
+                set.push(git.entry.clone(), kind, source, false);
             } else {
                 // The link itself is a file of its own: replaced by one to a git
                 // directory of the cage's making, it would hand the owner's next
@@ -177,18 +178,19 @@ impl PolicySpec {
                     );
                 }
             }
-            for dir in git.git_dirs {
-                git_dir_targets(&mut set, &dir);
+            for dir in &git.git_dirs {
+                git_dir_targets(&mut set, dir);
             }
-            for pointer in git.pointers {
+            for pointer in &git.pointers {
                 set.push(
-                    pointer,
+                    pointer.clone(),
                     ProtectKind::File,
                     ProtectedSource::GitPointer,
                     false,
                 );
             }
         }
+        hooks_path_targets(&mut set, home, repo, git.as_ref());
         set.targets(
             repo,
             defaults::REPO_PROTECTED,
@@ -339,6 +341,94 @@ fn git_dir_targets(set: &mut ProtectedSet, git_dir: &Path) {
         // `.git/hooks -> ../tools/hooks`: git runs what the link reaches.
         set.followed(&git_dir.join(t.path), t.kind, source, false);
     }
+}
+
+/// The directories `core.hooksPath` names, protected like `.git/hooks`: git runs the
+/// owner's hooks from there instead (husky's `.githooks`, a global `~/.config/githooks`).
+/// Read from the launch repo's git directories (`config`, `config.worktree`), `~/.gitconfig`
+/// and `~/.config/git/config` (`XDG_CONFIG_HOME`, the system config and `include.path`
+/// are not followed). Each file's last value is protected, not only the one that wins
+/// here: a global value a local one overrides still runs in the owner's other repos.
+/// `~/` is the home; a relative path is taken from the repo's top, where hooks run (a
+/// submodule's or another worktree's relative value is not: its top is elsewhere).
+fn hooks_path_targets(set: &mut ProtectedSet, home: &Path, repo: &Path, git: Option<&FoundGit>) {
+    let mut configs: Vec<(PathBuf, bool)> = Vec::new();
+    let dirs = git.map(|g| g.git_dirs.as_slice()).unwrap_or(&[]);
+    // The launch repo's own: its git directory (the first) and that one's common directory;
+    // the rest belong to other worktrees and submodules.
+    let launch: Vec<PathBuf> = dirs
+        .first()
+        .map(|d| {
+            let common = read_pointer(&d.join("commondir"), "").unwrap_or_else(|| d.clone());
+            vec![d.clone(), common]
+        })
+        .unwrap_or_default();
+    for dir in dirs {
+        let own = launch.contains(dir);
+        configs.push((dir.join("config"), own));
+        configs.push((dir.join("config.worktree"), own));
+    }
+    for global in [".gitconfig", ".config/git/config"] {
+        configs.push((home.join(global), true));
+    }
+    for (file, relative_ok) in configs {
+        let Some(value) = hooks_path_in(&file) else {
+            continue;
+        };
+        let Some(dir) = resolve_hooks_path(&value, home, repo, relative_ok) else {
+            continue;
+        };
+        set.push(
+            canonicalize_lenient(&dir, repo),
+            ProtectKind::Directory,
+            ProtectedSource::GitHooks,
+            false,
+        );
+        set.followed(
+            &dir,
+            ProtectKind::Directory,
+            ProtectedSource::GitHooks,
+            false,
+        );
+    }
+}
+
+/// The last `core.hooksPath` of one config file, as bytes git would use.
+fn hooks_path_in(file: &Path) -> Option<Vec<u8>> {
+    let text = std::fs::read(file).ok()?;
+    let entries = crate::git_config::parse(&text).ok()?;
+    entries
+        .into_iter()
+        .rev()
+        .filter(|e| e.section == "core" && e.subsection.is_none() && e.key == "hookspath")
+        .find_map(|e| e.value)
+        .filter(|v| !v.is_empty())
+}
+
+/// `core.hooksPath` as git resolves it: `~` and `~/...` from the home, an absolute path as
+/// it is, a relative one from the repo's top (only when `relative_ok`). `~user/` is not
+/// modelled.
+pub(crate) fn resolve_hooks_path(
+    value: &[u8],
+    home: &Path,
+    repo: &Path,
+    relative_ok: bool,
+) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = Path::new(std::ffi::OsStr::from_bytes(value));
+    if value == b"~" {
+        return Some(home.to_path_buf());
+    }
+    if let Some(rest) = value.strip_prefix(b"~/") {
+        return Some(home.join(std::ffi::OsStr::from_bytes(rest)));
+    }
+    if value.starts_with(b"~") {
+        return None;
+    }
+    if path.is_absolute() {
+        return Some(path.to_path_buf());
+    }
+    relative_ok.then(|| repo.join(path))
 }
 
 /// The repository at the repo's top: its `.git` entry, the git directories whose

@@ -462,3 +462,76 @@ fn resolution_follows_chains_relative_absolute_and_dangling_links() {
     let (reached, _) = super::resolve_with_links(&r.join("loop/z"));
     assert_eq!(reached, r.join("loop/z"));
 }
+
+#[test]
+fn core_hooks_path_is_protected_repo_relative_home_and_absolute() {
+    let s = scratch();
+    let repo = s.root.join("repo");
+    git_dir(&repo.join(".git"));
+    // The local value, husky style, after an earlier one in the same file: the last wins.
+    fs::write(
+        repo.join(".git/config"),
+        "[core]\n\thooksPath = old-hooks\n[core]\n\thooksPath = .githooks\n",
+    )
+    .unwrap();
+    // A global value in both home files, overridden here by the local one: still
+    // protected, since the owner's other repos run it.
+    fs::write(
+        s.home.join(".gitconfig"),
+        "[core]\n\thooksPath = ~/.config/githooks\n",
+    )
+    .unwrap();
+    fs::create_dir_all(s.home.join(".config/git")).unwrap();
+    let absolute = s.root.join("shared-hooks");
+    fs::write(
+        s.home.join(".config/git/config"),
+        format!("[Core]\n\tHooksPath = \"{}\"\n", absolute.display()),
+    )
+    .unwrap();
+    let spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo.clone());
+    let (list, _) = protected(&spec);
+    let hooks = Some((ProtectKind::Directory, ProtectedSource::GitHooks));
+    assert_eq!(has(&list, &repo.join(".githooks")), hooks);
+    assert_eq!(has(&list, &s.home.join(".config/githooks")), hooks);
+    assert_eq!(has(&list, &absolute), hooks);
+    assert_eq!(has(&list, &repo.join("old-hooks")), None);
+}
+
+#[test]
+fn a_symlinked_hooks_path_protects_its_target_and_the_link() {
+    let s = scratch();
+    let repo = s.root.join("repo");
+    git_dir(&repo.join(".git"));
+    fs::create_dir_all(repo.join("tools/hooks")).unwrap();
+    std::os::unix::fs::symlink("tools/hooks", repo.join(".githooks")).unwrap();
+    fs::write(
+        repo.join(".git/config.worktree"),
+        "[core]\n\thooksPath = .githooks\n",
+    )
+    .unwrap();
+    let spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo.clone());
+    let (list, _) = protected(&spec);
+    assert_eq!(
+        has(&list, &repo.join("tools/hooks")),
+        Some((ProtectKind::Directory, ProtectedSource::GitHooks))
+    );
+    assert_eq!(
+        has(&list, &repo.join(".githooks")),
+        Some((ProtectKind::File, ProtectedSource::GitHooks))
+    );
+}
+
+#[test]
+fn hooks_path_resolution_follows_git() {
+    use super::resolve_hooks_path as r;
+    let (home, repo) = (Path::new("/h"), Path::new("/r"));
+    assert_eq!(r(b"~", home, repo, true), Some(PathBuf::from("/h")));
+    assert_eq!(r(b"~/x/y", home, repo, true), Some(PathBuf::from("/h/x/y")));
+    assert_eq!(r(b"~other/x", home, repo, true), None);
+    assert_eq!(r(b"/abs", home, repo, false), Some(PathBuf::from("/abs")));
+    assert_eq!(
+        r(b".husky", home, repo, true),
+        Some(PathBuf::from("/r/.husky"))
+    );
+    assert_eq!(r(b".husky", home, repo, false), None);
+}

@@ -914,3 +914,212 @@ fn verbose_counts_what_the_gate_answered() {
         assert_eq!(fs::read_to_string(f.repo.join("notes.txt")).unwrap(), "x\n");
     }
 }
+
+/// The owner's hooks reached another way: a `core.hooksPath` directory (the repo's own,
+/// husky style, or a global one in the home), a hook hard linked to a file outside the
+/// hooks directory, and a hook that is a symlink to one. Each was a route for a red-team
+/// plant; `(name, owner's setup, the cage's write, the planted file)`.
+type HookRoute = (&'static str, fn(&Fixture), &'static str, &'static str);
+
+const HOOK_ROUTES: &[HookRoute] = &[
+    (
+        "hookspath",
+        |f| {
+            fs::create_dir_all(f.repo.join(".githooks")).unwrap();
+            f.host_git(&["config", "core.hooksPath", ".githooks"]);
+        },
+        ".githooks/pre-commit",
+        "repo/.githooks/pre-commit",
+    ),
+    (
+        "globalhp",
+        |f| {
+            fs::create_dir_all(f.home.join(".config/githooks")).unwrap();
+            let global = f.home.join(".gitconfig");
+            let text = fs::read_to_string(&global).unwrap();
+            let text = format!("{text}[core]\n\thooksPath = ~/.config/githooks\n");
+            fs::write(global, text).unwrap();
+        },
+        "$HOME/.config/githooks/pre-commit",
+        "home/.config/githooks/pre-commit",
+    ),
+    (
+        "hardhook",
+        |f| {
+            let script = f.repo.join("scripts/pre-commit");
+            fs::create_dir_all(script.parent().unwrap()).unwrap();
+            fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
+            fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+            fs::hard_link(&script, f.repo.join(".git/hooks/pre-commit")).unwrap();
+        },
+        "scripts/pre-commit",
+        "repo/scripts/pre-commit",
+    ),
+    (
+        "symhook",
+        |f| {
+            let script = f.repo.join("scripts/pre-commit");
+            fs::create_dir_all(script.parent().unwrap()).unwrap();
+            fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
+            fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+            std::os::unix::fs::symlink(
+                "../../scripts/pre-commit",
+                f.repo.join(".git/hooks/pre-commit"),
+            )
+            .unwrap();
+        },
+        "scripts/pre-commit",
+        "repo/scripts/pre-commit",
+    ),
+];
+
+/// A fixture with one route's setup, and the shell line that plants through it.
+fn hook_route(route: &HookRoute, tag: &str, user: User) -> (Fixture, String, PathBuf) {
+    let (name, setup, write, _) = route;
+    let f = Fixture::new(&format!("{name}-{tag}"), user);
+    setup(&f);
+    if user == User::Nobody {
+        chown_tree(&f.root, NOBODY);
+    }
+    let ran = f.root.join(format!("ran-{name}"));
+    let attack = format!(
+        "printf '#!/bin/sh\\ntouch {}\\n' > {write} && chmod +x {write}",
+        ran.display()
+    );
+    (f, attack, ran)
+}
+
+/// Each route is refused in the cage, the hook's bytes stay the owner's, and the owner's
+/// next commit runs nothing; uncaged, the same write makes that commit run it.
+fn hook_routes_are_refused(backend: &str, user: User) {
+    if !backend_or_skip(backend, user) {
+        return;
+    }
+    for route in HOOK_ROUTES {
+        let (name, _, _, planted) = *route;
+        let (f, attack, ran) = hook_route(route, backend, user);
+        let target = f.root.join(planted);
+        let before = fs::read(&target).ok();
+        let out = f.caged(backend, &[], &attack);
+        assert!(
+            !out.status.success(),
+            "{user:?} {backend} {name}: `{attack}` succeeded"
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("jaula: refused"),
+            "{user:?} {backend} {name}: no refusal line\n{}",
+            text(&out)
+        );
+        assert_eq!(fs::read(&target).ok(), before, "{user:?} {backend} {name}");
+        f.host_git(&["commit", "-q", "--allow-empty", "-m", "owner"]);
+        assert!(
+            !ran.exists(),
+            "{user:?} {backend} {name}: the owner's commit ran the planted hook"
+        );
+
+        // The control: the same write, uncaged, as the same user.
+        let (c, attack, ran) = hook_route(route, "control", user);
+        let mut sh = Command::new("/bin/sh");
+        sh.args(["-c", &attack]).current_dir(&c.repo);
+        c.as_owner(&mut sh);
+        let out = sh.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{user:?} {name} control: {}",
+            text(&out)
+        );
+        c.host_git(&["commit", "-q", "--allow-empty", "-m", "owner"]);
+        assert!(
+            ran.exists(),
+            "{user:?} {name} control: the planted hook did not run"
+        );
+    }
+}
+
+fn landlock_hook_routes_are_refused(user: User) {
+    hook_routes_are_refused("landlock", user);
+}
+
+fn bwrap_hook_routes_are_refused(user: User) {
+    hook_routes_are_refused("bwrap", user);
+}
+
+jaula_testkit::as_each_user!(
+    landlock_hook_routes_are_refused =>
+    landlock_refuses_hook_routes_as_root,
+    landlock_refuses_hook_routes_as_nobody
+);
+
+jaula_testkit::as_each_user!(
+    bwrap_hook_routes_are_refused =>
+    bwrap_refuses_hook_routes_as_root,
+    bwrap_refuses_hook_routes_as_nobody
+);
+
+/// `~/.config/git/config` with a second hard link the owner keeps in `~/.config` (a
+/// writable root): appending `core.fsmonitor` through that name is refused, and the owner's
+/// next `git status` runs nothing. The control, uncaged, runs it.
+fn hard_linked_git_config_is_refused(backend: &str, user: User) {
+    if !backend_or_skip(backend, user) {
+        return;
+    }
+    for caged in [true, false] {
+        let f = Fixture::new(&format!("cfglink-{backend}"), user);
+        let config = f.home.join(".config/git/config");
+        let other = f.home.join(".config/git-config.bak");
+        fs::hard_link(&config, &other).unwrap();
+        let before = fs::read(&config).unwrap();
+        let ran = f.root.join("ran-fsmonitor");
+        let attack = format!(
+            "printf '[core]\\n\\tfsmonitor = \"touch {}; false\"\\n' >> {}",
+            ran.display(),
+            other.display()
+        );
+        let out = if caged {
+            f.caged(backend, &[], &attack)
+        } else {
+            let mut sh = Command::new("/bin/sh");
+            sh.args(["-c", &attack]).current_dir(&f.repo);
+            f.as_owner(&mut sh);
+            sh.output().unwrap()
+        };
+        f.host_git(&["status", "--short"]);
+        if caged {
+            let want = format!(
+                "jaula: refused write to {}: it is within the protected path {} under another name",
+                other.display(),
+                config.display()
+            );
+            assert!(
+                !out.status.success() && String::from_utf8_lossy(&out.stderr).contains(&want),
+                "{user:?} {backend}: {want}\n{}",
+                text(&out)
+            );
+            assert_eq!(fs::read(&config).unwrap(), before);
+            assert!(!ran.exists(), "{user:?} {backend}: core.fsmonitor ran");
+        } else {
+            assert!(out.status.success(), "{user:?} control: {}", text(&out));
+            assert!(ran.exists(), "{user:?} control: core.fsmonitor did not run");
+        }
+    }
+}
+
+fn landlock_hard_linked_git_config(user: User) {
+    hard_linked_git_config_is_refused("landlock", user);
+}
+
+fn bwrap_hard_linked_git_config(user: User) {
+    hard_linked_git_config_is_refused("bwrap", user);
+}
+
+jaula_testkit::as_each_user!(
+    landlock_hard_linked_git_config =>
+    landlock_refuses_a_hard_linked_git_config_as_root,
+    landlock_refuses_a_hard_linked_git_config_as_nobody
+);
+
+jaula_testkit::as_each_user!(
+    bwrap_hard_linked_git_config =>
+    bwrap_refuses_a_hard_linked_git_config_as_root,
+    bwrap_refuses_a_hard_linked_git_config_as_nobody
+);

@@ -279,6 +279,8 @@ impl ProtectedFiles {
             out.whole.insert(id, protected.path.clone());
             if protected.kind == jaula_policy::ProtectKind::Directory && meta.is_dir() {
                 out.parents.insert(id, protected.path.clone());
+                let mut budget = DIR_ENTRY_LIMIT;
+                record_beneath(&protected.path, 0, &mut budget, &mut out.whole);
             }
         }
         // Also for the absent ones: `.claude` of `.claude/settings.json` is on the way to
@@ -303,6 +305,53 @@ impl ProtectedFiles {
             }
         }
         out
+    }
+}
+
+/// How deep a protected directory is walked for the files it holds, and how many entries
+/// in all: the after-run report's bounds (`planting.rs`), so a large one costs no more.
+const DIR_DEPTH: usize = 4;
+const DIR_ENTRY_LIMIT: usize = 1024;
+
+/// The files already inside protected directory `dir`, by identity: a hard link the owner
+/// made (`ln scripts/pre-commit .git/hooks/pre-commit`) is the same file under a name no
+/// protected path covers, and a symlink there (`pre-commit -> ../../scripts/pre-commit`)
+/// runs the file it reaches. Writing either through its other name plants the hook.
+fn record_beneath(
+    dir: &std::path::Path,
+    depth: usize,
+    budget: &mut usize,
+    whole: &mut HashMap<FileId, PathBuf>,
+) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(|e| e.ok()) {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        let path = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        let kind = meta.file_type();
+        if kind.is_dir() {
+            if depth + 1 < DIR_DEPTH {
+                record_beneath(&path, depth + 1, budget, whole);
+            }
+            continue;
+        }
+        // A symlink: what it resolves to now (only a regular file: a sealed path's
+        // `/dev/null` is every cage's).
+        let target = if kind.is_symlink() {
+            std::fs::metadata(&path).ok()
+        } else {
+            Some(meta)
+        };
+        if let Some(m) = target.filter(|m| m.is_file()) {
+            whole.entry((m.dev(), m.ino())).or_insert(path);
+        }
     }
 }
 
