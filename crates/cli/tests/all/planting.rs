@@ -328,6 +328,25 @@ fn bwrap_refuses_renaming_a_prepared_tree_into_place() {
     prepared_tree_cannot_be_renamed_into_place("bwrap", User::Root);
 }
 
+/// `sh -c script` in `jaula run --backend landlock EXTRA`, with the repo bind-mounted at
+/// `alt` in a private mount namespace made for it (root only).
+fn caged_under_another_mount(f: &Fixture, alt: &Path, extra: &str, script: &str) -> Output {
+    let inner = format!(
+        "mount --bind \"$1\" \"$2\" && exec \"$3\" run --backend landlock {extra} \
+         --repo \"$1\" --home \"$4\" -- sh -c \"$5\"",
+    );
+    let mut cmd = Command::new("unshare");
+    cmd.args(["-m", "--propagation", "private", "sh", "-c", &inner, "sh"])
+        .arg(&f.repo)
+        .arg(alt)
+        .arg(jaula())
+        .arg(&f.home)
+        .arg(script)
+        .current_dir(&f.repo);
+    f.as_owner(&mut cmd);
+    cmd.output().unwrap()
+}
+
 /// The repo reached through another mount (a bind mount of it elsewhere) is the same
 /// files under other paths, and Landlock grants it the same: the gate knows the protected
 /// files by identity, so `.git/config` and `.git/hooks` are refused there too. The control,
@@ -353,20 +372,7 @@ fn landlock_refuses_a_protected_file_under_another_mount() {
              echo planted > {alt}/.git/hooks/pre-commit; b=$?; echo $a $b",
             alt = alt.display()
         );
-        let inner = format!(
-            "mount --bind \"$1\" \"$2\" && exec \"$3\" run --backend landlock {extra} \
-             --repo \"$1\" --home \"$4\" -- sh -c \"$5\"",
-        );
-        let mut cmd = Command::new("unshare");
-        cmd.args(["-m", "--propagation", "private", "sh", "-c", &inner, "sh"])
-            .arg(&f.repo)
-            .arg(&alt)
-            .arg(jaula())
-            .arg(&f.home)
-            .arg(&script)
-            .current_dir(&f.repo);
-        f.as_owner(&mut cmd);
-        cmd.output().unwrap()
+        caged_under_another_mount(&f, &alt, extra, &script)
     };
     let out = run("");
     assert_eq!(
@@ -427,20 +433,7 @@ fn landlock_refuses_a_symlink_on_the_way_under_another_mount() {
     let _ = fs::remove_dir_all(&link);
     let run = |extra: &str| {
         let script = format!("ln -s cl {alt}/.claude; echo $?", alt = alt.display());
-        let inner = format!(
-            "mount --bind \"$1\" \"$2\" && exec \"$3\" run --backend landlock {extra} \
-             --repo \"$1\" --home \"$4\" -- sh -c \"$5\"",
-        );
-        let mut cmd = Command::new("unshare");
-        cmd.args(["-m", "--propagation", "private", "sh", "-c", &inner, "sh"])
-            .arg(&f.repo)
-            .arg(&alt)
-            .arg(jaula())
-            .arg(&f.home)
-            .arg(&script)
-            .current_dir(&f.repo);
-        f.as_owner(&mut cmd);
-        cmd.output().unwrap()
+        caged_under_another_mount(&f, &alt, extra, &script)
     };
     let out = run("");
     assert_eq!(
