@@ -54,7 +54,7 @@ pub use file_rule::{FileMatch, FileRule, FileRuleSource};
 pub use host_fs::{EntryKind, HostFs, RealHostFs};
 pub use policy::{
     AbsentRoot, CageProfile, Policy, ProtectKind, ProtectedPath, ProtectedSource, SealKind,
-    SealSource, SealedRoot, Warning, WritableRoot, WriteSource,
+    SealSource, SealedRoot, StandingDirectory, Warning, WritableRoot, WriteSource,
 };
 pub use sockets::{AllowedSocket, SocketSource, UnixPreset};
 pub use sources::{CageFlags, EnvVars, Sources};

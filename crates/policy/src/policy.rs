@@ -269,6 +269,21 @@ pub struct ProtectedPath {
     pub split_natively: bool,
 }
 
+/// A directory the owner's tools leave through `..` on the way to a protected path
+/// (`~/.config/nvim -> <repo>/scripts/../nvim`): the kernel takes `..` of whatever
+/// stands at that name when the path is resolved, so a symlink put there in place of the
+/// directory (`scripts -> /elsewhere/x`) would make the protected path resolve to
+/// `/elsewhere/nvim`, which the cage may have written.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StandingDirectory {
+    /// The directory, resolved and absolute.
+    #[serde(with = "crate::serde_path")]
+    pub path: PathBuf,
+    /// The protected path it leads to.
+    #[serde(with = "crate::serde_path")]
+    pub protected: PathBuf,
+}
+
 /// Which built-in writable set a cage starts from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -371,6 +386,8 @@ pub struct Policy {
     pub(crate) writable: Vec<WritableRoot>,
     pub(crate) absent: Vec<AbsentRoot>,
     pub(crate) protected: Vec<ProtectedPath>,
+    #[serde(default)]
+    pub(crate) standing: Vec<StandingDirectory>,
     pub(crate) file_rules: Vec<FileRule>,
     pub(crate) unix_sockets: Vec<crate::AllowedSocket>,
     pub(crate) warnings: Vec<Warning>,
@@ -416,6 +433,12 @@ impl Policy {
     /// Paths that shape a cage, never writable from inside one.
     pub fn protected(&self) -> &[ProtectedPath] {
         &self.protected
+    }
+    /// The directories an owner's symlink leaves through `..` on the way to a protected
+    /// path: only a directory may stand at each (the socket gate refuses any other name
+    /// made there, and every rename of it).
+    pub fn standing_directories(&self) -> &[StandingDirectory] {
+        &self.standing
     }
     /// The rules about single files beside the roots, in the order the resolver made
     /// them: the built-in defaults' [`FileRule::WritableFile`] first, then this window's
@@ -485,7 +508,8 @@ impl PolicySpec {
         let writable =
             self.writable_roots(&repo, &home, &state_home, &sealed, &canon, &mut warnings)?;
 
-        let protected = self.protected_paths(&home, &state_home, &repo, &canon, &mut warnings)?;
+        let (protected, standing) =
+            self.protected_paths(&home, &state_home, &repo, &canon, &mut warnings)?;
         let file_rules = self.file_rules(&home, &canon, fs)?;
 
         let unix_sockets = self.allowed_sockets(&sealed, &canon, &mut warnings)?;
@@ -501,6 +525,7 @@ impl PolicySpec {
             writable,
             absent,
             protected,
+            standing,
             file_rules,
             unix_sockets,
             warnings,

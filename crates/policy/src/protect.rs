@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::defaults::{self, PlantTarget};
 use crate::paths::{canonicalize_lenient, is_within};
-use crate::policy::{ProtectKind, ProtectedPath, ProtectedSource, Warning};
+use crate::policy::{ProtectKind, ProtectedPath, ProtectedSource, StandingDirectory, Warning};
 use crate::{PolicyError, PolicySpec};
 
 type Canon<'a> = &'a dyn Fn(&'static str, &Path) -> Result<PathBuf, PolicyError>;
@@ -21,6 +21,7 @@ type Canon<'a> = &'a dyn Fn(&'static str, &Path) -> Result<PathBuf, PolicyError>
 struct ProtectedSet {
     paths: Vec<ProtectedPath>,
     seen: HashSet<PathBuf>,
+    standing: Vec<StandingDirectory>,
 }
 
 impl ProtectedSet {
@@ -55,7 +56,12 @@ impl ProtectedSet {
     /// Only the link named like the target itself keeps the target's native split: a link
     /// further up (`~/.claude -> dotfiles/claude`) may be a writable root of its own.
     fn followed(&mut self, path: &Path, kind: ProtectKind, source: ProtectedSource, split: bool) {
-        let (reached, links) = resolve_with_links(path);
+        let Resolution {
+            reached,
+            links,
+            standing,
+        } = resolve_with_links(path);
+        self.stand(standing, &reached);
         self.push(reached, kind, source, split);
         let named = match (path.parent(), path.file_name()) {
             (Some(parent), Some(name)) => Some(canonicalize_lenient(parent, parent).join(name)),
@@ -66,6 +72,32 @@ impl ProtectedSet {
             self.push(link, ProtectKind::File, source, split);
         }
     }
+
+    /// Record each directory a resolution left through `..` as one where only a directory
+    /// may stand, for the protected path `reached` it leads to.
+    fn stand(&mut self, standing: Vec<PathBuf>, reached: &Path) {
+        for path in standing {
+            if !self.standing.iter().any(|s| s.path == path) {
+                self.standing.push(StandingDirectory {
+                    path,
+                    protected: reached.to_path_buf(),
+                });
+            }
+        }
+    }
+}
+
+/// What [`resolve_with_links`] found on the way to a path.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Resolution {
+    /// The path reached.
+    pub(crate) reached: PathBuf,
+    /// Every symlink met, each named by its directory's resolved path.
+    pub(crate) links: Vec<PathBuf>,
+    /// Every directory left through `..`: the kernel takes `..` of what stands there
+    /// when the path is resolved, so a symlink put in its place (`scripts/../nvim` with
+    /// `scripts -> /elsewhere/x`) moves the path elsewhere.
+    pub(crate) standing: Vec<PathBuf>,
 }
 
 /// The most symbolic links [`resolve_with_links`] follows, as the kernel's `MAXSYMLINKS`.
@@ -73,8 +105,9 @@ const MAX_LINKS: usize = 40;
 
 /// Resolve absolute `path` as the kernel would, one component at a time: the path reached
 /// (names that do not exist appended as they are, after following a dangling link to the
-/// name it gives) and every symlink met, each named by its directory's resolved path.
-pub(crate) fn resolve_with_links(path: &Path) -> (PathBuf, Vec<PathBuf>) {
+/// name it gives), every symlink met, each named by its directory's resolved path, and
+/// every directory left through `..`.
+pub(crate) fn resolve_with_links(path: &Path) -> Resolution {
     use std::collections::VecDeque;
     use std::path::Component;
     let mut todo: VecDeque<std::ffi::OsString> = VecDeque::new();
@@ -98,9 +131,13 @@ pub(crate) fn resolve_with_links(path: &Path) -> (PathBuf, Vec<PathBuf>) {
     queue(&mut todo, path, false);
     let mut reached = PathBuf::from("/");
     let mut links = Vec::new();
+    let mut standing = Vec::new();
     let mut followed = 0;
     while let Some(name) = todo.pop_front() {
         if name == ".." {
+            if reached.parent().is_some() && !standing.contains(&reached) {
+                standing.push(reached.clone());
+            }
             reached.pop();
             continue;
         }
@@ -119,7 +156,11 @@ pub(crate) fn resolve_with_links(path: &Path) -> (PathBuf, Vec<PathBuf>) {
             _ => reached = next,
         }
     }
-    (reached, links)
+    Resolution {
+        reached,
+        links,
+        standing,
+    }
 }
 
 impl PolicySpec {
@@ -130,7 +171,7 @@ impl PolicySpec {
         repo: &Path,
         canon: Canon<'_>,
         warnings: &mut Vec<Warning>,
-    ) -> Result<Vec<ProtectedPath>, PolicyError> {
+    ) -> Result<(Vec<ProtectedPath>, Vec<StandingDirectory>), PolicyError> {
         let mut set = ProtectedSet::default();
         let config_dir = canon("config directory", &self.config_dir)?;
         set.push(
@@ -168,7 +209,12 @@ impl PolicySpec {
                 // The link itself is a file of its own: replaced by one to a git
                 // directory of the cage's making, it would hand the owner's next
                 // `git status` that directory's config. (A mount backend binds no symlink.)
-                let (_, links) = resolve_with_links(&git.entry);
+                let Resolution {
+                    reached,
+                    links,
+                    standing,
+                } = resolve_with_links(&git.entry);
+                set.stand(standing, &reached);
                 for link in links {
                     set.push(
                         link,
@@ -238,6 +284,7 @@ impl PolicySpec {
         }
 
         let mut paths = set.paths;
+        let mut standing = set.standing;
         // Nothing in the repo is ever split natively, whatever its list says: a split
         // directory there gets no new entry, and the agent's work is new entries.
         for p in &mut paths {
@@ -246,7 +293,9 @@ impl PolicySpec {
             }
         }
         self.apply_unprotect(&mut paths, canon, warnings)?;
-        Ok(paths)
+        // What the owner unprotected needs nothing to stand on its way.
+        standing.retain(|s| paths.iter().any(|p| p.path == s.protected));
+        Ok((paths, standing))
     }
 
     /// The runtime directories whose user manager and session bus run what they hold:

@@ -448,19 +448,22 @@ fn resolution_follows_chains_relative_absolute_and_dangling_links() {
     std::os::unix::fs::symlink("hop", r.join("a")).unwrap();
     std::os::unix::fs::symlink(r.join("real"), r.join("hop")).unwrap();
     std::os::unix::fs::symlink("../gone", r.join("real/sub/d")).unwrap();
-    let (reached, links) = super::resolve_with_links(&r.join("a/sub/d/x"));
-    assert_eq!(reached, r.join("real/gone/x"));
+    let found = super::resolve_with_links(&r.join("a/sub/d/x"));
+    assert_eq!(found.reached, r.join("real/gone/x"));
     assert_eq!(
-        links,
+        found.links,
         vec![r.join("a"), r.join("hop"), r.join("real/sub/d")]
     );
-    let (reached, links) = super::resolve_with_links(&r.join("real/./sub/../y"));
-    assert_eq!(reached, r.join("real/y"));
-    assert!(links.is_empty());
+    // `real/sub/d -> ../gone` leaves `real/sub` through `..`.
+    assert_eq!(found.standing, vec![r.join("real/sub")]);
+    let found = super::resolve_with_links(&r.join("real/./sub/../y"));
+    assert_eq!(found.reached, r.join("real/y"));
+    assert!(found.links.is_empty());
+    assert_eq!(found.standing, vec![r.join("real/sub")]);
     // A loop ends: the kernel's limit, then the names as they are.
     std::os::unix::fs::symlink("loop", r.join("loop")).unwrap();
-    let (reached, _) = super::resolve_with_links(&r.join("loop/z"));
-    assert_eq!(reached, r.join("loop/z"));
+    let found = super::resolve_with_links(&r.join("loop/z"));
+    assert_eq!(found.reached, r.join("loop/z"));
 }
 
 #[test]
@@ -534,4 +537,39 @@ fn hooks_path_resolution_follows_git() {
         Some(PathBuf::from("/r/.husky"))
     );
     assert_eq!(r(b".husky", home, repo, false), None);
+}
+
+#[test]
+fn a_directory_left_through_dot_dot_must_stay_a_directory() {
+    let s = scratch();
+    let repo = s.root.join("repo");
+    fs::create_dir_all(repo.join("scripts")).unwrap();
+    fs::create_dir_all(repo.join("nvim")).unwrap();
+    fs::create_dir_all(s.home.join(".config")).unwrap();
+    // The owner's editor config, reached through `scripts/..`: a symlink put at `scripts`
+    // in place of the directory would take the kernel's `..` somewhere else.
+    std::os::unix::fs::symlink(repo.join("scripts/../nvim"), s.home.join(".config/nvim")).unwrap();
+    let spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo.clone());
+    let policy = spec.resolve().unwrap();
+    let standing: Vec<_> = policy
+        .standing_directories()
+        .iter()
+        .map(|d| (d.path.clone(), d.protected.clone()))
+        .collect();
+    assert!(
+        standing.contains(&(repo.join("scripts"), repo.join("nvim"))),
+        "{standing:?}"
+    );
+    // Unprotected, the editor config needs nothing to stand on its way.
+    let mut spec = spec;
+    spec.unprotected.push(s.home.join(".config/nvim"));
+    let policy = spec.resolve().unwrap();
+    assert!(
+        !policy
+            .standing_directories()
+            .iter()
+            .any(|d| d.path == repo.join("scripts")),
+        "{:?}",
+        policy.standing_directories()
+    );
 }

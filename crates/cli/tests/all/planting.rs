@@ -1116,3 +1116,62 @@ jaula_testkit::as_each_user!(
     bwrap_refuses_a_hard_linked_git_config_as_root,
     bwrap_refuses_a_hard_linked_git_config_as_nobody
 );
+
+/// The owner's `~/.config/nvim -> <repo>/scripts/../nvim`: the kernel takes `..` of
+/// whatever stands at `scripts` when the owner's editor starts, so a symlink put there in
+/// place of the directory would move the editor's config to a directory of the cage's
+/// choosing. Only a directory may stand at `scripts`: removing it is ordinary work, a
+/// symlink made there is refused and named, and the owner's editor config still resolves
+/// to the owner's file.
+fn dot_dot_in_an_owners_link_is_held(backend: &str, user: User) {
+    if !backend_or_skip(backend, user) {
+        return;
+    }
+    let f = Fixture::new("dotdot", user);
+    fs::create_dir_all(f.repo.join("scripts")).unwrap();
+    fs::create_dir_all(f.repo.join("nvim")).unwrap();
+    fs::write(f.repo.join("nvim/init.lua"), "-- owner\n").unwrap();
+    fs::create_dir_all(f.home.join(".config")).unwrap();
+    let link = f.home.join(".config/nvim");
+    std::os::unix::fs::symlink(f.repo.join("scripts/../nvim"), &link).unwrap();
+    if user == User::Nobody {
+        chown_tree(&f.root, NOBODY);
+    }
+    let out = f.caged(
+        backend,
+        &[],
+        "rm -r scripts && mkdir -p elsewhere/x elsewhere/nvim && \
+         echo 'vim.cmd(\"!touch planted\")' > elsewhere/nvim/init.lua && \
+         ln -s \"$PWD/elsewhere/x\" scripts",
+    );
+    assert!(!out.status.success(), "{}", text(&out));
+    let scripts = f.repo.join("scripts");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!(
+            "jaula: refused create of {}: only a directory may stand on the way to the \
+             protected path {}",
+            scripts.display(),
+            f.repo.join("nvim").display()
+        )),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        fs::symlink_metadata(&scripts).is_err(),
+        "the symlink must not stand"
+    );
+    // A directory may come back there, and the owner's editor config is the owner's.
+    let out = f.caged(backend, &[], "mkdir scripts");
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        fs::read_to_string(link.join("init.lua")).unwrap(),
+        "-- owner\n"
+    );
+}
+
+case_tests! {
+    landlock_holds_dot_dot_in_an_owners_link_as_root => dot_dot_in_an_owners_link_is_held("landlock", User::Root);
+    landlock_holds_dot_dot_in_an_owners_link_as_nobody => dot_dot_in_an_owners_link_is_held("landlock", User::Nobody);
+    bwrap_holds_dot_dot_in_an_owners_link_as_root => dot_dot_in_an_owners_link_is_held("bwrap", User::Root);
+    bwrap_holds_dot_dot_in_an_owners_link_as_nobody => dot_dot_in_an_owners_link_is_held("bwrap", User::Nobody);
+}

@@ -285,23 +285,34 @@ impl ProtectedFiles {
         }
         // Also for the absent ones: `.claude` of `.claude/settings.json` is on the way to
         // a protected path while neither exists.
+        // And the directories an owner's link leaves through `..` on its way to one
+        // (`scripts` of `~/.config/nvim -> <repo>/scripts/../nvim`).
+        let ancestors = policy.protected().iter().flat_map(|protected| {
+            protected
+                .path
+                .ancestors()
+                .skip(1)
+                .map(move |a| (a, &protected.path))
+        });
+        let standing = policy
+            .standing_directories()
+            .iter()
+            .map(|s| (s.path.as_path(), &s.protected));
         let mut seen = std::collections::HashSet::new();
-        for protected in policy.protected() {
-            for on_the_way in protected.path.ancestors().skip(1) {
-                let (Some(dir), Some(name)) = (on_the_way.parent(), on_the_way.file_name()) else {
-                    continue;
-                };
-                if !seen.insert(on_the_way.to_path_buf()) {
-                    continue;
-                }
-                out.on_the_way_paths
-                    .insert(on_the_way.to_path_buf(), protected.path.clone());
-                // Ancestors of a resolved path: the directory is not reached through a link.
-                if let Ok(meta) = std::fs::metadata(dir) {
-                    out.on_the_way
-                        .entry(((meta.dev(), meta.ino()), name.as_bytes().to_vec()))
-                        .or_insert_with(|| protected.path.clone());
-                }
+        for (on_the_way, protected) in ancestors.chain(standing) {
+            let (Some(dir), Some(name)) = (on_the_way.parent(), on_the_way.file_name()) else {
+                continue;
+            };
+            if !seen.insert(on_the_way.to_path_buf()) {
+                continue;
+            }
+            out.on_the_way_paths
+                .insert(on_the_way.to_path_buf(), protected.clone());
+            // Resolved paths: the directory is not reached through a link.
+            if let Ok(meta) = std::fs::metadata(dir) {
+                out.on_the_way
+                    .entry(((meta.dev(), meta.ino()), name.as_bytes().to_vec()))
+                    .or_insert_with(|| protected.clone());
             }
         }
         out
