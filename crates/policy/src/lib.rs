@@ -32,6 +32,7 @@ pub mod env;
 pub mod error;
 pub mod file_rule;
 pub mod git_config;
+pub mod git_todo;
 pub mod host_fs;
 pub mod limits;
 pub mod network;

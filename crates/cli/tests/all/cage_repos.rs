@@ -486,6 +486,147 @@ fn whiteout_of_a_config(backend: &str, user: User) {
     f.owner_git(&f.repo.join("w"), &["status", "--short"]);
 }
 
+/// A rebase left stopped by a conflict in the launch repo: `side` (two commits) onto a
+/// `main` that changed the same line.
+fn stopped_rebase_fixture(name: &str, user: User) -> Fixture {
+    let f = Fixture::new(name, user);
+    let git = |args: &[&str]| f.owner_git(&f.repo, args);
+    git(&["checkout", "-q", "-b", "side"]);
+    fs::write(f.repo.join("file.txt"), "side\n").unwrap();
+    git(&["commit", "-q", "-am", "side one"]);
+    fs::write(f.repo.join("g.txt"), "g\n").unwrap();
+    git(&["add", "g.txt"]);
+    git(&["commit", "-q", "-m", "side two"]);
+    git(&["checkout", "-q", "main"]);
+    fs::write(f.repo.join("file.txt"), "main\n").unwrap();
+    git(&["commit", "-q", "-am", "main two"]);
+    git(&["checkout", "-q", "side"]);
+    if user == User::Nobody {
+        chown_tree(&f.root, NOBODY);
+    }
+    f
+}
+
+/// Ways to leave a stopped rebase that runs a command at the owner's `git rebase
+/// --continue`: an exec line appended in place, inserted by `sed -i` (a rename), a whole
+/// prepared state directory renamed into place, and a merge strategy with a slash that git
+/// runs through a `git-merge-..` directory (or link) at the worktree's top. Each starts
+/// with `git rebase main`, which stops at the conflict.
+const REBASE_ATTACKS: &[(&str, &str)] = &[
+    (
+        "append",
+        "echo \"exec touch $ROOT/MARKER\" >> .git/rebase-merge/git-rebase-todo",
+    ),
+    (
+        "sed",
+        "sed -i \"1i exec touch $ROOT/MARKER\" .git/rebase-merge/git-rebase-todo",
+    ),
+    (
+        "state-dir",
+        "cp -r .git/rebase-merge staged && echo \"x touch $ROOT/MARKER\" >> staged/git-rebase-todo && \
+         rm -rf .git/rebase-merge; mv staged .git/rebase-merge",
+    ),
+    (
+        "strategy-dir",
+        "printf '#!/bin/sh\\ntouch %s/MARKER\\nexit 1\\n' \"$ROOT\" > x && chmod +x x && \
+         echo ../../x > .git/rebase-merge/strategy && mkdir git-merge-..",
+    ),
+    (
+        "strategy-link",
+        "printf '#!/bin/sh\\ntouch %s/MARKER\\nexit 1\\n' \"$ROOT\" > x && chmod +x x && \
+         echo ../../x > .git/rebase-merge/strategy && mkdir -p sub && ln -s sub t && mv t git-merge-..",
+    ),
+];
+
+/// The owner resolves the conflict and continues the rebase the cage left.
+fn owner_continues(f: &Fixture) {
+    fs::write(f.repo.join("file.txt"), "resolved\n").unwrap();
+    let _ = f.owner_git_output(&f.repo, &["add", "file.txt"]);
+    let mut cmd = Command::new("git");
+    cmd.current_dir(&f.repo).args(["rebase", "--continue"]);
+    f.as_owner(&mut cmd);
+    cmd.env("GIT_EDITOR", "true");
+    let _ = cmd.output().unwrap();
+}
+
+fn stopped_rebase_runs_nothing(backend: &str, user: User) {
+    if !backend_or_skip(backend, user) {
+        return;
+    }
+    for (name, attack) in REBASE_ATTACKS {
+        let script = format!("git rebase -q main >/dev/null 2>&1; {attack}");
+        let control = stopped_rebase_fixture(&format!("rebase-{name}-control"), user);
+        let out = control.uncaged(&script);
+        owner_continues(&control);
+        assert!(
+            control.marker().exists(),
+            "{user:?}: uncaged, {name} did not run at the owner's rebase --continue: {}",
+            text(&out)
+        );
+
+        let f = stopped_rebase_fixture(&format!("rebase-{name}-{backend}"), user);
+        let out = f.caged(backend, &script);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let named = if name.starts_with("strategy") {
+            stderr.contains("git-merge-..") && stderr.contains("merge strategy")
+        } else {
+            stderr.contains("jaula: refused")
+                && (stderr.contains("exec line") || stderr.contains("rebase-merge"))
+        };
+        assert!(
+            named,
+            "{user:?} {backend} {name}: no refusal naming the rebase state: {}",
+            text(&out)
+        );
+        owner_continues(&f);
+        assert!(
+            !f.marker().exists(),
+            "{user:?} {backend} {name}: the owner's rebase --continue ran the cage's command"
+        );
+    }
+    // `git rebase --exec` itself: git's own todo list, refused when it is written.
+    let f = stopped_rebase_fixture(&format!("rebase-exec-{backend}"), user);
+    let out = f.caged(
+        backend,
+        "GIT_SEQUENCE_EDITOR=true git rebase -q --exec \"touch $ROOT/MARKER\" main",
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is an exec line"),
+        "{user:?} {backend}: {}",
+        text(&out)
+    );
+    owner_continues(&f);
+    assert!(
+        !f.marker().exists(),
+        "{user:?} {backend}: rebase --exec ran"
+    );
+}
+
+/// An agent's own rebases keep working: a todo list edited by `sed -i`, a conflict
+/// resolved and continued, all in the cage; the owner's git then sees the rebased branch.
+fn ordinary_rebase_succeeds(backend: &str, user: User) {
+    if !backend_or_skip(backend, user) {
+        return;
+    }
+    let f = stopped_rebase_fixture(&format!("rebase-work-{backend}"), user);
+    let out = f.caged(
+        backend,
+        "export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@a.invalid GIT_COMMITTER_NAME=a \
+         GIT_COMMITTER_EMAIL=a@a.invalid GIT_EDITOR=true; \
+         GIT_SEQUENCE_EDITOR='sed -i s/^pick/pick/' git rebase -q -i main; \
+         test -f .git/rebase-merge/git-rebase-todo || exit 9; \
+         echo resolved > file.txt && git add file.txt && git rebase --continue && \
+         git cherry-pick -n HEAD~1 >/dev/null 2>&1; git reset -q --hard",
+    );
+    assert!(out.status.success(), "{user:?} {backend}: {}", text(&out));
+    let log = f.owner_git(&f.repo, &["log", "--format=%s", "main..side"]);
+    assert_eq!(
+        String::from_utf8_lossy(&log.stdout),
+        "side two\nside one\n",
+        "{user:?} {backend}"
+    );
+}
+
 /// One `#[test]` per (case, backend, user).
 macro_rules! case_tests {
     ($($name:ident => $case:ident($backend:expr, $user:expr);)*) => {
@@ -521,4 +662,12 @@ case_tests! {
     whiteout_landlock_nobody => whiteout_of_a_config("landlock", User::Nobody);
     whiteout_bwrap_root => whiteout_of_a_config("bwrap", User::Root);
     whiteout_bwrap_nobody => whiteout_of_a_config("bwrap", User::Nobody);
+    rebase_landlock_root => stopped_rebase_runs_nothing("landlock", User::Root);
+    rebase_landlock_nobody => stopped_rebase_runs_nothing("landlock", User::Nobody);
+    rebase_bwrap_root => stopped_rebase_runs_nothing("bwrap", User::Root);
+    rebase_bwrap_nobody => stopped_rebase_runs_nothing("bwrap", User::Nobody);
+    rebase_work_landlock_root => ordinary_rebase_succeeds("landlock", User::Root);
+    rebase_work_landlock_nobody => ordinary_rebase_succeeds("landlock", User::Nobody);
+    rebase_work_bwrap_root => ordinary_rebase_succeeds("bwrap", User::Root);
+    rebase_work_bwrap_nobody => ordinary_rebase_succeeds("bwrap", User::Nobody);
 }

@@ -629,6 +629,7 @@ impl Guard<'_> {
             AtFlags::SYMLINK_NOFOLLOW,
         ) {
             Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => Made::Directory,
+            Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFREG => Made::File,
             _ => Made::Other,
         };
         let path = entry_path(to)?;

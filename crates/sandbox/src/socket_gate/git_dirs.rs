@@ -23,6 +23,20 @@
 //!   first admits and reinstalls the config files already there and refuses when `hooks`
 //!   holds anything but samples: a config written first, with its descriptor kept, is not
 //!   the one installed.
+//!
+//! A rebase the cage leaves stopped is carried on by the owner's `git rebase --continue`,
+//! uncaged, from the state git keeps in the git directory:
+//!
+//! - its todo list (`rebase-merge/git-rebase-todo`, and `sequencer/todo` of cherry-pick
+//!   and revert) is only installed by rename, admitted line by line
+//!   (`jaula_policy::git_todo::admit`: no `exec` line), as a config is; git writes it
+//!   through `git-rebase-todo.lock`; `rebase-merge` and `sequencer` are only made by
+//!   `mkdir`, and the todo lists in a directory becoming git-like are admitted first;
+//! - its merge strategy (`rebase-merge/strategy`, written in place by git) makes git run
+//!   `git-merge-<strategy>`, a path relative to the worktree's top when the name holds a
+//!   slash (`../../x` runs `git-merge-../../x`, that is `./x`, once a directory
+//!   `git-merge-..` stands there). So no directory, symlink or node named `git-merge-*` is
+//!   made anywhere; a strategy without a slash is looked up on the owner's `PATH`.
 
 use std::ffi::OsStr;
 use std::io::{Read, Write};
@@ -36,15 +50,24 @@ use rustix::fs::{AtFlags, Mode, OFlags};
 const CONFIG_NAMES: [&[u8]; 2] = [b"config", b"config.worktree"];
 /// The entries whose making turns a directory into a git directory.
 const MARKERS: [&[u8]; 3] = [b"HEAD", b"objects", b"refs"];
-/// The largest config the supervisor reads; git writes a few hundred bytes.
+/// The largest config (or todo list) the supervisor reads; git writes a few hundred
+/// bytes of config, and a todo list a line per commit.
 const CONFIG_LIMIT: u64 = 1 << 20;
+/// The directories of a git directory that hold a stopped rebase's or cherry-pick's state,
+/// each with the name of its todo list.
+const TODO_LISTS: [(&str, &[u8]); 2] =
+    [("rebase-merge", b"git-rebase-todo"), ("sequencer", b"todo")];
+/// The prefix of the program git runs for a merge strategy.
+const STRATEGY_PREFIX: &[u8] = b"git-merge-";
 
 /// What a call makes at a name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Made {
+    /// A regular file (made by an open, or a regular file renamed).
     File,
     Directory,
-    /// A symlink, a node, a hard link, a rename's new name: anything but the two above.
+    /// A symlink, a node, a hard link, another rename's new name: anything but the two
+    /// above.
     Other,
 }
 
@@ -103,6 +126,41 @@ fn is_hook_name(name: &[u8]) -> bool {
     !name.ends_with(b".sample")
 }
 
+fn is_state_dir_name(name: &[u8]) -> bool {
+    TODO_LISTS.iter().any(|(dir, _)| dir.as_bytes() == name)
+}
+
+/// Whether `name` in `dir` (whose path is `dir_path`) is a todo list of a git-like
+/// directory: `git-rebase-todo` in its `rebase-merge`, `todo` in its `sequencer`.
+fn is_todo_list(dir: BorrowedFd<'_>, dir_path: &Path, name: &[u8]) -> Result<bool, i32> {
+    let Some(dir_name) = dir_path.file_name() else {
+        return Ok(false);
+    };
+    if !TODO_LISTS
+        .iter()
+        .any(|(d, todo)| OsStr::new(d) == dir_name && *todo == name)
+    {
+        return Ok(false);
+    }
+    let up = rustix::fs::openat(
+        dir,
+        "..",
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(errno)?;
+    let here = rustix::fs::fstat(dir).map_err(errno)?;
+    let named = match rustix::fs::statat(&up, dir_name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(s) => s,
+        Err(rustix::io::Errno::NOENT) => return Ok(false),
+        Err(e) => return Err(errno(e)),
+    };
+    Ok((named.st_dev, named.st_ino) == (here.st_dev, here.st_ino) && is_git_like(up.as_fd()))
+}
+
+const TODO_BY_RENAME: &str =
+    "a todo list of a git directory is installed only by renaming one jaula has read onto it";
+
 /// The plan for making `name` (as `made`) in `dir`, whose path is `dir_path`.
 pub(super) fn plan_new(
     dir: BorrowedFd<'_>,
@@ -117,6 +175,26 @@ pub(super) fn plan_new(
     if is_hook_name(name) && is_hooks_dir(dir, dir_path)? {
         return Ok(Plan::Refuse(format!(
             "{} is a git hook of a repository, which the owner's git would run",
+            String::from_utf8_lossy(name)
+        )));
+    }
+    if name.starts_with(STRATEGY_PREFIX) && made != Made::File {
+        return Ok(Plan::Refuse(format!(
+            "a directory, link or node named {} would let a stopped rebase's merge strategy \
+             run a program of the cage's (git runs git-merge-<strategy> from the worktree's top)",
+            String::from_utf8_lossy(name)
+        )));
+    }
+    if is_todo_list(dir, dir_path, name)? {
+        return Ok(if rename && made != Made::Directory {
+            Plan::Install
+        } else {
+            Plan::Refuse(TODO_BY_RENAME.into())
+        });
+    }
+    if is_state_dir_name(name) && (made != Made::Directory || rename) && is_git_like(dir) {
+        return Ok(Plan::Refuse(format!(
+            "{} of a git directory is only made empty, by mkdir",
             String::from_utf8_lossy(name)
         )));
     }
@@ -165,6 +243,15 @@ pub(super) fn refuse_write(
     if name == b"hooks" && is_git_like(dir) {
         return Ok(Some("it is the hooks directory of a git directory".into()));
     }
+    if is_state_dir_name(name) && is_git_like(dir) {
+        return Ok(Some(format!(
+            "it is the {} state directory of a git directory",
+            String::from_utf8_lossy(name)
+        )));
+    }
+    if is_todo_list(dir, dir_path, name)? {
+        return Ok(Some(TODO_BY_RENAME.into()));
+    }
     if is_hook_name(name) && is_hooks_dir(dir, dir_path)? {
         return Ok(Some(format!(
             "{} is a git hook of a repository, which the owner's git would run",
@@ -188,7 +275,11 @@ pub(super) fn holder(
     // Only the names git reads need the directory at all: the common case costs nothing.
     let wanted = CONFIG_NAMES.contains(&name.as_slice())
         || name == b"hooks"
-        || dir_path.file_name() == Some(OsStr::new("hooks"));
+        || is_state_dir_name(&name)
+        || dir_path.file_name() == Some(OsStr::new("hooks"))
+        || TODO_LISTS
+            .iter()
+            .any(|(d, todo)| dir_path.file_name() == Some(OsStr::new(d)) && *todo == name);
     if !wanted {
         return Ok(None);
     }
@@ -271,8 +362,13 @@ pub(super) fn install(
         Err(_) => None,
     };
     let (bytes, mode) = read_config(source).map_err(Ok)?;
-    jaula_policy::git_config::admit(&bytes, current.as_deref(), dir_path, worktree)
-        .map_err(|refusal| Ok(refusal.to_string()))?;
+    if CONFIG_NAMES.contains(&name) {
+        jaula_policy::git_config::admit(&bytes, current.as_deref(), dir_path, worktree)
+            .map_err(|refusal| Ok(refusal.to_string()))?;
+    } else {
+        // `plan_new` answers `Install` for a config or a todo list only.
+        jaula_policy::git_todo::admit(&bytes).map_err(|refusal| Ok(refusal.to_string()))?;
+    }
     write_fresh(dir, name, &bytes, mode).map_err(Err)?;
     rustix::fs::unlinkat(source_dir, source_name, AtFlags::empty()).map_err(|e| Err(errno(e)))
 }
@@ -307,6 +403,9 @@ pub(super) fn admit_new_git_dir(
         jaula_policy::git_config::admit(&bytes, None, dir_path, worktree)
             .map_err(|refusal| Ok(refusal.to_string()))?;
         write_fresh(dir, name, &bytes, mode).map_err(Err)?;
+    }
+    for (state, todo) in TODO_LISTS {
+        admit_new_todo_list(dir, state, todo)?;
     }
     let hooks = match rustix::fs::openat(
         dir,
@@ -348,6 +447,55 @@ pub(super) fn admit_new_git_dir(
         )));
     }
     Ok(())
+}
+
+/// Before `dir` becomes git-like: admit the todo list `todo` in its `state` directory, if
+/// there is one, and reinstall it as a new file (as a config is).
+fn admit_new_todo_list(
+    dir: BorrowedFd<'_>,
+    state: &str,
+    todo: &[u8],
+) -> Result<(), Result<String, i32>> {
+    let shown = format!("{state}/{}", String::from_utf8_lossy(todo));
+    let held = match rustix::fs::openat(
+        dir,
+        state,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(h) => h,
+        Err(rustix::io::Errno::NOENT) => return Ok(()),
+        Err(rustix::io::Errno::NOTDIR) => {
+            let st = rustix::fs::statat(dir, state, AtFlags::SYMLINK_NOFOLLOW)
+                .map_err(|e| Err(errno(e)))?;
+            if st.st_mode & libc::S_IFMT == libc::S_IFREG {
+                return Ok(());
+            }
+            return Err(Ok(format!(
+                "{state} of the new git directory is not a directory (a symbolic link, a node)"
+            )));
+        }
+        Err(rustix::io::Errno::LOOP) => {
+            return Err(Ok(format!(
+                "{state} of the new git directory is a symbolic link"
+            )))
+        }
+        Err(e) => return Err(Err(errno(e))),
+    };
+    let st = match rustix::fs::statat(&held, todo, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(s) => s,
+        Err(rustix::io::Errno::NOENT) => return Ok(()),
+        Err(e) => return Err(Err(errno(e))),
+    };
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(Ok(format!(
+            "{shown} of the new git directory is not a regular file"
+        )));
+    }
+    let file = open_read(held.as_fd(), todo).map_err(|e| Err(errno(e)))?;
+    let (bytes, mode) = read_config(file).map_err(|why| Ok(format!("{shown}: {why}")))?;
+    jaula_policy::git_todo::admit(&bytes).map_err(|refusal| Ok(format!("{shown}: {refusal}")))?;
+    write_fresh(held.as_fd(), todo, &bytes, mode).map_err(Err)
 }
 
 /// Where a `core.worktree` a cage sets may lead: only the shape `git submodule add` (and

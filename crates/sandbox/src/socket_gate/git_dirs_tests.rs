@@ -170,3 +170,117 @@ fn a_new_git_directory_is_admitted_with_what_it_holds() {
         Err(Ok(_))
     ));
 }
+
+#[test]
+fn todo_lists_and_state_directories_of_a_git_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let g = tmp.path();
+    fs::write(g.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    let rm = g.join("rebase-merge");
+    fs::create_dir(&rm).unwrap();
+    let todo = b"git-rebase-todo";
+    assert!(matches!(
+        plan_new(dir(&rm).as_fd(), &rm, todo, Made::File, false),
+        Ok(Plan::Refuse(_))
+    ));
+    assert_eq!(
+        plan_new(dir(&rm).as_fd(), &rm, todo, Made::File, true),
+        Ok(Plan::Install)
+    );
+    fs::write(rm.join("git-rebase-todo"), "pick a\n").unwrap();
+    assert!(refuse_write(dir(&rm).as_fd(), &rm, todo).unwrap().is_some());
+    // Other state files are git's to write in place.
+    assert_eq!(refuse_write(dir(&rm).as_fd(), &rm, b"done"), Ok(None));
+    // The state directories: only mkdir.
+    for (made, rename) in [
+        (Made::Directory, true),
+        (Made::Other, false),
+        (Made::File, false),
+    ] {
+        assert!(
+            matches!(
+                plan_new(dir(g).as_fd(), g, b"sequencer", made, rename),
+                Ok(Plan::Refuse(_))
+            ),
+            "{made:?} {rename}"
+        );
+    }
+    assert_eq!(
+        plan_new(dir(g).as_fd(), g, b"sequencer", Made::Directory, false),
+        Ok(Plan::Go)
+    );
+    // Outside a git directory, a `rebase-merge/git-rebase-todo` is a file like any other.
+    let plain = tmp.path().join("plain/rebase-merge");
+    fs::create_dir_all(&plain).unwrap();
+    assert_eq!(
+        plan_new(dir(&plain).as_fd(), &plain, todo, Made::File, false),
+        Ok(Plan::Go)
+    );
+}
+
+#[test]
+fn nothing_traversable_is_named_like_a_merge_strategy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    for made in [Made::Directory, Made::Other] {
+        for rename in [false, true] {
+            assert!(matches!(
+                plan_new(dir(d).as_fd(), d, b"git-merge-..", made, rename),
+                Ok(Plan::Refuse(_))
+            ));
+        }
+    }
+    assert_eq!(
+        plan_new(dir(d).as_fd(), d, b"git-merge-tool.sh", Made::File, false),
+        Ok(Plan::Go)
+    );
+    assert_eq!(
+        plan_new(dir(d).as_fd(), d, b"merge-..", Made::Directory, false),
+        Ok(Plan::Go)
+    );
+}
+
+#[test]
+fn a_todo_list_is_installed_only_without_exec_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let g = tmp.path();
+    fs::write(g.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    let rm = g.join("rebase-merge");
+    fs::create_dir(&rm).unwrap();
+    let no_worktree = |_: &Path, _: &Path| -> Result<(), String> { Err("no".into()) };
+    fs::write(rm.join("staged"), "pick a\nexec make\n").unwrap();
+    let refused = install(
+        dir(&rm).as_fd(),
+        b"staged",
+        dir(&rm).as_fd(),
+        &rm,
+        b"git-rebase-todo",
+        &no_worktree,
+    );
+    assert!(
+        matches!(&refused, Err(Ok(why)) if why.contains("line 2")),
+        "{refused:?}"
+    );
+    assert!(!rm.join("git-rebase-todo").exists());
+    fs::write(rm.join("staged"), "pick a\nbreak\n").unwrap();
+    let staged = fs::metadata(rm.join("staged")).unwrap().ino();
+    install(
+        dir(&rm).as_fd(),
+        b"staged",
+        dir(&rm).as_fd(),
+        &rm,
+        b"git-rebase-todo",
+        &no_worktree,
+    )
+    .unwrap();
+    assert_eq!(
+        fs::read_to_string(rm.join("git-rebase-todo")).unwrap(),
+        "pick a\nbreak\n"
+    );
+    assert!(!rm.join("staged").exists());
+    // A fresh file: nothing the caller kept open on the source reaches it.
+    assert_ne!(
+        fs::metadata(rm.join("git-rebase-todo")).unwrap().ino(),
+        staged
+    );
+}
