@@ -162,7 +162,11 @@ impl fmt::Display for Summary {
                 })
                 .collect();
             if !rules.is_empty() {
-                write!(f, "\njaula: network: blocked by rule: {}", rules.join("; "))?;
+                write!(
+                    f,
+                    "\njaula: network: the rules that blocked them: {}",
+                    rules.join("; ")
+                )?;
             }
             first = false;
         }

@@ -122,7 +122,7 @@ fn a_steered_refusal_is_marked_in_the_log_and_the_summary() {
         recorder.summary().to_string(),
         "jaula: network: blocked 3 request(s) to 2 host(s): mixed.test (2, 1 steered) \
          refused.test (1 steered)\n\
-         jaula: network: blocked by rule: not in the allow list (mixed.test, refused.test)"
+         jaula: network: the rules that blocked them: not in the allow list (mixed.test, refused.test)"
     );
 }
 
@@ -142,7 +142,7 @@ fn the_summary_names_the_rules_that_blocked() {
         recorder.summary().to_string(),
         "jaula: network: blocked 3 request(s) to 3 host(s): 127.0.2.1 (1 steered) \
          a.evil.test (1) b.evil.test (1)\n\
-         jaula: network: blocked by rule: deny-domain *.evil.test (a.evil.test, \
+         jaula: network: the rules that blocked them: deny-domain *.evil.test (a.evil.test, \
          b.evil.test); steered TLS without a server name (SNI) (127.0.2.1)"
     );
 }
@@ -198,7 +198,7 @@ fn an_upstream_failure_is_logged_and_summarised_apart_from_refusals() {
     assert_eq!(
         summary.to_string(),
         "jaula: network: blocked 1 request(s) to 1 host(s): no.test (1)\n\
-         jaula: network: blocked by rule: not in the allow list (no.test)\n\
+         jaula: network: the rules that blocked them: not in the allow list (no.test)\n\
          jaula: network: 4 allowed request(s) failed upstream (not refused by jaula): \
          down.test:443 (name did not resolve) (1) down.test:443 -> 127.0.0.1:10 (timed out) \
          (1) down.test:443 -> 127.0.0.1:9 (connection refused) (2)"

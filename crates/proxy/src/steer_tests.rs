@@ -167,7 +167,7 @@ fn a_refused_http_host_gets_the_proxys_403_and_is_logged_steered() {
         assert_eq!(
             proxy.summary().to_string(),
             "jaula: network: blocked 1 request(s) to 1 host(s): refused.test (1 steered)\n\
-             jaula: network: blocked by rule: not in the allow list (refused.test)"
+             jaula: network: the rules that blocked them: not in the allow list (refused.test)"
         );
     });
     let lines = log_lines(&log);

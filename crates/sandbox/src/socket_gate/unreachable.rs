@@ -30,6 +30,7 @@ const KEPT: usize = 64;
 static REFUSED: Mutex<Refused> = Mutex::new(Refused {
     kept: BTreeSet::new(),
     dropped: 0,
+    stub_addresses: Vec::new(),
 });
 
 /// Distinct destinations refused by the closed network, and how many more were not kept.
@@ -39,6 +40,9 @@ pub struct Refused {
     pub kept: BTreeSet<SocketAddr>,
     /// Refusals of further destinations, counted but not kept.
     pub dropped: u64,
+    /// Where the DNS stub answered (the host's nameserver addresses), so a summary can
+    /// say which refused destinations were the host's resolver.
+    pub stub_addresses: Vec<IpAddr>,
 }
 
 /// The addresses the `none` DNS stub answers on in the cage's namespace, set once by the
@@ -134,7 +138,9 @@ pub(super) fn note(addr: &[u8], result: Result<(), i32>) {
 
 /// What the closed network refused so far in this process.
 pub fn unreachable_destinations() -> Refused {
-    REFUSED.lock().map(|r| r.clone()).unwrap_or_default()
+    let mut refused = REFUSED.lock().map(|r| r.clone()).unwrap_or_default();
+    refused.stub_addresses = STUB_ADDRESSES.get().cloned().unwrap_or_default();
+    refused
 }
 
 /// An AF_INET or AF_INET6 sockaddr as bytes; `None` for any other family or a short one.
