@@ -95,8 +95,10 @@ fn the_names_looked_up_come_first_with_their_types() {
 
 #[test]
 fn the_hosts_resolver_is_named_as_such_on_any_port() {
-    let mut refused = Refused::default();
-    refused.stub_addresses = vec!["10.255.255.53".parse().unwrap()];
+    let mut refused = Refused {
+        stub_addresses: vec!["10.255.255.53".parse().unwrap()],
+        ..Refused::default()
+    };
     refused.kept.insert("10.255.255.53:443".parse().unwrap());
     refused.kept.insert("10.255.255.53:53".parse().unwrap());
     refused.kept.insert("192.0.2.1:443".parse().unwrap());
