@@ -9,6 +9,7 @@ use tokio::net::TcpStream;
 
 use crate::log::{Verdict, Via};
 use crate::serve::{connect, Unreached};
+use crate::upstream::UpstreamFailure;
 use crate::Proxy;
 use jaula_policy::network::address::{OwnerStatement, Refusal};
 
@@ -34,14 +35,17 @@ pub(crate) enum Closed {
         refusal: Refusal,
     },
     /// The name was allowed; resolution or the connect failed (no policy decision).
-    Unreached { status: StatusCode, why: String },
+    Unreached {
+        allowed_by: String,
+        failure: UpstreamFailure,
+    },
 }
 
 impl Closed {
     pub(crate) fn status(&self) -> StatusCode {
         match self {
             Closed::Name { .. } | Closed::Address { .. } => StatusCode::FORBIDDEN,
-            Closed::Unreached { status, .. } => *status,
+            Closed::Unreached { failure, .. } => failure.status(),
         }
     }
 
@@ -51,6 +55,16 @@ impl Closed {
             Closed::Name { rule } => Some(rule.clone()),
             Closed::Address { refusal, .. } => Some(refusal.rule()),
             Closed::Unreached { .. } => None,
+        }
+    }
+
+    /// The `x-jaula-upstream` header of an upstream failure (the log's `reason`): a
+    /// client, or a person reading `curl -v`, tells it from a refusal without the body,
+    /// which most clients never show for a failed `CONNECT`.
+    pub(crate) fn upstream_reason(&self) -> Option<&'static str> {
+        match self {
+            Closed::Unreached { failure, .. } => Some(failure.kind.name()),
+            Closed::Name { .. } | Closed::Address { .. } => None,
         }
     }
 
@@ -76,9 +90,13 @@ impl Closed {
                     refusal.rule()
                 )
             }
-            Closed::Unreached { why, .. } => {
-                format!("jaula: network: cannot reach {shown}:{port}: {why}\n")
-            }
+            Closed::Unreached {
+                allowed_by,
+                failure,
+            } => format!(
+                "jaula: network: {method} to {shown}:{port} allowed by rule: {allowed_by}, \
+                 but the upstream could not be reached (not a refusal): {failure}\n"
+            ),
         }
     }
 }
@@ -125,13 +143,16 @@ pub(crate) async fn open(proxy: &Proxy, ask: Ask<'_>) -> Result<TcpStream, Close
                 refusal,
             })
         }
-        Err(Unreached::Failed(status, why)) => {
+        Err(Unreached::Failed(failure)) => {
             // The name was allowed; the upstream failed, which is no policy decision.
-            record(Verdict::Allowed {
+            record(Verdict::UpstreamFailed {
                 rule: &decision.rule,
-                address: None,
+                failure: &failure,
             });
-            Err(Closed::Unreached { status, why })
+            Err(Closed::Unreached {
+                allowed_by: decision.rule,
+                failure,
+            })
         }
     }
 }

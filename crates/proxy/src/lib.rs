@@ -16,6 +16,11 @@
 //! finish its request head within [`ProxyConfig::header_timeout`] is dropped, and an
 //! upstream that does not accept within [`ProxyConfig::connect_timeout`] gets `504`.
 //!
+//! An allowed request whose upstream cannot be reached (no such name, connection
+//! refused, unreachable, timed out) is no refusal: the client gets `502` or `504`
+//! saying which, the log records `"decision":"failed"` with the reason, and the exit
+//! summary lists it on a line of its own, apart from what the rules blocked.
+//!
 //! Clients that ignore the proxy variables are steered ([`steer`]): connections to the
 //! cage's steering address on ports 443 and 80 are judged on the TLS server name or the
 //! HTTP Host they carry, then take the same way out as a `CONNECT` would, undecrypted.
@@ -31,6 +36,7 @@ pub mod sni;
 pub mod sniff;
 pub mod steer;
 mod supervise;
+mod upstream;
 
 #[cfg(target_os = "linux")]
 pub use dns::serve_dns;

@@ -3,10 +3,17 @@
 //! One line per request. A name the rules refuse is logged at once; an allowed name is
 //! logged after its address check, with the address connected to (`allow`) or the
 //! address refused and the reason (`deny`, rule `address A is CLASS`), so a refusal by
-//! address is told apart from a refusal by name. A connection that reached the proxy by
+//! address is told apart from a refusal by name. An allowed name whose upstream could
+//! not be reached is neither: `failed`, with the allow rule, the address tried, the
+//! `reason` (`connection-refused`, `unreachable`, `timed-out`, `name-not-resolved`,
+//! `connect-failed`) and the system's `error`. A connection that reached the proxy by
 //! steering rather than through the proxy variables carries `"via":"steered"`.
+//!
+//! The summary at exit keeps the same three apart, one line each: what the rules
+//! blocked (with a second line naming the rules), what was refused by address, and what
+//! was allowed but failed upstream.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -18,6 +25,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use crate::upstream::UpstreamFailure;
 use crate::ProxyError;
 use jaula_policy::network::address::Refusal;
 
@@ -32,17 +40,22 @@ pub struct DecisionRecord<'a> {
     pub host: &'a str,
     /// The port the client asked for.
     pub port: u16,
-    /// `allow` or `deny`.
+    /// `allow`, `deny`, or `failed` (allowed, but the upstream could not be reached).
     pub decision: &'static str,
     /// The rule that decided, described.
     pub rule: &'a str,
-    /// The resolved address connected to (`allow`) or refused (`deny` by address).
+    /// The resolved address connected to (`allow`), refused (`deny` by address) or tried
+    /// last (`failed`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub address: Option<String>,
-    /// Set only on a refusal by address: the address's class (`loopback`, `link-local`,
-    /// `private`, ...).
+    /// On a refusal by address: the address's class (`loopback`, `link-local`,
+    /// `private`, ...). On a failure: what failed (`connection-refused`, `unreachable`,
+    /// `timed-out`, `name-not-resolved`, `connect-failed`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<&'static str>,
+    /// Set only on a failure: the error as the system gave it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     /// Set only on a DNS lookup (method `DNS`): the record type asked for (`A`, `AAAA`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub qtype: Option<String>,
@@ -82,6 +95,11 @@ pub(crate) enum Verdict<'a> {
     },
     /// The name was allowed but every address it resolved to was refused.
     AddressRefused { refusal: Refusal },
+    /// The name was allowed; its upstream could not be reached.
+    UpstreamFailed {
+        rule: &'a str,
+        failure: &'a UpstreamFailure,
+    },
     /// A DNS lookup of an allowed name, answered by the stub: logged, not counted as a
     /// request (nothing has reached the proxy's upstream side yet).
     // Answered only by the DNS stub, which exists on Linux alone.
@@ -96,21 +114,29 @@ pub struct Summary {
     pub allowed: u64,
     /// Refused by name: host -> count.
     pub blocked: BTreeMap<String, u64>,
+    /// Refused by name: rule -> the hosts it refused.
+    pub blocked_rules: BTreeMap<String, BTreeSet<String>>,
     /// Allowed by name, refused by address: `host -> address (class)` -> count.
     pub refused_addresses: BTreeMap<String, u64>,
     /// Of `blocked`, the refusals of steered connections: host -> count.
     pub blocked_steered: BTreeMap<String, u64>,
+    /// Allowed, but the upstream could not be reached:
+    /// `host:port -> address (what failed)` -> count.
+    pub upstream_failures: BTreeMap<String, u64>,
 }
 
 impl Summary {
-    /// Nothing was refused: no summary to print.
+    /// Nothing was refused and nothing failed: no summary to print.
     pub fn is_empty(&self) -> bool {
-        self.blocked.is_empty() && self.refused_addresses.is_empty()
+        self.blocked.is_empty()
+            && self.refused_addresses.is_empty()
+            && self.upstream_failures.is_empty()
     }
 }
 
 impl fmt::Display for Summary {
-    /// One line per kind of refusal that happened: by name, then by address.
+    /// One line per kind of outcome that happened: blocked by name (and a line naming
+    /// the rules), refused by address, failed upstream.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut first = true;
         if !self.blocked.is_empty() {
@@ -127,6 +153,21 @@ impl fmt::Display for Summary {
                     None => write!(f, " {host} ({n})")?,
                 }
             }
+            let rules: Vec<String> = self
+                .blocked_rules
+                .iter()
+                .map(|(rule, hosts)| {
+                    let hosts: Vec<&str> = hosts.iter().map(String::as_str).collect();
+                    format!("{rule} ({})", hosts.join(", "))
+                })
+                .collect();
+            if !rules.is_empty() {
+                write!(
+                    f,
+                    "\njaula: network: the rules that blocked them: {}",
+                    rules.join("; ")
+                )?;
+            }
             first = false;
         }
         if !self.refused_addresses.is_empty() {
@@ -140,6 +181,21 @@ impl fmt::Display for Summary {
                  (see --allow-address):"
             )?;
             for (what, n) in &self.refused_addresses {
+                write!(f, " {what} ({n})")?;
+            }
+            first = false;
+        }
+        if !self.upstream_failures.is_empty() {
+            if !first {
+                writeln!(f)?;
+            }
+            let total: u64 = self.upstream_failures.values().sum();
+            write!(
+                f,
+                "jaula: network: {total} allowed request(s) failed upstream (not refused by \
+                 jaula):"
+            )?;
+            for (what, n) in &self.upstream_failures {
                 write!(f, " {what} ({n})")?;
             }
         }
@@ -189,8 +245,12 @@ impl Recorder {
             match verdict {
                 Verdict::Allowed { .. } => s.allowed += 1,
                 Verdict::LookupAnswered { .. } => {}
-                Verdict::NameDenied { .. } => {
+                Verdict::NameDenied { rule } => {
                     *s.blocked.entry(host.to_owned()).or_insert(0) += 1;
+                    s.blocked_rules
+                        .entry(rule.to_owned())
+                        .or_default()
+                        .insert(host.to_owned());
                     if via == Via::Steered {
                         *s.blocked_steered.entry(host.to_owned()).or_insert(0) += 1;
                     }
@@ -199,10 +259,15 @@ impl Recorder {
                     let key = format!("{host} -> {} ({})", refusal.address, refusal.class);
                     *s.refused_addresses.entry(key).or_insert(0) += 1;
                 }
+                Verdict::UpstreamFailed { failure, .. } => {
+                    let key = failure.summary_key(host, port);
+                    *s.upstream_failures.entry(key).or_insert(0) += 1;
+                }
             }
         }
         let Some(file) = &self.file else { return };
         let refusal_rule;
+        let mut error = None;
         let (decision, rule, address, reason) = match verdict {
             Verdict::NameDenied { rule } => ("deny", rule, None, None),
             Verdict::Allowed { rule, address } => {
@@ -218,6 +283,15 @@ impl Recorder {
                     Some(refusal.class.name()),
                 )
             }
+            Verdict::UpstreamFailed { rule, failure } => {
+                error = Some(failure.detail.clone());
+                (
+                    "failed",
+                    rule,
+                    failure.address.map(|a| a.ip().to_string()),
+                    Some(failure.kind.name()),
+                )
+            }
         };
         let record = DecisionRecord {
             time: rfc3339_now(),
@@ -228,6 +302,7 @@ impl Recorder {
             rule,
             address,
             reason,
+            error,
             qtype,
             via: match via {
                 Via::Proxy => None,

@@ -121,6 +121,86 @@ fn a_steered_refusal_is_marked_in_the_log_and_the_summary() {
     assert_eq!(
         recorder.summary().to_string(),
         "jaula: network: blocked 3 request(s) to 2 host(s): mixed.test (2, 1 steered) \
-         refused.test (1 steered)"
+         refused.test (1 steered)\n\
+         jaula: network: the rules that blocked them: not in the allow list (mixed.test, refused.test)"
+    );
+}
+
+#[test]
+fn the_summary_names_the_rules_that_blocked() {
+    let recorder = Recorder::open(None).unwrap();
+    let deny = Verdict::NameDenied {
+        rule: "deny-domain *.evil.test",
+    };
+    let sni = Verdict::NameDenied {
+        rule: "steered TLS without a server name (SNI)",
+    };
+    recorder.record("CONNECT", "a.evil.test", 443, Via::Proxy, deny);
+    recorder.record("CONNECT", "b.evil.test", 443, Via::Proxy, deny);
+    recorder.record("CONNECT", "127.0.2.1", 443, Via::Steered, sni);
+    assert_eq!(
+        recorder.summary().to_string(),
+        "jaula: network: blocked 3 request(s) to 3 host(s): 127.0.2.1 (1 steered) \
+         a.evil.test (1) b.evil.test (1)\n\
+         jaula: network: the rules that blocked them: deny-domain *.evil.test (a.evil.test, \
+         b.evil.test); steered TLS without a server name (SNI) (127.0.2.1)"
+    );
+}
+
+#[test]
+fn an_upstream_failure_is_logged_and_summarised_apart_from_refusals() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log.jsonl");
+    let recorder = Recorder::open(Some(&path)).unwrap();
+    let refused = UpstreamFailure::connect(
+        "127.0.0.1:9".parse().unwrap(),
+        &std::io::Error::from_raw_os_error(rustix::io::Errno::CONNREFUSED.raw_os_error()),
+    );
+    let timed_out = UpstreamFailure::timed_out("127.0.0.1:10".parse().unwrap());
+    let unresolved = UpstreamFailure::resolution(&std::io::Error::other("no such name"));
+    let rule = "allow-domain down.test";
+    for failure in [&refused, &refused, &timed_out, &unresolved] {
+        recorder.record(
+            "CONNECT",
+            "down.test",
+            443,
+            Via::Proxy,
+            Verdict::UpstreamFailed { rule, failure },
+        );
+    }
+    recorder.record(
+        "CONNECT",
+        "no.test",
+        443,
+        Via::Proxy,
+        Verdict::NameDenied {
+            rule: "not in the allow list",
+        },
+    );
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["decision"], "failed");
+    assert_eq!(lines[0]["rule"], rule);
+    assert_eq!(lines[0]["address"], "127.0.0.1");
+    assert_eq!(lines[0]["reason"], "connection-refused");
+    assert!(lines[0]["error"].as_str().unwrap().contains("refused"));
+    assert_eq!(lines[2]["reason"], "timed-out");
+    assert_eq!(lines[3]["reason"], "name-not-resolved");
+    assert!(lines[3].get("address").is_none());
+    assert_eq!(lines[3]["error"], "no such name");
+    assert_eq!(lines[4]["decision"], "deny");
+    assert!(lines[4].get("error").is_none());
+    let summary = recorder.summary();
+    assert_eq!(summary.allowed, 0);
+    assert_eq!(
+        summary.to_string(),
+        "jaula: network: blocked 1 request(s) to 1 host(s): no.test (1)\n\
+         jaula: network: the rules that blocked them: not in the allow list (no.test)\n\
+         jaula: network: 4 allowed request(s) failed upstream (not refused by jaula): \
+         down.test:443 (name did not resolve) (1) down.test:443 -> 127.0.0.1:10 (timed out) \
+         (1) down.test:443 -> 127.0.0.1:9 (connection refused) (2)"
     );
 }

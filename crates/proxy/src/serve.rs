@@ -15,6 +15,7 @@ use tokio::sync::Semaphore;
 
 use crate::admit::{self, Ask, Closed};
 use crate::log::{Recorder, Via};
+use crate::upstream::UpstreamFailure;
 use crate::{ProxyConfig, ProxyError, Summary};
 use jaula_policy::network::address::{self, OwnerStatement, Refusal};
 
@@ -215,13 +216,20 @@ async fn handle(proxy: Proxy, req: Request<Incoming>) -> Result<Response<Body>, 
 }
 
 /// The client's answer when no upstream was opened: `403` naming the rule for a refusal,
-/// the gateway status for an upstream that could not be reached.
+/// the gateway status (with `x-jaula-upstream` naming why) for an upstream that could
+/// not be reached.
 fn answer(closed: &Closed, method: &str, host: &str, port: u16) -> Response<Body> {
     let message = closed.message(method, &admit::shown(host), port);
-    match closed.rule() {
+    let mut response = match closed.rule() {
         Some(rule) => refused(closed.status(), &rule, message),
         None => text(closed.status(), message),
+    };
+    if let Some(reason) = closed.upstream_reason() {
+        response
+            .headers_mut()
+            .insert("x-jaula-upstream", HeaderValue::from_static(reason));
     }
+    response
 }
 
 /// Bytes copied per read in a tunnel: tokio's default (8 KiB) costs a syscall pair per
@@ -343,7 +351,7 @@ pub(crate) enum Unreached {
     /// refusal is reported.
     Refused(Refusal),
     /// Resolution failed, or every permitted address failed to connect.
-    Failed(StatusCode, String),
+    Failed(UpstreamFailure),
 }
 
 /// Resolve the host and connect to the first address that passes the address check and
@@ -360,9 +368,7 @@ pub(crate) async fn connect(
         Some(addr) => vec![*addr],
         None => tokio::net::lookup_host((host, port))
             .await
-            .map_err(|e| {
-                Unreached::Failed(StatusCode::BAD_GATEWAY, format!("name resolution: {e}"))
-            })?
+            .map_err(|e| Unreached::Failed(UpstreamFailure::resolution(&e)))?
             .collect(),
     };
     let mut first_refusal = None;
@@ -377,21 +383,16 @@ pub(crate) async fn connect(
                 let _ = stream.set_nodelay(true);
                 return Ok((stream, addr));
             }
-            Ok(Err(e)) => last = Some(format!("{addr}: {e}")),
-            Err(_) => {
-                return Err(Unreached::Failed(
-                    StatusCode::GATEWAY_TIMEOUT,
-                    format!("{addr}: connect timed out"),
-                ))
-            }
+            Ok(Err(e)) => last = Some(UpstreamFailure::connect(addr, &e)),
+            Err(_) => return Err(Unreached::Failed(UpstreamFailure::timed_out(addr))),
         }
     }
     // A refusal is the answer even when another address merely failed: it is the one the
     // owner can act on, and failing closed must not look like a network fault.
     Err(match (first_refusal, last) {
         (Some(refusal), _) => Unreached::Refused(refusal),
-        (None, Some(last)) => Unreached::Failed(StatusCode::BAD_GATEWAY, last),
-        (None, None) => Unreached::Failed(StatusCode::BAD_GATEWAY, "no address".to_owned()),
+        (None, Some(last)) => Unreached::Failed(last),
+        (None, None) => Unreached::Failed(UpstreamFailure::no_address()),
     })
 }
 

@@ -14,7 +14,9 @@
 //!
 //! A refusal closes the connection: after a TLS `access_denied` alert on a TLS port (the
 //! client reports "access denied" rather than a bare reset), after a `403` naming the rule
-//! on an HTTP port.
+//! on an HTTP port. An allowed name whose upstream could not be reached is no refusal:
+//! a TLS client gets an `internal_error` alert instead (curl: "alert internal error"), an
+//! HTTP client the proxy's `502` or `504` saying what failed.
 
 use std::io;
 
@@ -198,6 +200,9 @@ async fn sniff(
 
 /// TLS alert record: fatal (2), access_denied (49) (RFC 8446 §6).
 const TLS_ACCESS_DENIED: [u8; 7] = [0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 49];
+/// TLS alert record: fatal (2), internal_error (80): "unrelated to the peer or the
+/// correctness of the protocol" (RFC 8446 §6.2), the nearest TLS has to "upstream down".
+const TLS_INTERNAL_ERROR: [u8; 7] = [0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 80];
 
 /// Tell the client, in its own protocol, then close.
 async fn refuse(
@@ -208,11 +213,20 @@ async fn refuse(
     shown: &str,
 ) {
     let reply = match target.protocol {
-        Protocol::Tls => TLS_ACCESS_DENIED.to_vec(),
+        Protocol::Tls => tls_alert(closed).to_vec(),
         Protocol::Http => http_refusal(closed, method, shown, target.port).into_bytes(),
     };
     let _ = client.write_all(&reply).await;
     let _ = client.shutdown().await;
+}
+
+/// The alert a TLS client is closed with: `access_denied` for a refusal,
+/// `internal_error` when the upstream could not be reached.
+fn tls_alert(closed: &Closed) -> [u8; 7] {
+    match closed {
+        Closed::Name { .. } | Closed::Address { .. } => TLS_ACCESS_DENIED,
+        Closed::Unreached { .. } => TLS_INTERNAL_ERROR,
+    }
 }
 
 /// The proxy's own answer, as a raw HTTP/1.1 response on a connection that closes.
@@ -225,8 +239,12 @@ fn http_refusal(closed: &Closed, method: &str, shown: &str, port: u16) -> String
         .rule()
         .map(|r| format!("x-jaula-rule: {}\r\n", r.replace(['\r', '\n'], " ")))
         .unwrap_or_default();
+    let upstream = closed
+        .upstream_reason()
+        .map(|r| format!("x-jaula-upstream: {r}\r\n"))
+        .unwrap_or_default();
     format!(
-        "HTTP/1.1 {} {}\r\nContent-Type: text/plain; charset=utf-8\r\n{rule}\
+        "HTTP/1.1 {} {}\r\nContent-Type: text/plain; charset=utf-8\r\n{rule}{upstream}\
          Content-Length: {}\r\nConnection: close\r\n\r\n{message}",
         status.as_u16(),
         status.canonical_reason().unwrap_or(""),

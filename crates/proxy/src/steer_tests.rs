@@ -166,7 +166,8 @@ fn a_refused_http_host_gets_the_proxys_403_and_is_logged_steered() {
         assert!(seen.lock().unwrap().is_empty());
         assert_eq!(
             proxy.summary().to_string(),
-            "jaula: network: blocked 1 request(s) to 1 host(s): refused.test (1 steered)"
+            "jaula: network: blocked 1 request(s) to 1 host(s): refused.test (1 steered)\n\
+             jaula: network: the rules that blocked them: not in the allow list (refused.test)"
         );
     });
     let lines = log_lines(&log);
@@ -247,4 +248,70 @@ fn a_client_that_names_nothing_before_closing_is_not_logged() {
         assert_eq!(proxy.summary().allowed, 0);
     });
     assert!(log_lines(&log).is_empty());
+}
+
+/// A loopback port with nothing listening: bound, read, and closed again, so a connect
+/// there is refused by this host's own kernel (nothing leaves loopback).
+fn closed_port() -> SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap()
+}
+
+#[test]
+fn an_allowed_name_whose_upstream_refuses_is_a_failure_not_a_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.jsonl");
+    let down = closed_port();
+    runtime().block_on(async {
+        let proxy = proxy(down, &log);
+        // TLS: an internal_error alert, never access_denied.
+        let tls = steered(Protocol::Tls, &proxy);
+        let got = exchange(tls, &client_hello(Some("example.test"))).await;
+        assert_eq!(got, TLS_INTERNAL_ERROR);
+        // HTTP: 502 saying what failed, with no rule header.
+        let http = steered(Protocol::Http, &proxy);
+        let got = exchange(http, b"GET / HTTP/1.1\r\nHost: example.test\r\n\r\n").await;
+        let text = String::from_utf8(got).unwrap();
+        assert!(text.starts_with("HTTP/1.1 502 Bad Gateway\r\n"), "{text}");
+        assert!(!text.contains("x-jaula-rule"), "{text}");
+        assert!(
+            text.contains("\r\nx-jaula-upstream: connection-refused\r\n"),
+            "{text}"
+        );
+        let port = http.port();
+        assert!(
+            text.contains(&format!(
+                "jaula: network: GET to example.test:{port} allowed by rule: allow-domain \
+                 example.test, but the upstream could not be reached (not a refusal): \
+                 {down}: connection refused ("
+            )),
+            "{text}"
+        );
+        let summary = proxy.summary();
+        assert!(summary.blocked.is_empty(), "{summary:?}");
+        assert_eq!(summary.allowed, 0);
+        assert_eq!(
+            summary.to_string(),
+            format!(
+                "jaula: network: 2 allowed request(s) failed upstream (not refused by jaula): \
+                 example.test:{} -> {down} (connection refused) (1) example.test:{} -> {down} \
+                 (connection refused) (1)",
+                tls.port().min(http.port()),
+                tls.port().max(http.port()),
+            )
+        );
+    });
+    let lines = log_lines(&log);
+    assert_eq!(lines.len(), 2);
+    for line in &lines {
+        assert_eq!(line["decision"], "failed", "{line}");
+        assert_eq!(line["rule"], "allow-domain example.test", "{line}");
+        assert_eq!(line["reason"], "connection-refused", "{line}");
+        assert_eq!(line["address"], "127.0.0.1", "{line}");
+        assert_eq!(line["via"], "steered", "{line}");
+        assert!(
+            line["error"].as_str().unwrap().contains("refused"),
+            "{line}"
+        );
+    }
 }

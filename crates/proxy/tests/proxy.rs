@@ -228,7 +228,17 @@ fn unresolvable_or_closed_upstream_gets_502_not_a_hang() {
     let addr = closed.local_addr().unwrap();
     drop(closed);
     let h = harness(&["allowed.test"], &[], addr, 16);
-    assert!(get(&h, "allowed.test").starts_with("HTTP/1.1 502"));
+    let response = get(&h, "allowed.test");
+    assert!(response.starts_with("HTTP/1.1 502"), "{response}");
+    // A failure, not a refusal: what failed is named, no rule is.
+    assert!(
+        response.contains("x-jaula-upstream: connection-refused\r\n"),
+        "{response}"
+    );
+    assert!(!response.contains("x-jaula-rule"), "{response}");
+    let summary = h.proxy.summary();
+    assert!(summary.blocked.is_empty(), "{summary:?}");
+    assert_eq!(summary.upstream_failures.len(), 1, "{summary:?}");
 }
 
 #[test]

@@ -50,7 +50,7 @@ pub(crate) struct Gate {
     /// status (the planting report).
     pub(crate) after_exit: Option<Box<dyn FnOnce(std::process::ExitStatus)>>,
     /// `--network none`: the DNS stub's sockets in the cage's namespace. The supervisor
-    /// answers them (REFUSED, each name recorded: see [`crate::network::dns_stub`]); the
+    /// answers them (NXDOMAIN, each name recorded: see [`crate::network::dns_stub`]); the
     /// child closes its copies before it execs the command.
     pub(crate) dns_stub: Vec<std::net::UdpSocket>,
     /// `-v`: say what the supervisor answered when the command has ended.
@@ -530,7 +530,7 @@ fn none_stub(plan: &LaunchPlan, fds: &[std::os::fd::RawFd]) -> Vec<std::net::Udp
                     .map(|a| a.to_string())
                     .collect();
                 eprintln!(
-                    "jaula: network none: DNS stub on {} (answers REFUSED, names recorded)",
+                    "jaula: network none: DNS stub on {} (answers NXDOMAIN, names recorded)",
                     at.join(" ")
                 );
             }
@@ -722,6 +722,14 @@ fn fork_supervised(
             std::process::exit(126);
         }
     };
+    // Where the stub answers, for the gate's answer to connects there.
+    crate::socket_gate::set_stub_addresses(
+        dns_stub
+            .iter()
+            .filter_map(|s| s.local_addr().ok())
+            .map(|a| a.ip())
+            .collect(),
+    );
     // Threads only now: the forks above needed a single-threaded process.
     for socket in dns_stub {
         let _ = std::thread::Builder::new()

@@ -38,6 +38,7 @@ pub use peers::{cage_that_bound, Binder};
 pub(crate) use supervisor::GateCounts;
 use supervisor::Supervisor;
 pub(crate) use sys::Blocked;
+pub(crate) use unreachable::set_stub_addresses;
 pub use unreachable::{unreachable_destinations, Refused};
 
 /// Why the gate could not be set up. The command never runs without it.

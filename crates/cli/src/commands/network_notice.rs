@@ -4,8 +4,8 @@
 //!
 //! The exit notes claim only what jaula saw: under `none` the names the cage looked up
 //! (the namespace's DNS stub answered each), the inet addresses the cage's connects were
-//! refused at (the socket gate performs every connect), and that the command failed with
-//! the network closed; under
+//! refused at (the socket gate performs every connect; the host resolver's own address
+//! included), and that the command failed with the network closed; under
 //! `allow` that it failed and not one request reached the proxy, which is what a client
 //! that ignores the proxy variables (Node's built-in `fetch`, many Go binaries) looks like.
 
@@ -45,9 +45,10 @@ pub fn after_none(status: ExitStatus) -> Option<String> {
 }
 
 /// What the closed network refused under `none`: the names the cage looked up (its DNS
-/// stub answered REFUSED to each) and the addresses its connects failed at (ENETUNREACH,
-/// as the socket gate saw them); printed whether or not the command succeeded, since a
-/// client may fall back and still hide what it tried.
+/// stub answered NXDOMAIN to each) and the addresses its connects failed at (as the
+/// socket gate saw them: ENETUNREACH, or the host resolver's address, which the stub
+/// holds in the cage); printed whether or not the command succeeded, since a client may
+/// fall back and still hide what it tried.
 pub fn refused_under_none(lookups: &Lookups, refused: &Refused) -> Option<String> {
     let mut parts = Vec::new();
     if !lookups.kept.is_empty() {
@@ -74,6 +75,9 @@ pub fn refused_under_none(lookups: &Lookups, refused: &Refused) -> Option<String
             .iter()
             .map(|a| match a.port() {
                 53 => format!("{a} (DNS server: a name lookup)"),
+                _ if refused.stub_addresses.contains(&a.ip()) => {
+                    format!("{a} (the host's DNS server)")
+                }
                 _ => a.to_string(),
             })
             .collect();

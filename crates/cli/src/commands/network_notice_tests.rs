@@ -92,3 +92,19 @@ fn the_names_looked_up_come_first_with_their_types() {
          AAAA) (and 2 more lookup(s) not listed); connections to: 151.101.0.223:443"
     );
 }
+
+#[test]
+fn the_hosts_resolver_is_named_as_such_on_any_port() {
+    let mut refused = Refused {
+        stub_addresses: vec!["10.255.255.53".parse().unwrap()],
+        ..Refused::default()
+    };
+    refused.kept.insert("10.255.255.53:443".parse().unwrap());
+    refused.kept.insert("10.255.255.53:53".parse().unwrap());
+    refused.kept.insert("192.0.2.1:443".parse().unwrap());
+    assert_eq!(
+        refused_under_none(&Lookups::default(), &refused).unwrap(),
+        "jaula: network none refused connections to: 10.255.255.53:53 (DNS server: a name \
+         lookup), 10.255.255.53:443 (the host's DNS server), 192.0.2.1:443"
+    );
+}

@@ -42,6 +42,7 @@ pub fn line(refusal: &NoneRefusal<'_>) -> Option<Vec<u8>> {
         rule: NONE_RULE,
         address,
         reason: None,
+        error: None,
         qtype,
         via: None,
     }

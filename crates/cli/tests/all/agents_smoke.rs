@@ -634,9 +634,11 @@ fn assert_admitted_by_preset(records: &[serde_json::Value], host: &str) {
     for r in admitted {
         assert_eq!(r["method"], "CONNECT", "{r}");
         assert_eq!(r["port"], 443, "{r}");
-        assert_eq!(r["decision"], "allow", "{r}");
+        // Admitted by the preset, then failed upstream (no refusal): the namespace has
+        // no route out, so not even the name resolves, and no address was tried.
+        assert_eq!(r["decision"], "failed", "{r}");
         assert_eq!(r["rule"], format!("preset model-apis: {host}"), "{r}");
-        // No upstream was reached: the namespace has no route out.
+        assert_eq!(r["reason"], "name-not-resolved", "{r}");
         assert!(r.get("address").is_none(), "{r}");
     }
 }

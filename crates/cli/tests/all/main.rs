@@ -28,6 +28,7 @@ mod lifetime;
 mod network;
 mod network_notice;
 mod network_steer;
+mod network_upstream;
 mod planting;
 // Python drives the gate's calls; the owner's git judges. Linux layers only.
 #[cfg(target_os = "linux")]

@@ -1,10 +1,12 @@
 //! The DNS stub inside the cage's network namespace, live, on both backends, as root and
 //! as uid 65534.
 //!
-//! - `none`: a lookup is answered REFUSED at once (an answer arrives: no timeout), and the
+//! - `none`: a lookup is answered NXDOMAIN at once (an answer arrives: no timeout), which
+//!   `getaddrinfo` reports as final (`EAI_NONAME`, not the retried `EAI_AGAIN`), and the
 //!   name appears in the exit summary and in the `--log` file with rule `network none`;
 //!   a name the cage did not look up appears in neither, and the nameserver's port 53 is
-//!   not also reported as a refused connection.
+//!   not also reported as a refused connection. A connect to the host resolver's own
+//!   address (beyond the stub's UDP port 53) is refused at once and named and logged.
 //! - `allow`: an allowed name resolves to the steering address 127.0.2.1; a refused one
 //!   fails, and is named in the proxy's summary and `--log` with its rule.
 //!
@@ -26,7 +28,7 @@ const USERS: [User; 2] = [User::Root, User::Nobody];
 
 /// Sends one A query for pypi.org straight to the first nameserver of the cage's
 /// resolv.conf and prints the answer's rcode: an answer at all (rather than the socket
-/// timeout) is the stub answering; rcode 5 is REFUSED.
+/// timeout) is the stub answering; rcode 3 is NXDOMAIN.
 const ASK_THE_STUB: &str = r#"
 import socket, struct
 ns = [l.split()[1] for l in open('/etc/resolv.conf') if l.startswith('nameserver')]
@@ -89,9 +91,9 @@ fn summary_lines<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
 }
 
 #[test]
-fn network_none_answers_lookups_refused_and_names_them() {
+fn network_none_answers_lookups_nxdomain_and_names_them() {
     let script = "python3 -c \"$ASK\" ; getent hosts pypi.org ; echo getent=$? ; \
-         python3 -c 'import socket\ntry:\n socket.getaddrinfo(\"files.pythonhosted.org\", 443)\nexcept socket.gaierror as e:\n print(\"gai-failed\", e.errno)' ; \
+         python3 -c 'import socket\ntry:\n socket.getaddrinfo(\"files.pythonhosted.org\", 443)\nexcept socket.gaierror as e:\n print(\"gai-failed\", \"EAI_NONAME\" if e.errno == socket.EAI_NONAME else \"EAI_AGAIN\" if e.errno == socket.EAI_AGAIN else e.errno)' ; \
          exit 0";
     on_each_cage(
         &["--network", "none"],
@@ -101,11 +103,12 @@ fn network_none_answers_lookups_refused_and_names_them() {
         ),
         |what, r, out, err| {
             assert!(
-                out.contains("stub-answer rcode=5 id=1234"),
-                "{what}: the stub did not answer REFUSED:\n{out}\n{err}"
+                out.contains("stub-answer rcode=3 id=1234"),
+                "{what}: the stub did not answer NXDOMAIN:\n{out}\n{err}"
             );
             assert!(out.contains("getent=2"), "{what}: {out}");
-            assert!(out.contains("gai-failed"), "{what}: {out}");
+            // Final, not temporary: a client gives up at once instead of retrying.
+            assert!(out.contains("gai-failed EAI_NONAME\n"), "{what}: {out}");
             let lines = summary_lines(err, "jaula: network none refused ");
             assert_eq!(lines.len(), 1, "{what}: one summary line:\n{err}");
             let line = lines[0];
@@ -138,6 +141,123 @@ fn network_none_answers_lookups_refused_and_names_them() {
                 log.iter().all(|v| v["host"] != "example.org"),
                 "{what}: {log:?}"
             );
+        },
+    );
+}
+
+/// The first nameserver of the host's resolv.conf, which the cage reads too (none listed
+/// reads as the local host, as glibc has it); `None` for one the stub does not serve
+/// (an IPv6 address other than `::1`).
+fn host_resolver() -> Option<std::net::IpAddr> {
+    let text = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
+    let first = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("nameserver"))
+        .find_map(|rest| rest.trim().parse::<std::net::IpAddr>().ok());
+    match first {
+        None => Some(std::net::Ipv4Addr::LOCALHOST.into()),
+        Some(std::net::IpAddr::V6(v6)) if !v6.is_loopback() => None,
+        some => some,
+    }
+}
+
+/// Connects, in the cage, to the first nameserver's address: TCP port 53 (DNS over TCP,
+/// which the stub does not serve) blocking, and, when the address is not loopback on the
+/// host, TCP port 8443 both non-blocking and blocking. Each prints its errno. First it
+/// proves the address is the cage's own (a bind to it succeeds only where an interface
+/// holds it, which in the empty namespace is the stub's `lo` alias), and connects nowhere
+/// otherwise: nothing is ever sent toward the host's real resolver.
+const CONNECT_TO_THE_RESOLVER: &str = r#"
+import errno, socket, sys
+ns = sys.argv[1]
+fam = socket.AF_INET6 if ':' in ns else socket.AF_INET
+try:
+    socket.socket(fam, socket.SOCK_DGRAM).bind((ns, 0))
+except OSError as e:
+    print('not-local', e.errno)
+    sys.exit(0)
+def tcp(port, blocking):
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.setblocking(blocking)
+    if blocking:
+        s.settimeout(120)
+    code = s.connect_ex((ns, port))
+    print('%s:%d=%s' % ('blocking' if blocking else 'nonblocking', port, errno.errorcode.get(code, code)))
+tcp(53, True)
+if not socket.inet_pton(fam, ns).startswith(b'') and ns != '::1':
+    tcp(8443, False)
+    tcp(8443, True)
+"#;
+
+#[test]
+fn network_none_names_and_logs_connects_to_the_hosts_resolver_address() {
+    let Some(resolver) = host_resolver() else {
+        eprintln!(
+            "skipped: the host's first nameserver is an IPv6 address the stub does not serve"
+        );
+        return;
+    };
+    let outside = !resolver.is_loopback();
+    let shown = match resolver {
+        std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+        v4 => v4.to_string(),
+    };
+    let script = format!("python3 -c \"$PROBE\" {resolver} ; exit 0");
+    on_each_cage(
+        &["--network", "none"],
+        &format!(
+            "PROBE='{}'; export PROBE; {script}",
+            CONNECT_TO_THE_RESOLVER.replace('\'', "\"")
+        ),
+        |what, r, out, err| {
+            assert!(
+                !out.contains("not-local"),
+                "{what}: the stub holds no {resolver}: {out}"
+            );
+            assert!(
+                out.contains("blocking:53=ECONNREFUSED\n"),
+                "{what}: {out}\n{err}"
+            );
+            let lines = summary_lines(err, "jaula: network none refused ");
+            assert_eq!(lines.len(), 1, "{what}: one summary line:\n{err}");
+            assert!(
+                lines[0].contains(&format!("{shown}:53 (DNS server: a name lookup)")),
+                "{what}: {}",
+                lines[0]
+            );
+            let log = r.log();
+            let connects: Vec<(String, u64)> = log
+                .iter()
+                .filter(|v| v["method"] == "connect" && v["rule"] == "network none")
+                .map(|v| {
+                    (
+                        v["host"].as_str().unwrap_or("").to_owned(),
+                        v["port"].as_u64().unwrap_or(0),
+                    )
+                })
+                .collect();
+            assert!(
+                connects.contains(&(resolver.to_string(), 53)),
+                "{what}: {log:?}"
+            );
+            if outside {
+                // Refused at once, as any outside address is, whether or not the client
+                // waits for its connect.
+                assert!(
+                    out.contains("nonblocking:8443=ENETUNREACH\n"),
+                    "{what}: {out}"
+                );
+                assert!(out.contains("blocking:8443=ENETUNREACH\n"), "{what}: {out}");
+                assert!(
+                    lines[0].contains(&format!("{shown}:8443 (the host's DNS server)")),
+                    "{what}: {}",
+                    lines[0]
+                );
+                assert!(
+                    connects.contains(&(resolver.to_string(), 8443)),
+                    "{what}: {log:?}"
+                );
+            }
         },
     );
 }

@@ -403,6 +403,14 @@ fn tls_is_steered_by_server_name(user: User) {
             ),
             "{b}: {stderr}"
         );
+        // Each TLS steering refusal's rule is named at exit, not only in the log.
+        assert!(
+            stderr.contains(
+                "\njaula: network: the rules that blocked them: not in the allow list \
+                 (refused.test); steered TLS without a server name (SNI) (127.0.2.1)\n"
+            ),
+            "{b}: {stderr}"
+        );
         let records = r.log();
         let mut expected = vec![
             record("CONNECT", "example.test", 443, true),

@@ -1,5 +1,5 @@
 //! The DNS messages the cage's stub resolver reads and writes (RFC 1035 §4): one query's
-//! header and first question in, and three kinds of answer out. Pure: no I/O, no
+//! header and first question in, and four kinds of answer out. Pure: no I/O, no
 //! allocation beyond the message itself, and every length is checked before it is used.
 //!
 //! Only what a stub answering a query needs is understood. Compression pointers are
@@ -34,6 +34,8 @@ pub enum Rcode {
     NoError = 0,
     /// The message could not be read as a query.
     FormErr = 1,
+    /// The name does not exist (NXDOMAIN): final, so resolvers do not retry.
+    NxDomain = 3,
     /// Not a standard query (another opcode).
     NotImp = 4,
     /// The name is not allowed in this cage.
@@ -255,9 +257,21 @@ fn response(query: &Query, rcode: Rcode, a: Option<(Ipv4Addr, u32)>) -> Vec<u8> 
     out
 }
 
-/// REFUSED, with the question echoed: the server will not answer this name.
+/// REFUSED, with the question echoed: the server will not answer this name. Resolvers
+/// read it as a fault of that server, not an answer about the name: glibc and musl move
+/// on to the next server and end with a temporary failure (`EAI_AGAIN`), which clients
+/// retry.
 pub fn refused(query: &Query) -> Vec<u8> {
     response(query, Rcode::Refused, None)
+}
+
+/// NXDOMAIN, with the question echoed: the name does not exist. Every resolver takes it
+/// as final (glibc and musl `getaddrinfo` return `EAI_NONAME`, Go "no such host", c-ares
+/// `ENOTFOUND`), so a client gives up at once instead of retrying. No SOA record is
+/// added: without one the answer is not cached (RFC 2308 §5), which a cage's closed
+/// network, gone after the run, wants.
+pub fn nx_domain(query: &Query) -> Vec<u8> {
+    response(query, Rcode::NxDomain, None)
 }
 
 /// NOERROR with one A record for the question's name (the caller asks only for an

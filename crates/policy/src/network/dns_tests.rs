@@ -49,6 +49,17 @@ fn refused_echoes_id_and_question_with_rcode_5() {
 }
 
 #[test]
+fn nx_domain_echoes_id_and_question_with_rcode_3() {
+    let q = parse_query(GLIBC_A_PYPI).unwrap();
+    let r = nx_domain(&q);
+    assert_eq!(&r[..2], &[0x3f, 0x1a]);
+    assert_eq!(r[2], 0x81, "QR and RD");
+    assert_eq!(r[3], 0x80 | 3, "RA and NXDOMAIN");
+    assert_eq!(&r[4..12], &[0, 1, 0, 0, 0, 0, 0, 0], "no records at all");
+    assert_eq!(&r[12..], &GLIBC_A_PYPI[12..]);
+}
+
+#[test]
 fn an_a_answer_carries_one_address_with_its_ttl() {
     let q = parse_query(GLIBC_A_PYPI).unwrap();
     let r = a_record(&q, Ipv4Addr::new(127, 0, 2, 1), 5);
@@ -147,7 +158,7 @@ proptest::proptest! {
         match parse_query(&msg) {
             Ok(q) => {
                 // Whatever was read can be answered, and the answer reads back the same.
-                for answer in [refused(&q), no_data(&q), a_record(&q, Ipv4Addr::LOCALHOST, 5)] {
+                for answer in [refused(&q), nx_domain(&q), no_data(&q), a_record(&q, Ipv4Addr::LOCALHOST, 5)] {
                     let mut again = answer.clone();
                     again[2] &= 0x7f;
                     let back = parse_query(&again).unwrap();

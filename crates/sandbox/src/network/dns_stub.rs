@@ -5,8 +5,13 @@
 //! name was wanted. So, before the cage is confined, each IPv4 nameserver address is put
 //! on the namespace's `lo` (`bind_stub`) and UDP port 53 is bound there; a process that
 //! lives outside the confinement answers on those sockets: under `none` the socket gate's
-//! supervisor (`serve_refusing`: REFUSED to everything, each name recorded), under
+//! supervisor (`serve_refusing`: NXDOMAIN to everything, each name recorded), under
 //! `allow` the proxy (which answers allowed names with the steering address).
+//!
+//! NXDOMAIN rather than REFUSED: resolvers read REFUSED as a fault of the server and
+//! report a temporary failure (`EAI_AGAIN`), which clients retry for seconds (Codex: about
+//! 5 s a try) where an uncaged lookup without a network fails at once. Under `none` no
+//! name will ever resolve, so the final answer is the true one.
 //!
 //! Binding port 53 and adding an address need CAP_NET_BIND_SERVICE and CAP_NET_ADMIN in
 //! the namespace's owning user namespace: the process that made the namespace has them
@@ -177,8 +182,8 @@ pub fn refused_lookups() -> Lookups {
         .unwrap_or_default()
 }
 
-/// The `none` stub's answer to one datagram: REFUSED to every query (recorded), FORMERR or
-/// NOTIMP to a malformed one, nothing to what is not a query at all.
+/// The `none` stub's answer to one datagram: NXDOMAIN to every query (recorded), FORMERR
+/// or NOTIMP to a malformed one, nothing to what is not a query at all.
 fn refuse_one(msg: &[u8]) -> Option<Vec<u8>> {
     match dns::parse_query(msg) {
         Ok(query) => {
@@ -190,7 +195,7 @@ fn refuse_one(msg: &[u8]) -> Option<Vec<u8>> {
                 name: &name,
                 qtype: query.question.qtype,
             });
-            Some(dns::refused(&query))
+            Some(dns::nx_domain(&query))
         }
         Err(e) => dns::error_for(msg, e),
     }

@@ -43,7 +43,7 @@ fn lookups_merge_types_and_are_bounded() {
 }
 
 #[test]
-fn the_none_stub_refuses_and_records() {
+fn the_none_stub_answers_nxdomain_and_records() {
     let mut q = vec![0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0];
     q.extend_from_slice(&[12]);
     q.extend_from_slice(b"refused-unit");
@@ -51,7 +51,7 @@ fn the_none_stub_refuses_and_records() {
     q.extend_from_slice(b"test");
     q.extend_from_slice(&[0, 0, 28, 0, 1]);
     let answer = refuse_one(&q).unwrap();
-    assert_eq!(answer[3] & 0x0f, 5);
+    assert_eq!(answer[3] & 0x0f, 3, "NXDOMAIN: final, never retried");
     let seen = refused_lookups();
     assert!(seen.kept["refused-unit.test"].contains(&QType(dns::TYPE_AAAA)));
     // Not a query: no answer, nothing recorded.

@@ -13,14 +13,15 @@ use jaula_policy::network::dns::QType;
 /// One refusal of the closed network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NoneRefusal<'a> {
-    /// A name looked up; the stub answered REFUSED.
+    /// A name looked up; the stub answered NXDOMAIN.
     Lookup {
         /// The name, in presentation format.
         name: &'a str,
         /// The record type asked for.
         qtype: QType,
     },
-    /// A connect that failed with ENETUNREACH.
+    /// A connect the closed network refused: ENETUNREACH, or ECONNREFUSED at an address
+    /// of the DNS stub (see `socket_gate::unreachable`).
     Connect(SocketAddr),
 }
 

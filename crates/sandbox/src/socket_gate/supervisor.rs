@@ -294,6 +294,13 @@ impl Supervisor {
     }
 
     fn connect(&mut self, id: u64, socket: OwnedFd, addr: Vec<u8>, pin: Option<OwnedFd>) -> Answer {
+        // Under `none`, a connect to the DNS stub's addresses beyond its UDP port 53 gets
+        // the closed network's answer at once (see `unreachable::stub_answer`).
+        let sock_type = || sys::socket_type(socket.as_fd()).ok();
+        if let Some(errno) = super::unreachable::gate_answer(&addr, sock_type) {
+            super::unreachable::note(&addr, Err(errno));
+            return Answer::Now(Err(errno));
+        }
         // A blocking connect can wait for a full backlog or a TCP handshake: finish it on a
         // worker thread, so one slow peer cannot stall every other call of the cage.
         if matches!(sys::is_nonblocking(socket.as_fd()), Ok(true)) {

@@ -185,6 +185,11 @@ pub(crate) fn socket_domain(fd: BorrowedFd<'_>) -> io::Result<libc::c_int> {
     int_sockopt(fd, libc::SO_DOMAIN)
 }
 
+/// The socket's type (`SOCK_STREAM`, `SOCK_DGRAM`, ...), without the creation flags.
+pub(crate) fn socket_type(fd: BorrowedFd<'_>) -> io::Result<libc::c_int> {
+    int_sockopt(fd, libc::SO_TYPE)
+}
+
 /// Whether the open file description has O_NONBLOCK (shared with the caller's copy).
 pub(crate) fn is_nonblocking(fd: BorrowedFd<'_>) -> io::Result<bool> {
     // SAFETY: F_GETFL takes no pointer.

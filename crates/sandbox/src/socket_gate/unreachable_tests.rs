@@ -46,3 +46,84 @@ fn records_only_the_closed_networks_refusal_and_bounds_the_set() {
     assert_eq!(r.kept.len(), KEPT);
     assert!(r.dropped >= 10);
 }
+
+/// The host's resolver at a private address (put on the namespace's `lo` by the stub),
+/// a loopback resolver (systemd-resolved's), and `::1`. Decisions only: nothing is sent.
+fn stub() -> Vec<IpAddr> {
+    vec![
+        "10.255.255.53".parse().unwrap(),
+        "127.0.0.53".parse().unwrap(),
+        "::1".parse().unwrap(),
+    ]
+}
+
+#[test]
+fn the_gate_answers_connects_to_the_stub_beyond_its_udp_port_53() {
+    let stub = stub();
+    let at = |s: &str| s.parse::<SocketAddr>().unwrap();
+    // The lookup the stub exists for is made, at every stub address.
+    for dest in ["10.255.255.53:53", "127.0.0.53:53", "[::1]:53"] {
+        assert_eq!(
+            stub_answer(at(dest), libc::SOCK_DGRAM, &stub),
+            None,
+            "{dest}"
+        );
+        // DNS over TCP: nothing serves it; refused as by an empty port.
+        assert_eq!(
+            stub_answer(at(dest), libc::SOCK_STREAM, &stub),
+            Some(libc::ECONNREFUSED),
+            "{dest}"
+        );
+    }
+    // The host resolver's address on any other port: outside the cage, unreachable.
+    for sock_type in [libc::SOCK_STREAM, libc::SOCK_DGRAM] {
+        assert_eq!(
+            stub_answer(at("10.255.255.53:443"), sock_type, &stub),
+            Some(libc::ENETUNREACH)
+        );
+    }
+    // A loopback stub address's other ports are the cage's own loopback.
+    assert_eq!(
+        stub_answer(at("127.0.0.53:8080"), libc::SOCK_STREAM, &stub),
+        None
+    );
+    assert_eq!(
+        stub_answer(at("[::1]:8080"), libc::SOCK_STREAM, &stub),
+        None
+    );
+    // Not a stub address: the kernel answers.
+    assert_eq!(
+        stub_answer(at("127.0.0.1:53"), libc::SOCK_STREAM, &stub),
+        None
+    );
+    assert_eq!(
+        stub_answer(at("10.255.255.54:443"), libc::SOCK_STREAM, &stub),
+        None
+    );
+    // No stub: nothing is answered by the gate.
+    assert_eq!(
+        stub_answer(at("10.255.255.53:443"), libc::SOCK_STREAM, &[]),
+        None
+    );
+}
+
+#[test]
+fn refusals_at_the_stubs_addresses_count_as_the_closed_networks() {
+    let stub = stub();
+    let at = |s: &str| s.parse::<SocketAddr>().unwrap();
+    let refused = |dest, errno| refused_by_closed_network(at(dest), Err(errno), &stub);
+    assert!(refused("192.0.2.1:80", libc::ENETUNREACH));
+    assert!(refused("10.255.255.53:443", libc::ECONNREFUSED));
+    assert!(refused("10.255.255.53:53", libc::ECONNREFUSED));
+    assert!(refused("127.0.0.53:53", libc::ECONNREFUSED));
+    assert!(refused("[::1]:53", libc::ECONNREFUSED));
+    // The cage's own loopback refusing is not the network's doing.
+    assert!(!refused("127.0.0.53:8080", libc::ECONNREFUSED));
+    assert!(!refused("127.0.0.1:53", libc::ECONNREFUSED));
+    assert!(!refused("10.255.255.53:443", libc::ETIMEDOUT));
+    assert!(!refused_by_closed_network(
+        at("10.255.255.53:443"),
+        Ok(()),
+        &stub
+    ));
+}
