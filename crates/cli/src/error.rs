@@ -127,8 +127,13 @@ impl CliError {
 #[derive(Debug, thiserror::Error)]
 pub enum Refusal {
     /// No cage can be built here (or it is disabled) and `--allow-uncaged` was not given.
-    #[error("refusing to run uncaged: {reason} (pass --allow-uncaged to run anyway)")]
-    Uncaged { reason: String },
+    /// What would build one comes first; running with no cage at all is named last.
+    #[error(
+        "refusing to run uncaged: {reason}{}; --allow-uncaged runs the command with no cage \
+         at all",
+        if .remedy.is_empty() { String::new() } else { format!("; to cage it: {}", .remedy) }
+    )]
+    Uncaged { reason: String, remedy: String },
     /// The cage's own `/tmp` (bubblewrap's view) or `TMPDIR` (Seatbelt) cannot be made.
     #[error("refusing to run: cannot make the cage's private {what}: {reason}")]
     PrivateTmp { what: &'static str, reason: String },

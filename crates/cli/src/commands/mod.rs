@@ -8,6 +8,9 @@ pub mod access_token;
 #[cfg(target_os = "linux")]
 pub mod agent_hint;
 pub mod availability;
+// The line `run` prints when it cages with Landlock alone.
+#[cfg(target_os = "linux")]
+pub mod backend_notice;
 #[cfg(target_os = "linux")]
 pub mod cages;
 pub mod check;

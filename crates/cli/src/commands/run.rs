@@ -30,13 +30,15 @@ use std::process::Command;
 
 #[cfg(target_os = "linux")]
 use crate::args::PolicyArgs;
+#[cfg(target_os = "linux")]
+use crate::commands::availability::{DISABLED, ENABLE};
 use crate::commands::run_args::RunArgs;
 #[cfg(target_os = "linux")]
 use crate::commands::run_args::{
     allow_addresses, network_settings, resolve_overrides, scrubbed_env_from, Backend,
 };
 #[cfg(target_os = "linux")]
-use crate::commands::{agent_hint, config_check, network_notice, run_stage};
+use crate::commands::{agent_hint, backend_notice, config_check, network_notice, run_stage};
 #[cfg(target_os = "linux")]
 use crate::context;
 #[cfg(target_os = "linux")]
@@ -73,15 +75,20 @@ struct Planned {
 pub fn run(args: &RunArgs) -> Outcome {
     match plan(args)? {
         Ok(planned) => launch(args, planned),
-        Err(reason) => uncaged(args, &reason),
+        Err(Disabled) => uncaged(args, DISABLED, ENABLE),
     }
 }
+
+/// The owner switched the cage off (`CITY_CAGE=0`, config `cage.enabled = false`).
+#[cfg(target_os = "linux")]
+#[derive(Debug)]
+pub(crate) struct Disabled;
 
 /// Gather the sources, resolve the policy, scrub the environment and settle the network:
 /// the launch plan, and what the outer stage needs beside it. `Ok(Err(reason))`: the cage
 /// is disabled.
 #[cfg(target_os = "linux")]
-fn plan(args: &RunArgs) -> Result<Result<Planned, String>, CliError> {
+fn plan(args: &RunArgs) -> Result<Result<Planned, Disabled>, CliError> {
     plan_in(args, std::env::vars_os().collect())
 }
 
@@ -92,7 +99,7 @@ fn plan(args: &RunArgs) -> Result<Result<Planned, String>, CliError> {
 fn plan_in(
     args: &RunArgs,
     vars: Vec<(OsString, OsString)>,
-) -> Result<Result<Planned, String>, CliError> {
+) -> Result<Result<Planned, Disabled>, CliError> {
     let mut policy_args = args.policy.clone();
     if policy_args.repo.is_none() {
         policy_args.repo = Some(std::env::current_dir().map_err(CliError::Cwd)?);
@@ -106,9 +113,7 @@ fn plan_in(
         return Err(CliError::Config(problem));
     }
     if !sources.enabled {
-        return Ok(Err(
-            "the cage is disabled (CITY_CAGE=0 or config cage.enabled = false)".to_owned(),
-        ));
+        return Ok(Err(Disabled));
     }
     if args.keep_fd.contains(&plan_fd::PLAN_FD) {
         return Err(CliError::Usage(format!(
@@ -215,6 +220,15 @@ fn launch(args: &RunArgs, planned: Planned) -> Outcome {
         cwd: std::env::current_dir().map_err(CliError::Cwd)?,
     };
     let launcher = start::choose_cage(&plan, &options);
+    // No silent downgrade: `auto` without the bubblewrap view says so, once, whatever mode.
+    if let Ok(Launcher::Native {
+        bwrap_unavailable: Some(bwrap),
+    }) = &launcher
+    {
+        if let Some(line) = backend_notice::landlock_alone(bwrap) {
+            eprintln!("{line}");
+        }
+    }
     let mut plan = plan;
     if plan.socket_gate && !args.tenant {
         if let Ok(launcher) = &launcher {
@@ -233,10 +247,7 @@ fn launch(args: &RunArgs, planned: Planned) -> Outcome {
             let status = stage.run_reporting(&plan.policy, args.verbose)?;
             leave_as(status, mode)
         }
-        Ok(Launcher::Native { bwrap_unavailable }) => {
-            if let (Some(a), true) = (bwrap_unavailable, args.verbose) {
-                eprintln!("jaula: bwrap unavailable ({}); using landlock", a.reason());
-            }
+        Ok(Launcher::Native { .. }) => {
             // The socket gate's supervisor waits for the command and reports itself; the
             // limits are in force already (above).
             if plan.socket_gate || args.tenant {
@@ -252,7 +263,7 @@ fn launch(args: &RunArgs, planned: Planned) -> Outcome {
             let status = stage.run_reporting(&plan.policy, args.verbose)?;
             leave_as(status, mode)
         }
-        Err(no_cage) => uncaged(args, &no_cage.reason()),
+        Err(no_cage) => uncaged(args, &no_cage.reason(), &no_cage.remedy()),
     }
 }
 
@@ -446,12 +457,14 @@ fn hand_access_tokens(
     Ok(())
 }
 
-/// No cage: refuse (exit 126) with the reason, unless the user asked to run anyway.
+/// No cage: refuse (exit 126) with the reason and what would give a cage back, unless the
+/// user asked to run anyway.
 #[cfg(target_os = "linux")]
-fn uncaged(args: &RunArgs, reason: &str) -> Outcome {
+fn uncaged(args: &RunArgs, reason: &str, remedy: &str) -> Outcome {
     if !args.allow_uncaged {
         return Err(Refusal::Uncaged {
             reason: reason.to_owned(),
+            remedy: remedy.to_owned(),
         }
         .into());
     }
@@ -500,7 +513,7 @@ pub(crate) fn plan_for_spawn(
 ) -> Result<Result<LaunchPlan, String>, CliError> {
     let planned = match plan_in(args, vars)? {
         Ok(planned) => planned,
-        Err(reason) => return Ok(Err(reason)),
+        Err(Disabled) => return Ok(Err(DISABLED.to_owned())),
     };
     if planned.plan.network.mode == NetworkMode::Allow {
         return Ok(Err(
