@@ -20,6 +20,14 @@ pub enum CliError {
     Refused(#[from] Refusal),
     #[error(transparent)]
     Policy(#[from] jaula_policy::PolicyError),
+    /// The repo was not given and the working directory it defaulted to is unsafe to cage
+    /// (the home, `/`, ...): said with what to pass instead.
+    #[error("{source}; {command} takes the working directory as the repo: {advice}")]
+    UnsafeWorkingDir {
+        source: jaula_policy::PolicyError,
+        command: &'static str,
+        advice: &'static str,
+    },
     #[error(transparent)]
     Seatbelt(#[from] jaula_sandbox::seatbelt::SeatbeltError),
     #[error(transparent)]
@@ -99,6 +107,26 @@ impl From<crate::commands::contract_error::ContractCliError> for CliError {
 }
 
 impl CliError {
+    /// `self`, with what to do instead when it refuses a working directory that `command`
+    /// took as the repo because `--repo` was not given (`defaulted`).
+    pub fn for_defaulted_repo(
+        self,
+        defaulted: bool,
+        command: &'static str,
+        advice: &'static str,
+    ) -> CliError {
+        match self {
+            CliError::Policy(source) if defaulted && source.is_unsafe_repo() => {
+                CliError::UnsafeWorkingDir {
+                    source,
+                    command,
+                    advice,
+                }
+            }
+            other => other,
+        }
+    }
+
     /// The inspection and launcher commands (`line`, `profile`, `check`, `explain`,
     /// `render`, the contract commands other than `run`): 2 for usage, 1 otherwise, the
     /// statuses a tmux launcher already handles (docs/compatibility.md).

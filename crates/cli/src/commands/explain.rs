@@ -42,7 +42,8 @@ pub struct ExplainArgs {
 pub fn run(args: &ExplainArgs) -> Outcome {
     // Like `jaula run`: the repo is the current directory unless `--repo` says otherwise.
     let mut args = args.clone();
-    if args.policy.repo.is_none() {
+    let defaulted = args.policy.repo.is_none();
+    if defaulted {
         args.policy.repo = Some(std::env::current_dir().map_err(CliError::Cwd)?);
     }
     let args = &args;
@@ -60,7 +61,13 @@ pub fn run(args: &ExplainArgs) -> Outcome {
         .map(Platform::from)
         .unwrap_or_else(Platform::host);
     let sources = context::sources(&args.policy, Some(platform))?;
-    let policy = context::resolve(&sources, &args.policy)?;
+    let policy = context::resolve(&sources, &args.policy).map_err(|e| {
+        e.for_defaulted_repo(
+            defaulted,
+            "explain",
+            "pass --repo DIR, the directory jaula run would cage",
+        )
+    })?;
     let cwd = std::env::current_dir().map_err(CliError::Cwd)?;
     let path = canonicalize_lenient(&args.path, &cwd);
     let decision = policy.decide(&path, access);

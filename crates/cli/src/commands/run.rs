@@ -60,6 +60,9 @@ pub fn run(args: &RunArgs) -> Outcome {
     }
 }
 
+/// What to do when the working directory `run` defaulted the repo to is unsafe to cage.
+pub(crate) const RUN_ADVICE: &str = "cd into the repo, or pass --repo DIR";
+
 /// Everything `run` resolved from its arguments, once.
 #[cfg(target_os = "linux")]
 struct Planned {
@@ -101,7 +104,8 @@ fn plan_in(
     vars: Vec<(OsString, OsString)>,
 ) -> Result<Result<Planned, Disabled>, CliError> {
     let mut policy_args = args.policy.clone();
-    if policy_args.repo.is_none() {
+    let defaulted = policy_args.repo.is_none();
+    if defaulted {
         policy_args.repo = Some(std::env::current_dir().map_err(CliError::Cwd)?);
     }
     let mut flags = policy_args.flags(Some(Platform::Linux));
@@ -121,7 +125,8 @@ fn plan_in(
             plan_fd::PLAN_FD
         )));
     }
-    let policy = context::resolve(&sources, &policy_args)?;
+    let policy = context::resolve(&sources, &policy_args)
+        .map_err(|e| e.for_defaulted_repo(defaulted, "run", RUN_ADVICE))?;
     if args.no_socket_gate {
         eprintln!(
             "jaula: warning: --no-socket-gate: host unix sockets (tmux, docker, D-Bus, key \

@@ -162,7 +162,8 @@ fn linux_only_flag(args: &RunArgs) -> Option<Refusal> {
 /// (and, under `--network allow`, binds the proxy's loopback listener); nothing else.
 pub fn plan(args: &RunArgs, inputs: &Inputs) -> Result<Planned, CliError> {
     let mut policy_args = args.policy.clone();
-    if policy_args.repo.is_none() {
+    let defaulted = policy_args.repo.is_none();
+    if defaulted {
         policy_args.repo = Some(inputs.cwd.clone());
     }
     let mut flags = policy_args.flags(Some(Platform::MacOs));
@@ -182,7 +183,8 @@ pub fn plan(args: &RunArgs, inputs: &Inputs) -> Result<Planned, CliError> {
             remedy: String::new(),
         });
     }
-    let policy = context::resolve(&sources, &policy_args)?;
+    let policy = context::resolve(&sources, &policy_args)
+        .map_err(|e| e.for_defaulted_repo(defaulted, "run", crate::commands::run::RUN_ADVICE))?;
     let (mode, rules) = network_settings(args, &sources)?;
     if mode == NetworkMode::None && args.network_log.is_some() {
         // Linux logs what the socket gate and the namespace's DNS stub refuse; Seatbelt
