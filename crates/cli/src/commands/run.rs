@@ -38,12 +38,16 @@ use crate::commands::run_args::{
     allow_addresses, network_settings, resolve_overrides, scrubbed_env_from, Backend,
 };
 #[cfg(target_os = "linux")]
-use crate::commands::{agent_hint, backend_notice, config_check, network_notice, run_stage};
+use crate::commands::{
+    agent_hint, backend_notice, config_check, network_notice, run_stage, tmp_notice,
+};
 #[cfg(target_os = "linux")]
 use crate::context;
 #[cfg(target_os = "linux")]
 use crate::error::{CliError, Refusal};
 use crate::Outcome;
+#[cfg(target_os = "linux")]
+use jaula_sandbox::bwrap;
 
 /// On macOS: the Seatbelt launch (`run_seatbelt`).
 #[cfg(not(target_os = "linux"))]
@@ -250,6 +254,13 @@ fn launch(args: &RunArgs, planned: Planned) -> Outcome {
                 return Err(stage.exec().into());
             }
             let status = stage.run_reporting(&plan.policy, args.verbose)?;
+            let hidden: Vec<_> = plan.command[1..]
+                .iter()
+                .filter_map(|a| bwrap::hidden_by_private_tmp(&plan.policy, &options.cwd, a))
+                .collect();
+            if let Some(line) = tmp_notice::after_exit(status, &hidden) {
+                eprintln!("{line}");
+            }
             leave_as(status, mode)
         }
         Ok(Launcher::Native { .. }) => {
