@@ -64,9 +64,6 @@ pub fn run(args: &RunArgs) -> Outcome {
     }
 }
 
-/// What to do when the working directory `run` defaulted the repo to is unsafe to cage.
-pub(crate) const RUN_ADVICE: &str = "cd into the repo, or pass --repo DIR";
-
 /// Everything `run` resolved from its arguments, once.
 #[cfg(target_os = "linux")]
 struct Planned {
@@ -129,8 +126,9 @@ fn plan_in(
             plan_fd::PLAN_FD
         )));
     }
-    let policy = context::resolve(&sources, &policy_args)
-        .map_err(|e| e.for_defaulted_repo(defaulted, "run", RUN_ADVICE))?;
+    let policy = context::resolve(&sources, &policy_args).map_err(|e| {
+        e.for_defaulted_repo(defaulted, "run", crate::commands::run_args::RUN_ADVICE)
+    })?;
     if args.no_socket_gate {
         eprintln!(
             "jaula: warning: --no-socket-gate: host unix sockets (tmux, docker, D-Bus, key \
@@ -141,7 +139,7 @@ fn plan_in(
     create_absent_roots(&policy, args.verbose);
     let mut env = scrubbed_env_from(args, &sources, vars)?;
     hand_access_tokens(args, &sources, &policy, &mut env).map_err(Refusal::from)?;
-    if let Some(hint) = agent_hint::login_hint(&args.command[0], &policy, &env) {
+    if let Some(hint) = agent_hint::login_hint(&args.command, &policy, &env) {
         eprintln!("{hint}");
     }
     let backend = match args.backend {

@@ -17,6 +17,9 @@ use crate::args::PolicyArgs;
 use crate::commands::access_token::TokenAgent;
 use crate::error::CliError;
 
+/// What to do when the working directory `run` defaulted the repo to is unsafe to cage.
+pub const RUN_ADVICE: &str = "cd into the repo, or pass --repo DIR";
+
 /// Run CMD confined: writes only to the working set, credentials sealed, seccomp and
 /// process hardening applied, credential environment variables scrubbed.
 ///

@@ -183,8 +183,9 @@ pub fn plan(args: &RunArgs, inputs: &Inputs) -> Result<Planned, CliError> {
             remedy: String::new(),
         });
     }
-    let policy = context::resolve(&sources, &policy_args)
-        .map_err(|e| e.for_defaulted_repo(defaulted, "run", crate::commands::run::RUN_ADVICE))?;
+    let policy = context::resolve(&sources, &policy_args).map_err(|e| {
+        e.for_defaulted_repo(defaulted, "run", crate::commands::run_args::RUN_ADVICE)
+    })?;
     let (mode, rules) = network_settings(args, &sources)?;
     if mode == NetworkMode::None && args.network_log.is_some() {
         // Linux logs what the socket gate and the namespace's DNS stub refuse; Seatbelt
