@@ -127,11 +127,35 @@ pub fn run(args: &ExplainArgs) -> Outcome {
             root.display()
         ));
     }
-    for view in backends {
+    // The backends answer from their own artifacts: where one parts from the decision,
+    // say so, or "allowed" above and "denied" below read as a contradiction.
+    let differ: Vec<&str> = backends
+        .iter()
+        .filter(|v| v.allowed != decision.allowed)
+        .map(|v| v.backend)
+        .collect();
+    for view in &backends {
         lines.push(format!(
             "{:<9} {}",
             format!("{}:", view.backend),
             view.summary
+        ));
+    }
+    if !differ.is_empty() {
+        lines.push(format!(
+            "note:     {} {} the decision: each backend judges its own artifact, and its \
+             line above gives the rule or deviation that makes it {}",
+            differ.join(" and "),
+            if differ.len() == 1 {
+                "differs from"
+            } else {
+                "differ from"
+            },
+            if decision.allowed {
+                "stricter"
+            } else {
+                "looser"
+            }
         ));
     }
     Ok(Report::printed(lines.join("\n") + "\n", 0))

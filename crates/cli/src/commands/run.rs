@@ -214,6 +214,8 @@ fn launch(args: &RunArgs, planned: Planned) -> Outcome {
     let mode = plan.network.mode;
     if args.verbose {
         eprintln!("jaula: network: {}", describe_mode(mode, &rules));
+    } else if args.quiet || sources.run.quiet == Some(true) {
+        // `--quiet` or config `run.quiet`: the owner knows the mode.
     } else if let Some(line) = network_notice::at_start(mode, rules.allow().len()) {
         eprintln!("{line}");
     }
