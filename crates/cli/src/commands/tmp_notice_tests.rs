@@ -16,15 +16,17 @@ fn not_found_with_a_hidden_file_names_the_private_tmp_and_the_flag() {
          cage does not see: it has a private /tmp of its own; copy it into the repo, or pass \
          --allow-write /tmp/work.sh to bind it into the cage (writable)"
     );
-    assert!(after_exit(exited(126), &hidden).is_some());
+    // Each interpreter fails its own way: dash and python exit 2, node 1, bash 126 on a
+    // directory.
+    for code in [1, 2, 126] {
+        assert!(after_exit(exited(code), &hidden).is_some(), "{code}");
+    }
 }
 
 #[test]
-fn silent_for_other_statuses_or_nothing_hidden() {
+fn silent_for_success_a_signal_or_nothing_hidden() {
     let hidden = [PathBuf::from("/tmp/work.sh")];
-    for code in [0, 1, 2, 125, 128] {
-        assert_eq!(after_exit(exited(code), &hidden), None, "{code}");
-    }
+    assert_eq!(after_exit(exited(0), &hidden), None);
     // Killed by a signal: no exit code at all.
     assert_eq!(after_exit(ExitStatus::from_raw(9), &hidden), None);
     assert_eq!(after_exit(exited(127), &[]), None);
