@@ -254,10 +254,7 @@ fn launch(args: &RunArgs, planned: Planned) -> Outcome {
                 return Err(stage.exec().into());
             }
             let status = stage.run_reporting(&plan.policy, args.verbose)?;
-            let hidden: Vec<_> = plan.command[1..]
-                .iter()
-                .filter_map(|a| bwrap::hidden_by_private_tmp(&plan.policy, &options.cwd, a))
-                .collect();
+            let hidden = hidden_tmp(&plan, &options.cwd);
             if let Some(line) = tmp_notice::after_exit(status, &hidden) {
                 eprintln!("{line}");
             }
@@ -281,6 +278,16 @@ fn launch(args: &RunArgs, planned: Planned) -> Outcome {
         }
         Err(no_cage) => uncaged(args, &no_cage.reason(), &no_cage.remedy()),
     }
+}
+
+/// The command's arguments that name a file on the host's `/tmp` which bubblewrap's view
+/// hides behind the window's own (`tmp_notice` names them if the command fails).
+#[cfg(target_os = "linux")]
+fn hidden_tmp(plan: &LaunchPlan, cwd: &std::path::Path) -> Vec<std::path::PathBuf> {
+    plan.command[1..]
+        .iter()
+        .filter_map(|a| bwrap::hidden_by_private_tmp(&plan.policy, cwd, a))
+        .collect()
 }
 
 /// Leave as the stage left, after the `--network none` reminder when it failed.
@@ -351,6 +358,10 @@ fn run_allow(
     rules: DomainRules,
 ) -> Outcome {
     let proxy_localhost = rules.decide("localhost").allowed;
+    let hidden_tmp = match &launcher {
+        Ok(Launcher::Bwrap(_)) => hidden_tmp(&plan, &options.cwd),
+        _ => Vec::new(),
+    };
     let mut config = jaula_proxy::ProxyConfig::new(rules);
     config.resolve = resolve_overrides(sources)?.into_iter().collect();
     config.allow_addresses = allow_addresses(args, sources)?;
@@ -390,6 +401,7 @@ fn run_allow(
         snapshot,
         held,
         lifetime,
+        hidden_tmp,
     };
     crate::commands::allow_proxy::run(stage, proxy, &plan.policy)
 }

@@ -331,6 +331,33 @@ fn a_script_on_the_host_tmp_names_the_private_tmp_when_not_found() {
                 );
                 assert_eq!(text(&out.stdout).trim(), "ran-from-tmp");
             }
+            // The same line under `--network allow`, whose launch leaves through the proxy's
+            // launcher process.
+            if backend == Backend::Bwrap {
+                let (_k, root, home, repo) = bare_tree("refuse-tmp-allow-");
+                chown_tree(&root, user.uid());
+                let allow = ["--backend", "bwrap", "--network", "allow", "-q"];
+                let out = run_as(user, (&home, &repo), HOST_PATH, &allow, &["bash", script_s]);
+                if out.status.code() == Some(126) {
+                    skip_or_fail(&format!(
+                        "--network allow as {user:?}: {}",
+                        text(&out.stderr)
+                    ));
+                } else {
+                    assert_eq!(
+                        out.status.code(),
+                        Some(127),
+                        "{user:?}: {}",
+                        text(&out.stderr)
+                    );
+                    assert_eq!(
+                        lines_starting(&out, "jaula: the command exited 127").len(),
+                        1,
+                        "{user:?}: {}",
+                        text(&out.stderr)
+                    );
+                }
+            }
             // A script that is missing everywhere: 127, and no word about /tmp.
             let (_k, root, home, repo) = bare_tree("refuse-tmp-");
             chown_tree(&root, user.uid());
