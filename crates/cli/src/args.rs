@@ -13,8 +13,17 @@ pub struct PolicyArgs {
     /// The working directory this window owns: writable, never inside a sealed root.
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
-    /// Window name, used to name the profile file `line` writes on macOS.
-    #[arg(long, value_name = "NAME", default_value = "window")]
+    /// Window name: names this window's private /tmp in bubblewrap's view (default:
+    /// repo-<repo's name>-<hash of its path>, so each repo finds its own again), its line
+    /// in `jaula ps`, and the profile file `line` writes on macOS (default: window.sb).
+    // The literal default stands for "not given" (`run` derives the /tmp name from the repo
+    // instead); hidden from --help, where `[default: window]` named neither.
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "window",
+        hide_default_value = true
+    )]
     pub window: String,
     /// The home whose credentials are sealed (default: $HOME).
     #[arg(long, value_name = "DIR")]

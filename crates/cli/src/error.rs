@@ -20,6 +20,14 @@ pub enum CliError {
     Refused(#[from] Refusal),
     #[error(transparent)]
     Policy(#[from] jaula_policy::PolicyError),
+    /// The repo was not given and the working directory it defaulted to is unsafe to cage
+    /// (the home, `/`, ...): said with what to pass instead.
+    #[error("{source}; {command} takes the working directory as the repo: {advice}")]
+    UnsafeWorkingDir {
+        source: jaula_policy::PolicyError,
+        command: &'static str,
+        advice: &'static str,
+    },
     #[error(transparent)]
     Seatbelt(#[from] jaula_sandbox::seatbelt::SeatbeltError),
     #[error(transparent)]
@@ -99,6 +107,26 @@ impl From<crate::commands::contract_error::ContractCliError> for CliError {
 }
 
 impl CliError {
+    /// `self`, with what to do instead when it refuses a working directory that `command`
+    /// took as the repo because `--repo` was not given (`defaulted`).
+    pub fn for_defaulted_repo(
+        self,
+        defaulted: bool,
+        command: &'static str,
+        advice: &'static str,
+    ) -> CliError {
+        match self {
+            CliError::Policy(source) if defaulted && source.is_unsafe_repo() => {
+                CliError::UnsafeWorkingDir {
+                    source,
+                    command,
+                    advice,
+                }
+            }
+            other => other,
+        }
+    }
+
     /// The inspection and launcher commands (`line`, `profile`, `check`, `explain`,
     /// `render`, the contract commands other than `run`): 2 for usage, 1 otherwise, the
     /// statuses a tmux launcher already handles (docs/compatibility.md).
@@ -127,8 +155,13 @@ impl CliError {
 #[derive(Debug, thiserror::Error)]
 pub enum Refusal {
     /// No cage can be built here (or it is disabled) and `--allow-uncaged` was not given.
-    #[error("refusing to run uncaged: {reason} (pass --allow-uncaged to run anyway)")]
-    Uncaged { reason: String },
+    /// What would build one comes first; running with no cage at all is named last.
+    #[error(
+        "refusing to run uncaged: {reason}{}; --allow-uncaged runs the command with no cage \
+         at all",
+        if .remedy.is_empty() { String::new() } else { format!("; to cage it: {}", .remedy) }
+    )]
+    Uncaged { reason: String, remedy: String },
     /// The cage's own `/tmp` (bubblewrap's view) or `TMPDIR` (Seatbelt) cannot be made.
     #[error("refusing to run: cannot make the cage's private {what}: {reason}")]
     PrivateTmp { what: &'static str, reason: String },

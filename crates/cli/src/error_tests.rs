@@ -25,7 +25,10 @@ fn each_refusal_carries_its_exit_code() {
         source: not_found(),
     };
     assert_eq!(start.exit_code(), REFUSED);
-    let uncaged = Refusal::Uncaged { reason: "r".into() };
+    let uncaged = Refusal::Uncaged {
+        reason: "r".into(),
+        remedy: String::new(),
+    };
     assert_eq!(uncaged.exit_code(), REFUSED);
     // Through CliError, for both kinds of command: the refusal's own code wins.
     let err = CliError::from(command);
@@ -58,8 +61,17 @@ fn refusal_messages_read_as_before() {
         (
             Refusal::Uncaged {
                 reason: "bwrap: no".into(),
+                remedy: "install it".into(),
             },
-            "refusing to run uncaged: bwrap: no (pass --allow-uncaged to run anyway)",
+            "refusing to run uncaged: bwrap: no; to cage it: install it; --allow-uncaged runs \
+             the command with no cage at all",
+        ),
+        (
+            Refusal::Uncaged {
+                reason: "gone".into(),
+                remedy: String::new(),
+            },
+            "refusing to run uncaged: gone; --allow-uncaged runs the command with no cage at all",
         ),
         (
             Refusal::PrivateTmp {

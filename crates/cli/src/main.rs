@@ -116,7 +116,7 @@ fn main() {
             std::process::exit(err.refusal_code());
         }
         Err(err) => {
-            eprintln!("{err}");
+            eprintln!("{}", with_prefix(&err.to_string()));
             std::process::exit(err.exit_code());
         }
     }
@@ -132,8 +132,9 @@ fn is_stage(_: &Command) -> bool {
     false
 }
 
-/// `jaula: ` before a refusal of `run` that does not carry it yet, so every refusal of a
-/// run reads the same; the other commands keep the exact messages launchers match on.
+/// `jaula: ` before an error that does not carry it yet, so every refusal of every command
+/// reads the same; `--repo is required` stays word for word, the one message launchers
+/// match on (docs/compatibility.md).
 fn with_prefix(message: &str) -> String {
     if message.starts_with("jaula:") || message == "--repo is required" {
         message.to_owned()

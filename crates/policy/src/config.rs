@@ -87,6 +87,8 @@ pub struct ContractSection {
 pub struct RunSection {
     /// `auto`, `landlock` or `bwrap`, like `--backend`.
     pub backend: Option<RunBackend>,
+    /// `true`: no network line at start, like `--quiet`.
+    pub quiet: Option<bool>,
 }
 
 /// The Linux backend `jaula run` uses (`--backend`, `[run] backend`).

@@ -24,7 +24,7 @@ fn assert_refused(text: &str, line: usize, key: &str, reason: &str) {
 #[test]
 fn a_full_config_reads_into_typed_values() {
     let config = parse(
-        "[run]\nbackend = \"bwrap\"\n\
+        "[run]\nbackend = \"bwrap\"\nquiet = true\n\
          [env]\nkeep = [\"AWS_REGION\"]\nscrub = [\"MY_*\"]\nhand_access_token = [\"claude\"]\n\
          [cage]\nallow_unix_preset = [\"ssh-agent\"]\n\
          [contract]\nuid_range = \"3000000-3000999\"\nmax_processes = 64\n\
@@ -34,6 +34,7 @@ fn a_full_config_reads_into_typed_values() {
     )
     .unwrap();
     assert_eq!(config.run.backend, Some(RunBackend::Bwrap));
+    assert_eq!(config.run.quiet, Some(true));
     assert_eq!(config.env.keep[0].to_string(), "AWS_REGION");
     assert_eq!(config.env.scrub[0].to_string(), "MY_*");
     assert_eq!(config.env.hand_access_token, [TokenAgentName::Claude]);

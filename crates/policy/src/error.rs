@@ -76,6 +76,22 @@ pub enum PolicyError {
     Config(#[from] ConfigError),
 }
 
+impl PolicyError {
+    /// Whether the working directory itself is refused as unsafe to cage (the root, the
+    /// home, an ancestor of the home, or a directory on either side of a sealed root):
+    /// a command that defaulted the repo to where it stands then says to pass one.
+    pub fn is_unsafe_repo(&self) -> bool {
+        matches!(
+            self,
+            PolicyError::RepoIsRoot(_)
+                | PolicyError::RepoIsHome(_)
+                | PolicyError::RepoContainsHome { .. }
+                | PolicyError::RepoInsideSealed { .. }
+                | PolicyError::RepoContainsSealed { .. }
+        )
+    }
+}
+
 /// Why the config file could not be used.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

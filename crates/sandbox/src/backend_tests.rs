@@ -88,3 +88,43 @@ fn every_backend_answers_from_its_artifact_as_decide_does_on_plain_paths() {
         }
     }
 }
+
+/// A path that does not exist is readable by `decide` but has no Landlock rule: the
+/// verdict names the missing entry and why Landlock cannot grant it.
+#[test]
+fn landlock_says_why_an_absent_path_is_denied() {
+    let (_dir, root) = scratch();
+    let home = root.join("home");
+    let repo = home.join("src/repo");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(&repo).unwrap();
+    let policy = jaula_policy::PolicySpec::with_defaults(Platform::Linux, home, repo)
+        .resolve()
+        .unwrap();
+    let absent = Path::new("/jaula-absent-top/zz");
+    assert!(!absent.parent().unwrap().exists());
+    let landlock = named("landlock").unwrap();
+    let verdict = landlock
+        .render_and_judge(&policy, &jaula_policy::RealHostFs, absent, Access::Read)
+        .unwrap();
+    assert!(policy.decide(absent, Access::Read).allowed);
+    assert!(!verdict.allowed);
+    assert!(
+        verdict.summary.contains(
+            "/jaula-absent-top does not exist, and Landlock grants only what exists when \
+             the cage starts"
+        ),
+        "{}",
+        verdict.summary
+    );
+    // An existing path that is denied gets no such note.
+    let etc = landlock
+        .render_and_judge(
+            &policy,
+            &jaula_policy::RealHostFs,
+            Path::new("/etc"),
+            Access::Write,
+        )
+        .unwrap();
+    assert!(!etc.summary.contains("does not exist"), "{}", etc.summary);
+}

@@ -38,7 +38,7 @@ pub use quote::shell_join;
 pub(crate) use quote::shell_lines;
 pub use render::render_argv;
 pub(crate) use render::{option_flags, BASE_FLAGS};
-pub use stage::describe_pid_ns;
+pub use stage::{describe_pid_ns, hidden_by_private_tmp};
 #[cfg(target_os = "linux")]
 pub(crate) use stage::{private_view, stage_argv};
 pub use view::{MountView, ViewEffect};

@@ -62,13 +62,26 @@ pub enum TokenError {
     #[error("{path} is not a Claude Code login (no claudeAiOauth.accessToken and expiresAt)")]
     NotALogin { path: PathBuf },
     #[error(
-        "the access token in {path} has {left} s left (want at least {min} s); run `claude` \
-         outside the cage once so it refreshes its login, then try again",
-        min = MIN_REMAINING.as_secs()
+        "the access token in {path} {}; run `claude` outside the cage once so it refreshes \
+         its login, then try again",
+        time_left(*.left)
     )]
     Expired { path: PathBuf, left: i64 },
     #[error("{variable} is already set in the environment; drop it or the flag, not both")]
     AlreadySet { variable: &'static str },
+}
+
+/// How long a token has, in words: an expired one is said to be expired (never "has -10 s
+/// left"), a nearly expired one with the floor it misses.
+fn time_left(left: i64) -> String {
+    match left {
+        i64::MIN..=-1 => format!("expired {} s ago", left.unsigned_abs()),
+        0 => "has just expired".to_owned(),
+        _ => format!(
+            "has only {left} s left (want at least {} s)",
+            MIN_REMAINING.as_secs()
+        ),
+    }
 }
 
 #[derive(Deserialize)]

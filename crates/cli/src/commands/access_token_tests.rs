@@ -47,6 +47,36 @@ fn an_expired_or_nearly_expired_token_is_refused_with_the_time_left() {
     assert!(claude_token(&login(expires), &path(), at(1_999_999_940)).is_ok());
 }
 
+/// An expired token is said to be expired, never to have a negative time left.
+#[test]
+fn the_refusal_says_expired_or_how_little_is_left() {
+    let p = path();
+    let expired = TokenError::Expired {
+        path: p.clone(),
+        left: -10,
+    }
+    .to_string();
+    assert!(
+        expired.starts_with(&format!(
+            "the access token in {} expired 10 s ago; run `claude`",
+            p.display()
+        )),
+        "{expired}"
+    );
+    assert!(!expired.contains("-10"), "{expired}");
+    let now = TokenError::Expired {
+        path: p.clone(),
+        left: 0,
+    }
+    .to_string();
+    assert!(now.contains("has just expired"), "{now}");
+    let nearly = TokenError::Expired { path: p, left: 30 }.to_string();
+    assert!(
+        nearly.contains("has only 30 s left (want at least 60 s)"),
+        "{nearly}"
+    );
+}
+
 #[test]
 fn what_is_not_a_login_is_refused() {
     for text in [

@@ -35,6 +35,8 @@ pub(crate) struct Stage {
     pub(crate) snapshot: Snapshot,
     pub(crate) held: HeldSignals,
     pub(crate) lifetime: UnixStream,
+    /// The command's arguments bubblewrap's private `/tmp` hides (`tmp_notice`).
+    pub(crate) hidden_tmp: Vec<std::path::PathBuf>,
 }
 
 /// Serve the cage's proxy in a process of its own and leave, in this one, with the
@@ -57,6 +59,7 @@ pub(crate) fn run(
         snapshot,
         held,
         lifetime,
+        hidden_tmp,
     } = stage;
     match start::fork_proxy()? {
         ProxyFork::Proxy => {
@@ -83,6 +86,9 @@ pub(crate) fn run(
             let mut byte = [0u8; 1];
             while let Err(rustix::io::Errno::INTR) = rustix::io::read(&told_in, &mut byte) {}
             planting::report_after(&snapshot, policy);
+            if let Some(line) = crate::commands::tmp_notice::after_exit(status, &hidden_tmp) {
+                eprintln!("{line}");
+            }
             exit_like(status)
         }
     }

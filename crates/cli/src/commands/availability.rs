@@ -10,6 +10,10 @@ use jaula_sandbox::{bwrap, landlock};
 /// (or a planted directory early in PATH) controls.
 pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
 
+/// Why `run` has no cage when the owner switched it off, and how to switch it back on.
+pub const DISABLED: &str = "the cage is disabled (CITY_CAGE=0 or config cage.enabled = false)";
+pub const ENABLE: &str = "unset CITY_CAGE=0 (or set config cage.enabled = true)";
+
 /// Whether a window can be caged here, and why (not).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Availability {

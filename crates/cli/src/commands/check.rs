@@ -33,6 +33,17 @@ pub fn run(args: &CheckArgs) -> Outcome {
             reason: format!("jaula run refuses the config: {first}"),
         };
     }
+    // Likewise a repo it refuses (the home, `/`, a sealed root's neighbour): `check --repo`
+    // answers for that repo's cage. Without `--repo` no repo is judged (a launcher calls
+    // `check` from wherever it stands).
+    if let (true, Some(_)) = (availability.available, &args.policy.repo) {
+        if let Err(e) = sources.spec.resolve() {
+            availability = Availability {
+                available: false,
+                reason: format!("jaula run refuses the repo: {e}"),
+            };
+        }
+    }
     let layers = Layers::probe(&sources);
     let seatbelt = (Platform::host() == Platform::MacOs && availability.available)
         .then(|| SeatbeltCheck::probe(&args.policy));

@@ -42,7 +42,8 @@ pub struct ExplainArgs {
 pub fn run(args: &ExplainArgs) -> Outcome {
     // Like `jaula run`: the repo is the current directory unless `--repo` says otherwise.
     let mut args = args.clone();
-    if args.policy.repo.is_none() {
+    let defaulted = args.policy.repo.is_none();
+    if defaulted {
         args.policy.repo = Some(std::env::current_dir().map_err(CliError::Cwd)?);
     }
     let args = &args;
@@ -60,7 +61,13 @@ pub fn run(args: &ExplainArgs) -> Outcome {
         .map(Platform::from)
         .unwrap_or_else(Platform::host);
     let sources = context::sources(&args.policy, Some(platform))?;
-    let policy = context::resolve(&sources, &args.policy)?;
+    let policy = context::resolve(&sources, &args.policy).map_err(|e| {
+        e.for_defaulted_repo(
+            defaulted,
+            "explain",
+            "pass --repo DIR, the directory jaula run would cage",
+        )
+    })?;
     let cwd = std::env::current_dir().map_err(CliError::Cwd)?;
     let path = canonicalize_lenient(&args.path, &cwd);
     let decision = policy.decide(&path, access);
@@ -120,11 +127,35 @@ pub fn run(args: &ExplainArgs) -> Outcome {
             root.display()
         ));
     }
-    for view in backends {
+    // The backends answer from their own artifacts: where one parts from the decision,
+    // say so, or "allowed" above and "denied" below read as a contradiction.
+    let differ: Vec<&str> = backends
+        .iter()
+        .filter(|v| v.allowed != decision.allowed)
+        .map(|v| v.backend)
+        .collect();
+    for view in &backends {
         lines.push(format!(
             "{:<9} {}",
             format!("{}:", view.backend),
             view.summary
+        ));
+    }
+    if !differ.is_empty() {
+        lines.push(format!(
+            "note:     {} {} the decision: each backend judges its own artifact, and its \
+             line above gives the rule or deviation that makes it {}",
+            differ.join(" and "),
+            if differ.len() == 1 {
+                "differs from"
+            } else {
+                "differ from"
+            },
+            if decision.allowed {
+                "stricter"
+            } else {
+                "looser"
+            }
         ));
     }
     Ok(Report::printed(lines.join("\n") + "\n", 0))

@@ -8,6 +8,9 @@ pub mod access_token;
 #[cfg(target_os = "linux")]
 pub mod agent_hint;
 pub mod availability;
+// The line `run` prints when it cages with Landlock alone.
+#[cfg(target_os = "linux")]
+pub mod backend_notice;
 #[cfg(target_os = "linux")]
 pub mod cages;
 pub mod check;
@@ -41,6 +44,9 @@ pub mod run;
 pub mod run_args;
 #[cfg(target_os = "linux")]
 pub mod run_stage;
+// The line a failed command in bubblewrap's view gets when it was handed a host /tmp file.
+#[cfg(target_os = "linux")]
+pub mod tmp_notice;
 // The macOS launch; compiled for the tests everywhere, since it runs up to its exec on any
 // host with a recording executor.
 #[cfg(any(target_os = "macos", test))]

@@ -30,18 +30,24 @@ use std::process::Command;
 
 #[cfg(target_os = "linux")]
 use crate::args::PolicyArgs;
+#[cfg(target_os = "linux")]
+use crate::commands::availability::{DISABLED, ENABLE};
 use crate::commands::run_args::RunArgs;
 #[cfg(target_os = "linux")]
 use crate::commands::run_args::{
     allow_addresses, network_settings, resolve_overrides, scrubbed_env_from, Backend,
 };
 #[cfg(target_os = "linux")]
-use crate::commands::{agent_hint, config_check, network_notice, run_stage};
+use crate::commands::{
+    agent_hint, backend_notice, config_check, network_notice, run_stage, tmp_notice,
+};
 #[cfg(target_os = "linux")]
 use crate::context;
 #[cfg(target_os = "linux")]
 use crate::error::{CliError, Refusal};
 use crate::Outcome;
+#[cfg(target_os = "linux")]
+use jaula_sandbox::bwrap;
 
 /// On macOS: the Seatbelt launch (`run_seatbelt`).
 #[cfg(not(target_os = "linux"))]
@@ -73,15 +79,20 @@ struct Planned {
 pub fn run(args: &RunArgs) -> Outcome {
     match plan(args)? {
         Ok(planned) => launch(args, planned),
-        Err(reason) => uncaged(args, &reason),
+        Err(Disabled) => uncaged(args, DISABLED, ENABLE),
     }
 }
+
+/// The owner switched the cage off (`CITY_CAGE=0`, config `cage.enabled = false`).
+#[cfg(target_os = "linux")]
+#[derive(Debug)]
+pub(crate) struct Disabled;
 
 /// Gather the sources, resolve the policy, scrub the environment and settle the network:
 /// the launch plan, and what the outer stage needs beside it. `Ok(Err(reason))`: the cage
 /// is disabled.
 #[cfg(target_os = "linux")]
-fn plan(args: &RunArgs) -> Result<Result<Planned, String>, CliError> {
+fn plan(args: &RunArgs) -> Result<Result<Planned, Disabled>, CliError> {
     plan_in(args, std::env::vars_os().collect())
 }
 
@@ -92,9 +103,10 @@ fn plan(args: &RunArgs) -> Result<Result<Planned, String>, CliError> {
 fn plan_in(
     args: &RunArgs,
     vars: Vec<(OsString, OsString)>,
-) -> Result<Result<Planned, String>, CliError> {
+) -> Result<Result<Planned, Disabled>, CliError> {
     let mut policy_args = args.policy.clone();
-    if policy_args.repo.is_none() {
+    let defaulted = policy_args.repo.is_none();
+    if defaulted {
         policy_args.repo = Some(std::env::current_dir().map_err(CliError::Cwd)?);
     }
     let mut flags = policy_args.flags(Some(Platform::Linux));
@@ -106,9 +118,7 @@ fn plan_in(
         return Err(CliError::Config(problem));
     }
     if !sources.enabled {
-        return Ok(Err(
-            "the cage is disabled (CITY_CAGE=0 or config cage.enabled = false)".to_owned(),
-        ));
+        return Ok(Err(Disabled));
     }
     if args.keep_fd.contains(&plan_fd::PLAN_FD) {
         return Err(CliError::Usage(format!(
@@ -116,7 +126,9 @@ fn plan_in(
             plan_fd::PLAN_FD
         )));
     }
-    let policy = context::resolve(&sources, &policy_args)?;
+    let policy = context::resolve(&sources, &policy_args).map_err(|e| {
+        e.for_defaulted_repo(defaulted, "run", crate::commands::run_args::RUN_ADVICE)
+    })?;
     if args.no_socket_gate {
         eprintln!(
             "jaula: warning: --no-socket-gate: host unix sockets (tmux, docker, D-Bus, key \
@@ -127,7 +139,7 @@ fn plan_in(
     create_absent_roots(&policy, args.verbose);
     let mut env = scrubbed_env_from(args, &sources, vars)?;
     hand_access_tokens(args, &sources, &policy, &mut env).map_err(Refusal::from)?;
-    if let Some(hint) = agent_hint::login_hint(&args.command[0], &policy, &env) {
+    if let Some(hint) = agent_hint::login_hint(&args.command, &policy, &env) {
         eprintln!("{hint}");
     }
     let backend = match args.backend {
@@ -202,6 +214,8 @@ fn launch(args: &RunArgs, planned: Planned) -> Outcome {
     let mode = plan.network.mode;
     if args.verbose {
         eprintln!("jaula: network: {}", describe_mode(mode, &rules));
+    } else if args.quiet || sources.run.quiet == Some(true) {
+        // `--quiet` or config `run.quiet`: the owner knows the mode.
     } else if let Some(line) = network_notice::at_start(mode, rules.allow().len()) {
         eprintln!("{line}");
     }
@@ -215,6 +229,15 @@ fn launch(args: &RunArgs, planned: Planned) -> Outcome {
         cwd: std::env::current_dir().map_err(CliError::Cwd)?,
     };
     let launcher = start::choose_cage(&plan, &options);
+    // No silent downgrade: `auto` without the bubblewrap view says so, once, whatever mode.
+    if let Ok(Launcher::Native {
+        bwrap_unavailable: Some(bwrap),
+    }) = &launcher
+    {
+        if let Some(line) = backend_notice::landlock_alone(bwrap) {
+            eprintln!("{line}");
+        }
+    }
     let mut plan = plan;
     if plan.socket_gate && !args.tenant {
         if let Ok(launcher) = &launcher {
@@ -231,12 +254,13 @@ fn launch(args: &RunArgs, planned: Planned) -> Outcome {
                 return Err(stage.exec().into());
             }
             let status = stage.run_reporting(&plan.policy, args.verbose)?;
+            let hidden = hidden_tmp(&plan, &options.cwd);
+            if let Some(line) = tmp_notice::after_exit(status, &hidden) {
+                eprintln!("{line}");
+            }
             leave_as(status, mode)
         }
-        Ok(Launcher::Native { bwrap_unavailable }) => {
-            if let (Some(a), true) = (bwrap_unavailable, args.verbose) {
-                eprintln!("jaula: bwrap unavailable ({}); using landlock", a.reason());
-            }
+        Ok(Launcher::Native { .. }) => {
             // The socket gate's supervisor waits for the command and reports itself; the
             // limits are in force already (above).
             if plan.socket_gate || args.tenant {
@@ -252,8 +276,18 @@ fn launch(args: &RunArgs, planned: Planned) -> Outcome {
             let status = stage.run_reporting(&plan.policy, args.verbose)?;
             leave_as(status, mode)
         }
-        Err(no_cage) => uncaged(args, &no_cage.reason()),
+        Err(no_cage) => uncaged(args, &no_cage.reason(), &no_cage.remedy()),
     }
+}
+
+/// The command's arguments that name a file on the host's `/tmp` which bubblewrap's view
+/// hides behind the window's own (`tmp_notice` names them if the command fails).
+#[cfg(target_os = "linux")]
+fn hidden_tmp(plan: &LaunchPlan, cwd: &std::path::Path) -> Vec<std::path::PathBuf> {
+    plan.command[1..]
+        .iter()
+        .filter_map(|a| bwrap::hidden_by_private_tmp(&plan.policy, cwd, a))
+        .collect()
 }
 
 /// Leave as the stage left, after the `--network none` reminder when it failed.
@@ -324,6 +358,10 @@ fn run_allow(
     rules: DomainRules,
 ) -> Outcome {
     let proxy_localhost = rules.decide("localhost").allowed;
+    let hidden_tmp = match &launcher {
+        Ok(Launcher::Bwrap(_)) => hidden_tmp(&plan, &options.cwd),
+        _ => Vec::new(),
+    };
     let mut config = jaula_proxy::ProxyConfig::new(rules);
     config.resolve = resolve_overrides(sources)?.into_iter().collect();
     config.allow_addresses = allow_addresses(args, sources)?;
@@ -363,6 +401,7 @@ fn run_allow(
         snapshot,
         held,
         lifetime,
+        hidden_tmp,
     };
     crate::commands::allow_proxy::run(stage, proxy, &plan.policy)
 }
@@ -446,12 +485,14 @@ fn hand_access_tokens(
     Ok(())
 }
 
-/// No cage: refuse (exit 126) with the reason, unless the user asked to run anyway.
+/// No cage: refuse (exit 126) with the reason and what would give a cage back, unless the
+/// user asked to run anyway.
 #[cfg(target_os = "linux")]
-fn uncaged(args: &RunArgs, reason: &str) -> Outcome {
+fn uncaged(args: &RunArgs, reason: &str, remedy: &str) -> Outcome {
     if !args.allow_uncaged {
         return Err(Refusal::Uncaged {
             reason: reason.to_owned(),
+            remedy: remedy.to_owned(),
         }
         .into());
     }
@@ -500,7 +541,7 @@ pub(crate) fn plan_for_spawn(
 ) -> Result<Result<LaunchPlan, String>, CliError> {
     let planned = match plan_in(args, vars)? {
         Ok(planned) => planned,
-        Err(reason) => return Ok(Err(reason)),
+        Err(Disabled) => return Ok(Err(DISABLED.to_owned())),
     };
     if planned.plan.network.mode == NetworkMode::Allow {
         return Ok(Err(

@@ -17,6 +17,9 @@ use crate::args::PolicyArgs;
 use crate::commands::access_token::TokenAgent;
 use crate::error::CliError;
 
+/// What to do when the working directory `run` defaulted the repo to is unsafe to cage.
+pub const RUN_ADVICE: &str = "cd into the repo, or pass --repo DIR";
+
 /// Run CMD confined: writes only to the working set, credentials sealed, seccomp and
 /// process hardening applied, credential environment variables scrubbed.
 ///
@@ -68,8 +71,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_socket_gate: bool,
     /// Print the layers in force (rights, scopes, filters) on stderr before exec.
-    #[arg(short, long)]
+    #[arg(short, long, conflicts_with = "quiet")]
     pub verbose: bool,
+    /// No network line at start (`jaula: network none: ...`; config `run.quiet = true`).
+    /// Refusals, warnings and what the cage refused are still said.
+    #[arg(short, long)]
+    pub quiet: bool,
     /// Start from a tenant's writable set (only the repo, /dev and --allow-write paths; no
     /// home caches, no shared /tmp), as `jaula contract run` does.
     #[arg(long)]

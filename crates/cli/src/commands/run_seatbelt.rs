@@ -109,11 +109,11 @@ pub fn run_with(args: &RunArgs, inputs: &Inputs, executor: &mut dyn Executor) ->
         Planned::Launch(launch) => executor.launch(*launch),
         Planned::Refused(refusal) => Err(refusal.into()),
         // As on Linux: no cage means exit 126, unless the user asked to run anyway.
-        Planned::Uncaged(reason) if args.allow_uncaged => {
+        Planned::Uncaged { reason, .. } if args.allow_uncaged => {
             eprintln!("jaula: WARNING: running UNCAGED: {reason}");
             executor.uncaged(&args.command)
         }
-        Planned::Uncaged(reason) => Err(Refusal::Uncaged { reason }.into()),
+        Planned::Uncaged { reason, remedy } => Err(Refusal::Uncaged { reason, remedy }.into()),
     }
 }
 
@@ -124,7 +124,11 @@ pub enum Planned {
     /// The launch cannot go on.
     Refused(Refusal),
     /// No cage here (disabled, or no sandbox-exec): exit 126 unless `--allow-uncaged`.
-    Uncaged(String),
+    /// `remedy`: what would give the cage back (empty when jaula knows of nothing).
+    Uncaged {
+        reason: String,
+        remedy: String,
+    },
 }
 
 /// Flags whose layer is a Linux one: refused with what to do instead, never ignored.
@@ -158,7 +162,8 @@ fn linux_only_flag(args: &RunArgs) -> Option<Refusal> {
 /// (and, under `--network allow`, binds the proxy's loopback listener); nothing else.
 pub fn plan(args: &RunArgs, inputs: &Inputs) -> Result<Planned, CliError> {
     let mut policy_args = args.policy.clone();
-    if policy_args.repo.is_none() {
+    let defaulted = policy_args.repo.is_none();
+    if defaulted {
         policy_args.repo = Some(inputs.cwd.clone());
     }
     let mut flags = policy_args.flags(Some(Platform::MacOs));
@@ -167,14 +172,20 @@ pub fn plan(args: &RunArgs, inputs: &Inputs) -> Result<Planned, CliError> {
     }
     let sources = context::sources_from(&flags)?;
     if !sources.enabled {
-        return Ok(Planned::Uncaged(
-            "the cage is disabled (CITY_CAGE=0 or config cage.enabled = false)".to_owned(),
-        ));
+        return Ok(Planned::Uncaged {
+            reason: crate::commands::availability::DISABLED.to_owned(),
+            remedy: crate::commands::availability::ENABLE.to_owned(),
+        });
     }
     if !inputs.sandbox_exec {
-        return Ok(Planned::Uncaged(format!("{SANDBOX_EXEC} is missing")));
+        return Ok(Planned::Uncaged {
+            reason: format!("{SANDBOX_EXEC} is missing"),
+            remedy: String::new(),
+        });
     }
-    let policy = context::resolve(&sources, &policy_args)?;
+    let policy = context::resolve(&sources, &policy_args).map_err(|e| {
+        e.for_defaulted_repo(defaulted, "run", crate::commands::run_args::RUN_ADVICE)
+    })?;
     let (mode, rules) = network_settings(args, &sources)?;
     if mode == NetworkMode::None && args.network_log.is_some() {
         // Linux logs what the socket gate and the namespace's DNS stub refuse; Seatbelt

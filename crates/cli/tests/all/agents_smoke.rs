@@ -488,7 +488,10 @@ fn claude_logs_in_with_the_handed_access_token_and_never_sees_the_refresh_token(
         ));
         let all = text(&out);
         assert_eq!(out.status.code(), Some(126), "{backend:?}: {all}");
-        assert!(all.contains("s left"), "{backend:?}: {all}");
+        assert!(
+            all.contains("expired ") && all.contains(" s ago") && !all.contains("has -"),
+            "{backend:?}: {all}"
+        );
     }
 }
 

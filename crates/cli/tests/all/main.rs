@@ -47,6 +47,9 @@ mod escape;
 // `/run/user/UID` is Linux's runtime directory.
 #[cfg(target_os = "linux")]
 mod escape_runtime_dir;
+// What jaula says when a Linux cage loses a layer, refuses a repo, or hides a file.
+#[cfg(target_os = "linux")]
+mod refusals;
 // The launch plan hands the Linux launch between its stages.
 #[cfg(target_os = "linux")]
 mod launch_plan;

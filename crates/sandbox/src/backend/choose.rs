@@ -50,6 +50,28 @@ impl NoCage {
             (None, None) => "no cage available".to_owned(),
         }
     }
+
+    /// What to do about it, first the remedies that keep a cage: give bubblewrap what it
+    /// lacks or (when Landlock is here) choose Landlock by name; running uncaged is never
+    /// offered here (the caller names `--allow-uncaged` last, as the way with no cage).
+    pub fn remedy(&self) -> String {
+        let bwrap = self.bwrap.as_ref().and_then(|b| match b {
+            Availability::Unavailable(why) => Some(why.remedy()),
+            Availability::Available { .. } => None,
+        });
+        match (bwrap, &self.landlock) {
+            (Some(b), None) => format!("{b}, or pass --backend landlock (Landlock alone)"),
+            (Some(b), Some(_)) => format!(
+                "{b}; and a kernel with Landlock (Linux 5.13+, landlock in the lsm= boot list)"
+            ),
+            (None, Some(_)) => {
+                "a kernel with Landlock (Linux 5.13+, landlock in the lsm= boot list), or \
+                 --backend bwrap where bubblewrap works"
+                    .to_owned()
+            }
+            (None, None) => String::new(),
+        }
+    }
 }
 
 /// Decide. `landlock_missing` is `None` when Landlock's floor is met, else the reason;

@@ -71,3 +71,56 @@ fn the_whole_table() {
         assert_eq!(err.bwrap, Some(fails()));
     }
 }
+
+/// Each refusal's remedy keeps a cage: the package or the kernel switch bubblewrap lacks,
+/// or Landlock by name; never running uncaged.
+#[test]
+fn remedies_keep_a_cage() {
+    let not_found = || {
+        Availability::Unavailable(Unavailable::NotFound {
+            program: "bwrap".into(),
+        })
+    };
+    let err = choose(Requested::Bwrap, None, not_found).unwrap_err();
+    let remedy = err.remedy();
+    assert!(
+        remedy.starts_with("install bubblewrap (apt-get install bubblewrap)"),
+        "{remedy}"
+    );
+    assert!(remedy.contains("--backend landlock"), "{remedy}");
+    let refused = || {
+        Availability::Unavailable(Unavailable::Failed {
+            program: "/usr/bin/bwrap".into(),
+            status: "exit status: 1".into(),
+            stderr: String::new(),
+        })
+    };
+    let remedy = choose(Requested::Bwrap, None, refused)
+        .unwrap_err()
+        .remedy();
+    assert!(remedy.contains("unprivileged user namespaces"), "{remedy}");
+    assert!(!remedy.contains("apt-get"), "{remedy}");
+    // Neither layer: both remedies, and no Landlock flag to fall back on.
+    let remedy = choose(Requested::Auto, missing(false), not_found)
+        .unwrap_err()
+        .remedy();
+    assert!(
+        remedy.contains("apt-get install bubblewrap") && remedy.contains("Landlock"),
+        "{remedy}"
+    );
+    assert!(!remedy.contains("--backend landlock"), "{remedy}");
+    let remedy = choose(Requested::Landlock, missing(false), works)
+        .unwrap_err()
+        .remedy();
+    assert!(remedy.contains("Linux 5.13+"), "{remedy}");
+    for r in [
+        choose(Requested::Bwrap, None, not_found)
+            .unwrap_err()
+            .remedy(),
+        choose(Requested::Auto, missing(false), refused)
+            .unwrap_err()
+            .remedy(),
+    ] {
+        assert!(!r.contains("uncaged"), "{r}");
+    }
+}

@@ -141,6 +141,26 @@ impl fmt::Display for Availability {
     }
 }
 
+impl Unavailable {
+    /// What would give the bubblewrap view back, for one line beside the reason: the
+    /// package when the program is missing, the kernel's switch when it is there but
+    /// cannot build a user namespace, the declaration when the owner made one.
+    pub fn remedy(&self) -> &'static str {
+        match self {
+            Unavailable::Declared => "unset CITY_CAGE_BWRAP=0 (or config bwrap = false)",
+            Unavailable::NotFound { .. } => "install bubblewrap (apt-get install bubblewrap)",
+            Unavailable::Spawn { .. }
+            | Unavailable::Failed { .. }
+            | Unavailable::TimedOut { .. } => {
+                "allow unprivileged user namespaces (Ubuntu 24.04: sysctl \
+                 kernel.apparmor_restrict_unprivileged_userns=0; Debian: sysctl \
+                 kernel.unprivileged_userns_clone=1; in a container: run it with user \
+                 namespaces allowed)"
+            }
+        }
+    }
+}
+
 impl fmt::Display for Unavailable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -71,6 +71,31 @@ fn command_beneath_replaced(program: &OsStr, cwd: &Path) -> Option<PathBuf> {
     beneath_replaced(&cwd.join(path))
 }
 
+/// `arg`, canonical, when it names something the host has beneath a directory this
+/// policy's view replaces with the window's own (`/tmp`, `/var/tmp`, where the policy makes
+/// them writable) and nothing else binds into the view (another writable root, the working
+/// directory `stage_argv` binds): a command handed `arg` in the cage finds nothing there.
+/// `None` for anything else, a bare word included: this judges paths only.
+pub fn hidden_by_private_tmp(policy: &Policy, cwd: &Path, arg: &OsStr) -> Option<PathBuf> {
+    let path = Path::new(arg);
+    if !path.is_absolute() && path.components().count() < 2 {
+        return None; // a bare word: an option, a name, not a path under /tmp
+    }
+    let real = beneath_replaced(&cwd.join(path))?;
+    let replaced_here = REPLACED.iter().any(|dir| {
+        real.starts_with(dir) && policy.writable().iter().any(|w| w.path == Path::new(dir))
+    });
+    let bound = policy
+        .writable()
+        .iter()
+        .any(|w| !REPLACED.iter().any(|r| w.path == Path::new(r)) && real.starts_with(&w.path));
+    let cwd_bound = std::fs::canonicalize(cwd)
+        .ok()
+        .and_then(|c| beneath_replaced(&c))
+        .is_some_and(|c| real.starts_with(c));
+    (replaced_here && !bound && !cwd_bound).then_some(real)
+}
+
 /// `path`, canonical, when it lies beneath a directory the view replaces.
 fn beneath_replaced(path: &Path) -> Option<PathBuf> {
     let real = std::fs::canonicalize(path).ok()?;

@@ -99,3 +99,38 @@ fn a_command_beneath_tmp_is_bound_read_only_at_its_own_path() {
     .unwrap();
     assert!(!bare.iter().any(|a| a == tool.as_os_str()), "{bare:?}");
 }
+
+/// A file on the host's /tmp is hidden by the view's own /tmp; a bare word, a path that
+/// does not exist, a path outside /tmp and the repo's own files are not.
+#[test]
+fn hidden_by_private_tmp_names_only_host_tmp_files_the_view_hides() {
+    let (_dir, policy) = scratch_policy();
+    let host_tmp = tempfile::Builder::new()
+        .prefix("jaula-hidden-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let script = std::fs::canonicalize(host_tmp.path())
+        .unwrap()
+        .join("work.sh");
+    std::fs::write(&script, "true\n").unwrap();
+    let cwd = policy.repo().to_path_buf();
+    assert_eq!(
+        hidden_by_private_tmp(&policy, &cwd, script.as_os_str()),
+        Some(script.clone())
+    );
+    let missing = script.with_file_name("absent.sh");
+    for arg in [
+        OsString::from("work.sh"),
+        OsString::from("-c"),
+        missing.into_os_string(),
+        policy.repo().as_os_str().to_owned(),
+        "/etc/hostname".into(),
+    ] {
+        assert_eq!(hidden_by_private_tmp(&policy, &cwd, &arg), None, "{arg:?}");
+    }
+    // Relative to a working directory beneath /tmp, which the view binds: visible.
+    assert_eq!(
+        hidden_by_private_tmp(&policy, script.parent().unwrap(), OsStr::new("./work.sh")),
+        None
+    );
+}

@@ -81,6 +81,22 @@ impl Backend for LandlockBackend {
     }
 }
 
+/// Why a path no rule covers may still be allowed by `decide`: Landlock rules hold open
+/// descriptors, so the complement of a seal is granted entry by entry as the disk stands
+/// when the cage starts, and a name that does not exist then has no rule (it stays denied
+/// if made later). Empty when `target` exists.
+fn absent_note(fs: &dyn HostFs, target: &Path) -> String {
+    let missing = target.ancestors().take_while(|p| !fs.exists(p)).last();
+    match missing {
+        Some(top) => format!(
+            ": {} does not exist, and Landlock grants only what exists when the cage starts; \
+             a name made later stays denied",
+            top.display()
+        ),
+        None => String::new(),
+    }
+}
+
 /// What `plan` grants `path` for `access`, and the rule that grants it.
 ///
 /// Landlock grants accumulate down the hierarchy: a path's rights are the union of the
@@ -115,9 +131,10 @@ fn effect(plan: &Plan, fs: &dyn HostFs, path: &Path, access: Access) -> (bool, S
         None => (
             false,
             format!(
-                "no rule grants {} on {} or above",
+                "no rule grants {} on {} or above{}",
                 needed.name(),
-                target.display()
+                target.display(),
+                absent_note(fs, target)
             ),
         ),
     }
