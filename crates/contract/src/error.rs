@@ -110,7 +110,7 @@ pub enum ContractError {
     /// The Contract's uid could not reach a path its spawn needs: a directory on the way
     /// it may not search, or a program it may not execute. Found before anything runs.
     #[error(
-        "uid {uid} cannot {step} {}: {} (mode {mode:04o}, owner {owner}, group {group}) {why}",
+        "uid {uid} cannot {step} {}: {} (mode {mode:04o}, owner {owner}, group {group}) {why}; {fix}",
         target.display(),
         blocked.display()
     )]
@@ -132,6 +132,8 @@ pub enum ContractError {
         group: u32,
         /// "is not searchable by it", "is not executable by it", "is not a regular file".
         why: &'static str,
+        /// What the operator can do about it.
+        fix: String,
     },
     /// A path the spawn needs could not be examined at all.
     #[error("cannot check that uid {uid} can {step} {}: {}: {source}", target.display(), path.display())]
