@@ -16,12 +16,12 @@
 //! older jaula made; see [`repair_legacy_parents`].
 
 use std::ffi::OsStr;
+use std::fs::{DirBuilder, OpenOptions, Permissions};
 use std::io;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{fchmod, mkdir, openat, Mode, OFlags, CWD};
-use rustix::io::Errno;
+use rustix::fs::OFlags;
 
 /// Parents jaula creates: every uid may pass through them, none may list them.
 pub const PARENT_MODE: u32 = 0o711;
@@ -44,10 +44,10 @@ pub(crate) fn create_dirs(path: &Path, mode: u32) -> io::Result<()> {
     }
     for dir in missing.into_iter().rev() {
         let dir_mode = if dir == path { mode } else { PARENT_MODE };
-        match mkdir(dir, Mode::from_raw_mode(dir_mode)) {
+        match DirBuilder::new().mode(dir_mode).create(dir) {
             Ok(()) => set_mode(dir, dir_mode)?,
-            Err(Errno::EXIST) => {}
-            Err(e) => return Err(e.into()),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
         }
     }
     Ok(())
@@ -56,14 +56,13 @@ pub(crate) fn create_dirs(path: &Path, mode: u32) -> io::Result<()> {
 /// Set `mode` on the directory at `path` through a descriptor opened without following a
 /// symlink in its last component, so a name swapped in between is refused, not chmodded.
 fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
-    let fd = openat(
-        CWD,
-        path,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
-    fchmod(&fd, Mode::from_raw_mode(mode))?;
-    Ok(())
+    let flags = OFlags::DIRECTORY | OFlags::NOFOLLOW;
+    let dir = OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)?;
+    // fchmod(2), on the directory just opened.
+    dir.set_permissions(Permissions::from_mode(mode))
 }
 
 /// The parents an older jaula created 0700 and which hold nothing but jaula's own layout,

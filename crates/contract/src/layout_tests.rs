@@ -54,7 +54,11 @@ fn missing_parents_are_searchable_and_the_leaf_gets_its_own_mode() {
     assert_eq!(mode(&root), PARENT_MODE);
     fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
     create_dirs(&root, PARENT_MODE).unwrap();
-    assert_eq!(mode(&root), 0o755, "an existing directory is the operator's");
+    assert_eq!(
+        mode(&root),
+        0o755,
+        "an existing directory is the operator's"
+    );
 }
 
 #[test]
@@ -66,9 +70,15 @@ fn an_older_jaulas_closed_parent_is_opened_for_search_only() {
         vec![jaula.clone()]
     );
     assert_eq!(mode(&jaula), PARENT_MODE);
-    assert_eq!(mode(&state), 0o700, "the state directory stays the runner's");
+    assert_eq!(
+        mode(&state),
+        0o700,
+        "the state directory stays the runner's"
+    );
     // Nothing left to repair.
-    assert!(repair_legacy_parents(&root, &state, me()).unwrap().is_empty());
+    assert!(repair_legacy_parents(&root, &state, me())
+        .unwrap()
+        .is_empty());
 }
 
 #[test]
@@ -95,7 +105,9 @@ fn a_closed_directory_that_is_not_only_jaulas_is_left_to_the_operator() {
     // Holds something else.
     let (jaula, root, state) = legacy(&sub(&base, "a"));
     fs::write(jaula.join("other"), "").unwrap();
-    assert!(repair_legacy_parents(&root, &state, me()).unwrap().is_empty());
+    assert!(repair_legacy_parents(&root, &state, me())
+        .unwrap()
+        .is_empty());
     assert_eq!(mode(&jaula), 0o700);
 
     // Not the runner's.
@@ -108,7 +120,9 @@ fn a_closed_directory_that_is_not_only_jaulas_is_left_to_the_operator() {
     // Not exactly 0700.
     let (jaula, root, state) = legacy(&sub(&base, "c"));
     fs::set_permissions(&jaula, fs::Permissions::from_mode(0o750)).unwrap();
-    assert!(repair_legacy_parents(&root, &state, me()).unwrap().is_empty());
+    assert!(repair_legacy_parents(&root, &state, me())
+        .unwrap()
+        .is_empty());
     assert_eq!(mode(&jaula), 0o750);
 
     // The root and the state directory are not siblings: their parents are the operator's.

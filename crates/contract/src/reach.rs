@@ -42,16 +42,6 @@ pub fn permits(uid: u32, gid: u32, owner: u32, group: u32, mode: u32, bit: u32) 
     class & bit != 0
 }
 
-/// The operator's two ways out: let every uid pass through the directory (search only, so
-/// what it holds stays unlisted), or put the workspace root somewhere every uid can reach.
-fn fix(blocked: &Path) -> String {
-    format!(
-        "fix: chmod o+x {} (lets every uid pass through it, not list it), or choose a \
-         workspace root (--root, JAULA_CONTRACT_ROOT, contract.root) every Contract uid can reach",
-        blocked.display()
-    )
-}
-
 /// Check that `uid`/`gid` can search every directory down to the absolute `target` (the
 /// workspace root, or a directory beneath which it will be created).
 pub fn check(uid: u32, gid: u32, target: &Path) -> Result<()> {
@@ -88,7 +78,6 @@ pub fn check(uid: u32, gid: u32, target: &Path) -> Result<()> {
             owner: meta.uid(),
             group: meta.gid(),
             why,
-            fix: fix(&path),
         };
         let allowed = permits(
             uid,

@@ -43,7 +43,10 @@ fn canonical_as_far_as_exists(path: &Path) -> PathBuf {
     let mut rest = Vec::new();
     for dir in path.ancestors() {
         if let Ok(real) = fs::canonicalize(dir) {
-            return rest.iter().rev().fold(real, |acc, c: &Component| acc.join(c));
+            return rest
+                .iter()
+                .rev()
+                .fold(real, |acc, c: &Component| acc.join(c));
         }
         if let Some(last) = dir.components().next_back() {
             rest.push(last);

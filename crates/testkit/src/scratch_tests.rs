@@ -19,7 +19,10 @@ fn a_path_is_beneath_a_cage_wide_root_by_component() {
         None
     );
     // This checkout's own scratch base is provable (the suite would not run otherwise).
-    assert_eq!(unprovable_reason(Path::new(env!("CARGO_MANIFEST_DIR"))), None);
+    assert_eq!(
+        unprovable_reason(Path::new(env!("CARGO_MANIFEST_DIR"))),
+        None
+    );
 }
 
 /// Not a test of its own: the child that
@@ -58,7 +61,11 @@ fn a_scratch_tree_beneath_a_cage_wide_root_stops_the_suite_once() {
         "{stderr}"
     );
     for said in [
-        format!("would be under {}, beneath {},", base.display(), var_tmp.display()),
+        format!(
+            "would be under {}, beneath {},",
+            base.display(),
+            var_tmp.display()
+        ),
         "Remedy: clone jaula outside".to_string(),
         "CARGO_TARGET_DIR".to_string(),
     ] {

@@ -105,12 +105,20 @@ fn mode_and_owner(path: &Path) -> (u32, u32) {
 /// no listing), the state directory 0700, all the runner's; the Contract's tree 0700, its
 /// own.
 fn assert_reachable_layout(jaula: &Path, runner: u32, tenant: u32, contract: &str) {
-    assert_eq!(mode_and_owner(jaula), (0o711, runner), "{}", jaula.display());
+    assert_eq!(
+        mode_and_owner(jaula),
+        (0o711, runner),
+        "{}",
+        jaula.display()
+    );
     let tenants = jaula.join("contracts");
     assert_eq!(mode_and_owner(&tenants), (0o711, runner));
     assert_eq!(mode_and_owner(&jaula.join("state")), (0o700, runner));
     assert_eq!(mode_and_owner(&tenants.join(contract)), (0o700, tenant));
-    assert_eq!(mode_and_owner(&tenants.join(contract).join(W)), (0o700, tenant));
+    assert_eq!(
+        mode_and_owner(&tenants.join(contract).join(W)),
+        (0o700, tenant)
+    );
 }
 
 /// What the tenant's first run printed: its uid, which owns the file it wrote.
@@ -184,7 +192,10 @@ fn an_older_jaulas_closed_parent_is_repaired_and_said_so() {
     if !require_root("contract uid separation") {
         return;
     }
-    for first in [["prepare", C, W].to_vec(), run_args(C, "echo x > f.txt; id -u")] {
+    for first in [
+        ["prepare", C, W].to_vec(),
+        run_args(C, "echo x > f.txt; id -u"),
+    ] {
         let machine = Machine::new("older-layout-", User::Root);
         older_jaulas_layout(&machine);
         let out = machine.contract(User::Root, &first);
@@ -215,7 +226,10 @@ fn a_closed_parent_that_is_not_only_jaulas_is_named_with_the_fix() {
     std::fs::create_dir(&jaula).unwrap();
     std::fs::set_permissions(&jaula, std::fs::Permissions::from_mode(0o700)).unwrap();
     std::fs::write(jaula.join("notes"), "the operator's").unwrap();
-    let named = format!("{} (mode 0700, owner 0, group 0) is not searchable", jaula.display());
+    let named = format!(
+        "{} (mode 0700, owner 0, group 0) is not searchable",
+        jaula.display()
+    );
     let fix = format!("fix: chmod o+x {} ", jaula.display());
     for (args, code) in [
         (vec!["prepare", C, W], 1),
