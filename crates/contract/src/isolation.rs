@@ -429,8 +429,9 @@ impl ContractIsolation {
         Ok(LayoutReport { repaired })
     }
 
-    /// Check, before anything is created or spawned, that the Contract's uid can enter
-    /// its workspace (every directory down to the workspace root searchable). Nothing to
+    /// Check that the Contract's uid can enter its workspace (every directory down to the
+    /// workspace root that exists is searchable by it; see [`Self::ensure_layout`], which
+    /// calls this before and after creating the layout). Nothing to
     /// check when the runner cannot separate uids: the spawn then runs as the runner. A
     /// Contract without a uid yet is checked as a uid that owns nothing, so the check
     /// allocates nothing.
