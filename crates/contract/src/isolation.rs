@@ -401,8 +401,8 @@ impl ContractIsolation {
     /// its own tree on the first spawn and every later one; refuse, naming the directory
     /// and the fix, where it could not. In order:
     ///
-    /// 1. open the 0700 parents an older jaula left (see
-    ///    [`crate::layout::repair_legacy_parents`]), reported in the result;
+    /// 1. open the 0700 parents an older jaula left (see `repair_legacy_parents` in
+    ///    [`crate::layout`]), reported in the result;
     /// 2. check the directories that exist, so nothing is created beneath one that blocks;
     /// 3. create the workspace root (0711), the state directory (0700) and their missing
     ///    parents (0711), modes set explicitly whatever the umask;

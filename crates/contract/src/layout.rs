@@ -13,7 +13,7 @@
 //! root shell with umask 077 would otherwise make the parents 0700 and lock every tenant
 //! out of its own tree. Directories that already exist are the operator's and are left as
 //! they are (the reachability check names one that blocks), except the 0700 parents an
-//! older jaula made; see [`repair_legacy_parents`].
+//! older jaula made (`repair_legacy_parents`).
 
 use std::ffi::OsStr;
 use std::fs::{DirBuilder, OpenOptions, Permissions};
