@@ -110,9 +110,10 @@ pub enum ContractError {
     /// The Contract's uid could not reach a path its spawn needs: a directory on the way
     /// it may not search, or a program it may not execute. Found before anything runs.
     #[error(
-        "uid {uid} cannot {step} {}: {} (mode {mode:04o}, owner {owner}, group {group}) {why}",
+        "uid {uid} cannot {step} {}: {} (mode {mode:04o}, owner {owner}, group {group}) {why}; {}",
         target.display(),
-        blocked.display()
+        blocked.display(),
+        reach_fix(blocked)
     )]
     TenantCannotReach {
         /// The Contract's uid (`none yet` is never shown: a fresh uid is checked as one
@@ -147,6 +148,17 @@ pub enum ContractError {
         /// The error.
         source: io::Error,
     },
+}
+
+/// The operator's two ways out of [`ContractError::TenantCannotReach`]: let every uid pass
+/// through the directory (search only, so what it holds stays unlisted), or put the
+/// workspace root somewhere every uid can reach.
+fn reach_fix(blocked: &std::path::Path) -> String {
+    format!(
+        "fix: chmod o+x {} (lets every uid pass through it, not list it), or choose a \
+         workspace root (--root, JAULA_CONTRACT_ROOT, contract.root) every Contract uid can reach",
+        blocked.display()
+    )
 }
 
 impl From<jaula_policy::uid_range::UidRangeError> for ContractError {

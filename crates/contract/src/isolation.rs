@@ -40,6 +40,7 @@ use crate::ids::{
     is_safe_segment, is_uuid, ContractId, RuntimeKind, WorkRecordId, HARNESS_DIR, RESERVED_DIRS,
     TMP_DIR,
 };
+use crate::layout;
 use crate::reach;
 use crate::remove::{remove_tree, RemovalFailure};
 use crate::uids::{first_free, UidMap};
@@ -47,7 +48,7 @@ use crate::uids::{first_free, UidMap};
 const DIR_MODE: u32 = 0o700;
 /// The root must be searchable by every Contract uid, or none could reach its own
 /// 0700 tree; it is not listable, so one tenant cannot enumerate the others.
-const ROOT_MODE: u32 = 0o711;
+const ROOT_MODE: u32 = layout::PARENT_MODE;
 const CONTRACT_GITCONFIG: &str = ".gitconfig";
 const CONTRACT_GITCONFIG_TMP: &str = ".gitconfig.jaula-new";
 /// git refuses a repository whose gitdir another user owns ("dubious ownership"), and
@@ -165,6 +166,13 @@ pub struct WorkspaceRemoval {
     pub removed: bool,
     /// What could not be removed.
     pub failures: Vec<RemovalFailure>,
+}
+
+/// The result of [`ContractIsolation::ensure_layout`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LayoutReport {
+    /// Directories an older jaula had left 0700, now 0711 (search, no listing).
+    pub repaired: Vec<PathBuf>,
 }
 
 /// Allocates one uid per Contract and owns the Contracts' trees.
@@ -330,11 +338,7 @@ impl ContractIsolation {
 
     fn open_root(&self, create: bool) -> Result<Option<OwnedFd>> {
         if create {
-            use std::os::unix::fs::DirBuilderExt;
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(ROOT_MODE)
-                .create(&self.root)
+            layout::create_dirs(&self.root, ROOT_MODE)
                 .map_err(|e| ContractError::io("mkdir", &self.root, e))?;
         }
         match open_trusted_dir(&self.root) {
@@ -393,8 +397,41 @@ impl ContractIsolation {
         ))
     }
 
-    /// Check, before anything is created or spawned, that the Contract's uid can enter
-    /// its workspace (every directory down to the workspace root searchable). Nothing to
+    /// Lay out what every Contract's tree hangs from, so that `contract`'s uid can reach
+    /// its own tree on the first spawn and every later one; refuse, naming the directory
+    /// and the fix, where it could not. In order:
+    ///
+    /// 1. open the 0700 parents an older jaula left (see `repair_legacy_parents` in
+    ///    [`crate::layout`]), reported in the result;
+    /// 2. check the directories that exist, so nothing is created beneath one that blocks;
+    /// 3. create the workspace root (0711), the state directory (0700) and their missing
+    ///    parents (0711), modes set explicitly whatever the umask;
+    /// 4. check again, now that every directory on the way exists.
+    ///
+    /// Steps 1, 2 and 4 only apply when uids are separated (otherwise the spawn runs as
+    /// the runner, which reaches everything it created).
+    pub fn ensure_layout(&self, contract: &ContractId) -> Result<LayoutReport> {
+        let separated = self.can_separate_uids() && !contract.is_no_contract();
+        let mut repaired = Vec::new();
+        if separated {
+            repaired = layout::repair_legacy_parents(&self.root, &self.state_dir, self.runner_uid)
+                .map_err(|e| {
+                    ContractError::io("chmod", self.root.parent().unwrap_or(&self.root), e)
+                })?;
+            self.check_tenant_reach(contract)?;
+        }
+        layout::create_dirs(&self.root, ROOT_MODE)
+            .map_err(|e| ContractError::io("mkdir", &self.root, e))?;
+        crate::uids::ensure_state_dir(&self.state_dir)?;
+        if separated {
+            self.check_tenant_reach(contract)?;
+        }
+        Ok(LayoutReport { repaired })
+    }
+
+    /// Check that the Contract's uid can enter its workspace (every directory down to the
+    /// workspace root that exists is searchable by it; see [`Self::ensure_layout`], which
+    /// calls this before and after creating the layout). Nothing to
     /// check when the runner cannot separate uids: the spawn then runs as the runner. A
     /// Contract without a uid yet is checked as a uid that owns nothing, so the check
     /// allocates nothing.

@@ -23,6 +23,7 @@ pub mod handover;
 pub mod ids;
 #[cfg(target_os = "linux")]
 pub mod isolation;
+pub mod layout;
 #[cfg(target_os = "linux")]
 pub mod reach;
 #[cfg(target_os = "linux")]
@@ -42,7 +43,7 @@ pub use ids::{is_uuid, ContractId, RuntimeKind, WorkRecordId, NO_CONTRACT};
 #[cfg(target_os = "linux")]
 pub use isolation::{
     detect_uid_separation, runner_uid, ContractIsolation, HandoverReport, HeldWorkspace,
-    IsolationConfig, Separation, WipeReport, WorkspaceRemoval,
+    IsolationConfig, LayoutReport, Separation, WipeReport, WorkspaceRemoval,
 };
 #[cfg(target_os = "linux")]
 pub use remove::RemovalFailure;

@@ -55,8 +55,9 @@ pub fn check(uid: u32, gid: u32, target: &Path) -> Result<()> {
     for path in on_the_way {
         let meta = match std::fs::metadata(&path) {
             Ok(meta) => meta,
-            // The workspace root and its missing parents are created by jaula, searchable
-            // (0711 and 0755): nothing below an absent directory can block the tenant.
+            // The workspace root and its missing parents are created by jaula 0711,
+            // whatever the umask, and checked again once they exist (see
+            // `ContractIsolation::ensure_layout`).
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(source) => {
                 return Err(ContractError::ReachCheck {

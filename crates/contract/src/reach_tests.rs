@@ -39,6 +39,10 @@ fn a_closed_parent_is_named_and_an_absent_tail_is_jaulas_to_create() {
         "{text}"
     );
     assert!(text.contains("not searchable by it"), "{text}");
+    assert!(
+        text.contains(&format!("fix: chmod o+x {} ", closed.display())),
+        "{text}"
+    );
 
     // An absent workspace root is jaula's to create (searchable), but not beneath a
     // closed directory.

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use jaula_policy::uid_range::{UidRange, RESERVED_TOP};
@@ -29,13 +29,14 @@ pub struct UidMap {
     state_dir: PathBuf,
 }
 
-/// The state directory is created 0700: the map says which uid owns which tenant's
-/// files, and nobody but the runner needs to know.
+/// The state directory's own mode: the map says which uid owns which tenant's files, and
+/// nobody but the runner needs to know.
+pub(crate) const STATE_MODE: u32 = 0o700;
+
+/// The state directory is created 0700, its missing parents 0711: it often shares them with
+/// the workspace root (`/var/lib/jaula`), which every Contract uid must pass through.
 pub(crate) fn ensure_state_dir(state_dir: &Path) -> Result<()> {
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(state_dir)
+    crate::layout::create_dirs(state_dir, STATE_MODE)
         .map_err(|e| ContractError::state(state_dir, e))
 }
 

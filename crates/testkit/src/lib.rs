@@ -3,7 +3,8 @@
 //! - [`bench_home`]: the homes `bench/` measures in (the `jaula-scratch-home` binary).
 //! - [`ci`]: the skip-or-fail rule (a missing kernel feature or tool skips with a printed
 //!   reason, but fails under `CI=true`) and the root check.
-//! - [`scratch`](mod@scratch): scratch trees under the caller's `CARGO_TARGET_TMPDIR`, never `/tmp`
+//! - [`scratch`](mod@scratch): scratch trees under the caller's `CARGO_TARGET_TMPDIR`, never `/tmp`;
+//!   a suite whose `CARGO_TARGET_TMPDIR` lies beneath `/tmp` or `/var/tmp` stops with one message
 //!   (every Linux cage makes `/tmp` writable, so a fixture there proves nothing).
 //! - [`identity`]: root and the unprivileged uid 65534, and handing a tree to one of them.
 //! - [`tools`]: whether the host has the programs a test drives.

@@ -85,10 +85,10 @@ fn spawn(
     let contract = contract.clone();
     let runtime = &args.runtime;
     let work_record = &args.work_record;
-    // Before anything is created: can the tenant's uid enter its workspace? Otherwise its
-    // command meets a bare EACCES on the way.
+    // The layout first, checked before and after it is created: can the tenant's uid enter
+    // its workspace? Otherwise its command meets a bare EACCES on the way.
     let me = std::env::current_exe().map_err(ContractCliError::OwnBinary)?;
-    isolation.check_tenant_reach(&contract)?;
+    crate::commands::contract::report_layout(&isolation.ensure_layout(&contract)?);
     let mut sandbox = isolation.sandbox(&contract, runtime, args.memory)?;
     if let Some(n) = args.max_procs {
         sandbox.floor.limits.max_processes = n;

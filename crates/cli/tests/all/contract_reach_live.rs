@@ -72,6 +72,10 @@ fn a_workspace_root_under_a_closed_directory_is_refused_by_name() {
             err.contains(&format!("{} (mode 0700, owner 0", private.display())),
             "{err}"
         );
+        assert!(
+            err.contains(&format!("fix: chmod o+x {} ", private.display())),
+            "{err}"
+        );
         assert!(!tenants.exists(), "{args:?} created {}", tenants.display());
     }
 }

@@ -313,6 +313,8 @@ fn jaula_template() -> &'static Path {
     static TEMPLATE: OnceLock<PathBuf> = OnceLock::new();
     TEMPLATE.get_or_init(|| {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        // The installed copy must lie outside every cage's writable roots, as scratch does.
+        jaula_testkit::scratch::stop_unless_provable(dir);
         fs::create_dir_all(dir).unwrap();
         let path = dir.join(format!("jaula-installed-{}", std::process::id()));
         let stripped = Command::new("objcopy")

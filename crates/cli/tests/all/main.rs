@@ -40,6 +40,8 @@ mod workloads;
 
 // Contract mode and its launch plan are Linux-only.
 #[cfg(target_os = "linux")]
+mod contract_layout_live;
+#[cfg(target_os = "linux")]
 mod contract_live;
 // Linux layers (or Linux-only syscalls and flags): nothing to build elsewhere.
 #[cfg(target_os = "linux")]

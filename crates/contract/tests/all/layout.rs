@@ -373,3 +373,28 @@ fn uid_map_is_readable_through_the_public_type() {
     assert_eq!(mode(&dir.path().join("state/contract-uids.json")), 0o600);
     assert_eq!(mode(&dir.path().join("state")), 0o700);
 }
+
+/// The state directory and the workspace root share a parent jaula creates (the defaults'
+/// `/var/lib/jaula`): it is 0711 like the root, not 0700 like the state directory, so a
+/// Contract uid reaches its tree; allocating first (as `contract uid` does) changes nothing.
+#[test]
+fn a_shared_parent_jaula_creates_stays_searchable() {
+    let dir = scratch();
+    let jaula = dir.path().join("var/lib/jaula");
+    let mut config = config(dir.path(), Some(true));
+    config.workspace_root = jaula.join("contracts");
+    config.state_dir = jaula.join("state");
+    let isolation = ContractIsolation::new(config).unwrap();
+    let c = cid("c1");
+    isolation.uid_for(&c).unwrap();
+    assert_eq!(mode(&jaula), 0o711);
+    assert_eq!(mode(&jaula.join("state")), 0o700);
+    let report = isolation.ensure_layout(&c).unwrap();
+    assert!(report.repaired.is_empty(), "{report:?}");
+    assert_eq!(mode(&jaula), 0o711);
+    assert_eq!(mode(&jaula.join("contracts")), 0o711);
+    isolation.prepare_workspace(&c, &wid(WR1)).unwrap();
+    assert_eq!(mode(&isolation.contract_dir(&c)), 0o700);
+    // Run again on what it left: nothing to repair, nothing refused.
+    assert_eq!(isolation.ensure_layout(&c).unwrap(), Default::default());
+}

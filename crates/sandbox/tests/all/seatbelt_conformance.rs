@@ -75,12 +75,8 @@ fn touch(p: &Path) {
 /// A scratch home with some secrets present and some absent, a broker dir with this
 /// window's token and another window's, channel tokens, and owner denies and allows.
 fn build(home_name: &OsStr, repo_name: &OsStr, opts: Options) -> Cage {
-    // Inside the target directory, never /tmp: /tmp is writable in every Linux cage.
-    let dir = tempfile::Builder::new()
-        .prefix("seatbelt-conformance-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .expect("scratch dir");
-    let root = fs::canonicalize(dir.path()).expect("canonical scratch");
+    // Inside the target directory, never /tmp: /tmp is writable in every cage.
+    let (dir, root) = jaula_testkit::scratch!("seatbelt-conformance-");
     let home = root.join("homes").join(home_name);
     let repo = root.join("repos").join(repo_name);
     mkdir(&repo);
@@ -724,7 +720,7 @@ fn network_modes_reach_only_what_they_name() {
         // Files and sockets are decided as in the host-mode profile (the cage is rebuilt
         // with these options, so expected_connect knows the mode).
         let cage = Cage {
-            _dir: tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("scratch"),
+            _dir: jaula_testkit::scratch!("seatbelt-conformance-").0,
             root: base.root.clone(),
             home: base.home.clone(),
             policy: base.policy.clone(),
@@ -811,11 +807,7 @@ fn hand_picked_probes_reach_every_kind_of_rule() {
 /// match is the protected block (emitted later).
 #[test]
 fn sealed_and_protected_overlap_is_explained_by_the_later_block() {
-    let dir = tempfile::Builder::new()
-        .prefix("seatbelt-overlap-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .expect("scratch");
-    let root = fs::canonicalize(dir.path()).expect("canonical");
+    let (_dir, root) = jaula_testkit::scratch!("seatbelt-overlap-");
     let home = root.join("home");
     let repo = root.join("repo");
     mkdir(&repo);
