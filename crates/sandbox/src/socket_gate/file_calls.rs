@@ -1201,11 +1201,12 @@ impl FileCalls<'_, '_> {
         }
         self.guard.check_git_new(&entry, &path, made, "create of")?;
         let name = name_of(&entry);
-        with_caller_umask(self.caller.tid(), || make(entry.parent.as_fd(), &name))?.map_err(|e| {
-            self.guard
-                .kernel_on_entry(e, &entry, Access::Create, "create of");
-            e
-        })
+        with_caller_umask(self.caller.tid(), || make(entry.parent.as_fd(), &name))?.inspect_err(
+            |&e| {
+                self.guard
+                    .kernel_on_entry(e, &entry, Access::Create, "create of");
+            },
+        )
     }
 
     fn link(
@@ -1350,7 +1351,7 @@ impl FileCalls<'_, '_> {
             &name_of(&to),
             flags,
         )
-        .map_err(|e| {
+        .inspect_err(|&e| {
             // Landlock refuses a rename whichever side it may not write: the new name
             // first, since that is where the write lands.
             let to_access = if exchange {
@@ -1362,7 +1363,6 @@ impl FileCalls<'_, '_> {
                 self.guard
                     .kernel_on_entry(e, &from, Access::Write, "rename of");
             }
-            e
         })
     }
 }
