@@ -106,16 +106,20 @@ pub(super) fn note(refusal: WriteRefusal) {
         sink(&refusal);
     }
     if let Ok(mut refused) = REFUSED.lock() {
-        if let Some((_, n)) = refused
-            .kept
-            .iter_mut()
-            .find(|(r, _)| r.path == refusal.path)
-        {
+        refused.add(refusal);
+    }
+}
+
+impl RefusedWrites {
+    /// Count `refusal` against its path, keep it when its path is new and there is room,
+    /// else count it as dropped.
+    fn add(&mut self, refusal: WriteRefusal) {
+        if let Some((_, n)) = self.kept.iter_mut().find(|(r, _)| r.path == refusal.path) {
             *n += 1;
-        } else if refused.kept.len() < KEPT {
-            refused.kept.push((refusal, 1));
+        } else if self.kept.len() < KEPT {
+            self.kept.push((refusal, 1));
         } else {
-            refused.dropped += 1;
+            self.dropped += 1;
         }
     }
 }
