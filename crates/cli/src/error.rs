@@ -192,7 +192,7 @@ pub enum Refusal {
     #[cfg(target_os = "linux")]
     #[error("refusing to run: {0}")]
     NoPlan(jaula_sandbox::launch_plan::PlanError),
-    /// `jaula stage`: the inherited `--log` of `--network none` cannot be taken.
+    /// `jaula stage`: the inherited `--log` file cannot be taken.
     #[cfg(target_os = "linux")]
     #[error("refusing to run: {0}")]
     NoneLog(jaula_sandbox::network::netns::NetnsError),

@@ -26,6 +26,7 @@ mod peers;
 mod supervisor;
 mod sys;
 mod unreachable;
+pub mod write_refusals;
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};

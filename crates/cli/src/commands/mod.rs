@@ -51,6 +51,8 @@ pub mod tmp_notice;
 // host with a recording executor.
 #[cfg(any(target_os = "macos", test))]
 pub mod run_seatbelt;
+#[cfg(target_os = "linux")]
+pub mod write_notice;
 
 #[cfg(test)]
 #[path = "layout_tests.rs"]

@@ -147,10 +147,15 @@ fn plan_in(
         None => configured_backend(&sources)?,
     };
     let (mode, rules) = network_settings(args, &sources)?;
-    // `--log` under `none`: opened here, before anything is confined, and inherited by the
-    // stage whose socket gate supervisor writes it (`allow`'s proxy opens its own).
-    let log_fd = match (mode, &args.network_log) {
-        (NetworkMode::None, Some(path)) => Some(open_none_log(path)?),
+    // `--log`: opened here, before anything is confined, and inherited by the stage whose
+    // socket gate supervisor writes the refused writes there, and under `none` the closed
+    // network's refusals (`allow`'s proxy opens the file itself for its own records).
+    let log_fd = match &args.network_log {
+        // The supervisor writes only to a regular file (a pipe nobody drains would stall
+        // the gate; the stage refuses anything else): `allow`'s proxy, which opens the
+        // file itself, may still log to a FIFO, without the refused writes.
+        Some(path) if mode == NetworkMode::Allow && !regular_or_absent(path) => None,
+        Some(path) if !args.no_socket_gate => Some(open_stage_log(path)?),
         _ => None,
     };
     let plan = LaunchPlan {
@@ -446,11 +451,20 @@ fn open_record(plan: &LaunchPlan, launcher: &Launcher, window: Option<String>) -
     }
 }
 
-/// Open the `--log` file of `--network none` for a stage to inherit: close-on-exec cleared,
+/// Whether `path` is a regular file (after symlinks) or does not exist yet.
+#[cfg(target_os = "linux")]
+fn regular_or_absent(path: &std::path::Path) -> bool {
+    match std::fs::metadata(path) {
+        Ok(meta) => meta.is_file(),
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    }
+}
+
+/// Open the `--log` file for a stage to inherit: close-on-exec cleared,
 /// ownership handed to the plan's descriptor number (the stage takes it back, and sets
 /// close-on-exec again, so the command never holds it).
 #[cfg(target_os = "linux")]
-fn open_none_log(path: &std::path::Path) -> Result<RawFd, CliError> {
+fn open_stage_log(path: &std::path::Path) -> Result<RawFd, CliError> {
     let file = jaula_proxy::open_log(path)?;
     rustix::io::fcntl_setfd(&file, rustix::io::FdFlags::empty())
         .map_err(|e| CliError::PassLog(e.into()))?;

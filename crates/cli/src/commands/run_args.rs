@@ -110,8 +110,9 @@ pub struct RunArgs {
     /// default (repeatable).
     #[arg(long = "allow-address", value_name = "ADDR[/PREFIX]")]
     pub allow_address: Vec<String>,
-    /// With --network allow: append every network decision to FILE as a JSON line, each
-    /// refusal with the rule that refused it (`--network-log` is the older name).
+    /// Append every refused write, and every network decision of --network allow or none,
+    /// to FILE as a JSON line, each refusal with the rule that refused it
+    /// (`--network-log` is the older name).
     #[arg(long = "log", visible_alias = "network-log", value_name = "FILE")]
     pub network_log: Option<PathBuf>,
     /// The command and its arguments.
@@ -186,19 +187,13 @@ pub fn network_settings(
              proxy to open it"
         )));
     }
-    if args.network_log.is_some() && mode == NetworkMode::Host {
-        return Err(CliError::Usage(
-            "--log given with network mode host; only --network none and --network allow \
-             refuse anything that could be logged"
-                .to_owned(),
-        ));
-    }
-    if args.network_log.is_some() && mode == NetworkMode::None && args.no_socket_gate {
-        return Err(CliError::Usage(
-            "--log with --network none needs the socket gate, whose supervisor sees the \
+    // Refused writes are seen by the socket gate's supervisor, and so are the closed
+    // network's refusals: without the gate only `allow`'s proxy has anything to log.
+    if args.network_log.is_some() && mode != NetworkMode::Allow && args.no_socket_gate {
+        return Err(CliError::Usage(format!(
+            "--log with --network {mode} needs the socket gate, whose supervisor sees the \
              refusals; drop --no-socket-gate"
-                .to_owned(),
-        ));
+        )));
     }
     allow_addresses(args, sources)?;
     let rules = spec

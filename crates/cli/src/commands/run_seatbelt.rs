@@ -187,13 +187,12 @@ pub fn plan(args: &RunArgs, inputs: &Inputs) -> Result<Planned, CliError> {
         e.for_defaulted_repo(defaulted, "run", crate::commands::run_args::RUN_ADVICE)
     })?;
     let (mode, rules) = network_settings(args, &sources)?;
-    if mode == NetworkMode::None && args.network_log.is_some() {
+    if mode != NetworkMode::Allow && args.network_log.is_some() {
         // Linux logs what the socket gate and the namespace's DNS stub refuse; Seatbelt
-        // refuses in the kernel and tells nobody.
-        return Err(CliError::Usage(
-            "--log with --network none is Linux only: on macOS nothing sees the refusals"
-                .to_owned(),
-        ));
+        // refuses in the kernel and tells nobody (on macOS only `allow`'s proxy logs).
+        return Err(CliError::Usage(format!(
+            "--log with --network {mode} is Linux only: on macOS nothing sees the refusals"
+        )));
     }
     let mut env = scrubbed_env_from(args, &sources, inputs.env.iter().cloned())?;
 

@@ -13,7 +13,7 @@ use jaula_sandbox::planting::{self, Snapshot};
 
 use jaula_sandbox::bwrap::describe_pid_ns;
 
-use crate::commands::{network_notice, none_log};
+use crate::commands::{network_notice, none_log, write_notice};
 use crate::error::Refusal;
 use crate::Outcome;
 
@@ -27,13 +27,13 @@ pub fn from_inherited() -> Outcome {
 /// Apply `plan` to this process and exec its command; returns only with a refusal, which
 /// carries its exit code.
 pub fn launch_here(plan: &LaunchPlan) -> Outcome {
-    // `--log` under `none`: taken before Landlock, so the supervisor can write it wherever
-    // it is; every refusal goes there as it happens.
-    take_none_log(plan).map_err(Refusal::NoneLog)?;
+    // `--log`: taken before Landlock, so the supervisor can write it wherever it is; every
+    // refusal goes there as it happens.
+    take_log(plan).map_err(Refusal::NoneLog)?;
     // Before the Landlock rules are listed: the evidence log (and its directory) must exist
     // then, or the supervisor could not read back what it snapshots there.
     let after_exit = if plan.socket_gate {
-        with_network_note(planting_hook(plan), plan)
+        with_write_note(with_network_note(planting_hook(plan), plan), plan)
     } else {
         None
     };
@@ -53,17 +53,24 @@ pub fn launch_here(plan: &LaunchPlan) -> Outcome {
     Err(Refusal::Launch(err).into())
 }
 
-/// The `--log` file of `--network none`, inherited on the plan's descriptor: handed to the
-/// socket gate's supervisor as the sink of every refusal.
-fn take_none_log(plan: &LaunchPlan) -> Result<(), jaula_sandbox::network::netns::NetnsError> {
+/// The `--log` file, inherited on the plan's descriptor: handed to the socket gate's
+/// supervisor as the sink of every refused write, and under `none` of every refusal of
+/// the closed network too (under `allow` the proxy writes its own records to the file).
+fn take_log(plan: &LaunchPlan) -> Result<(), jaula_sandbox::network::netns::NetnsError> {
     let Some(fd) = plan.network.log_fd else {
         return Ok(());
     };
-    if plan.network.mode != NetworkMode::None || !plan.socket_gate {
+    if !plan.socket_gate {
         return Ok(());
     }
     let file = jaula_sandbox::network::netns::take_log_fd(fd)?;
-    jaula_sandbox::network::none_log::set_sink(none_log::sink(file));
+    if plan.network.mode == NetworkMode::None {
+        let none = file
+            .try_clone()
+            .map_err(|source| jaula_sandbox::network::netns::NetnsError::Handoff { source })?;
+        jaula_sandbox::network::none_log::set_sink(none_log::sink(none));
+    }
+    jaula_sandbox::socket_gate::write_refusals::set_sink(write_notice::sink(file));
     Ok(())
 }
 
@@ -114,6 +121,22 @@ fn with_network_note(hook: Option<AfterExit>, plan: &LaunchPlan) -> Option<After
         }
         if let Some(note) = remind.then(|| network_notice::after_none(status)).flatten() {
             eprintln!("{note}");
+        }
+    }))
+}
+
+/// The refused writes, said by the socket gate's supervisor when the command ends (it is
+/// the only process that saw them; in the bwrap view, the inner stage): after the other
+/// reports, so the line that names what to change is the last.
+fn with_write_note(hook: Option<AfterExit>, plan: &LaunchPlan) -> Option<AfterExit> {
+    let home = plan.policy.home().to_path_buf();
+    Some(Box::new(move |status| {
+        if let Some(hook) = hook {
+            hook(status);
+        }
+        let refused = jaula_sandbox::socket_gate::write_refusals::refused_writes();
+        if let Some(line) = write_notice::summary(&refused, &home) {
+            eprintln!("{line}");
         }
     }))
 }

@@ -73,3 +73,6 @@ mod peers;
 // Leases, prlimit and /proc: Linux only.
 #[cfg(target_os = "linux")]
 mod supervisor_stall;
+// The socket gate's supervisor sees the refused writes: Linux only.
+#[cfg(target_os = "linux")]
+mod write_refusals;

@@ -644,8 +644,14 @@ fn bad_patterns_and_misplaced_lists_are_usage_errors() {
             "needs the socket gate",
         ),
         (
-            vec!["--network", "host", "--network-log", unwanted_log],
-            "--log given with network mode host",
+            vec![
+                "--network",
+                "host",
+                "--no-socket-gate",
+                "--network-log",
+                unwanted_log,
+            ],
+            "--log with --network host needs the socket gate",
         ),
         (
             vec!["--network", "allow", "--allow-domain", "*.com"],

@@ -235,10 +235,18 @@ fn a_cage_inside_a_cage_is_refused_with_the_reason() {
             stderr.contains("already runs under a socket gate"),
             "{backend}: {stderr}"
         );
-        // The reason is the last word; before it only the outer gate's refusals of what
-        // the inner launch tried to write (its own protected profile directory, and the
-        // record of its cage for `jaula ps`, which it says it could not make).
-        let lines: Vec<&str> = stderr.lines().collect();
+        // The reason is the inner jaula's last word; before it only the outer gate's
+        // refusals of what the inner launch tried to write (its own protected profile
+        // directory, and the record of its cage for `jaula ps`, which it says it could not
+        // make), and after it only the outer cage's exit line naming those refusals.
+        let mut lines: Vec<&str> = stderr.lines().collect();
+        if lines
+            .last()
+            .is_some_and(|l| l.starts_with("jaula: the cage refused writes to "))
+        {
+            let summary = lines.pop().unwrap_or_default();
+            assert!(summary.contains("(protected: "), "{backend}: {summary}");
+        }
         assert!(
             lines
                 .last()

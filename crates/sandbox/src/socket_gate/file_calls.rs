@@ -27,6 +27,7 @@ use rustix::fs::{AtFlags, Mode, OFlags};
 use super::caller_path::{file_type, Caller, Entry, Target};
 use super::git_dirs::{self, Made, Plan};
 use super::sys;
+use super::write_refusals::{self, WriteRule};
 
 /// A notified call on a path, decoded from its registers. Pointers are the caller's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -404,13 +405,15 @@ impl Guard<'_> {
             return Ok(());
         };
         *self.refused += 1;
+        let detail = format!(
+            "it is within the protected path {} under another name",
+            protected.display()
+        );
         if self.reported.insert(path.to_path_buf()) {
-            eprintln!(
-                "jaula: refused {verb} {}: it is within the protected path {} under another name",
-                path.display(),
-                protected.display()
-            );
+            eprintln!("jaula: refused {verb} {}: {detail}", path.display());
         }
+        let protected = protected.clone();
+        self.note_protected(path, verb, WriteRule::Protected, detail, &protected);
         Err(libc::EACCES)
     }
 
@@ -466,14 +469,14 @@ impl Guard<'_> {
             }
         };
         *self.refused += 1;
+        let detail = format!(
+            "only a directory may stand on the way to the protected path {}",
+            held.display()
+        );
         if self.reported.insert(path.clone()) {
-            eprintln!(
-                "jaula: refused {verb} {}: only a directory may stand on the way to the \
-                 protected path {}",
-                path.display(),
-                held.display()
-            );
+            eprintln!("jaula: refused {verb} {}: {detail}", path.display());
         }
+        self.note_protected(&path, verb, WriteRule::PlantingGuard, detail, &held);
         Err(libc::EACCES)
     }
 
@@ -506,13 +509,21 @@ impl Guard<'_> {
             return Ok(());
         }
         *self.refused += 1;
+        let refusal = write_refusals::from_decision(
+            self.policy,
+            path,
+            access,
+            write_refusals::call_of(verb),
+            &decision,
+        );
         if self.reported.insert(path.to_path_buf()) {
             eprintln!(
                 "jaula: refused {verb} {}: {}",
                 path.display(),
-                decision.rule.describe(self.policy.home())
+                refusal.detail
             );
         }
+        write_refusals::note(refusal);
         Err(libc::EACCES)
     }
 }
@@ -528,6 +539,13 @@ impl Guard<'_> {
         if self.reported.insert(PathBuf::from(key)) {
             eprintln!("jaula: refused {verb} {}: {why}", path.display());
         }
+        write_refusals::note(write_refusals::WriteRefusal {
+            path: path.to_path_buf(),
+            call: write_refusals::call_of(verb),
+            rule: WriteRule::PlantingGuard,
+            detail: why.to_owned(),
+            allow_with: Vec::new(),
+        });
         libc::EACCES
     }
 
@@ -678,6 +696,111 @@ impl Guard<'_> {
 }
 
 impl Guard<'_> {
+    /// Note a refusal because of the protected path `protected` for the exit summary.
+    fn note_protected(
+        &mut self,
+        path: &std::path::Path,
+        verb: &str,
+        rule: WriteRule,
+        detail: String,
+        protected: &std::path::Path,
+    ) {
+        write_refusals::note(write_refusals::for_protected(
+            self.policy,
+            path,
+            write_refusals::call_of(verb),
+            rule,
+            detail,
+            protected,
+        ));
+    }
+
+    /// The kernel's `errno` for a call the guard let through on `entry` (made, removed or
+    /// renamed): noted when it is the cage's refusal, which says whether it was.
+    fn kernel_on_entry(&mut self, errno: i32, entry: &Entry, access: Access, verb: &str) -> bool {
+        write_refusals::may_be_the_cage(errno)
+            && entry_path(entry).is_ok_and(|path| {
+                self.kernel_refused(errno, &path, entry.parent.as_fd(), access, verb)
+            })
+    }
+
+    /// The kernel's `errno` for a write to (or truncation of) the found `file`: noted when
+    /// it is the cage's refusal.
+    fn kernel_on_file(&mut self, errno: i32, file: BorrowedFd<'_>, access: Access, verb: &str) {
+        if write_refusals::may_be_the_cage(errno) {
+            if let Ok(path) = path_of(file) {
+                self.kernel_refused(errno, &path, file, access, verb);
+            }
+        }
+    }
+
+    /// A write to `path` the kernel refused (`EACCES` or `EROFS`); `checked` is what its
+    /// permission bits are read from (the file, or the directory for a new name). Only
+    /// refused calls come here: `decide` says whether the cage's rules refuse it, and an
+    /// `EACCES` the file's own permissions would give uncaged too (`faccessat`, which
+    /// Landlock does not restrict) is not the cage's.
+    fn kernel_refused(
+        &mut self,
+        errno: i32,
+        path: &std::path::Path,
+        checked: BorrowedFd<'_>,
+        access: Access,
+        verb: &str,
+    ) -> bool {
+        if errno == libc::EACCES && permissions_refuse(checked) {
+            return false;
+        }
+        let call = write_refusals::call_of(verb);
+        // A lock file beside a protected file (`~/.gitconfig.lock` for `git config
+        // --global`, which renames it onto `~/.gitconfig`): the write meant is the
+        // protected file's, and that is what the refusal names.
+        if access == Access::Create {
+            if let Some(target) = lock_target(path) {
+                let decision = self.policy.decide(&target, Access::Write);
+                if matches!(decision.rule, Rule::Protected { .. }) {
+                    let mut refusal = write_refusals::from_decision(
+                        self.policy,
+                        &target,
+                        Access::Write,
+                        "write",
+                        &decision,
+                    );
+                    if !self.policy.decide(path, access).allowed {
+                        if let Some(dir) = path.parent() {
+                            if !refusal.allow_with.iter().any(|(_, p)| p == dir) {
+                                refusal
+                                    .allow_with
+                                    .push(("--allow-write", dir.to_path_buf()));
+                            }
+                        }
+                    }
+                    if self.reported.insert(target.clone()) {
+                        eprintln!(
+                            "jaula: refused write to {} (through its lock file {}): {}",
+                            target.display(),
+                            path.display(),
+                            refusal.detail
+                        );
+                    }
+                    write_refusals::note(refusal);
+                    return true;
+                }
+            }
+        }
+        let decision = self.policy.decide(path, access);
+        if decision.allowed {
+            return false;
+        }
+        write_refusals::note(write_refusals::from_decision(
+            self.policy,
+            path,
+            access,
+            call,
+            &decision,
+        ));
+        true
+    }
+
     /// Whether `path` is a widened directory or beneath one.
     fn is_widened(&self, path: &std::path::Path) -> bool {
         self.widened.iter().any(|w| path.starts_with(w))
@@ -692,13 +815,17 @@ impl Guard<'_> {
             return Ok(());
         };
         *self.refused += 1;
+        let detail = format!("{} holds a sealed or protected path", held.display());
         if self.reported.insert(path.to_path_buf()) {
-            eprintln!(
-                "jaula: refused {verb} {}: {} holds a sealed or protected path",
-                path.display(),
-                held.display()
-            );
+            eprintln!("jaula: refused {verb} {}: {detail}", path.display());
         }
+        write_refusals::note(write_refusals::WriteRefusal {
+            path: path.to_path_buf(),
+            call: write_refusals::call_of(verb),
+            rule: WriteRule::PlantingGuard,
+            detail,
+            allow_with: Vec::new(),
+        });
         Err(libc::EACCES)
     }
 
@@ -715,15 +842,32 @@ impl Guard<'_> {
             return Ok(());
         };
         *self.refused += 1;
+        let detail = format!("it would hold the protected path {}", held.path.display());
         if self.reported.insert(path.to_path_buf()) {
-            eprintln!(
-                "jaula: refused {verb} {}: it would hold the protected path {}",
-                path.display(),
-                held.path.display()
-            );
+            eprintln!("jaula: refused {verb} {}: {detail}", path.display());
         }
+        let held = held.path.clone();
+        self.note_protected(path, verb, WriteRule::Protected, detail, &held);
         Err(libc::EACCES)
     }
+}
+
+/// `X` for a lock file `X.lock`.
+fn lock_target(path: &std::path::Path) -> Option<PathBuf> {
+    let name = path.file_name()?.as_bytes();
+    let stem = name.strip_suffix(b".lock").filter(|s| !s.is_empty())?;
+    Some(path.with_file_name(OsStr::from_bytes(stem)))
+}
+
+/// Whether the permission bits of `file` (a descriptor of the supervisor's) refuse this
+/// process write access, as they would refuse the caller, who runs as the same user.
+fn permissions_refuse(file: BorrowedFd<'_>) -> bool {
+    rustix::fs::accessat(
+        rustix::fs::CWD,
+        reopen_path(file),
+        rustix::fs::Access::WRITE_OK,
+        AtFlags::EACCESS,
+    ) == Err(rustix::io::Errno::ACCESS)
 }
 
 fn errno(e: rustix::io::Errno) -> i32 {
@@ -798,28 +942,30 @@ fn never_blocks(file: BorrowedFd<'_>) -> bool {
 /// cannot wait, on a worker when it can. A regular file is opened with `O_NONBLOCK` first,
 /// which makes the kernel refuse instead of waiting for a lease break; only then does the
 /// call go to a worker, where the open waits as the caller's own would have.
-fn open_found(file: OwnedFd, kind: u32, flags: i32) -> Result<FileAnswer, i32> {
+///
+/// A refusal comes back with `file`, which names what was refused.
+fn open_found(file: OwnedFd, kind: u32, flags: i32) -> Result<FileAnswer, (i32, OwnedFd)> {
     let cloexec = flags & libc::O_CLOEXEC != 0;
+    let now = |file: OwnedFd, flags: i32| match reopen(file.as_fd(), flags) {
+        Ok(fd) => Ok(FileAnswer::Opened(fd, cloexec)),
+        Err(e) => Err((e, file)),
+    };
     if flags & libc::O_NONBLOCK != 0 {
         // The caller asked for it: the kernel refuses rather than waits, as it would for
         // the caller (EWOULDBLOCK for a lease, ENXIO for a FIFO without a reader).
-        return reopen(file.as_fd(), flags).map(|fd| FileAnswer::Opened(fd, cloexec));
+        return now(file, flags);
     }
     match kind {
         libc::S_IFREG => match reopen(file.as_fd(), flags | libc::O_NONBLOCK) {
-            Ok(fd) => {
-                clear_nonblock(&fd)?;
-                Ok(FileAnswer::Opened(fd, cloexec))
-            }
+            Ok(fd) => match clear_nonblock(&fd) {
+                Ok(()) => Ok(FileAnswer::Opened(fd, cloexec)),
+                Err(e) => Err((e, file)),
+            },
             Err(e) if would_block(e) => Ok(FileAnswer::Later(Blocking::Open { file, flags })),
-            Err(e) => Err(e),
+            Err(e) => Err((e, file)),
         },
-        libc::S_IFDIR | libc::S_IFSOCK => {
-            reopen(file.as_fd(), flags).map(|fd| FileAnswer::Opened(fd, cloexec))
-        }
-        libc::S_IFCHR if never_blocks(file.as_fd()) => {
-            reopen(file.as_fd(), flags).map(|fd| FileAnswer::Opened(fd, cloexec))
-        }
+        libc::S_IFDIR | libc::S_IFSOCK => now(file, flags),
+        libc::S_IFCHR if never_blocks(file.as_fd()) => now(file, flags),
         // FIFOs (waiting for a reader), other devices.
         _ => Ok(FileAnswer::Later(Blocking::Open { file, flags })),
     }
@@ -978,7 +1124,11 @@ impl FileCalls<'_, '_> {
                         // The name was made meanwhile and its open would wait: look again,
                         // and the lookup finds it (and sends it to a worker).
                         Err(e) if added && would_block(e) => continue,
-                        Err(e) => return Err(e),
+                        Err(e) => {
+                            self.guard
+                                .kernel_on_entry(e, &entry, Access::Create, "create of");
+                            return Err(e);
+                        }
                         Ok(fd) => {
                             if added {
                                 clear_nonblock(&fd)?;
@@ -995,7 +1145,7 @@ impl FileCalls<'_, '_> {
                     if kind == libc::S_IFLNK {
                         return Err(libc::ELOOP);
                     }
-                    if tmpfile {
+                    let verb = if tmpfile {
                         // An unnamed file made in the directory: inside a widened one,
                         // only where decide lets the directory be written (never the
                         // sealed broker's).
@@ -1003,11 +1153,17 @@ impl FileCalls<'_, '_> {
                         if self.guard.is_widened(&dir) {
                             self.guard.check(&dir, Access::Write, "temporary file in")?;
                         }
+                        "temporary file in"
                     } else {
                         let parent = parent.as_ref().map(|p| p.as_fd());
                         self.guard.check_file(file.as_fd(), parent, "write to")?;
-                    }
-                    return open_found(file, kind, flags);
+                        "write to"
+                    };
+                    return open_found(file, kind, flags).map_err(|(e, file)| {
+                        self.guard
+                            .kernel_on_file(e, file.as_fd(), Access::Write, verb);
+                        e
+                    });
                 }
             }
         }
@@ -1057,7 +1213,12 @@ impl FileCalls<'_, '_> {
         }
         self.guard.check_git_new(&entry, &path, made, "create of")?;
         let name = name_of(&entry);
-        with_caller_umask(self.caller.tid(), || make(entry.parent.as_fd(), &name))?
+        with_caller_umask(self.caller.tid(), || make(entry.parent.as_fd(), &name))?.inspect_err(
+            |&e| {
+                self.guard
+                    .kernel_on_entry(e, &entry, Access::Create, "create of");
+            },
+        )
     }
 
     fn link(
@@ -1105,7 +1266,12 @@ impl FileCalls<'_, '_> {
             name_of(&entry),
             AtFlags::SYMLINK_FOLLOW,
         )
-        .map_err(errno)
+        .map_err(|e| {
+            let e = errno(e);
+            self.guard
+                .kernel_on_entry(e, &entry, Access::Create, "create of");
+            e
+        })
     }
 
     fn unlink(&mut self, dir: i32, ptr: u64, flags: i32) -> Result<(), i32> {
@@ -1121,7 +1287,12 @@ impl FileCalls<'_, '_> {
             name_of(&entry),
             AtFlags::from_bits_retain(flags as u32),
         )
-        .map_err(errno)
+        .map_err(|e| {
+            let e = errno(e);
+            self.guard
+                .kernel_on_entry(e, &entry, Access::Write, "removal of");
+            e
+        })
     }
 
     fn truncate(&mut self, ptr: u64, len: i64) -> Result<FileAnswer, i32> {
@@ -1146,7 +1317,11 @@ impl FileCalls<'_, '_> {
             Err(e) if would_block(e) => {
                 return Ok(FileAnswer::Later(Blocking::Truncate { file, len }))
             }
-            Err(e) => return Err(e),
+            Err(e) => {
+                self.guard
+                    .kernel_on_file(e, file.as_fd(), Access::Write, "truncation of");
+                return Err(e);
+            }
         };
         rustix::fs::ftruncate(&writable, len).map_err(errno)?;
         Ok(FileAnswer::Done(Ok(0)))
@@ -1188,6 +1363,19 @@ impl FileCalls<'_, '_> {
             &name_of(&to),
             flags,
         )
+        .inspect_err(|&e| {
+            // Landlock refuses a rename whichever side it may not write: the new name
+            // first, since that is where the write lands.
+            let to_access = if exchange {
+                Access::Write
+            } else {
+                Access::Create
+            };
+            if !self.guard.kernel_on_entry(e, &to, to_access, "rename onto") {
+                self.guard
+                    .kernel_on_entry(e, &from, Access::Write, "rename of");
+            }
+        })
     }
 }
 

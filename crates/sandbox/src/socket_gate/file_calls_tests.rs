@@ -216,3 +216,14 @@ fn only_a_directory_may_stand_on_the_way_to_a_protected_path() {
         .get(&key)
         .is_some_and(|p| p.starts_with(repo.join(".claude"))));
 }
+
+#[test]
+fn a_lock_file_names_the_file_it_locks() {
+    assert_eq!(
+        lock_target(std::path::Path::new("/h/.gitconfig.lock")),
+        Some(PathBuf::from("/h/.gitconfig"))
+    );
+    assert_eq!(lock_target(std::path::Path::new("/h/.lock")), None);
+    assert_eq!(lock_target(std::path::Path::new("/h/config")), None);
+    assert_eq!(lock_target(std::path::Path::new("/")), None);
+}
