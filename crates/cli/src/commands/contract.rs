@@ -10,8 +10,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use jaula_contract::{
-    check_git_dir, ContractError, ContractFlags, ContractId, ContractIsolation, LayoutReport,
-    RuntimeKind, WorkRecordId,
+    check_git_dir, ContractError, ContractFlags, ContractId, ContractIsolation, RuntimeKind,
+    WorkRecordId,
 };
 use jaula_policy::config::ContractSection;
 use serde_json::json;
@@ -160,17 +160,6 @@ pub fn isolation_for(
     ContractIsolation::new(flags.resolve(env, config)?)
 }
 
-/// Say on stderr what [`ContractIsolation::ensure_layout`] changed outside the Contract's
-/// own tree: the operator owns those directories and should know.
-pub fn report_layout(report: &LayoutReport) {
-    for dir in &report.repaired {
-        eprintln!(
-            "jaula: {} was mode 0700 (an older jaula created it so); now 0711, so Contract uids can pass through it to their own trees (they cannot list it)",
-            dir.display()
-        );
-    }
-}
-
 fn print_json(out: &mut dyn Write, value: &impl serde::Serialize) -> Result<(), ContractCliError> {
     let text = serde_json::to_string(value).map_err(std::io::Error::other)?;
     writeln!(out, "{text}")?;
@@ -234,7 +223,7 @@ pub fn run_to(
         } => {
             // What `contract run` will need: the layout, reachable by the Contract's uid,
             // or a refusal naming the directory and the fix.
-            report_layout(&isolation.ensure_layout(c)?);
+            contract_run::report_layout(&isolation.ensure_layout(c)?);
             let path = isolation.prepare_workspace(c, w)?;
             if o.json {
                 let uid = isolation.current_uid(c)?;

@@ -88,7 +88,7 @@ fn spawn(
     // The layout first, checked before and after it is created: can the tenant's uid enter
     // its workspace? Otherwise its command meets a bare EACCES on the way.
     let me = std::env::current_exe().map_err(ContractCliError::OwnBinary)?;
-    crate::commands::contract::report_layout(&isolation.ensure_layout(&contract)?);
+    report_layout(&isolation.ensure_layout(&contract)?);
     let mut sandbox = isolation.sandbox(&contract, runtime, args.memory)?;
     if let Some(n) = args.max_procs {
         sandbox.floor.limits.max_processes = n;
@@ -241,4 +241,15 @@ fn tenant_env(contract_env: &[(String, std::path::PathBuf)]) -> Vec<(OsString, O
             .map(|(n, v)| (OsString::from(n), v.clone().into_os_string())),
     );
     vars
+}
+
+/// Say on stderr what [`ContractIsolation::ensure_layout`] changed outside the Contract's
+/// own tree: the operator owns those directories and should know.
+pub fn report_layout(report: &jaula_contract::LayoutReport) {
+    for dir in &report.repaired {
+        eprintln!(
+            "jaula: {} was mode 0700 (an older jaula created it so); now 0711, so Contract uids can pass through it to their own trees (they cannot list it)",
+            dir.display()
+        );
+    }
 }
