@@ -125,7 +125,7 @@ fn plan_in(
         );
     }
     create_absent_roots(&policy, args.verbose);
-    let mut env = scrubbed_env_from(args, &sources, vars)?;
+    let mut env = scrubbed_env_from(args, &sources, policy.unix_sockets(), vars)?;
     hand_access_tokens(args, &sources, &policy, &mut env).map_err(Refusal::from)?;
     if let Some(hint) = agent_hint::login_hint(&args.command[0], &policy, &env) {
         eprintln!("{hint}");
@@ -419,7 +419,10 @@ fn open_none_log(path: &std::path::Path) -> Result<RawFd, CliError> {
 }
 
 /// `--hand-access-token` and `env.hand_access_token`: each agent's access token joins the
-/// cage's environment, read here, outside the cage, as the owner.
+/// cage's environment, read here, outside the cage, as the owner. The flag is asked of this
+/// one command and is obeyed whatever the command is; a config entry holds for every run,
+/// so it hands the token only to a command that is that agent (`claude ...`, not
+/// `jaula run -- true` nor another agent).
 #[cfg(target_os = "linux")]
 fn hand_access_tokens(
     args: &RunArgs,
@@ -432,7 +435,8 @@ fn hand_access_tokens(
         .env
         .hand_access_token
         .iter()
-        .map(|&name| TokenAgent::from(name));
+        .map(|&name| TokenAgent::from(name))
+        .filter(|agent| agent.is_started_by(&args.command[0]));
     let mut agents: Vec<TokenAgent> = args.hand_access_token.to_vec();
     agents.extend(from_config);
     agents.sort();
