@@ -1,4 +1,4 @@
-use super::{run_prefix, write_profile};
+use super::{run_prefix, write_profile, LineArgs, LineLaunchArgs, NetworkArg, TokenAgent};
 use jaula_sandbox::bwrap::sanitize_window;
 use std::os::unix::fs::PermissionsExt;
 

@@ -130,6 +130,9 @@ fn plan_in(
     if let Some(hint) = agent_hint::login_hint(&args.command[0], &policy, &env) {
         eprintln!("{hint}");
     }
+    if let Some(hint) = crate::commands::nested_sandbox::nested_sandbox_hint(&args.command, &env) {
+        eprintln!("{hint}");
+    }
     let backend = match args.backend {
         Some(b) => b,
         None => configured_backend(&sources)?,
