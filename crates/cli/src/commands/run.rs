@@ -101,7 +101,17 @@ fn plan_in(
     if args.tenant {
         flags.profile = CageProfile::Contract;
     }
-    let sources = context::sources_with(&flags, &EnvVars::from_pairs(vars.iter().cloned()))?;
+    let mut sources = context::sources_with(&flags, &EnvVars::from_pairs(vars.iter().cloned()))?;
+    // A command named by its path is on the PATH for this launch: its own cache root (an
+    // agent's `~/.codex`) is created even when its directory is not on the PATH.
+    if let (Some(dirs), Some(dir)) = (
+        sources.spec.tool_path.as_mut(),
+        std::path::Path::new(&args.command[0])
+            .parent()
+            .filter(|d| d.is_absolute()),
+    ) {
+        dirs.push(dir.to_path_buf());
+    }
     if let Some(problem) = config_check::problems(&sources).into_iter().next() {
         return Err(CliError::Config(problem));
     }

@@ -665,3 +665,72 @@ fn allow_model_apis_admits_codexs_api_host_by_the_preset() {
     );
     assert_admitted_by_preset(&records, "api.openai.com");
 }
+
+/// Codex runs each command it executes under its own sandbox, bubblewrap on Linux, which
+/// cannot start in the cage (new namespaces are refused). The README's way: Codex with its
+/// sandbox off (`--sandbox danger-full-access`, here through `codex sandbox`'s
+/// `-c sandbox_mode=...`, the same setting), and jaula is the sandbox. On both backends, as
+/// root and as uid 65534: Codex's own sandbox command fails with jaula's one line saying
+/// why, and with its sandbox off the command runs, without that line.
+#[test]
+fn codex_runs_commands_in_the_cage_with_its_own_sandbox_off() {
+    let Some(agents) = agents_or_skip() else {
+        return;
+    };
+    let users: &[User] = if common::is_root() {
+        &[User::Root, User::Nobody]
+    } else {
+        &[User::Root]
+    };
+    for &user in users {
+        for backend in BACKENDS {
+            if !common::cage_here(backend, user) {
+                continue;
+            }
+            let s = fresh("agents-codex-nested-");
+            if user == User::Nobody {
+                common::chown_tree(&s.root, common::NOBODY);
+                common::open_to_others(&s.root);
+            }
+            let codex = |sandbox_args: &[&str]| {
+                let mut args = vec!["sandbox"];
+                args.extend_from_slice(sandbox_args);
+                args.extend(["--", "/bin/sh", "-c", "echo ran-in-the-cage"]);
+                let mut cmd = jaula_cmd(
+                    &s,
+                    backend,
+                    &["--network", "none"],
+                    &[],
+                    &[&agents.codex],
+                    &args,
+                );
+                user.apply(&mut cmd);
+                run(cmd)
+            };
+            let line = "jaula: codex runs each command under its own sandbox";
+
+            let on = codex(&[]);
+            let all = text(&on);
+            assert!(!on.status.success(), "{backend:?} {user:?}: {all}");
+            assert!(
+                !all.contains("ran-in-the-cage"),
+                "{backend:?} {user:?}: {all}"
+            );
+            assert_eq!(
+                all.matches(line).count(),
+                1,
+                "{backend:?} {user:?}: jaula did not say why, once: {all}"
+            );
+            assert!(all.contains("--sandbox danger-full-access"), "{all}");
+
+            let off = codex(&["-c", "sandbox_mode=\"danger-full-access\""]);
+            let all = text(&off);
+            assert!(off.status.success(), "{backend:?} {user:?}: {all}");
+            assert!(
+                String::from_utf8_lossy(&off.stdout).contains("ran-in-the-cage"),
+                "{backend:?} {user:?}: {all}"
+            );
+            assert!(!all.contains(line), "{backend:?} {user:?}: {all}");
+        }
+    }
+}
