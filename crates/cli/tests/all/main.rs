@@ -49,6 +49,9 @@ mod escape_runtime_dir;
 // The launch plan hands the Linux launch between its stages.
 #[cfg(target_os = "linux")]
 mod launch_plan;
+// What a launcher's line carries, the token hand-over and socket variables: Linux launch.
+#[cfg(target_os = "linux")]
+mod launcher;
 // The launcher's prefix and the PIDs its Linux backends give a window.
 #[cfg(target_os = "linux")]
 mod line_pids;
