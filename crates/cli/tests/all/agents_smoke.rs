@@ -670,8 +670,9 @@ fn allow_model_apis_admits_codexs_api_host_by_the_preset() {
 /// cannot start in the cage (new namespaces are refused). The README's way: Codex with its
 /// sandbox off (`--sandbox danger-full-access`, here through `codex sandbox`'s
 /// `-c sandbox_mode=...`, the same setting), and jaula is the sandbox. On both backends, as
-/// root and as uid 65534: Codex's own sandbox command fails with jaula's one line saying
-/// why, and with its sandbox off the command runs, without that line.
+/// root and as uid 65534: Codex's own sandbox command fails, with jaula's line before it
+/// (from the command line) and the gate's at its end (the refused namespace seen), and
+/// with its sandbox off the command runs, without either.
 #[test]
 fn codex_runs_commands_in_the_cage_with_its_own_sandbox_off() {
     let Some(agents) = agents_or_skip() else {
@@ -722,6 +723,13 @@ fn codex_runs_commands_in_the_cage_with_its_own_sandbox_off() {
                 "{backend:?} {user:?}: jaula did not say why, once: {all}"
             );
             assert!(all.contains("--sandbox danger-full-access"), "{all}");
+            // The gate saw bubblewrap's refused namespace: one line at the end too.
+            assert_eq!(
+                all.matches("jaula: the command tried to create new namespaces")
+                    .count(),
+                1,
+                "{backend:?} {user:?}: {all}"
+            );
 
             let off = codex(&["-c", "sandbox_mode=\"danger-full-access\""]);
             let all = text(&off);
@@ -731,6 +739,10 @@ fn codex_runs_commands_in_the_cage_with_its_own_sandbox_off() {
                 "{backend:?} {user:?}: {all}"
             );
             assert!(!all.contains(line), "{backend:?} {user:?}: {all}");
+            assert!(
+                !all.contains("new namespaces"),
+                "{backend:?} {user:?}: {all}"
+            );
         }
     }
 }
