@@ -562,6 +562,12 @@ fn cache_roots_are_created_only_for_tools_on_the_path() {
             "{absent}: {d:?}"
         );
     }
+    // The command itself is a family's program, wherever it lives: its root is created.
+    let mut launched = spec.clone();
+    launched.launched = Some(root.join("elsewhere/bun"));
+    let p = launched.resolve().unwrap();
+    assert!(p.roots_to_create().any(|a| a.path == home.join(".bun")));
+    assert!(!p.roots_to_create().any(|a| a.path == home.join(".m2")));
     // Installed later: the next launch's policy creates the root.
     fs::write(bin.join("mvn"), b"").unwrap();
     let p = spec.resolve().unwrap();

@@ -642,8 +642,8 @@ impl PolicySpec {
 
     /// Whether the tool family whose root holds `path` (a home root of
     /// [`defaults::CACHE_ROOT_TOOLS`], or a path beneath one) has a program on
-    /// [`PolicySpec::tool_path`]; true for a path of no family, and when no `PATH` was
-    /// given. A root left uncreated stays absent and unwritable, as with
+    /// [`PolicySpec::tool_path`] or is the command launched; true for a path of no family,
+    /// and when no `PATH` was given. A root left uncreated stays absent and unwritable, as with
     /// `cage.create_cache_roots = false`: never a hole.
     fn tool_present_for(&self, path: &Path, home: &Path, fs: &dyn HostFs) -> bool {
         let Some(dirs) = &self.tool_path else {
@@ -656,6 +656,10 @@ impl PolicySpec {
         let Some((_, programs)) = family else {
             return true;
         };
+        let launched = self.launched.as_deref().and_then(Path::file_name);
+        if launched.is_some_and(|name| programs.iter().any(|p| name == *p)) {
+            return true;
+        }
         programs
             .iter()
             .any(|program| dirs.iter().any(|dir| fs.is_file(&dir.join(program))))

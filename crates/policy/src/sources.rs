@@ -293,6 +293,7 @@ impl Sources {
                     .filter(|dir| dir.is_absolute())
                     .collect(),
             ),
+            launched: None,
         };
         Ok(Sources {
             enabled,

@@ -57,6 +57,10 @@ pub struct PolicySpec {
     /// [`crate::defaults::CACHE_ROOT_TOOLS`] is created only when one of its programs is
     /// found here. `None` (a spec built without an environment) creates every one.
     pub tool_path: Option<Vec<PathBuf>>,
+    /// The command the cage starts, when known (`jaula run`): a program of a tool family
+    /// counts as present when the command is that program, wherever it lives (an agent
+    /// started by its path from a directory not on the `PATH`).
+    pub launched: Option<PathBuf>,
 }
 
 impl PolicySpec {
@@ -84,6 +88,7 @@ impl PolicySpec {
             owner_uid: None,
             create_absent_roots: true,
             tool_path: None,
+            launched: None,
         }
     }
 }

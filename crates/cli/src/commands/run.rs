@@ -102,16 +102,9 @@ fn plan_in(
         flags.profile = CageProfile::Contract;
     }
     let mut sources = context::sources_with(&flags, &EnvVars::from_pairs(vars.iter().cloned()))?;
-    // A command named by its path is on the PATH for this launch: its own cache root (an
-    // agent's `~/.codex`) is created even when its directory is not on the PATH.
-    if let (Some(dirs), Some(dir)) = (
-        sources.spec.tool_path.as_mut(),
-        std::path::Path::new(&args.command[0])
-            .parent()
-            .filter(|d| d.is_absolute()),
-    ) {
-        dirs.push(dir.to_path_buf());
-    }
+    // The command's own tool family counts as present, wherever the command lives: its
+    // cache root (an agent's `~/.codex`) is created even when it is not on the PATH.
+    sources.spec.launched = Some(std::path::PathBuf::from(&args.command[0]));
     if let Some(problem) = config_check::problems(&sources).into_iter().next() {
         return Err(CliError::Config(problem));
     }

@@ -51,10 +51,7 @@ struct Agents {
 
 /// The pinned CLIs, or `None` after a skip (a failure under CI=true) naming why.
 fn agents_or_skip() -> Option<Agents> {
-    let prefix = std::env::var_os("JAULA_AGENTS_PREFIX")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(AGENTS_PREFIX));
-    let bin = prefix.join("node_modules/.bin");
+    let bin = agents_bin();
     let agents = Agents {
         claude: bin.join("claude"),
         codex: bin.join("codex"),
@@ -82,6 +79,14 @@ fn agents_or_skip() -> Option<Agents> {
         return None;
     }
     Some(agents)
+}
+
+/// Where the pinned CLIs' commands are.
+fn agents_bin() -> PathBuf {
+    std::env::var_os("JAULA_AGENTS_PREFIX")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(AGENTS_PREFIX))
+        .join("node_modules/.bin")
 }
 
 /// The backends that cage here as root; each one that cannot is a skip (a failure under
@@ -120,6 +125,12 @@ fn jaula_cmd(
     cmd_args: &[&str],
 ) -> Command {
     let mut c = common::jaula_run(backend, &s.home, &s.repo);
+    // The CLIs on the PATH, as an install puts them: jaula creates an agent's state
+    // directory (`~/.codex`) on a fresh home only for the tools it finds there.
+    let mut path = agents_bin().into_os_string();
+    path.push(":");
+    path.push(HOST_PATH);
+    c.env("PATH", path);
     c.args(args)
         .arg("--")
         .args(cmd)
