@@ -6,10 +6,12 @@
 //! (`--sandbox danger-full-access`), and this says so when a command starts Codex with it
 //! on.
 //!
-//! The refused call itself is not seen: the deny-list answers it in the kernel, and a
-//! seccomp errno outranks the gate's user notification, so no supervisor hears of it. The
-//! command line and Codex's config say in advance what Codex will do, so the line comes
-//! before the failure rather than after it.
+//! The gate's supervisor sees the refused namespace itself and `jaula run` says so when the
+//! command ends, whatever the program (`socket_gate`'s namespace calls). This line is the
+//! one before: an interactive Codex would run its whole session with every command
+//! failing, so the switch to turn its sandbox off is named as it starts, from what its
+//! command line and config say it will do (and under `--no-socket-gate`, where nothing
+//! sees the refusal).
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
