@@ -67,10 +67,13 @@ impl std::fmt::Display for GateCounts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "answered {} connect(s), {} bind(s) and {} call(s) on named files; refused {}; \
-             refused {} new namespace(s)",
-            self.connects, self.binds, self.files, self.refused, self.namespaces
-        )
+            "answered {} connect(s), {} bind(s) and {} call(s) on named files; refused {}",
+            self.connects, self.binds, self.files, self.refused
+        )?;
+        if self.namespaces > 0 {
+            write!(f, "; refused {} new namespace(s)", self.namespaces)?;
+        }
+        Ok(())
     }
 }
 
