@@ -310,7 +310,10 @@ fn run_jaula(sc: &Scenario, backend: &str, as_uid: Option<u32>, argv_tail: &[&Pa
         .arg("--")
         .args(argv_tail)
         .env_clear()
-        .env("PATH", format!("{}:/usr/bin:/bin", sc.root.join("bin").display()))
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", sc.root.join("bin").display()),
+        )
         .env("HOME", &sc.home)
         .env("LC_ALL", "C")
         .current_dir(&sc.repo);
