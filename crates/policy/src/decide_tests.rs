@@ -523,3 +523,57 @@ fn a_sealed_pattern_rule_seals_every_child_s_file_present_or_not() {
         assert!(allowed(&p, &path, Access::Write), "{}", path.display());
     }
 }
+
+/// A fresh home stays tidy: a tool family's cache root is created only when one of its
+/// programs is on the launch PATH (found through a symlink too), and a root left absent is
+/// refused by the reference as the backends refuse it, never a hole. Shared roots
+/// (`~/.cache`, `~/.config`) are created whatever the PATH holds.
+#[test]
+fn cache_roots_are_created_only_for_tools_on_the_path() {
+    let dir = crate::test_scratch();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let (home, repo, bin) = (root.join("home"), root.join("repo"), root.join("bin"));
+    for d in [&home, &repo, &bin] {
+        fs::create_dir_all(d).unwrap();
+    }
+    fs::write(bin.join("npm"), b"#!/bin/sh\n").unwrap();
+    fs::write(root.join("real-go"), b"").unwrap();
+    std::os::unix::fs::symlink(root.join("real-go"), bin.join("go")).unwrap();
+    let mut spec = PolicySpec::with_defaults(Platform::Linux, home.clone(), repo.clone());
+    spec.tool_path = Some(vec![root.join("empty"), bin.clone()]);
+    let p = spec.resolve().unwrap();
+    let created = |name: &str| p.roots_to_create().any(|a| a.path == home.join(name));
+    for present in [".npm", "go", ".cache", ".config", ".local/bin"] {
+        assert!(created(present), "{present} should be created");
+    }
+    for absent in [
+        ".m2",
+        ".gradle",
+        ".bun",
+        ".kimi",
+        ".cargo",
+        ".cargo/git",
+        ".pnpm-store",
+    ] {
+        assert!(!created(absent), "{absent} created without its tool");
+        let d = p.decide(&home.join(absent).join("f"), Access::Create);
+        assert!(
+            !d.allowed && matches!(d.rule, Rule::AbsentWritableRoot { .. }),
+            "{absent}: {d:?}"
+        );
+    }
+    // The command itself is a family's program, wherever it lives: its root is created.
+    let mut launched = spec.clone();
+    launched.launched = Some(root.join("elsewhere/bun"));
+    let p = launched.resolve().unwrap();
+    assert!(p.roots_to_create().any(|a| a.path == home.join(".bun")));
+    assert!(!p.roots_to_create().any(|a| a.path == home.join(".m2")));
+    // Installed later: the next launch's policy creates the root.
+    fs::write(bin.join("mvn"), b"").unwrap();
+    let p = spec.resolve().unwrap();
+    assert!(p.roots_to_create().any(|a| a.path == home.join(".m2")));
+    assert!(
+        p.decide(&home.join(".m2/repository"), Access::Create)
+            .allowed
+    );
+}

@@ -67,6 +67,28 @@ pub const HOME_WRITABLE: &[&str] = &[
     ".bun",
 ];
 
+/// The home roots of [`HOME_WRITABLE`] and [`HOME_WRITABLE_LINUX`] that belong to one
+/// tool family, each with the programs that write it. `jaula run` creates such a root on a
+/// fresh home only when one of its programs is on the `PATH` the cage is launched with, so
+/// an account without Go gets no `~/go`; a tool installed later gets its root on the next
+/// launch. Roots not listed here (`~/.cache`, `~/.config`, `~/.local/*`, the state home)
+/// are shared by everything and always created.
+pub const CACHE_ROOT_TOOLS: &[(&str, &[&str])] = &[
+    (".claude", &["claude"]),
+    (".codex", &["codex"]),
+    (".opencode", &["opencode"]),
+    (".kimi", &["kimi"]),
+    (".npm", &["npm", "npx"]),
+    (".cargo", &["cargo", "rustup"]),
+    (".rustup", &["rustup"]),
+    // A repository's own `./gradlew` and `./mvnw` need only java on the PATH.
+    (".gradle", &["gradle", "java"]),
+    (".m2", &["mvn", "java"]),
+    (".pnpm-store", &["pnpm"]),
+    (".bun", &["bun"]),
+    ("go", &["go"]),
+];
+
 /// Cache directories inside a writable root that native Landlock splits (`~/.cargo` holds
 /// sealed credential files, so no new direct child can be made in it natively). `jaula
 /// run` creates them with the root when they are absent, so a tool's first fetch finds

@@ -636,7 +636,9 @@ impl PolicySpec {
                 source: w.source,
                 created_at_launch: self.create_absent_roots
                     && matches!(w.source, WriteSource::HomeCache | WriteSource::StateHome)
-                    && creatable(&w.path),
+                    && creatable(&w.path)
+                    && (w.source != WriteSource::HomeCache
+                        || self.tool_present_for(&w.path, home, fs)),
             })
             .collect();
         // Cache entries of a root Landlock splits: created with it, and only then listed;
@@ -647,7 +649,11 @@ impl PolicySpec {
                 let in_cache_root = writable
                     .iter()
                     .any(|w| w.source == WriteSource::HomeCache && is_within(&path, &w.path));
-                if in_cache_root && creatable(&path) && fs.is_absent(&path) {
+                if in_cache_root
+                    && creatable(&path)
+                    && fs.is_absent(&path)
+                    && self.tool_present_for(&path, home, fs)
+                {
                     absent.push(AbsentRoot {
                         path,
                         source: WriteSource::HomeCache,
@@ -657,6 +663,31 @@ impl PolicySpec {
             }
         }
         absent
+    }
+
+    /// Whether the tool family whose root holds `path` (a home root of
+    /// [`defaults::CACHE_ROOT_TOOLS`], or a path beneath one) has a program on
+    /// [`PolicySpec::tool_path`] or is the command launched; true for a path of no family,
+    /// and when no `PATH` was given. A root left uncreated stays absent and unwritable, as with
+    /// `cage.create_cache_roots = false`: never a hole.
+    fn tool_present_for(&self, path: &Path, home: &Path, fs: &dyn HostFs) -> bool {
+        let Some(dirs) = &self.tool_path else {
+            return true;
+        };
+        let family = defaults::CACHE_ROOT_TOOLS.iter().find(|(root, _)| {
+            let root = canonicalize_lenient(&home.join(root), home);
+            is_within(path, &root)
+        });
+        let Some((_, programs)) = family else {
+            return true;
+        };
+        let launched = self.launched.as_deref().and_then(Path::file_name);
+        if launched.is_some_and(|name| programs.iter().any(|p| name == *p)) {
+            return true;
+        }
+        programs
+            .iter()
+            .any(|program| dirs.iter().any(|dir| fs.is_file(&dir.join(program))))
     }
 
     fn sealed_roots(

@@ -56,6 +56,20 @@ pub struct RunArgv {
     pub max_processes: Option<u64>,
     /// `--max-data BYTES`.
     pub max_data_bytes: Option<u64>,
+    /// `--network MODE`.
+    pub network: Option<&'static str>,
+    /// `--allow-domain NAME`, once per name.
+    pub allow_domain: Vec<String>,
+    /// `--deny-domain NAME`, once per name.
+    pub deny_domain: Vec<String>,
+    /// `--allow-preset NAME`, once per preset.
+    pub allow_preset: Vec<String>,
+    /// `--allow-address ADDR[/PREFIX]`, once per range.
+    pub allow_address: Vec<String>,
+    /// `--log FILE`.
+    pub network_log: Option<PathBuf>,
+    /// `--hand-access-token AGENT`, once per agent.
+    pub hand_access_token: Vec<&'static str>,
 }
 
 impl RunArgv {
@@ -84,6 +98,13 @@ impl RunArgv {
         out.option("--window", self.window.as_ref());
         out.option("--max-procs", self.max_processes.map(|n| n.to_string()));
         out.option("--max-data", self.max_data_bytes.map(|n| n.to_string()));
+        out.option("--network", self.network);
+        out.each("--allow-domain", &self.allow_domain);
+        out.each("--deny-domain", &self.deny_domain);
+        out.each("--allow-preset", &self.allow_preset);
+        out.each("--allow-address", &self.allow_address);
+        out.option("--log", self.network_log.as_ref());
+        out.each("--hand-access-token", &self.hand_access_token);
         out.0.push("--".into());
         out.0.extend(command.into_iter().map(Into::into));
         out.0

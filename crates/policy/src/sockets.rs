@@ -135,6 +135,48 @@ pub struct AllowedSocket {
     pub source: SocketSource,
 }
 
+/// The variables that tell a client where a host socket is, as `(name, separator)`: the
+/// socket's path is the value up to the first `separator` (`None`: the whole value). The
+/// default scrub removes each; an allowed socket keeps the one that names it, or the door
+/// the owner opened could not be found from the cage.
+pub const SOCKET_VARIABLES: &[(&str, Option<char>)] = &[
+    ("SSH_AUTH_SOCK", None),
+    // gpg-agent's old `PATH:PID:PROTOCOL`.
+    ("GPG_AGENT_INFO", Some(':')),
+    // tmux's `PATH,PID,SESSION`; TMUX_PANE stays scrubbed (it only names a pane to type into).
+    ("TMUX", Some(',')),
+];
+
+/// The names of [`SOCKET_VARIABLES`] in `vars` whose socket is one of `allowed`: the value
+/// is resolved as the allowed paths were (canonical where it exists) and compared by
+/// component.
+pub fn variables_naming(
+    vars: impl IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+    allowed: &[AllowedSocket],
+) -> Vec<&'static str> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = Vec::new();
+    for (name, value) in vars {
+        let Some(&(known, separator)) = SOCKET_VARIABLES.iter().find(|(n, _)| *n == name) else {
+            continue;
+        };
+        let bytes = value.as_bytes();
+        let path = match separator {
+            Some(sep) => bytes.split(|&b| b == sep as u8).next().unwrap_or(bytes),
+            None => bytes,
+        };
+        if path.is_empty() {
+            continue;
+        }
+        let declared = std::path::Path::new(std::ffi::OsStr::from_bytes(path));
+        let path = std::fs::canonicalize(declared).unwrap_or_else(|_| declared.to_path_buf());
+        if allowed.iter().any(|s| s.path == path) && !out.contains(&known) {
+            out.push(known);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 #[path = "sockets_tests.rs"]
 mod tests;

@@ -143,3 +143,37 @@ fn flags_and_config_add_sockets_and_a_bad_preset_is_refused_by_name() {
         other => panic!("expected an unknown preset error, got {other:?}"),
     }
 }
+
+/// An allowed socket keeps the variable that names it, however the variable spells the
+/// path (through a symlink, with tmux's and gpg's trailing fields); a variable naming a
+/// socket that is not allowed is not kept.
+#[test]
+fn a_variable_naming_an_allowed_socket_is_found() {
+    use crate::sockets::variables_naming;
+    use crate::AllowedSocket;
+    use std::ffi::OsString;
+    let (_dir, home, _repo) = scratch();
+    let real = home.join("agent.sock");
+    fs::write(&real, b"").unwrap();
+    std::os::unix::fs::symlink(&real, home.join("link.sock")).unwrap();
+    let allowed = [AllowedSocket {
+        path: real.clone(),
+        source: SocketSource::Owner,
+    }];
+    let var = |k: &str, v: &Path| (OsString::from(k), v.as_os_str().to_owned());
+    let mut tmux = home.join("link.sock").into_os_string();
+    tmux.push(",123,0");
+    let found = variables_naming(
+        [
+            var("SSH_AUTH_SOCK", &home.join("link.sock")),
+            (OsString::from("TMUX"), tmux),
+            var("GPG_AGENT_INFO", &home.join("other.sock")),
+            var("HOME", &real),
+        ],
+        &allowed,
+    );
+    assert_eq!(found, ["SSH_AUTH_SOCK", "TMUX"]);
+    assert!(
+        variables_naming([var("SSH_AUTH_SOCK", &home.join("other.sock"))], &allowed).is_empty()
+    );
+}

@@ -287,6 +287,13 @@ impl Sources {
             runtime_dir,
             owner_uid: flags.owner_uid,
             create_absent_roots,
+            tool_path: Some(
+                env.colon_list("PATH")
+                    .into_iter()
+                    .filter(|dir| dir.is_absolute())
+                    .collect(),
+            ),
+            launched: None,
         };
         Ok(Sources {
             enabled,

@@ -53,6 +53,14 @@ pub struct PolicySpec {
     /// before caging (config `cage.create_cache_roots`, default on). Off, a root absent at
     /// launch stays unwritable, and `decide` says so.
     pub create_absent_roots: bool,
+    /// The `PATH` the cage is launched with, absolute entries only: an absent root of
+    /// [`crate::defaults::CACHE_ROOT_TOOLS`] is created only when one of its programs is
+    /// found here. `None` (a spec built without an environment) creates every one.
+    pub tool_path: Option<Vec<PathBuf>>,
+    /// The command the cage starts, when known (`jaula run`): a program of a tool family
+    /// counts as present when the command is that program, wherever it lives (an agent
+    /// started by its path from a directory not on the `PATH`).
+    pub launched: Option<PathBuf>,
 }
 
 impl PolicySpec {
@@ -79,6 +87,8 @@ impl PolicySpec {
             runtime_dir: None,
             owner_uid: None,
             create_absent_roots: true,
+            tool_path: None,
+            launched: None,
         }
     }
 }

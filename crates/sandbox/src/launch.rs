@@ -608,7 +608,10 @@ fn confine(confinement: Confinement<'_>) -> Result<LaunchReport, LaunchError> {
     };
     // 6. seccomp last: its deny-list refuses syscalls (mount API, keyctl, ...) that no
     //    earlier step needs, and it must see the final thread state.
-    let seccomp = if confinement.seccomp {
+    let seccomp = if confinement.seccomp && socket_gate {
+        // The gate's filter refuses new namespaces itself, where its supervisor sees them.
+        Some(seccomp::install_beside_gate()?)
+    } else if confinement.seccomp {
         Some(seccomp::install()?)
     } else {
         None
@@ -822,6 +825,9 @@ impl crate::socket_gate::CommandEnded for CommandEnd {
     ) {
         if let Some(hook) = self.after_exit.take() {
             hook(status);
+        }
+        if let Some(line) = counts.nested_sandbox_line() {
+            eprintln!("{line}");
         }
         if self.verbose {
             eprintln!("jaula: socket gate: {counts}");

@@ -614,3 +614,17 @@ fn the_report_displays_and_serializes() {
     assert_eq!(json["audit_arch"], 0xc000_003e_u32);
     assert_eq!(json["rules"], 46);
 }
+
+/// Beside the gate the deny-list leaves out exactly its two namespace rules (`unshare`,
+/// `clone` with a namespace flag), which the gate's filter checks with the same masks;
+/// `clone3`'s ENOSYS and every other rule stay.
+#[cfg(target_os = "linux")]
+#[test]
+fn beside_the_gate_only_the_namespace_rules_move_to_the_gate() {
+    let moved: Vec<&str> = deny_list()
+        .iter()
+        .filter(|r| crate::socket_gate::enforces(r))
+        .map(|r| r.syscall)
+        .collect();
+    assert_eq!(moved, ["unshare", "clone"]);
+}

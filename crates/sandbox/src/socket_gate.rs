@@ -114,6 +114,21 @@ pub(crate) struct TakenSplit {
     pub(crate) command: crate::landlock::WritesDomain,
 }
 
+/// Whether the gate's filter enforces `rule` of the deny-list itself, so the deny-list
+/// installed beside it may leave the rule out: a namespace rule (`unshare`, `clone`) whose
+/// one condition is the very mask the gate's filter checks on the same syscall.
+pub(crate) fn enforces(rule: &jaula_policy::seccomp::DenyRule) -> bool {
+    use jaula_policy::seccomp::ArgMatch;
+    let Some(calls) = filter::GateSyscalls::native() else {
+        return false;
+    };
+    calls.namespaces.iter().any(|&(nr, mask)| {
+        i64::from(nr) == rule.nr
+            && rule.errno == jaula_policy::seccomp::DenyErrno::Eperm
+            && rule.when == [ArgMatch::AnyBitOf { arg: 0, mask }]
+    })
+}
+
 /// Open what the supervisor needs while the process may still make sockets: call it in the
 /// network namespace the cage will use, before any filter that refuses socket families.
 pub(crate) fn prepare() -> Result<GateLaunch, GateError> {

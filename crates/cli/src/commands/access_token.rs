@@ -37,6 +37,32 @@ impl From<jaula_policy::config::TokenAgentName> for TokenAgent {
     }
 }
 
+impl TokenAgent {
+    /// The agent's name, as the flag and the config spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TokenAgent::Claude => "claude",
+        }
+    }
+
+    /// The program the agent is started as; a config entry hands the token only to a
+    /// command that is this program.
+    pub fn program(self) -> &'static str {
+        match self {
+            TokenAgent::Claude => "claude",
+        }
+    }
+
+    /// Whether `command` (a command's argv\[0\]: a bare name or a path) starts this
+    /// agent: its last component is the agent's program. `sh -c claude` or `env claude`
+    /// is not: a token follows a config entry only to the agent it belongs to.
+    pub fn is_started_by(self, command: &std::ffi::OsStr) -> bool {
+        Path::new(command)
+            .file_name()
+            .is_some_and(|name| name == self.program())
+    }
+}
+
 /// Where Claude Code keeps its login outside macOS, relative to the home.
 const CLAUDE_LOGIN: &str = ".claude/.credentials.json";
 /// The variable Claude Code reads an OAuth access token from.
@@ -171,9 +197,7 @@ pub fn notice(agent: TokenAgent, handed: &HandedToken, now: SystemTime) -> Strin
         .duration_since(now)
         .map(|d| d.as_secs() / 60)
         .unwrap_or(0);
-    let name = match agent {
-        TokenAgent::Claude => "claude",
-    };
+    let name = agent.name();
     format!(
         "jaula: handing {name} its access token as {} (expires in {minutes} min; the refresh \
          token stays sealed)",

@@ -144,3 +144,15 @@ fn config_names_map_to_agents() {
         TokenAgent::Claude
     );
 }
+
+/// A config entry follows only the agent's own program, named bare or by path.
+#[test]
+fn only_the_agents_own_program_is_started_by_it() {
+    use std::ffi::OsStr;
+    let claude = TokenAgent::Claude;
+    assert!(claude.is_started_by(OsStr::new("claude")));
+    assert!(claude.is_started_by(OsStr::new("/home/u/.local/bin/claude")));
+    for other in ["true", "sh", "codex", "claude-x", "/claude/bin/sh", ""] {
+        assert!(!claude.is_started_by(OsStr::new(other)), "{other}");
+    }
+}

@@ -9,7 +9,9 @@ use jaula_policy::{Platform, Policy, PolicySpec};
 use jaula_sandbox::bwrap;
 
 use crate::args::PolicyArgs;
+use crate::commands::access_token::TokenAgent;
 use crate::commands::availability::{availability, SANDBOX_EXEC};
+use crate::commands::run_args::NetworkArg;
 use crate::error::CliError;
 use crate::{context, Outcome, Report};
 
@@ -22,9 +24,53 @@ use crate::{context, Outcome, Report};
 pub struct LineArgs {
     #[command(flatten)]
     pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub launch: LineLaunchArgs,
     /// Print {"available": BOOL, "prefix": TEXT} instead of the bare prefix.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The `jaula run` options a window needs beyond the policy, carried into the prefix as
+/// given (`run` checks them when the window starts, as it checks its own flags). Linux
+/// only: the macOS prefix is `sandbox-exec`, which has neither.
+#[derive(Args, Debug, Clone, Default)]
+pub struct LineLaunchArgs {
+    /// The window's network mode: host, none or allow (as `jaula run --network`).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub network: Option<NetworkArg>,
+    /// With --network allow: a name the proxy admits (repeatable; as `jaula run`).
+    #[arg(long = "allow-domain", value_name = "NAME")]
+    pub allow_domain: Vec<String>,
+    /// With --network allow: a name refused even when allowed (repeatable).
+    #[arg(long = "deny-domain", value_name = "NAME")]
+    pub deny_domain: Vec<String>,
+    /// With --network allow: a built-in list to admit (repeatable).
+    #[arg(long = "allow-preset", value_name = "NAME")]
+    pub allow_preset: Vec<String>,
+    /// With --network allow: a private address admitted names may reach (repeatable).
+    #[arg(long = "allow-address", value_name = "ADDR[/PREFIX]")]
+    pub allow_address: Vec<String>,
+    /// With --network none or allow: the window's network decision log.
+    #[arg(long = "log", visible_alias = "network-log", value_name = "FILE")]
+    pub network_log: Option<PathBuf>,
+    /// Hand AGENT its short-lived access token in this window (as `jaula run
+    /// --hand-access-token`; give it only on the line of the window that runs AGENT).
+    #[arg(long = "hand-access-token", value_name = "AGENT", value_enum)]
+    pub hand_access_token: Vec<TokenAgent>,
+}
+
+impl LineLaunchArgs {
+    /// Whether any option was given: the macOS prefix cannot carry one.
+    fn any(&self) -> bool {
+        self.network.is_some()
+            || !self.allow_domain.is_empty()
+            || !self.deny_domain.is_empty()
+            || !self.allow_preset.is_empty()
+            || !self.allow_address.is_empty()
+            || self.network_log.is_some()
+            || !self.hand_access_token.is_empty()
+    }
 }
 
 pub fn run(args: &LineArgs) -> Outcome {
@@ -38,6 +84,13 @@ pub fn run(args: &LineArgs) -> Outcome {
     } else {
         let policy = context::resolve(&sources, &args.policy)?;
         match platform {
+            Platform::MacOs if args.launch.any() => {
+                return Err(CliError::Usage(
+                    "--network, the domain lists, --log and --hand-access-token are `jaula \
+                     run` options; a macOS line is sandbox-exec's and carries none of them"
+                        .to_owned(),
+                ))
+            }
             Platform::MacOs => {
                 let path = write_profile(&policy, &args.policy.window)?;
                 let argv = [SANDBOX_EXEC.into(), "-f".into(), path.into_os_string()];
@@ -46,8 +99,7 @@ pub fn run(args: &LineArgs) -> Outcome {
                 line
             }
             _ => {
-                let mut line =
-                    bwrap::shell_join(&run_prefix(&policy, &sources.spec, &args.policy)?);
+                let mut line = bwrap::shell_join(&run_prefix(&policy, &sources.spec, args)?);
                 line.push(b' ');
                 line
             }
@@ -75,8 +127,9 @@ pub fn run(args: &LineArgs) -> Outcome {
 fn run_prefix(
     policy: &Policy,
     spec: &PolicySpec,
-    args: &PolicyArgs,
+    line: &LineArgs,
 ) -> Result<Vec<OsString>, CliError> {
+    let args = &line.policy;
     let me = std::env::current_exe().map_err(CliError::OwnBinary)?;
     // Every source's extras are baked in (config, environment and flags, already merged),
     // so the prefix means the same cage whatever environment the launcher runs it in.
@@ -97,6 +150,18 @@ fn run_prefix(
     // server back: that is the environment scrub's (no --keep-env, so TMUX and TMUX_PANE
     // stay scrubbed) and the private /tmp's, and neither changes here.
     run.no_pid_ns = true;
+    let launch = &line.launch;
+    run.network = launch.network.map(|mode| match mode {
+        NetworkArg::Host => "host",
+        NetworkArg::None => "none",
+        NetworkArg::Allow => "allow",
+    });
+    run.allow_domain = launch.allow_domain.clone();
+    run.deny_domain = launch.deny_domain.clone();
+    run.allow_preset = launch.allow_preset.clone();
+    run.allow_address = launch.allow_address.clone();
+    run.network_log = launch.network_log.clone();
+    run.hand_access_token = launch.hand_access_token.iter().map(|a| a.name()).collect();
     Ok(run.argv(me, Vec::<OsString>::new()))
 }
 

@@ -1,4 +1,4 @@
-use super::{run_prefix, write_profile};
+use super::{run_prefix, write_profile, LineArgs, LineLaunchArgs, NetworkArg, TokenAgent};
 use jaula_sandbox::bwrap::sanitize_window;
 use std::os::unix::fs::PermissionsExt;
 
@@ -65,7 +65,11 @@ fn the_linux_prefix_names_the_window_shares_host_pids_and_hands_nothing_to_the_t
     std::fs::create_dir_all(&home).unwrap();
     let spec = jaula_policy::PolicySpec::with_defaults(jaula_policy::Platform::Linux, home, repo);
     let policy = spec.resolve().unwrap();
-    let args = policy_args(&policy);
+    let args = LineArgs {
+        policy: policy_args(&policy),
+        launch: LineLaunchArgs::default(),
+        json: false,
+    };
     let argv: Vec<String> = run_prefix(&policy, &spec, &args)
         .unwrap()
         .iter()
@@ -106,4 +110,55 @@ fn policy_args(policy: &jaula_policy::Policy) -> crate::args::PolicyArgs {
         unprotect: Vec::new(),
         protect_path_dirs: false,
     }
+}
+
+/// A window's network mode, domain lists, log and token hand-over ride in the prefix, so a
+/// tmux launcher can give each window the cage `jaula run` would.
+#[test]
+fn the_linux_prefix_carries_the_windows_network_and_token_options() {
+    let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-scratch");
+    std::fs::create_dir_all(&base).unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("line-launch-")
+        .tempdir_in(&base)
+        .unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let (home, repo) = (root.join("home"), root.join("repo"));
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let spec = jaula_policy::PolicySpec::with_defaults(jaula_policy::Platform::Linux, home, repo);
+    let policy = spec.resolve().unwrap();
+    let args = LineArgs {
+        policy: policy_args(&policy),
+        launch: LineLaunchArgs {
+            network: Some(NetworkArg::Allow),
+            allow_domain: vec!["example.org".into()],
+            deny_domain: vec!["x.example.org".into()],
+            allow_preset: vec!["github".into()],
+            allow_address: vec!["10.1.2.3".into()],
+            network_log: Some("/tmp/net.log".into()),
+            hand_access_token: vec![TokenAgent::Claude],
+        },
+        json: false,
+    };
+    let argv: Vec<String> = run_prefix(&policy, &spec, &args)
+        .unwrap()
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let pair = |flag: &str| {
+        let at = argv
+            .iter()
+            .position(|a| a == flag)
+            .unwrap_or_else(|| panic!("{flag} missing in {argv:?}"));
+        argv[at + 1].clone()
+    };
+    assert_eq!(pair("--network"), "allow");
+    assert_eq!(pair("--allow-domain"), "example.org");
+    assert_eq!(pair("--deny-domain"), "x.example.org");
+    assert_eq!(pair("--allow-preset"), "github");
+    assert_eq!(pair("--allow-address"), "10.1.2.3");
+    assert_eq!(pair("--log"), "/tmp/net.log");
+    assert_eq!(pair("--hand-access-token"), "claude");
+    assert_eq!(argv.last().map(String::as_str), Some("--"));
 }

@@ -35,6 +35,8 @@ pub mod contract_wiring;
 pub mod explain;
 pub mod line;
 #[cfg(target_os = "linux")]
+pub mod nested_sandbox;
+#[cfg(target_os = "linux")]
 pub mod network_notice;
 #[cfg(target_os = "linux")]
 pub mod none_log;

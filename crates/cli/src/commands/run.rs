@@ -113,7 +113,10 @@ fn plan_in(
     if args.tenant {
         flags.profile = CageProfile::Contract;
     }
-    let sources = context::sources_with(&flags, &EnvVars::from_pairs(vars.iter().cloned()))?;
+    let mut sources = context::sources_with(&flags, &EnvVars::from_pairs(vars.iter().cloned()))?;
+    // The command's own tool family counts as present, wherever the command lives: its
+    // cache root (an agent's `~/.codex`) is created even when it is not on the PATH.
+    sources.spec.launched = Some(std::path::PathBuf::from(&args.command[0]));
     if let Some(problem) = config_check::problems(&sources).into_iter().next() {
         return Err(CliError::Config(problem));
     }
@@ -137,9 +140,12 @@ fn plan_in(
         );
     }
     create_absent_roots(&policy, args.verbose);
-    let mut env = scrubbed_env_from(args, &sources, vars)?;
+    let mut env = scrubbed_env_from(args, &sources, policy.unix_sockets(), vars)?;
     hand_access_tokens(args, &sources, &policy, &mut env).map_err(Refusal::from)?;
     if let Some(hint) = agent_hint::login_hint(&args.command, &policy, &env) {
+        eprintln!("{hint}");
+    }
+    if let Some(hint) = crate::commands::nested_sandbox::nested_sandbox_hint(&args.command, &env) {
         eprintln!("{hint}");
     }
     let backend = match args.backend {
@@ -472,7 +478,10 @@ fn open_stage_log(path: &std::path::Path) -> Result<RawFd, CliError> {
 }
 
 /// `--hand-access-token` and `env.hand_access_token`: each agent's access token joins the
-/// cage's environment, read here, outside the cage, as the owner.
+/// cage's environment, read here, outside the cage, as the owner. The flag is asked of this
+/// one command and is obeyed whatever the command is; a config entry holds for every run,
+/// so it hands the token only to a command that is that agent (`claude ...`, not
+/// `jaula run -- true` nor another agent).
 #[cfg(target_os = "linux")]
 fn hand_access_tokens(
     args: &RunArgs,
@@ -485,7 +494,8 @@ fn hand_access_tokens(
         .env
         .hand_access_token
         .iter()
-        .map(|&name| TokenAgent::from(name));
+        .map(|&name| TokenAgent::from(name))
+        .filter(|agent| agent.is_started_by(&args.command[0]));
     let mut agents: Vec<TokenAgent> = args.hand_access_token.to_vec();
     agents.extend(from_config);
     agents.sort();

@@ -229,16 +229,19 @@ pub fn allow_addresses(
     Ok(out)
 }
 
-/// The command's environment: `vars` with the credential variables scrubbed.
+/// The command's environment: `vars` with the credential variables scrubbed, except the
+/// variables that name one of the allowed host `sockets`.
 pub fn scrubbed_env_from(
     args: &RunArgs,
     sources: &Sources,
+    sockets: &[jaula_policy::AllowedSocket],
     vars: impl IntoIterator<Item = (OsString, OsString)>,
 ) -> Result<Vec<(OsString, OsString)>, CliError> {
     let pattern = |text: &String| {
         EnvPattern::parse(text)
             .map_err(|e| CliError::Usage(format!("bad environment pattern {text:?}: {e}")))
     };
+    let vars: Vec<(OsString, OsString)> = vars.into_iter().collect();
     let mut rules = EnvRules::new();
     // The ssh-agent preset is the owner's statement that the cage may use the agent; the
     // variable naming its socket is how every ssh client finds it.
@@ -247,6 +250,11 @@ pub fn scrubbed_env_from(
     });
     if keeps_agent {
         rules = rules.keep(pattern(&"SSH_AUTH_SOCK".to_owned())?);
+    }
+    // So is a socket allowed by path: the variable that names it (SSH_AUTH_SOCK, TMUX,
+    // GPG_AGENT_INFO) is kept, as the preset keeps its own.
+    for name in jaula_policy::sockets::variables_naming(vars.iter().cloned(), sockets) {
+        rules = rules.keep(pattern(&name.to_owned())?);
     }
     // The config's patterns were checked as the file was read; the flags' are here.
     for p in &sources.env.keep {

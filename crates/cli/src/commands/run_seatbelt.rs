@@ -194,7 +194,12 @@ pub fn plan(args: &RunArgs, inputs: &Inputs) -> Result<Planned, CliError> {
             "--log with --network {mode} is Linux only: on macOS nothing sees the refusals"
         )));
     }
-    let mut env = scrubbed_env_from(args, &sources, inputs.env.iter().cloned())?;
+    let mut env = scrubbed_env_from(
+        args,
+        &sources,
+        policy.unix_sockets(),
+        inputs.env.iter().cloned(),
+    )?;
 
     // The window's own temporary directory, as the bwrap view's /tmp: what the command
     // leaves there is found again under the state home, apart from the host's.

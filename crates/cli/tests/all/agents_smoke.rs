@@ -51,10 +51,7 @@ struct Agents {
 
 /// The pinned CLIs, or `None` after a skip (a failure under CI=true) naming why.
 fn agents_or_skip() -> Option<Agents> {
-    let prefix = std::env::var_os("JAULA_AGENTS_PREFIX")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(AGENTS_PREFIX));
-    let bin = prefix.join("node_modules/.bin");
+    let bin = agents_bin();
     let agents = Agents {
         claude: bin.join("claude"),
         codex: bin.join("codex"),
@@ -82,6 +79,14 @@ fn agents_or_skip() -> Option<Agents> {
         return None;
     }
     Some(agents)
+}
+
+/// Where the pinned CLIs' commands are.
+fn agents_bin() -> PathBuf {
+    std::env::var_os("JAULA_AGENTS_PREFIX")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(AGENTS_PREFIX))
+        .join("node_modules/.bin")
 }
 
 /// The backends that cage here as root; each one that cannot is a skip (a failure under
@@ -120,6 +125,12 @@ fn jaula_cmd(
     cmd_args: &[&str],
 ) -> Command {
     let mut c = common::jaula_run(backend, &s.home, &s.repo);
+    // The CLIs on the PATH, as an install puts them: jaula creates an agent's state
+    // directory (`~/.codex`) on a fresh home only for the tools it finds there.
+    let mut path = agents_bin().into_os_string();
+    path.push(":");
+    path.push(HOST_PATH);
+    c.env("PATH", path);
     c.args(args)
         .arg("--")
         .args(cmd)
@@ -669,4 +680,85 @@ fn allow_model_apis_admits_codexs_api_host_by_the_preset() {
         "api.openai.com",
     );
     assert_admitted_by_preset(&records, "api.openai.com");
+}
+
+/// Codex runs each command it executes under its own sandbox, bubblewrap on Linux, which
+/// cannot start in the cage (new namespaces are refused). The README's way: Codex with its
+/// sandbox off (`--sandbox danger-full-access`, here through `codex sandbox`'s
+/// `-c sandbox_mode=...`, the same setting), and jaula is the sandbox. On both backends, as
+/// root and as uid 65534: Codex's own sandbox command fails, with jaula's line before it
+/// (from the command line) and the gate's at its end (the refused namespace seen), and
+/// with its sandbox off the command runs, without either.
+#[test]
+fn codex_runs_commands_in_the_cage_with_its_own_sandbox_off() {
+    let Some(agents) = agents_or_skip() else {
+        return;
+    };
+    let users: &[User] = if common::is_root() {
+        &[User::Root, User::Nobody]
+    } else {
+        &[User::Root]
+    };
+    for &user in users {
+        for backend in BACKENDS {
+            if !common::cage_here(backend, user) {
+                continue;
+            }
+            let s = fresh("agents-codex-nested-");
+            if user == User::Nobody {
+                common::chown_tree(&s.root, common::NOBODY);
+                common::open_to_others(&s.root);
+            }
+            let codex = |sandbox_args: &[&str]| {
+                let mut args = vec!["sandbox"];
+                args.extend_from_slice(sandbox_args);
+                args.extend(["--", "/bin/sh", "-c", "echo ran-in-the-cage"]);
+                let mut cmd = jaula_cmd(
+                    &s,
+                    backend,
+                    &["--network", "none"],
+                    &[],
+                    &[&agents.codex],
+                    &args,
+                );
+                user.apply(&mut cmd);
+                run(cmd)
+            };
+            let line = "jaula: codex runs each command under its own sandbox";
+
+            let on = codex(&[]);
+            let all = text(&on);
+            assert!(!on.status.success(), "{backend:?} {user:?}: {all}");
+            assert!(
+                !all.contains("ran-in-the-cage"),
+                "{backend:?} {user:?}: {all}"
+            );
+            assert_eq!(
+                all.matches(line).count(),
+                1,
+                "{backend:?} {user:?}: jaula did not say why, once: {all}"
+            );
+            assert!(all.contains("--sandbox danger-full-access"), "{all}");
+            // The gate saw bubblewrap's refused namespace: one line at the end too.
+            assert_eq!(
+                all.matches("jaula: the command tried to create new namespaces")
+                    .count(),
+                1,
+                "{backend:?} {user:?}: {all}"
+            );
+
+            let off = codex(&["-c", "sandbox_mode=\"danger-full-access\""]);
+            let all = text(&off);
+            assert!(off.status.success(), "{backend:?} {user:?}: {all}");
+            assert!(
+                String::from_utf8_lossy(&off.stdout).contains("ran-in-the-cage"),
+                "{backend:?} {user:?}: {all}"
+            );
+            assert!(!all.contains(line), "{backend:?} {user:?}: {all}");
+            assert!(
+                !all.contains("new namespaces"),
+                "{backend:?} {user:?}: {all}"
+            );
+        }
+    }
 }

@@ -280,6 +280,12 @@ fn build(root: &Path) -> Scenario {
     let targets = matrix::targets(root, &home, "conformance", MATRIX);
     fs::create_dir_all(&repo).unwrap();
     matrix::plant(root, &targets);
+    // A `kimi` on the run's PATH: jaula creates `~/.kimi` (the matrix's absent root) only
+    // for a tool it finds there, and the reference (`with_defaults`, no PATH) takes every
+    // tool as present.
+    let bin = root.join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    fs::write(bin.join("kimi"), "#!/bin/sh\n").unwrap();
 
     let token = home.join(BROKER).join("window-a.token");
     let policy = matrix::linux_policy(&home, &repo, &token);
@@ -304,7 +310,10 @@ fn run_jaula(sc: &Scenario, backend: &str, as_uid: Option<u32>, argv_tail: &[&Pa
         .arg("--")
         .args(argv_tail)
         .env_clear()
-        .env("PATH", "/usr/bin:/bin")
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", sc.root.join("bin").display()),
+        )
         .env("HOME", &sc.home)
         .env("LC_ALL", "C")
         .current_dir(&sc.repo);

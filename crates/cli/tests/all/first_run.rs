@@ -395,6 +395,93 @@ fn cargo_build_with_a_registry_dependency_works_on_a_fresh_account_with_bwrap() 
     cargo_build("bwrap");
 }
 
+/// A fresh home stays tidy: the first run creates the shared roots and the cache root of
+/// each tool on the launch PATH (here a stub `kimi`), and no root for a tool the account
+/// does not have; such a root stays unwritable (a `mkdir ~/.m2` in the cage fails), and
+/// once the tool is installed the next run creates it, writable. Both backends, as the
+/// caller and as uid 65534.
+fn cache_roots_follow_the_path(backend: &str) {
+    if !backend_or_skip(backend) {
+        return;
+    }
+    for uid in accounts() {
+        let f = fresh("first-run-tidy-", uid);
+        let bin = f.root.join("bin");
+        fs::create_dir_all(&bin).unwrap();
+        // The shell's tools, and bwrap (with the `true` its probe runs), found on this PATH.
+        for tool in ["cat", "mkdir", "touch", "true", "bwrap"] {
+            let real = ["/usr/local/bin", "/usr/bin", "/bin"]
+                .iter()
+                .map(|d| Path::new(d).join(tool))
+                .find(|p| p.is_file());
+            if let Some(real) = real {
+                std::os::unix::fs::symlink(real, bin.join(tool)).unwrap();
+            }
+        }
+        let stub = |name: &str| {
+            let path = bin.join(name);
+            fs::write(&path, "#!/bin/sh\nexit 0\n").unwrap();
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+            if let Some(uid) = uid {
+                chown_tree(&path, uid);
+            }
+        };
+        stub("kimi");
+        f.hand_over();
+        let path = [("PATH", bin.clone().into_os_string())];
+        let out = f.run(
+            backend,
+            &f.repo,
+            &path,
+            "if mkdir \"$HOME/.m2\" 2>/dev/null; then echo 'made ~/.m2 without mvn' >&2; exit 98; fi",
+        );
+        assert_ok(&f, backend, "a first run", &out);
+        for made in [".cache", ".config", ".local/bin", ".kimi"] {
+            f.assert_created(made);
+        }
+        for tidy in [
+            "go",
+            ".m2",
+            ".gradle",
+            ".bun",
+            ".pnpm-store",
+            ".npm",
+            ".cargo",
+            ".rustup",
+            ".codex",
+            ".opencode",
+            ".claude",
+        ] {
+            assert!(
+                !f.home.join(tidy).exists(),
+                "{tidy} created on a fresh home without its tool ({} with {backend})",
+                f.who()
+            );
+        }
+        // mvn installed later: the next launch creates ~/.m2, and the cage writes in it.
+        stub("mvn");
+        let out = f.run(
+            backend,
+            &f.repo,
+            &path,
+            "mkdir \"$HOME/.m2/repository\"\ntouch \"$HOME/.m2/repository/x\"",
+        );
+        assert_ok(&f, backend, "a run after mvn is installed", &out);
+        f.assert_created(".m2");
+        assert!(f.home.join(".m2/repository/x").is_file());
+    }
+}
+
+#[test]
+fn a_fresh_home_gets_cache_roots_only_for_tools_on_the_path_with_landlock() {
+    cache_roots_follow_the_path("landlock");
+}
+
+#[test]
+fn a_fresh_home_gets_cache_roots_only_for_tools_on_the_path_with_bwrap() {
+    cache_roots_follow_the_path("bwrap");
+}
+
 /// `jaula explain` answers for the disk as the run will leave it: on a fresh account a
 /// create in `~/.cache/pip` is allowed by the reference and by both backends' artifacts,
 /// with a note that the run creates `~/.cache`; with the switch off all three refuse.

@@ -55,6 +55,12 @@ mod refusals;
 // The launch plan hands the Linux launch between its stages.
 #[cfg(target_os = "linux")]
 mod launch_plan;
+// What a launcher's line carries, the token hand-over and socket variables: Linux launch.
+#[cfg(target_os = "linux")]
+mod launcher;
+// The gate's supervisor counts refused namespaces: Linux layers.
+#[cfg(target_os = "linux")]
+mod nested_sandbox;
 // The launcher's prefix and the PIDs its Linux backends give a window.
 #[cfg(target_os = "linux")]
 mod line_pids;

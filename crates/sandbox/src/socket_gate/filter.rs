@@ -20,12 +20,20 @@
 //!   one name inside a writable directory (git's config, a new `.git/hooks/pre-commit`, a
 //!   repo's `.envrc`), and the bwrap view cannot stop the creation of an absent one.
 //!   Opens for reading never wait.
+//! - `unshare` and `clone` asking for a new namespace: the supervisor refuses them
+//!   (`EPERM`, as the deny-list would) and counts them, so `jaula run` can say that a
+//!   sandbox of the command's own (bubblewrap under an agent) failed to start. A seccomp
+//!   errno outranks a notification whichever filter returns it, so when the gate is on
+//!   the deny-list leaves these two rules to this filter
+//!   ([`crate::seccomp::install_beside_gate`]); the answer does not change, and without
+//!   a listener the kernel fails the call with `ENOSYS`, never lets it run.
 //! - `openat2` is refused with `ENOSYS`: its flags sit in the caller's memory, where the
 //!   filter cannot read them, and callers fall back to `openat` (it is new in Linux 5.6).
 //!
 //! Everything else runs untouched. A call through a foreign ABI or with an x32 number is
 //! refused here too, as by the deny-list filter.
 
+use jaula_policy::seccomp::{CLONE_NAMESPACE_FLAGS, UNSHARE_NAMESPACE_FLAGS};
 use seccompiler::sock_filter;
 
 use crate::seccomp::bpf::{
@@ -49,6 +57,9 @@ pub(crate) struct GateSyscalls {
     pub(crate) opens: Vec<(u32, u32)>,
     /// Refused with ENOSYS: `openat2`.
     pub(crate) unsupported: Vec<u32>,
+    /// Notified when the low word of their first argument has any of the mask's bits:
+    /// `unshare` and `clone` with a namespace flag (the deny-list's masks).
+    pub(crate) namespaces: Vec<(u32, u32)>,
 }
 
 /// `O_WRONLY | O_RDWR | O_CREAT | O_TRUNC`: an open with none of these neither writes,
@@ -85,6 +96,8 @@ impl GateSyscalls {
                 // openat (flags in arg 2), open (flags in arg 1).
                 opens: vec![(257, 2), (2, 1)],
                 unsupported: vec![437],
+                // unshare, clone.
+                namespaces: vec![(272, UNSHARE_NAMESPACE_FLAGS), (56, CLONE_NAMESPACE_FLAGS)],
             },
             // include/uapi/asm-generic/unistd.h: no legacy forms.
             Arch::Aarch64 => GateSyscalls {
@@ -96,8 +109,15 @@ impl GateSyscalls {
                 paths: vec![38, 276, 34, 33, 36, 37, 35, 45],
                 opens: vec![(56, 2)],
                 unsupported: vec![437],
+                namespaces: vec![(97, UNSHARE_NAMESPACE_FLAGS), (220, CLONE_NAMESPACE_FLAGS)],
             },
         }
+    }
+
+    /// Whether `nr` is one of [`GateSyscalls::namespaces`]: a notification for it is a
+    /// namespace refused.
+    pub(crate) fn is_namespace_call(&self, nr: i64) -> bool {
+        self.namespaces.iter().any(|(n, _)| i64::from(*n) == nr)
     }
 
     fn notified(&self) -> Vec<u32> {
@@ -148,6 +168,14 @@ pub(crate) fn decide(
     if calls.unsupported.contains(&nr) {
         return GateVerdict::Errno(libc::ENOSYS);
     }
+    if let Some((_, mask)) = calls.namespaces.iter().find(|(n, _)| *n == nr) {
+        // Every namespace flag sits in the low word of the flags.
+        return if args[0] as u32 & mask != 0 {
+            GateVerdict::Notify
+        } else {
+            GateVerdict::Allow
+        };
+    }
     if let Some((_, arg)) = calls.opens.iter().find(|(n, _)| *n == nr) {
         // The kernel reads `int` flags: only the low word counts.
         return if args[*arg as usize] as u32 & WRITE_INTENT != 0 {
@@ -180,6 +208,8 @@ enum To {
     Refuse,
     /// The flags check of `opens[i]`.
     OpenCheck(usize),
+    /// The flags check of `namespaces[i]`.
+    NamespaceCheck(usize),
     SocketCheck,
 }
 
@@ -208,6 +238,9 @@ pub(crate) fn build(calls: &GateSyscalls) -> Vec<sock_filter> {
     for nr in &calls.unsupported {
         dispatch.push(Op::Jump(JMP_JEQ_K, *nr, Unsupported, Next));
     }
+    for (i, (nr, _)) in calls.namespaces.iter().enumerate() {
+        dispatch.push(Op::Jump(JMP_JEQ_K, *nr, NamespaceCheck(i), Next));
+    }
     for (i, (nr, _)) in calls.opens.iter().enumerate() {
         dispatch.push(Op::Jump(JMP_JEQ_K, *nr, OpenCheck(i), Next));
     }
@@ -220,6 +253,15 @@ pub(crate) fn build(calls: &GateSyscalls) -> Vec<sock_filter> {
             vec![
                 Op::Stmt(LD_W_ABS, data_arg_low(*arg)),
                 Op::Jump(JMP_JSET_K, WRITE_INTENT, Notify, Allow),
+            ],
+        ));
+    }
+    for (i, (_, mask)) in calls.namespaces.iter().enumerate() {
+        blocks.push((
+            NamespaceCheck(i),
+            vec![
+                Op::Stmt(LD_W_ABS, data_arg_low(0)),
+                Op::Jump(JMP_JSET_K, *mask, Notify, Allow),
             ],
         ));
     }

@@ -286,6 +286,55 @@ fn the_native_numbers_are_libcs() {
     assert_eq!(c.paths, paths);
     assert_eq!(c.opens, opens);
     assert_eq!(c.unsupported, vec![nr(libc::SYS_openat2)]);
+    let numbers: Vec<u32> = c.namespaces.iter().map(|(n, _)| *n).collect();
+    assert_eq!(numbers, [nr(libc::SYS_unshare), nr(libc::SYS_clone)]);
+}
+
+/// `unshare` and `clone` wait for the supervisor exactly when they ask for a namespace (a
+/// bit of the deny-list's mask in the low word), on every architecture's table; without
+/// one (a plain fork, `unshare(CLONE_FILES)`) they run unexamined.
+#[test]
+fn namespace_calls_are_notified_exactly_when_they_ask_for_a_namespace() {
+    use jaula_policy::seccomp::{Arch, CLONE_NAMESPACE_FLAGS, CLONE_NEWTIME};
+    for arch in [Arch::X86_64, Arch::Aarch64] {
+        let c = GateSyscalls::for_arch(arch);
+        let program = build(&c);
+        for &(nr, mask) in &c.namespaces {
+            let mut values = vec![
+                0u64,
+                libc::SIGCHLD as u64,
+                (libc::CLONE_VM | libc::CLONE_FILES | libc::SIGCHLD) as u64,
+                libc::CLONE_FILES as u64,
+                u64::from(CLONE_NEWTIME),
+                1 << 40,
+            ];
+            for bit in 0..32 {
+                if CLONE_NAMESPACE_FLAGS & (1 << bit) != 0 {
+                    values.push(1 << bit);
+                    values.push((1 << bit) | libc::SIGCHLD as u64 | (1 << 40));
+                }
+            }
+            for v in values {
+                let args = [v, 0, 0, 0, 0, 0];
+                let want = if v as u32 & mask != 0 {
+                    GateVerdict::Notify
+                } else {
+                    GateVerdict::Allow
+                };
+                assert_eq!(
+                    decide(&c, c.audit_arch, nr as i32, &args),
+                    want,
+                    "{arch:?} {nr} {v:#x}"
+                );
+                assert_eq!(
+                    Action::from_ret(evaluate(&program, c.audit_arch, nr as i32, &args).unwrap()),
+                    as_action(want),
+                    "{arch:?} {nr} {v:#x}"
+                );
+            }
+            assert!(c.is_namespace_call(i64::from(nr)));
+        }
+    }
 }
 
 /// The aarch64 filter, built on whatever host runs the tests, answers as its reference on

@@ -42,6 +42,25 @@ pub(crate) struct GateCounts {
     pub(crate) files: u64,
     /// Of all those, the ones refused.
     pub(crate) refused: u64,
+    /// `unshare` and `clone` asking for a new namespace, every one refused: a sandbox of
+    /// the command's own (bubblewrap) trying to start.
+    pub(crate) namespaces: u64,
+}
+
+impl GateCounts {
+    /// The one line `jaula run` prints when the command ends after a namespace was refused,
+    /// if one was.
+    pub(crate) fn nested_sandbox_line(&self) -> Option<String> {
+        (self.namespaces > 0).then(|| {
+            format!(
+                "jaula: the command tried to create new namespaces ({} refused): a sandbox of \
+                 its own (bubblewrap, as under Codex) cannot start inside the cage; run it \
+                 with that sandbox off (codex --sandbox danger-full-access), jaula is the \
+                 sandbox (README, \"Agents in the cage\")",
+                self.namespaces
+            )
+        })
+    }
 }
 
 impl std::fmt::Display for GateCounts {
@@ -50,7 +69,11 @@ impl std::fmt::Display for GateCounts {
             f,
             "answered {} connect(s), {} bind(s) and {} call(s) on named files; refused {}",
             self.connects, self.binds, self.files, self.refused
-        )
+        )?;
+        if self.namespaces > 0 {
+            write!(f, "; refused {} new namespace(s)", self.namespaces)?;
+        }
+        Ok(())
     }
 }
 
@@ -74,6 +97,9 @@ pub(crate) struct Supervisor {
     workers: Workers,
     /// The plan's write splits this supervisor's Landlock domain grants whole, if any.
     split: Option<super::TakenSplit>,
+    /// The filter's namespace calls (`unshare`, `clone`): only ever notified when they ask
+    /// for a namespace, and always refused.
+    namespace_calls: super::filter::GateSyscalls,
 }
 
 /// What to do with one notification. Every notification gets an answer: only a caller
@@ -105,6 +131,8 @@ impl Supervisor {
         record: Option<std::fs::File>,
     ) -> io::Result<Self> {
         let home_dir = sys::open_path(Path::new("."), libc::O_PATH | libc::O_DIRECTORY)?;
+        let namespace_calls = super::filter::GateSyscalls::native()
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOSYS))?;
         Ok(Supervisor {
             listener: Arc::new(listener),
             diag,
@@ -117,6 +145,7 @@ impl Supervisor {
             counts: GateCounts::default(),
             workers: Workers::new(MAX_WORKERS),
             split,
+            namespace_calls,
         })
     }
 
@@ -147,6 +176,15 @@ impl Supervisor {
     }
 
     fn answer(&mut self, notif: &libc::seccomp_notif) -> Answer {
+        // A new namespace is refused as the deny-list refuses it, whoever asks: nothing of
+        // the caller needs reading, and the call never runs.
+        if self
+            .namespace_calls
+            .is_namespace_call(i64::from(notif.data.nr))
+        {
+            self.counts.namespaces += 1;
+            return Answer::Now(Err(libc::EPERM));
+        }
         let tid = notif.pid;
         let args = notif.data.args;
         // A failure here is answered with its errno (EMFILE, ENFILE, ENOMEM): the caller

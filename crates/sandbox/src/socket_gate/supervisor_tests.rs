@@ -102,3 +102,15 @@ fn a_bind_stays_on_the_supervisors_thread_only_for_plain_words_into_the_director
     // Other words reaching it (a symlink the lookup followed) are not the directory's.
     assert!(!names_entry_of(cwd, b"/h/link/hub.sock", runtime));
 }
+
+/// No namespace refused, no line; any, one line naming the count and the remedy.
+#[test]
+fn the_nested_sandbox_line_is_one_line_and_only_after_a_refusal() {
+    let mut counts = GateCounts::default();
+    assert_eq!(counts.nested_sandbox_line(), None);
+    counts.namespaces = 3;
+    let line = counts.nested_sandbox_line().unwrap();
+    assert!(line.starts_with("jaula: the command tried to create new namespaces (3 refused)"));
+    assert!(line.contains("--sandbox danger-full-access"), "{line}");
+    assert!(!line.contains('\n'));
+}
