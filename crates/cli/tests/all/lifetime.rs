@@ -363,7 +363,7 @@ fn ps_lists_a_window_that_outlives_its_command_and_stop_ends_it() {
 /// listener), never open. The helper reports on a FIFO it opened while the gate lived.
 #[test]
 fn a_killed_supervisor_leaves_a_dead_cage_that_fails_closed() {
-    const REPORTS_ON_FD_3: &str = "exec 3> out.fifo; read word < in.fifo; \
+    const REPORTS_ON_FD_3: &str = "exec 3> out.fifo; echo ready >&3; read word < in.fifo; \
         if (: > /dev/null) 2>&3; then echo devnull-ok >&3; else echo devnull-failed >&3; fi; \
         if (echo x > .envrc) 2>&3; then echo envrc-WRITTEN >&3; fi";
     for user in USERS {
@@ -381,8 +381,14 @@ fn a_killed_supervisor_leaves_a_dead_cage_that_fails_closed() {
             .status()
             .unwrap();
         assert_eq!(status.code(), Some(7));
-        // The helper's report channel, opened before its supervisor goes.
-        let mut report = fs::File::open(tree.repo.join("out.fifo")).unwrap();
+        // The helper's report channel, opened before its supervisor goes: the helper holds
+        // it once its first line arrives (the supervisor opens the FIFO for it and then
+        // hands the descriptor over; killed in between, the helper would hold nothing).
+        let mut report =
+            std::io::BufReader::new(fs::File::open(tree.repo.join("out.fifo")).unwrap());
+        let mut ready = String::new();
+        std::io::BufRead::read_line(&mut report, &mut ready).unwrap();
+        assert_eq!(ready, "ready\n");
         let cage = tree
             .cages()
             .into_iter()
