@@ -101,11 +101,10 @@ pub(super) fn is_git_like(dir: BorrowedFd<'_>) -> bool {
     exists(dir, b"HEAD") || (exists(dir, b"objects") && exists(dir, b"refs"))
 }
 
-/// Whether `dir` (whose path is `path`) is the `hooks` directory of a git-like directory.
-fn is_hooks_dir(dir: BorrowedFd<'_>, path: &Path) -> Result<bool, i32> {
-    if path.file_name() != Some(OsStr::new("hooks")) {
-        return Ok(false);
-    }
+/// Whether `dir` is the entry `name` of its parent, and that parent is git-like: the
+/// directory reached by `..` still holds `dir` under that name (not a directory moved
+/// away, or reached through another path).
+fn is_named_in_git_dir(dir: BorrowedFd<'_>, name: &OsStr) -> Result<bool, i32> {
     let up = rustix::fs::openat(
         dir,
         "..",
@@ -114,12 +113,20 @@ fn is_hooks_dir(dir: BorrowedFd<'_>, path: &Path) -> Result<bool, i32> {
     )
     .map_err(errno)?;
     let here = rustix::fs::fstat(dir).map_err(errno)?;
-    let named = match rustix::fs::statat(&up, "hooks", AtFlags::SYMLINK_NOFOLLOW) {
+    let named = match rustix::fs::statat(&up, name, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(s) => s,
         Err(rustix::io::Errno::NOENT) => return Ok(false),
         Err(e) => return Err(errno(e)),
     };
     Ok((named.st_dev, named.st_ino) == (here.st_dev, here.st_ino) && is_git_like(up.as_fd()))
+}
+
+/// Whether `dir` (whose path is `path`) is the `hooks` directory of a git-like directory.
+fn is_hooks_dir(dir: BorrowedFd<'_>, path: &Path) -> Result<bool, i32> {
+    if path.file_name() != Some(OsStr::new("hooks")) {
+        return Ok(false);
+    }
+    is_named_in_git_dir(dir, OsStr::new("hooks"))
 }
 
 fn is_hook_name(name: &[u8]) -> bool {
@@ -142,20 +149,7 @@ fn is_todo_list(dir: BorrowedFd<'_>, dir_path: &Path, name: &[u8]) -> Result<boo
     {
         return Ok(false);
     }
-    let up = rustix::fs::openat(
-        dir,
-        "..",
-        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(errno)?;
-    let here = rustix::fs::fstat(dir).map_err(errno)?;
-    let named = match rustix::fs::statat(&up, dir_name, AtFlags::SYMLINK_NOFOLLOW) {
-        Ok(s) => s,
-        Err(rustix::io::Errno::NOENT) => return Ok(false),
-        Err(e) => return Err(errno(e)),
-    };
-    Ok((named.st_dev, named.st_ino) == (here.st_dev, here.st_ino) && is_git_like(up.as_fd()))
+    is_named_in_git_dir(dir, dir_name)
 }
 
 const TODO_BY_RENAME: &str =
