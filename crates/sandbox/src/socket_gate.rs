@@ -25,6 +25,7 @@ mod lifetime;
 mod peers;
 mod supervisor;
 mod sys;
+mod tasks;
 mod unreachable;
 pub mod write_refusals;
 

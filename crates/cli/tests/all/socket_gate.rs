@@ -378,6 +378,67 @@ fn file_calls_answer_as_they_do_uncaged() {
     }
 }
 
+/// Every file, directory, FIFO and socket the gate makes carries the umask of the thread
+/// that asked, as the kernel would apply it: the supervisor keeps each process's mask and
+/// learns of every change from the notified `umask` call, so the masks set here (before
+/// and after a thread's first call, in a thread started before the change, in a forked
+/// child) must give the modes an uncaged run gives.
+const UMASKS: &str = r#"
+import os, socket, threading
+os.makedirs("masks", exist_ok=True)
+os.chdir("masks")
+def mode(p): return oct(os.stat(p).st_mode & 0o777)
+def make(tag):
+    os.close(os.open(f"f-{tag}", os.O_WRONLY | os.O_CREAT, 0o666))
+    os.mkdir(f"d-{tag}", 0o777)
+    os.mkfifo(f"p-{tag}", 0o666)
+    s = socket.socket(socket.AF_UNIX); s.bind(f"s-{tag}"); s.close()
+    print(tag, mode(f"f-{tag}"), mode(f"d-{tag}"), mode(f"p-{tag}"), mode(f"s-{tag}"), flush=True)
+os.umask(0o077); make("077")
+os.umask(0o002); make("002")
+go, ready = threading.Event(), threading.Event()
+def later():
+    ready.set(); go.wait(); make("thread-after-027")
+t = threading.Thread(target=later); t.start(); ready.wait()
+os.umask(0o027); go.set(); t.join()
+def seen_then_changed():
+    make("thread-027")
+    os.umask(0o007)
+    make("thread-007")
+t = threading.Thread(target=seen_then_changed); t.start(); t.join()
+make("main-after-thread-007")
+pid = os.fork()
+if pid == 0:
+    make("child-007"); os.umask(0o070); make("child-070"); os._exit(0)
+os.waitpid(pid, 0)
+make("parent-still-007")
+"#;
+
+#[test]
+fn the_gate_gives_every_file_it_makes_the_callers_umask() {
+    if !python_or_skip() {
+        return;
+    }
+    let (_k, home, repo) = home("gate-umask");
+    let uncaged = Command::new("python3")
+        .args(["-c", UMASKS])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    let want = lines(&uncaged);
+    assert_eq!(want.len(), 9, "{want:?}");
+    assert!(
+        want.contains(&"077 0o600 0o700 0o600 0o700".to_owned()),
+        "{want:?}"
+    );
+    fs::remove_dir_all(repo.join("masks")).unwrap();
+    for backend in BACKENDS {
+        let out = caged(backend, &home, &repo, UMASKS, &[]);
+        assert_eq!(lines(&out), want, "{backend}: {}", text(&out.stderr));
+        fs::remove_dir_all(repo.join("masks")).unwrap();
+    }
+}
+
 /// The supervisor opens files for the cage, but never its own: a path through its
 /// `/proc/<pid>` (the command's parent) is refused, for writing and for making names.
 /// Uncaged, a child may open its parent's descriptors this way.

@@ -28,8 +28,10 @@ const PROC_ROOT_INO: u64 = 1;
 #[derive(Debug)]
 pub(super) struct Caller {
     tid: u32,
-    /// Its process id, read from procfs only when a path names `/proc/self`.
+    /// Its process id, read from procfs only when a path names `/proc/self` (unless kept).
     tgid: std::cell::OnceCell<u32>,
+    /// Its `/proc/<tid>` directory and umask, when the supervisor keeps them (`tasks`).
+    kept: Option<(std::sync::Arc<OwnedFd>, libc::mode_t)>,
 }
 
 /// A path with every component but the last resolved: the last name is looked up in
@@ -99,7 +101,48 @@ impl Caller {
         Caller {
             tid,
             tgid: std::cell::OnceCell::new(),
+            kept: None,
         }
+    }
+
+    /// A caller whose process id, `/proc/<tid>` directory and umask the supervisor keeps.
+    pub(crate) fn kept(
+        tid: u32,
+        tgid: u32,
+        dir: std::sync::Arc<OwnedFd>,
+        umask: libc::mode_t,
+    ) -> Caller {
+        Caller {
+            tid,
+            tgid: std::cell::OnceCell::from(tgid),
+            kept: Some((dir, umask)),
+        }
+    }
+
+    /// The caller's working directory, as an `O_PATH` descriptor.
+    pub(crate) fn cwd(&self) -> Result<OwnedFd, i32> {
+        match &self.kept {
+            Some((dir, _)) => open_path(dir.as_fd(), b"cwd", OFlags::DIRECTORY),
+            None => open_path(
+                rustix::fs::CWD,
+                format!("/proc/{}/cwd", self.tid).as_bytes(),
+                OFlags::DIRECTORY,
+            ),
+        }
+    }
+
+    /// The caller's umask: kept, or read from `/proc/<tid>/status`. When it cannot be read
+    /// (the supervisor is out of descriptors or memory) the call fails with that errno
+    /// rather than make a file more open than the caller asked.
+    pub(crate) fn umask(&self) -> Result<libc::mode_t, i32> {
+        if let Some((_, mask)) = self.kept {
+            return Ok(mask);
+        }
+        let status = std::fs::read(format!("/proc/{}/status", self.tid))
+            .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+        super::tasks::parse_status(&status)
+            .map(|(_, mask)| mask)
+            .ok_or(libc::ESRCH)
     }
 
     pub(crate) fn tid(&self) -> u32 {

@@ -975,6 +975,9 @@ fn open_found(file: OwnedFd, kind: u32, flags: i32) -> Result<FileAnswer, (i32, 
 pub(super) struct FileCalls<'a, 'g> {
     pub(crate) caller: &'a Caller,
     pub(crate) pidfd: BorrowedFd<'a>,
+    /// `Ok` while the caller still waits in its call: asked after everything of the
+    /// caller is read and before the supervisor acts (see `supervisor::Pending`).
+    pub(crate) confirm: &'a dyn Fn() -> Result<(), i32>,
     pub(crate) guard: Guard<'g>,
 }
 
@@ -1054,11 +1057,7 @@ impl FileCalls<'_, '_> {
                 .map_err(errno);
         }
         if dir == libc::AT_FDCWD {
-            sys::open_path(
-                std::path::Path::new(&format!("/proc/{}/cwd", self.caller.tid())),
-                libc::O_PATH | libc::O_DIRECTORY,
-            )
-            .map_err(errno)
+            self.caller.cwd()
         } else {
             sys::pidfd_getfd(self.pidfd, dir).map_err(errno)
         }
@@ -1098,13 +1097,15 @@ impl FileCalls<'_, '_> {
                         .plan_git_new(&entry, &path, Made::File, "create of")?
                         == Plan::CreateEmpty
                     {
+                        (self.confirm)()?;
                         return self.create_empty_config(&entry, flags, mode);
                     }
                     // O_NONBLOCK unless the caller asked for it: the name may have been
                     // made meanwhile (a FIFO, a leased file), and the main thread must not
                     // wait for it.
                     let added = flags & libc::O_NONBLOCK == 0;
-                    let made = with_caller_umask(self.caller.tid(), || {
+                    (self.confirm)()?;
+                    let made = with_caller_umask(self.caller, || {
                         rustix::fs::openat(
                             entry.parent.as_fd(),
                             entry.name.as_slice(),
@@ -1159,6 +1160,7 @@ impl FileCalls<'_, '_> {
                         self.guard.check_file(file.as_fd(), parent, "write to")?;
                         "write to"
                     };
+                    (self.confirm)()?;
                     return open_found(file, kind, flags).map_err(|(e, file)| {
                         self.guard
                             .kernel_on_file(e, file.as_fd(), Access::Write, verb);
@@ -1178,7 +1180,7 @@ impl FileCalls<'_, '_> {
         flags: i32,
         mode: u32,
     ) -> Result<FileAnswer, i32> {
-        let fd = with_caller_umask(self.caller.tid(), || {
+        let fd = with_caller_umask(self.caller, || {
             rustix::fs::openat(
                 entry.parent.as_fd(),
                 entry.name.as_slice(),
@@ -1213,12 +1215,11 @@ impl FileCalls<'_, '_> {
         }
         self.guard.check_git_new(&entry, &path, made, "create of")?;
         let name = name_of(&entry);
-        with_caller_umask(self.caller.tid(), || make(entry.parent.as_fd(), &name))?.inspect_err(
-            |&e| {
-                self.guard
-                    .kernel_on_entry(e, &entry, Access::Create, "create of");
-            },
-        )
+        (self.confirm)()?;
+        with_caller_umask(self.caller, || make(entry.parent.as_fd(), &name))?.inspect_err(|&e| {
+            self.guard
+                .kernel_on_entry(e, &entry, Access::Create, "create of");
+        })
     }
 
     fn link(
@@ -1259,6 +1260,7 @@ impl FileCalls<'_, '_> {
         self.guard.check_on_the_way(&entry, "create of")?;
         self.guard
             .check_git_new(&entry, &path, Made::Other, "create of")?;
+        (self.confirm)()?;
         rustix::fs::linkat(
             rustix::fs::CWD,
             reopen_path(source.as_fd()),
@@ -1282,6 +1284,7 @@ impl FileCalls<'_, '_> {
             self.guard
                 .check_widened_holder(&entry_path(&entry)?, "removal of")?;
         }
+        (self.confirm)()?;
         rustix::fs::unlinkat(
             entry.parent.as_fd(),
             name_of(&entry),
@@ -1310,6 +1313,7 @@ impl FileCalls<'_, '_> {
         let parent = parent.as_ref().map(|p| p.as_fd());
         self.guard
             .check_file(file.as_fd(), parent, "truncation of")?;
+        (self.confirm)()?;
         // O_NONBLOCK: a leased file's open would wait for the lease break (truncate(2)
         // itself calls break_lease too); that wait is a worker's.
         let writable = match reopen(file.as_fd(), libc::O_WRONLY | libc::O_NONBLOCK) {
@@ -1353,6 +1357,7 @@ impl FileCalls<'_, '_> {
             self.guard.check_on_the_way(entry, verb)?;
             self.guard.check_widened_holder(&path, verb)?;
         }
+        (self.confirm)()?;
         if self.guard.rename_git(&from, &to, flags)? {
             return Ok(());
         }
@@ -1381,26 +1386,13 @@ impl FileCalls<'_, '_> {
 
 /// Run `make` with the caller's umask, as the kernel would apply it to the caller's own
 /// call. Only the supervisor's main thread makes files (a worker only reopens a pinned
-/// one), so the process-wide umask is safe to switch. When the umask cannot be read (the
-/// supervisor is out of descriptors or memory) the call fails with that errno rather than
-/// make a file more open than the caller asked.
-fn with_caller_umask<T>(tid: u32, make: impl FnOnce() -> T) -> Result<T, i32> {
-    let mask = caller_umask(tid)?;
+/// one), so the process-wide umask is safe to switch.
+fn with_caller_umask<T>(caller: &Caller, make: impl FnOnce() -> T) -> Result<T, i32> {
+    let mask = caller.umask()?;
     let old = sys::set_umask(mask);
     let out = make();
     sys::set_umask(old);
     Ok(out)
-}
-
-/// The caller's umask, from `/proc/TID/status` (Linux 4.7+; 0o022 if the line is absent).
-pub(super) fn caller_umask(tid: u32) -> Result<libc::mode_t, i32> {
-    let status = std::fs::read_to_string(format!("/proc/{tid}/status"))
-        .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
-    Ok(status
-        .lines()
-        .find_map(|l| l.strip_prefix("Umask:"))
-        .and_then(|v| libc::mode_t::from_str_radix(v.trim(), 8).ok())
-        .unwrap_or(0o022))
 }
 
 #[cfg(test)]

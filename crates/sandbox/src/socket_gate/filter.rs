@@ -27,6 +27,8 @@
 //!   the deny-list leaves these two rules to this filter
 //!   ([`crate::seccomp::install_beside_gate`]); the answer does not change, and without
 //!   a listener the kernel fails the call with `ENOSYS`, never lets it run.
+//! - `umask`, only to be seen: the supervisor notes the new mask (for the files it makes
+//!   on the caller's behalf) and lets the call run as made.
 //! - `openat2` is refused with `ENOSYS`: its flags sit in the caller's memory, where the
 //!   filter cannot read them, and callers fall back to `openat` (it is new in Linux 5.6).
 //!
@@ -49,6 +51,9 @@ pub(crate) struct GateSyscalls {
     pub(crate) bind: u32,
     pub(crate) socket: u32,
     pub(crate) socketpair: u32,
+    /// `umask`: notified so the supervisor learns each process's mask as it changes (and
+    /// lets the call run as made), instead of reading `/proc` for every file it makes.
+    pub(crate) umask: u32,
     /// Always notified besides `connect` and `bind`: the renames, the calls that make or
     /// remove a name, `creat` and `truncate`.
     pub(crate) paths: Vec<u32>,
@@ -87,6 +92,7 @@ impl GateSyscalls {
                 bind: 49,
                 socket: 41,
                 socketpair: 53,
+                umask: 95,
                 // renameat, renameat2, mkdirat, mknodat, symlinkat, linkat, unlinkat,
                 // truncate; then the legacy rename, mkdir, mknod, symlink, link, unlink,
                 // rmdir, creat.
@@ -106,6 +112,7 @@ impl GateSyscalls {
                 bind: 200,
                 socket: 198,
                 socketpair: 199,
+                umask: 166,
                 paths: vec![38, 276, 34, 33, 36, 37, 35, 45],
                 opens: vec![(56, 2)],
                 unsupported: vec![437],
@@ -121,7 +128,7 @@ impl GateSyscalls {
     }
 
     fn notified(&self) -> Vec<u32> {
-        let mut out = vec![self.connect, self.bind];
+        let mut out = vec![self.connect, self.bind, self.umask];
         out.extend(&self.paths);
         out
     }

@@ -283,6 +283,7 @@ fn the_native_numbers_are_libcs() {
         ]);
         opens.push((nr(libc::SYS_open), 1));
     }
+    assert_eq!(c.umask, nr(libc::SYS_umask));
     assert_eq!(c.paths, paths);
     assert_eq!(c.opens, opens);
     assert_eq!(c.unsupported, vec![nr(libc::SYS_openat2)]);

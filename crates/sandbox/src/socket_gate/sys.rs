@@ -138,6 +138,76 @@ pub(crate) fn notif_send(
     cvt(ret.into()).map(|_| ())
 }
 
+/// Ask the kernel to wake the supervisor on the caller's CPU, and the caller on the
+/// supervisor's (`SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP`, Linux 6.6): a gated call is a strict
+/// hand-off, one side sleeps while the other runs, and the cross-CPU wake-up was half of
+/// its cost. `Err` on an older kernel, where calls only take longer.
+pub(crate) fn notif_set_sync_wake_up(listener: BorrowedFd<'_>) -> io::Result<()> {
+    const SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: u64 = 1;
+    // SAFETY: the ioctl takes its flags by value and touches no memory of ours.
+    let ret = unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_SET_FLAGS,
+            SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP,
+        )
+    };
+    cvt(ret.into()).map(|_| ())
+}
+
+/// Let notification `id`'s call run as the caller made it
+/// (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`): only for a call the supervisor merely observes
+/// (`umask`), never for one it decides on, since the kernel reads the arguments again.
+pub(crate) fn notif_continue(listener: BorrowedFd<'_>, id: u64) -> io::Result<()> {
+    let resp = libc::seccomp_notif_resp {
+        id,
+        val: 0,
+        error: 0,
+        flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+    };
+    // SAFETY: the ioctl reads one seccomp_notif_resp from `resp`.
+    let ret = unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_SEND,
+            &resp as *const libc::seccomp_notif_resp,
+        )
+    };
+    cvt(ret.into()).map(|_| ())
+}
+
+/// A pidfd that pins exactly the task `tid` (`PIDFD_THREAD`, Linux 6.9, or a thread-group
+/// leader's own pidfd), so that it reports that task's exit and no other's; `None` when
+/// the kernel can only give the group's.
+pub(crate) fn pidfd_for_exact_task(tid: u32) -> io::Result<Option<OwnedFd>> {
+    let open = |pid: libc::pid_t, flags: libc::c_uint| {
+        // SAFETY: pidfd_open takes two integers and returns a new descriptor or -1.
+        owned(unsafe { libc::syscall(libc::SYS_pidfd_open, pid, flags) })
+    };
+    let pid = libc::pid_t::try_from(tid).map_err(|_| io::Error::from_raw_os_error(libc::ESRCH))?;
+    match open(pid, libc::PIDFD_THREAD) {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => match open(pid, 0) {
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(None),
+            other => other.map(Some),
+        },
+        other => other.map(Some),
+    }
+}
+
+/// Whether the task behind `pidfd` has exited (its pidfd is readable then).
+pub(crate) fn has_exited(pidfd: BorrowedFd<'_>) -> bool {
+    let mut fds = [libc::pollfd {
+        fd: pidfd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    }];
+    // SAFETY: `fds` is one valid pollfd that outlives the call; a zero timeout never waits.
+    let ret = unsafe { libc::poll(fds.as_mut_ptr(), 1, 0) };
+    // A poll that fails says nothing about the task: treat it as gone, which only costs a
+    // fresh look.
+    ret != 0
+}
+
 /// `len` bytes at `addr` in task `tid`'s memory.
 pub(crate) fn read_memory(tid: u32, addr: u64, len: usize) -> io::Result<Vec<u8>> {
     let mut buf = vec![0u8; len];
@@ -636,10 +706,10 @@ pub(crate) fn renameat2(
     }
 }
 
-/// Install `fd` in the caller of notification `id` and answer the call with its number
-/// there, in one step (`SECCOMP_ADDFD_FLAG_SEND`, Linux 5.14): the caller's `open`
-/// returns the file the supervisor opened. `cloexec` sets `FD_CLOEXEC` on the new number.
-pub(crate) fn notif_addfd_send(
+/// Install `fd` in the caller of notification `id` (without answering the call): its
+/// number there. Answered after by `notif_send` with that number: two steps, but each a
+/// plain hand-off the sync wake-up speeds up (see `supervisor::send_file`).
+pub(crate) fn notif_addfd(
     listener: BorrowedFd<'_>,
     id: u64,
     fd: BorrowedFd<'_>,
@@ -647,7 +717,7 @@ pub(crate) fn notif_addfd_send(
 ) -> io::Result<i32> {
     let addfd = libc::seccomp_notif_addfd {
         id,
-        flags: libc::SECCOMP_ADDFD_FLAG_SEND as u32,
+        flags: 0,
         srcfd: fd.as_raw_fd() as u32,
         newfd: 0,
         newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
