@@ -43,6 +43,20 @@ pub(super) struct Entry {
     pub(crate) name: Vec<u8>,
     /// The path ended with a slash: the entry must be a directory.
     pub(crate) dir_only: bool,
+    /// The entry's path as the kernel names `parent` (with `name` joined), once asked:
+    /// the guard's checks each need it, and each reading costs a `readlink`.
+    pub(crate) path: std::cell::OnceCell<std::path::PathBuf>,
+}
+
+impl Entry {
+    pub(crate) fn new(parent: OwnedFd, name: Vec<u8>, dir_only: bool) -> Entry {
+        Entry {
+            parent,
+            name,
+            dir_only,
+            path: std::cell::OnceCell::new(),
+        }
+    }
 }
 
 /// The last component, looked up.
@@ -179,11 +193,7 @@ impl Caller {
         let mut queue: VecDeque<Vec<u8>> = components(path).map(<[u8]>::to_vec).collect();
         loop {
             let Some(name) = queue.pop_front() else {
-                return Ok(Entry {
-                    parent: dir,
-                    name: b".".to_vec(),
-                    dir_only: true,
-                });
+                return Ok(Entry::new(dir, b".".to_vec(), true));
             };
             if let Some(alias) = self.proc_alias(dir.as_fd(), &name)? {
                 for (i, part) in alias.into_iter().enumerate() {
@@ -192,11 +202,7 @@ impl Caller {
                 continue;
             }
             if queue.is_empty() && name != b".." {
-                return Ok(Entry {
-                    parent: dir,
-                    name,
-                    dir_only,
-                });
+                return Ok(Entry::new(dir, name, dir_only));
             }
             dir = self.step(dir, &name, links, &mut queue)?;
         }

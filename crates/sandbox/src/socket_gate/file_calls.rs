@@ -444,6 +444,16 @@ impl Guard<'_> {
         Ok(path)
     }
 
+    /// [`Guard::check_entry`] for a creation at an entry the caller's lookup just found
+    /// missing: there is no file to know by identity, only the directory. (No other
+    /// gated call runs between that lookup and this call's own creation.)
+    fn check_missing_entry(&mut self, entry: &Entry, verb: &str) -> Result<PathBuf, i32> {
+        let path = entry_path(entry)?;
+        self.check(&path, Access::Create, verb)?;
+        self.check_ids(&path, None, Some(entry.parent.as_fd()), verb)?;
+        Ok(path)
+    }
+
     /// `EACCES` when a name other than a directory (a symlink, a file, a node, a socket, a
     /// hard link) would be made at `entry` while a protected path lies beneath that name:
     /// `ln -s mine .claude` then `.claude/settings.json` written into `mine/` leaves the
@@ -880,12 +890,16 @@ pub(super) fn path_of(fd: BorrowedFd<'_>) -> Result<PathBuf, i32> {
 }
 
 fn entry_path(entry: &Entry) -> Result<PathBuf, i32> {
+    if let Some(path) = entry.path.get() {
+        return Ok(path.clone());
+    }
     let dir = path_of(entry.parent.as_fd())?;
-    Ok(if entry.name == b"." {
+    let path = if entry.name == b"." {
         dir
     } else {
         dir.join(OsStr::from_bytes(&entry.name))
-    })
+    };
+    Ok(entry.path.get_or_init(|| path).clone())
 }
 
 /// The entry's name as the kernel should see it: with its trailing slash, which asks
@@ -1088,9 +1102,7 @@ impl FileCalls<'_, '_> {
                     if entry.dir_only {
                         return Err(libc::EISDIR);
                     }
-                    let path = self
-                        .guard
-                        .check_entry(&entry, Access::Create, "create of")?;
+                    let path = self.guard.check_missing_entry(&entry, "create of")?;
                     self.guard.check_on_the_way(&entry, "create of")?;
                     if self
                         .guard

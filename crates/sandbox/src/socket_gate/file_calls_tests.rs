@@ -126,11 +126,8 @@ fn a_trailing_slash_is_given_back_to_the_kernel_only_for_a_real_name() {
     let dir = tempfile::tempdir().unwrap();
     let parent =
         rustix::fs::open(dir.path(), OFlags::PATH | OFlags::DIRECTORY, Mode::empty()).unwrap();
-    let entry = |name: &[u8], dir_only| Entry {
-        parent: parent.try_clone().unwrap(),
-        name: name.to_vec(),
-        dir_only,
-    };
+    let entry =
+        |name: &[u8], dir_only| Entry::new(parent.try_clone().unwrap(), name.to_vec(), dir_only);
     assert_eq!(name_of(&entry(b"d", true)), b"d/");
     assert_eq!(name_of(&entry(b"d", false)), b"d");
     assert_eq!(name_of(&entry(b".", true)), b".");
@@ -160,11 +157,11 @@ fn on_the_way(
         refused: &mut refused,
         widened: &[],
     };
-    let entry = Entry {
-        parent: rustix::fs::open(dir, OFlags::PATH | OFlags::DIRECTORY, Mode::empty()).unwrap(),
-        name: name.as_bytes().to_vec(),
-        dir_only: false,
-    };
+    let entry = Entry::new(
+        rustix::fs::open(dir, OFlags::PATH | OFlags::DIRECTORY, Mode::empty()).unwrap(),
+        name.as_bytes().to_vec(),
+        false,
+    );
     let answer = guard.check_on_the_way(&entry, "create of");
     assert_eq!(refused, u64::from(answer.is_err()));
     answer
