@@ -301,12 +301,20 @@ pub(crate) trait CommandEnded {
 /// them, are passed on to the command while it lives; SIGINT and SIGQUIT are left to the
 /// terminal, which sends them to the command's process group itself. After the command
 /// ends they are ignored: a closed window must not take a helper's gate with it.
+///
+/// The calls are served by threads of their own ([`Supervisor::serve_until_hang_up`]), one
+/// per CPU, so calls of different processes and threads proceed at once; this thread only
+/// waits for signals and for the listener's hang-up. When no serving thread can be
+/// started (the cage's process limit), this thread serves the calls itself, one at a time.
 pub(crate) fn supervise(
-    mut supervisor: Supervisor,
+    supervisor: Supervisor,
     command: libc::pid_t,
     blocked: &sys::Blocked,
     ended: &mut dyn CommandEnded,
 ) -> io::Result<()> {
+    let supervisor = std::sync::Arc::new(supervisor);
+    let servers = start_servers(&supervisor);
+    let serving_here = servers.is_empty();
     let signals = sys::SignalFd::new(blocked)?;
     let mut listening = true;
     let mut command_alive = true;
@@ -326,7 +334,8 @@ pub(crate) fn supervise(
                 } else {
                     -1
                 },
-                events: libc::POLLIN,
+                // Hang-up is always reported; notifications only when this thread serves.
+                events: if serving_here { libc::POLLIN } else { 0 },
                 revents: 0,
             },
         ];
@@ -336,7 +345,7 @@ pub(crate) fn supervise(
             }
             return Err(e);
         }
-        if fds[1].revents & libc::POLLIN != 0 {
+        if serving_here && fds[1].revents & libc::POLLIN != 0 {
             supervisor.serve_one()?;
         } else if fds[1].revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
             // No process is left under the filter: nothing more will ask.
@@ -365,7 +374,39 @@ pub(crate) fn supervise(
             }
         }
     }
+    // Every serving thread returns once the listener has hung up.
+    for server in servers {
+        let _ = server.join();
+    }
     Ok(())
+}
+
+/// The most threads that serve the cage's calls.
+const MAX_SERVERS: usize = 8;
+
+/// Start the threads that serve the cage's calls: one per CPU this process may run on
+/// (at least two, so a call waiting for the exclusive lock on names never leaves the
+/// cage unserved), up to [`MAX_SERVERS`]. Fewer when the process limit refuses more.
+fn start_servers(supervisor: &std::sync::Arc<Supervisor>) -> Vec<std::thread::JoinHandle<()>> {
+    let wanted = std::thread::available_parallelism()
+        .map_or(2, usize::from)
+        .clamp(2, MAX_SERVERS);
+    (0..wanted)
+        .map_while(|_| {
+            let supervisor = std::sync::Arc::clone(supervisor);
+            std::thread::Builder::new()
+                .name("jaula-gate".into())
+                .spawn(move || {
+                    // Its own working directory and umask: a bind's `fchdir` and a
+                    // creation's umask are this thread's alone. Without them it must not
+                    // serve.
+                    if sys::unshare_fs().is_ok() {
+                        supervisor.serve_until_hang_up();
+                    }
+                })
+                .ok()
+        })
+        .collect()
 }
 /// See [`sys::set_child_subreaper`].
 pub(crate) fn set_child_subreaper() -> io::Result<()> {

@@ -371,12 +371,37 @@ fn id_of(fd: BorrowedFd<'_>) -> Option<FileId> {
     rustix::fs::fstat(fd).ok().map(|s| (s.st_dev, s.st_ino))
 }
 
+/// The refusals the supervisor's threads have counted, and the paths they have named on
+/// stderr (each once).
+#[derive(Debug, Default)]
+pub(super) struct Reports {
+    named: std::sync::Mutex<std::collections::HashSet<PathBuf>>,
+    refused: std::sync::atomic::AtomicU64,
+}
+
+impl Reports {
+    /// One more refusal.
+    pub(super) fn count(&self) {
+        self.refused
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether `key` is named for the first time (the caller then prints it).
+    pub(super) fn first(&self, key: PathBuf) -> bool {
+        self.named.lock().is_ok_and(|mut named| named.insert(key))
+    }
+
+    /// The refusals so far.
+    pub(super) fn refused(&self) -> u64 {
+        self.refused.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
 /// What the guard decided and printed, shared with the connect side.
 pub(super) struct Guard<'a> {
     pub(crate) policy: &'a Policy,
     pub(crate) files: &'a ProtectedFiles,
-    pub(crate) reported: &'a mut std::collections::HashSet<PathBuf>,
-    pub(crate) refused: &'a mut u64,
+    pub(crate) reports: &'a Reports,
     /// The write-split directories this supervisor's Landlock domain grants whole (see
     /// `Plan::gate_split`): beneath them the guard answers for the split, so it refuses
     /// whatever `decide` denies, and it never moves or removes one of them.
@@ -404,12 +429,12 @@ impl Guard<'_> {
         let Some(protected) = held else {
             return Ok(());
         };
-        *self.refused += 1;
+        self.reports.count();
         let detail = format!(
             "it is within the protected path {} under another name",
             protected.display()
         );
-        if self.reported.insert(path.to_path_buf()) {
+        if self.reports.first(path.to_path_buf()) {
             eprintln!("jaula: refused {verb} {}: {detail}", path.display());
         }
         let protected = protected.clone();
@@ -478,12 +503,12 @@ impl Guard<'_> {
                 }
             }
         };
-        *self.refused += 1;
+        self.reports.count();
         let detail = format!(
             "only a directory may stand on the way to the protected path {}",
             held.display()
         );
-        if self.reported.insert(path.clone()) {
+        if self.reports.first(path.clone()) {
             eprintln!("jaula: refused {verb} {}: {detail}", path.display());
         }
         self.note_protected(&path, verb, WriteRule::PlantingGuard, detail, &held);
@@ -518,7 +543,7 @@ impl Guard<'_> {
         if decision.allowed || !(protected || self.is_widened(path)) {
             return Ok(());
         }
-        *self.refused += 1;
+        self.reports.count();
         let refusal = write_refusals::from_decision(
             self.policy,
             path,
@@ -526,7 +551,7 @@ impl Guard<'_> {
             write_refusals::call_of(verb),
             &decision,
         );
-        if self.reported.insert(path.to_path_buf()) {
+        if self.reports.first(path.to_path_buf()) {
             eprintln!(
                 "jaula: refused {verb} {}: {}",
                 path.display(),
@@ -542,11 +567,11 @@ impl Guard<'_> {
     /// `EACCES` and one stderr line (once per path and reason) for a git rule (see
     /// `git_dirs`).
     fn refuse_git(&mut self, path: &std::path::Path, verb: &str, why: &str) -> i32 {
-        *self.refused += 1;
+        self.reports.count();
         let mut key = path.as_os_str().to_owned();
         key.push("\0");
         key.push(why);
-        if self.reported.insert(PathBuf::from(key)) {
+        if self.reports.first(PathBuf::from(key)) {
             eprintln!("jaula: refused {verb} {}: {why}", path.display());
         }
         write_refusals::note(write_refusals::WriteRefusal {
@@ -784,7 +809,7 @@ impl Guard<'_> {
                             }
                         }
                     }
-                    if self.reported.insert(target.clone()) {
+                    if self.reports.first(target.clone()) {
                         eprintln!(
                             "jaula: refused write to {} (through its lock file {}): {}",
                             target.display(),
@@ -824,9 +849,9 @@ impl Guard<'_> {
         let Some(held) = self.widened.iter().find(|w| w.starts_with(path)) else {
             return Ok(());
         };
-        *self.refused += 1;
+        self.reports.count();
         let detail = format!("{} holds a sealed or protected path", held.display());
-        if self.reported.insert(path.to_path_buf()) {
+        if self.reports.first(path.to_path_buf()) {
             eprintln!("jaula: refused {verb} {}: {detail}", path.display());
         }
         write_refusals::note(write_refusals::WriteRefusal {
@@ -851,9 +876,9 @@ impl Guard<'_> {
         else {
             return Ok(());
         };
-        *self.refused += 1;
+        self.reports.count();
         let detail = format!("it would hold the protected path {}", held.path.display());
-        if self.reported.insert(path.to_path_buf()) {
+        if self.reports.first(path.to_path_buf()) {
             eprintln!("jaula: refused {verb} {}: {detail}", path.display());
         }
         let held = held.path.clone();
@@ -992,7 +1017,36 @@ pub(super) struct FileCalls<'a, 'g> {
     /// `Ok` while the caller still waits in its call: asked after everything of the
     /// caller is read and before the supervisor acts (see `supervisor::Pending`).
     pub(crate) confirm: &'a dyn Fn() -> Result<(), i32>,
+    /// The supervisor's lock on names (see [`Held`]).
+    pub(crate) names: &'a std::sync::RwLock<()>,
     pub(crate) guard: Guard<'g>,
+}
+
+/// A call's hold on the supervisor's lock on names, from before its checks until after
+/// it acts. The supervisor serves calls on several threads at once, and a check is only
+/// as good as the state it looked at: whether a directory is git-like, what a name on the
+/// way is, which names exist. So a call that can change that state for another call's
+/// check holds the lock exclusively: a rename, a hard link, a symlink, a directory's
+/// removal, and the making or removal of a name git reads (`git_dirs::is_git_state_name`:
+/// `HEAD`, `objects`, `refs`, `config`, `hooks`, a todo list, `.git`, ...), and a bind
+/// (the kernel resolves the address again after the check). Any other call (the making,
+/// writing, truncation or removal of an ordinary name) holds it shared: what it changes
+/// no other check reads, and it reads nothing another shared call changes. Everything
+/// else a call rests on is pinned (its directories and file by descriptor).
+pub(super) enum Held<'a> {
+    Shared(#[allow(dead_code)] std::sync::RwLockReadGuard<'a, ()>),
+    Exclusive(#[allow(dead_code)] std::sync::RwLockWriteGuard<'a, ()>),
+}
+
+/// Take the lock on names, exclusively when asked.
+pub(super) fn hold(names: &std::sync::RwLock<()>, exclusive: bool) -> Result<Held<'_>, i32> {
+    // A thread that panicked while holding it left nothing half-done that another check
+    // reads (each call's state is its own): go on.
+    Ok(if exclusive {
+        Held::Exclusive(names.write().unwrap_or_else(|e| e.into_inner()))
+    } else {
+        Held::Shared(names.read().unwrap_or_else(|e| e.into_inner()))
+    })
 }
 
 /// Attempts at an open whose last name changes under it (made or replaced by the caller
@@ -1013,16 +1067,18 @@ impl FileCalls<'_, '_> {
                 Err(e) => FileAnswer::Done(Err(e)),
             },
             FileCall::MakeDir { dir, path, mode } => {
-                done(self.make(dir, path, Made::Directory, |parent, name| {
-                    rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(mode)).map_err(errno)
-                }))
+                done(
+                    self.make(dir, path, Made::Directory, false, |parent, name| {
+                        rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(mode)).map_err(errno)
+                    }),
+                )
             }
             FileCall::MakeNode {
                 dir,
                 path,
                 mode,
                 dev,
-            } => done(self.make(dir, path, Made::Other, |parent, name| {
+            } => done(self.make(dir, path, Made::Other, false, |parent, name| {
                 let kind = rustix::fs::FileType::from_raw_mode(mode);
                 rustix::fs::mknodat(parent, name, kind, Mode::from_raw_mode(mode), dev)
                     .map_err(errno)
@@ -1032,7 +1088,7 @@ impl FileCalls<'_, '_> {
                     Ok(t) => t,
                     Err(e) => return FileAnswer::Done(Err(e)),
                 };
-                done(self.make(dir, path, Made::Other, |parent, name| {
+                done(self.make(dir, path, Made::Other, true, |parent, name| {
                     rustix::fs::symlinkat(target.as_slice(), parent, name).map_err(errno)
                 }))
             }
@@ -1091,7 +1147,9 @@ impl FileCalls<'_, '_> {
         let tmpfile = flags & libc::O_TMPFILE == libc::O_TMPFILE;
         // The kernel does not follow a last symlink under O_NOFOLLOW or O_CREAT|O_EXCL.
         let follow = flags & libc::O_NOFOLLOW == 0 && !exclusive;
+        let mut hold_exclusive = false;
         for _ in 0..OPEN_ATTEMPTS {
+            let _held = hold(self.names, hold_exclusive)?;
             let start = self.start(dir, &path)?;
             let entry = self.caller.locate(start, &path)?;
             match self.caller.lookup(entry, follow || tmpfile)? {
@@ -1101,6 +1159,10 @@ impl FileCalls<'_, '_> {
                     }
                     if entry.dir_only {
                         return Err(libc::EISDIR);
+                    }
+                    if !hold_exclusive && git_dirs::is_git_state_name(&entry.name) {
+                        hold_exclusive = true;
+                        continue;
                     }
                     let path = self.guard.check_missing_entry(&entry, "create of")?;
                     self.guard.check_on_the_way(&entry, "create of")?;
@@ -1113,7 +1175,7 @@ impl FileCalls<'_, '_> {
                         return self.create_empty_config(&entry, flags, mode);
                     }
                     // O_NONBLOCK unless the caller asked for it: the name may have been
-                    // made meanwhile (a FIFO, a leased file), and the main thread must not
+                    // made meanwhile (a FIFO, a leased file), and a serving thread must not
                     // wait for it.
                     let added = flags & libc::O_NONBLOCK == 0;
                     (self.confirm)()?;
@@ -1216,9 +1278,15 @@ impl FileCalls<'_, '_> {
         dir: i32,
         ptr: u64,
         made: Made,
+        symlink: bool,
         make: impl FnOnce(BorrowedFd<'_>, &[u8]) -> Result<(), i32>,
     ) -> Result<(), i32> {
         let entry = self.locate(dir, ptr)?;
+        // A symlink changes what paths resolve to.
+        let _held = hold(
+            self.names,
+            symlink || git_dirs::is_git_state_name(&entry.name),
+        )?;
         let path = self
             .guard
             .check_entry(&entry, Access::Create, "create of")?;
@@ -1242,6 +1310,8 @@ impl FileCalls<'_, '_> {
         new: u64,
         flags: i32,
     ) -> Result<(), i32> {
+        // A second name for a file can make a protected one, or a name git reads.
+        let _held = hold(self.names, true)?;
         let old_path = self.read_path(old)?;
         let (source, source_dir) = if old_path.is_empty() && flags & libc::AT_EMPTY_PATH != 0 {
             let fd = sys::pidfd_getfd(self.pidfd, old_dir)
@@ -1290,6 +1360,10 @@ impl FileCalls<'_, '_> {
 
     fn unlink(&mut self, dir: i32, ptr: u64, flags: i32) -> Result<(), i32> {
         let entry = self.locate(dir, ptr)?;
+        let _held = hold(
+            self.names,
+            flags & libc::AT_REMOVEDIR != 0 || git_dirs::is_git_state_name(&entry.name),
+        )?;
         self.guard
             .check_entry(&entry, Access::Write, "removal of")?;
         if entry.name != b"." && entry.name != b".." {
@@ -1311,6 +1385,7 @@ impl FileCalls<'_, '_> {
     }
 
     fn truncate(&mut self, ptr: u64, len: i64) -> Result<FileAnswer, i32> {
+        let _held = hold(self.names, false)?;
         let entry = self.locate(libc::AT_FDCWD, ptr)?;
         let (file, parent) = match self.caller.lookup(entry, true)? {
             Target::Missing(_) => return Err(libc::ENOENT),
@@ -1353,6 +1428,7 @@ impl FileCalls<'_, '_> {
         new: u64,
         flags: u32,
     ) -> Result<(), i32> {
+        let _held = hold(self.names, true)?;
         let from = self.locate(old_dir, old)?;
         let to = self.locate(new_dir, new)?;
         let exchange = flags & libc::RENAME_EXCHANGE != 0;
@@ -1397,8 +1473,8 @@ impl FileCalls<'_, '_> {
 }
 
 /// Run `make` with the caller's umask, as the kernel would apply it to the caller's own
-/// call. Only the supervisor's main thread makes files (a worker only reopens a pinned
-/// one), so the process-wide umask is safe to switch.
+/// call. Each serving thread has a umask of its own (`unshare(CLONE_FS)`), and a worker
+/// only reopens a pinned file, so switching it touches no other call.
 fn with_caller_umask<T>(caller: &Caller, make: impl FnOnce() -> T) -> Result<T, i32> {
     let mask = caller.umask()?;
     let old = sys::set_umask(mask);

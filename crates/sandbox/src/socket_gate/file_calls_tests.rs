@@ -148,13 +148,11 @@ fn on_the_way(
     dir: &std::path::Path,
     name: &str,
 ) -> Result<(), i32> {
-    let mut reported = std::collections::HashSet::new();
-    let mut refused = 0;
+    let reports = Reports::default();
     let mut guard = Guard {
         policy,
         files,
-        reported: &mut reported,
-        refused: &mut refused,
+        reports: &reports,
         widened: &[],
     };
     let entry = Entry::new(
@@ -163,7 +161,7 @@ fn on_the_way(
         false,
     );
     let answer = guard.check_on_the_way(&entry, "create of");
-    assert_eq!(refused, u64::from(answer.is_err()));
+    assert_eq!(reports.refused(), u64::from(answer.is_err()));
     answer
 }
 

@@ -4,9 +4,10 @@
 //! init sub`, writes `core.fsmonitor` into `sub/.git/config` and `git add sub` would have
 //! the owner's next uncaged `git status` run its command; so would a hook it leaves in
 //! `sub/.git/hooks`. Every file call that makes or renames a name passes through the
-//! supervisor's main thread one at a time, so the supervisor can keep, for every
-//! directory git would take for a git directory, the rule that its config is only ever
-//! one it has read:
+//! supervisor, and every one that can change these rules' state holds its lock on names
+//! exclusively (`file_calls::Held`), so the supervisor can keep, for every directory git
+//! would take for a git directory, the rule that its config is only ever one it has
+//! read:
 //!
 //! - a directory is *git-like* when it holds an entry `HEAD`, or both `objects` and
 //!   `refs` (git's `is_git_directory` wants `HEAD` in the git directory and the other two
@@ -86,6 +87,19 @@ pub(super) enum Plan {
     /// before it installs one through `config.lock`): made empty, and handed to the caller
     /// read-only, so that nothing is written through it.
     CreateEmpty,
+}
+
+/// Whether making or removing a name `name` can change what git-rule checks of other
+/// calls rest on (whether a directory is git-like, its config, hooks and rebase state):
+/// such calls hold the supervisor's lock on names exclusively (`file_calls::Held`).
+pub(super) fn is_git_state_name(name: &[u8]) -> bool {
+    MARKERS.contains(&name)
+        || CONFIG_NAMES.contains(&name)
+        || name == b"hooks"
+        || name == b".git"
+        || is_state_dir_name(name)
+        || TODO_LISTS.iter().any(|(_, list)| *list == name)
+        || name.starts_with(STRATEGY_PREFIX)
 }
 
 fn exists(dir: BorrowedFd<'_>, name: &[u8]) -> bool {

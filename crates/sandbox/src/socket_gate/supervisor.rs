@@ -19,13 +19,15 @@
 use std::collections::HashSet;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
+use std::sync::{Arc, Mutex, RwLock};
 
 use jaula_policy::{Access, Policy};
 
 use super::caller_path::{Caller, Target};
-use super::file_calls::{self, Blocking, FileAnswer, FileCall, FileCalls, Guard, ProtectedFiles};
+use super::file_calls::{
+    self, Blocking, FileAnswer, FileCall, FileCalls, Guard, ProtectedFiles, Reports,
+};
 use super::git_dirs::Made;
 use super::peers::{self, FileId};
 use super::sys;
@@ -78,9 +80,13 @@ impl std::fmt::Display for GateCounts {
     }
 }
 
+/// The supervisor's state, shared by the threads that serve the cage's calls (see
+/// [`Supervisor::serve_one`]): what never changes after the start, and what does behind
+/// a lock each.
 pub(crate) struct Supervisor {
     listener: Arc<OwnedFd>,
-    diag: OwnedFd,
+    /// One sock_diag socket: a query and its answer must not interleave with another's.
+    diag: Mutex<OwnedFd>,
     /// This process's working directory, restored after each bind.
     home_dir: OwnedFd,
     policy: Policy,
@@ -88,13 +94,13 @@ pub(crate) struct Supervisor {
     /// command runs).
     protected_files: ProtectedFiles,
     /// Socket files the cage bound through this supervisor.
-    bound: HashSet<FileId>,
+    bound: Mutex<HashSet<FileId>>,
     /// The cage's record (a window cage's; a tenant has none), where each bound socket is
     /// written for the owner's other cages, and whose presence lets this cage reach
     /// theirs.
-    record: Option<std::fs::File>,
-    reported: HashSet<PathBuf>,
-    counts: GateCounts,
+    record: Option<Mutex<std::fs::File>>,
+    reports: Reports,
+    counts: Mutex<GateCounts>,
     workers: Workers,
     /// The plan's write splits this supervisor's Landlock domain grants whole, if any.
     split: Option<super::TakenSplit>,
@@ -102,7 +108,11 @@ pub(crate) struct Supervisor {
     /// for a namespace, and always refused.
     gate_calls: super::filter::GateSyscalls,
     /// What is kept of each calling thread while it lives.
-    tasks: Tasks,
+    tasks: Mutex<Tasks>,
+    /// Held shared by a call that only makes, writes or removes an ordinary name, and
+    /// exclusively by one that can change what another call's checks rest on (see
+    /// `file_calls::Names`).
+    names: RwLock<()>,
 }
 
 /// What to do with one notification. Every notification gets an answer: only a caller
@@ -161,24 +171,36 @@ impl Supervisor {
             .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOSYS))?;
         Ok(Supervisor {
             listener: Arc::new(listener),
-            diag,
+            diag: Mutex::new(diag),
             home_dir,
             protected_files: ProtectedFiles::of(&policy),
             policy,
-            bound: HashSet::new(),
-            record,
-            reported: HashSet::new(),
-            counts: GateCounts::default(),
+            bound: Mutex::default(),
+            record: record.map(Mutex::new),
+            reports: Reports::default(),
+            counts: Mutex::default(),
             workers: Workers::new(MAX_WORKERS),
             split,
             gate_calls,
-            tasks: Tasks::default(),
+            tasks: Mutex::default(),
+            names: RwLock::new(()),
         })
     }
 
     /// The counters so far.
     pub(crate) fn counts(&self) -> GateCounts {
-        self.counts
+        let counts = self.counts.lock().map_or_else(|e| *e.into_inner(), |c| *c);
+        GateCounts {
+            refused: self.reports.refused(),
+            ..counts
+        }
+    }
+
+    /// Add to one counter.
+    fn count(&self, which: impl FnOnce(&mut GateCounts)) {
+        if let Ok(mut counts) = self.counts.lock() {
+            which(&mut counts);
+        }
     }
 
     pub(crate) fn listener(&self) -> BorrowedFd<'_> {
@@ -187,14 +209,39 @@ impl Supervisor {
 
     /// Receive and answer one notification. An error here is the listener's own; a
     /// caller that died meanwhile is not an error.
-    pub(crate) fn serve_one(&mut self) -> io::Result<()> {
+    pub(crate) fn serve_one(&self) -> io::Result<()> {
         let notif = match sys::notif_recv(self.listener.as_fd()) {
             Ok(n) => n,
             // The caller died between the wake-up and the receive, or a signal came.
             Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EINTR)) => return Ok(()),
             Err(e) => return Err(e),
         };
-        match self.answer(&notif) {
+        self.answer_and_send(&notif);
+        Ok(())
+    }
+
+    /// Receive and answer notifications, waiting in the receive, until no process is left
+    /// under the filter (the receive then fails at once and the listener reports hang-up)
+    /// or the listener fails. For a thread of its own (`unshare(CLONE_FS)` first: see
+    /// [`file_calls::Held`] for what the threads share).
+    pub(crate) fn serve_until_hang_up(&self) {
+        loop {
+            match sys::notif_recv(self.listener.as_fd()) {
+                Ok(notif) => self.answer_and_send(&notif),
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                // A caller that died between the wake-up and the receive, or nobody left.
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                    if sys::has_hung_up(self.listener.as_fd()) {
+                        return;
+                    }
+                }
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn answer_and_send(&self, notif: &libc::seccomp_notif) {
+        match self.answer(notif) {
             Answer::Now(result) => send(self.listener.as_fd(), notif.id, result),
             Answer::File(fd, cloexec) => send_file(self.listener.as_fd(), notif.id, &fd, cloexec),
             Answer::Continue => {
@@ -203,27 +250,33 @@ impl Supervisor {
             }
             Answer::Later => {}
         }
-        Ok(())
     }
 
-    fn answer(&mut self, notif: &libc::seccomp_notif) -> Answer {
+    fn answer(&self, notif: &libc::seccomp_notif) -> Answer {
         // A new namespace is refused as the deny-list refuses it, whoever asks: nothing of
         // the caller needs reading, and the call never runs.
         if self.gate_calls.is_namespace_call(i64::from(notif.data.nr)) {
-            self.counts.namespaces += 1;
+            self.count(|c| c.namespaces += 1);
             return Answer::Now(Err(libc::EPERM));
         }
         let tid = notif.pid;
         let args = notif.data.args;
         let nr = i64::from(notif.data.nr);
         if nr == i64::from(self.gate_calls.umask) {
-            self.tasks.set_umask(tid, args[0] as libc::mode_t);
+            if let Ok(mut tasks) = self.tasks.lock() {
+                tasks.set_umask(tid, args[0] as libc::mode_t);
+            }
             return Answer::Continue;
         }
         // A failure here is answered with its errno (EMFILE, ENFILE, ENOMEM): the caller
         // fails the call instead of hanging. If the caller is gone instead (ESRCH), the
         // kernel refuses the answer, which is harmless.
-        let known = match self.tasks.caller(tid) {
+        let known = match self
+            .tasks
+            .lock()
+            .map_err(|_| libc::EAGAIN)
+            .and_then(|mut t| t.caller(tid))
+        {
             Ok(k) => k,
             Err(errno) => return Answer::Now(Err(errno)),
         };
@@ -233,17 +286,17 @@ impl Supervisor {
             id: notif.id,
         };
         if let Some(call) = FileCall::of(nr, &args) {
-            self.counts.files += 1;
+            self.count(|c| c.files += 1);
             let confirm = || pending.confirm();
             let mut calls = FileCalls {
                 caller: &caller,
                 pidfd: pidfd.as_fd(),
                 confirm: &confirm,
+                names: &self.names,
                 guard: Guard {
                     policy: &self.policy,
                     files: &self.protected_files,
-                    reported: &mut self.reported,
-                    refused: &mut self.counts.refused,
+                    reports: &self.reports,
                     widened: self.split.as_ref().map_or(&[], |s| &s.widened[..]),
                 },
             };
@@ -277,7 +330,7 @@ impl Supervisor {
             .then(|| unix_pathname(&addr))
             .flatten();
         if nr == libc::SYS_bind {
-            self.counts.binds += 1;
+            self.count(|c| c.binds += 1);
             let result = match pathname {
                 Some(path) => self.bind_pathname(&caller, &pending, &socket, &addr, path),
                 None => pending
@@ -286,7 +339,7 @@ impl Supervisor {
             };
             return Answer::Now(result.map(|()| 0));
         }
-        self.counts.connects += 1;
+        self.count(|c| c.connects += 1);
         let pin = match pathname.map(|path| self.admit(&caller, path)).transpose() {
             Ok(pin) => pin,
             Err(errno) => return Answer::Now(Err(errno)),
@@ -305,7 +358,7 @@ impl Supervisor {
 
     /// Finish a file call that waits (a FIFO's reader, a lease break, a device) on a
     /// worker; with every worker busy, the caller gets `EAGAIN` now.
-    fn finish_later(&mut self, id: u64, blocking: Blocking) -> Answer {
+    fn finish_later(&self, id: u64, blocking: Blocking) -> Answer {
         let listener = Arc::clone(&self.listener);
         let job = Box::new(move || match blocking.finish() {
             FileAnswer::Opened(fd, cloexec) => send_file(listener.as_fd(), id, &fd, cloexec),
@@ -321,7 +374,7 @@ impl Supervisor {
 
     /// Resolve `path` as the caller's connect would (from its working directory,
     /// following symlinks), pin it, and decide. `Ok` holds the pinned socket file.
-    fn admit(&mut self, caller: &Caller, path: &[u8]) -> Result<OwnedFd, i32> {
+    fn admit(&self, caller: &Caller, path: &[u8]) -> Result<OwnedFd, i32> {
         let errno = |e: io::Error| e.raw_os_error().unwrap_or(libc::EACCES);
         let start = if path.first() == Some(&b'/') {
             sys::open_path(Path::new("/"), libc::O_PATH | libc::O_DIRECTORY).map_err(errno)?
@@ -337,7 +390,7 @@ impl Supervisor {
             return Err(libc::ECONNREFUSED);
         }
         let id = (libc::major(st.st_dev), libc::minor(st.st_dev), st.st_ino);
-        if self.bound.contains(&id) {
+        if self.bound.lock().is_ok_and(|bound| bound.contains(&id)) {
             return Ok(pin);
         }
         // The pinned file's own path decides, not the name the caller used.
@@ -351,12 +404,14 @@ impl Supervisor {
         // bound. Only a window cage looks (one with a record): a tenant's cage reaches
         // its own sockets and the allowed ones, nothing of the owner's windows.
         if self.record.is_some()
-            && peers::binder_of(self.diag.as_fd(), self.policy.state_home(), id).is_some()
+            && self.diag.lock().is_ok_and(|diag| {
+                peers::binder_of(diag.as_fd(), self.policy.state_home(), id).is_some()
+            })
         {
             return Ok(pin);
         }
-        self.counts.refused += 1;
-        if self.reported.insert(real.clone()) {
+        self.reports.count();
+        if self.reports.first(real.clone()) {
             eprintln!(
                 "jaula: refused connect to {}: {}",
                 real.display(),
@@ -366,7 +421,7 @@ impl Supervisor {
         Err(libc::EACCES)
     }
 
-    fn connect(&mut self, id: u64, socket: OwnedFd, addr: Vec<u8>, pin: Option<OwnedFd>) -> Answer {
+    fn connect(&self, id: u64, socket: OwnedFd, addr: Vec<u8>, pin: Option<OwnedFd>) -> Answer {
         // Under `none`, a connect to the DNS stub's addresses beyond its UDP port 53 gets
         // the closed network's answer at once (see `unreachable::stub_answer`).
         let sock_type = || sys::socket_type(socket.as_fd()).ok();
@@ -403,8 +458,8 @@ impl Supervisor {
     ///
     /// The name is checked first, as every creation is (the planting guard: a protected
     /// name, or one on the way to a protected path). The kernel resolves the address again
-    /// after the check, but every call that could change what it resolves to (a rename, a
-    /// symlink, a removal) is answered on this same thread, after this one. Without
+    /// after the check, but the bind holds the lock on names exclusively, so no gated call
+    /// changes a name (a rename, a symlink, a removal) until it is made. Without
     /// taken-over splits the bind is then made here: Landlock's `MAKE_SOCK` applies to this
     /// process as to the cage. With them, this process may make sockets where the cage may
     /// not (in a split directory's sealed or protected entries), so the place is decided
@@ -415,7 +470,7 @@ impl Supervisor {
     /// the gate never moves); otherwise on a thread of its own inside the command's nested
     /// domain, where Landlock answers exactly as for the cage.
     fn bind_pathname(
-        &mut self,
+        &self,
         caller: &Caller,
         pending: &Pending,
         socket: &OwnedFd,
@@ -438,11 +493,13 @@ impl Supervisor {
         };
         let entry = caller.locate(start, path)?;
         let widened = self.split.as_ref().map_or(&[][..], |s| &s.widened[..]);
+        // A bind is made by the kernel from the address, resolved again after these
+        // checks: no other call may change a name until it is done.
+        let _names = self.names.write().map_err(|_| libc::EAGAIN)?;
         let mut guard = Guard {
             policy: &self.policy,
             files: &self.protected_files,
-            reported: &mut self.reported,
-            refused: &mut self.counts.refused,
+            reports: &self.reports,
             widened,
         };
         let named = guard.check_entry(&entry, Access::Create, "bind of")?;
@@ -462,12 +519,17 @@ impl Supervisor {
             }
         }
         if let Ok(st) = sys::fstat(socket.as_fd()) {
-            if let Ok(Some((dev, ino))) =
-                sys::unix_socket_file(self.diag.as_fd(), st.st_ino as u32, None)
-            {
+            let found = self.diag.lock().ok().and_then(|diag| {
+                sys::unix_socket_file(diag.as_fd(), st.st_ino as u32, None)
+                    .ok()
+                    .flatten()
+            });
+            if let Some((dev, ino)) = found {
                 // The kernel's internal dev_t: 12 bits of major above 20 bits of minor.
                 let file = (dev >> 20, dev & 0xf_ffff, u64::from(ino));
-                self.bound.insert(file);
+                if let Ok(mut bound) = self.bound.lock() {
+                    bound.insert(file);
+                }
                 self.record_bound(socket, st.st_ino, file);
             }
         }
@@ -493,8 +555,8 @@ impl Supervisor {
     /// Write a socket the cage bound into its record, for the owner's other cages. Before
     /// the caller's bind returns, so a peer told of the socket by the caller finds it.
     /// Bookkeeping: a socket that cannot be recorded is only unreachable from the peers.
-    fn record_bound(&mut self, socket: &OwnedFd, socket_ino: u64, file: FileId) {
-        let Some(record) = self.record.as_mut() else {
+    fn record_bound(&self, socket: &OwnedFd, socket_ino: u64, file: FileId) {
+        let Some(Ok(mut record)) = self.record.as_ref().map(Mutex::lock) else {
             return;
         };
         let Ok(cookie) = sys::socket_cookie(socket.as_fd()) else {
@@ -507,7 +569,7 @@ impl Supervisor {
             socket_ino,
             cookie,
         });
-        let _ = cage_record::append(record, &line);
+        let _ = cage_record::append(&mut record, &line);
     }
 }
 

@@ -208,6 +208,18 @@ pub(crate) fn has_exited(pidfd: BorrowedFd<'_>) -> bool {
     ret != 0
 }
 
+/// Whether the listener reports hang-up: no process is left under its filter.
+pub(crate) fn has_hung_up(listener: BorrowedFd<'_>) -> bool {
+    let mut fds = [libc::pollfd {
+        fd: listener.as_raw_fd(),
+        events: 0,
+        revents: 0,
+    }];
+    // SAFETY: `fds` is one valid pollfd that outlives the call; a zero timeout never waits.
+    let ret = unsafe { libc::poll(fds.as_mut_ptr(), 1, 0) };
+    ret < 0 || fds[0].revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
+}
+
 /// `len` bytes at `addr` in task `tid`'s memory.
 pub(crate) fn read_memory(tid: u32, addr: u64, len: usize) -> io::Result<Vec<u8>> {
     let mut buf = vec![0u8; len];
