@@ -128,6 +128,16 @@ impl Drop for Slot {
     }
 }
 
+/// Send buffer asked for on every client connection (the kernel doubles it for its own
+/// bookkeeping). Clients are always on this host, in the cage, so a few hundred KiB
+/// cover the link's bandwidth-delay product many times over. The autotuned default grows
+/// to `net.ipv4.tcp_wmem`'s maximum (4 MiB): a tunnel then runs that far ahead of its
+/// reader, whose copy out of the socket finds the bytes gone from its cache. Bounded, a
+/// 100 MiB `CONNECT` download costs about a quarter less CPU per byte in total
+/// (bench/network.sh; docs/benchmarks.md, "Network proxy"). Upstream sockets keep
+/// autotuning: their far end may be a long fat path.
+const CLIENT_SEND_BUFFER: usize = 256 * 1024;
+
 /// The next connection on `listener` with a slot of its own (`None` once the slots are
 /// closed): a flood waits in the kernel's accept queue instead of consuming this process's
 /// descriptors. Every listener the proxy serves (its own, the steered ones) shares them.
@@ -148,6 +158,8 @@ pub(crate) async fn accept_slotted(
             }
         };
         let _ = stream.set_nodelay(true);
+        // Refused or clamped, the kernel's autotuned default stays: slower, still correct.
+        let _ = rustix::net::sockopt::set_socket_send_buffer_size(&stream, CLIENT_SEND_BUFFER);
         let now = proxy.inner.active.fetch_add(1, Ordering::SeqCst) + 1;
         proxy.inner.peak.fetch_max(now, Ordering::SeqCst);
         let slot = Slot {
