@@ -577,3 +577,63 @@ fn cache_roots_are_created_only_for_tools_on_the_path() {
             .allowed
     );
 }
+
+/// The index finds what a scan of each whole list would: the first sealed, protected and
+/// writable root covering a path, for every root of a resolved policy and the paths around
+/// it (itself, a child, its parent, a sibling, a name sharing its prefix).
+#[test]
+fn the_decision_index_finds_what_a_scan_of_every_root_finds() {
+    use crate::paths::is_within;
+    for (_d, root, p) in [
+        policy(Platform::Linux),
+        policy(Platform::MacOs),
+        git_policy(),
+    ] {
+        let index = p.index.get_or_build(&p);
+        let roots = p
+            .sealed
+            .iter()
+            .map(|s| s.path.clone())
+            .chain(p.protected.iter().map(|r| r.path.clone()))
+            .chain(p.writable.iter().map(|w| w.path.clone()));
+        let mut paths = vec![PathBuf::from("/"), root.clone()];
+        for r in roots {
+            let mut prefixed = r.clone().into_os_string();
+            prefixed.push("x");
+            paths.extend([
+                r.join("child"),
+                r.with_file_name("sibling"),
+                PathBuf::from(prefixed),
+            ]);
+            paths.extend(r.parent().map(Path::to_path_buf));
+            paths.push(r);
+        }
+        assert!(paths.len() > 50, "{}", paths.len());
+        for path in &paths {
+            let sealed = |i: usize| super::seal_covers(p.sealed[i].kind, &p.sealed[i].path, path);
+            let protected = |i: usize| p.protected[i].kind.covers(&p.protected[i].path, path);
+            assert_eq!(
+                index.sealed.first(path, sealed),
+                (0..p.sealed.len()).find(|&i| sealed(i)),
+                "{}",
+                path.display()
+            );
+            assert_eq!(
+                index.protected.first(path, protected),
+                (0..p.protected.len()).find(|&i| protected(i)),
+                "{}",
+                path.display()
+            );
+            let within: Vec<usize> = (0..p.writable.len())
+                .filter(|&i| is_within(path, &p.writable[i].path))
+                .collect();
+            let indexed: Vec<usize> = index
+                .writable
+                .holding(path)
+                .into_iter()
+                .filter(|&i| is_within(path, &p.writable[i].path))
+                .collect();
+            assert_eq!(indexed, within, "{}", path.display());
+        }
+    }
+}

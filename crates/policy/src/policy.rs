@@ -391,6 +391,9 @@ pub struct Policy {
     pub(crate) file_rules: Vec<FileRule>,
     pub(crate) unix_sockets: Vec<crate::AllowedSocket>,
     pub(crate) warnings: Vec<Warning>,
+    /// The lists above by path, for `decide` (built on the first decision).
+    #[serde(skip)]
+    pub(crate) index: crate::decide::DecideIndexCell,
 }
 
 impl Policy {
@@ -529,6 +532,7 @@ impl PolicySpec {
             file_rules,
             unix_sockets,
             warnings,
+            index: Default::default(),
         })
     }
 

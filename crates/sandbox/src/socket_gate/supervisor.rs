@@ -113,6 +113,8 @@ pub(crate) struct Supervisor {
     /// exclusively by one that can change what another call's checks rest on (see
     /// `file_calls::Names`).
     names: RwLock<()>,
+    /// Held by the serving thread that waits in the receive (see `serve_until_hang_up`).
+    receiving: Mutex<()>,
 }
 
 /// What to do with one notification. Every notification gets an answer: only a caller
@@ -184,6 +186,7 @@ impl Supervisor {
             gate_calls,
             tasks: Mutex::default(),
             names: RwLock::new(()),
+            receiving: Mutex::new(()),
         })
     }
 
@@ -226,7 +229,15 @@ impl Supervisor {
     /// [`file_calls::Held`] for what the threads share).
     pub(crate) fn serve_until_hang_up(&self) {
         loop {
-            match sys::notif_recv(self.listener.as_fd()) {
+            // One thread at a time waits in the receive; the others wait for their turn
+            // here. The kernel wakes every thread waiting in the receive for each
+            // notification, and only one gets it: the others would be woken for nothing,
+            // on the caller's CPU, once per call.
+            let received = {
+                let _turn = self.receiving.lock().unwrap_or_else(|e| e.into_inner());
+                sys::notif_recv(self.listener.as_fd())
+            };
+            match received {
                 Ok(notif) => self.answer_and_send(&notif),
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
                 // A caller that died between the wake-up and the receive, or nobody left.
