@@ -46,6 +46,8 @@ pub(super) struct Entry {
     /// The entry's path as the kernel names `parent` (with `name` joined), once asked:
     /// the guard's checks each need it, and each reading costs a `readlink`.
     pub(crate) path: std::cell::OnceCell<std::path::PathBuf>,
+    /// The identity (device, inode) of `parent`, once asked.
+    pub(crate) parent_id: std::cell::OnceCell<Option<(u64, u64)>>,
 }
 
 impl Entry {
@@ -55,6 +57,7 @@ impl Entry {
             name,
             dir_only,
             path: std::cell::OnceCell::new(),
+            parent_id: std::cell::OnceCell::new(),
         }
     }
 }

@@ -371,6 +371,11 @@ fn id_of(fd: BorrowedFd<'_>) -> Option<FileId> {
     rustix::fs::fstat(fd).ok().map(|s| (s.st_dev, s.st_ino))
 }
 
+/// The identity of the directory holding `entry`, asked once per call.
+fn parent_id(entry: &Entry) -> Option<FileId> {
+    *entry.parent_id.get_or_init(|| id_of(entry.parent.as_fd()))
+}
+
 /// The refusals the supervisor's threads have counted, and the paths they have named on
 /// stderr (each once).
 #[derive(Debug, Default)]
@@ -415,17 +420,13 @@ impl Guard<'_> {
         &mut self,
         path: &std::path::Path,
         file: Option<BorrowedFd<'_>>,
-        parent: Option<BorrowedFd<'_>>,
+        parent: impl FnOnce() -> Option<FileId>,
         verb: &str,
     ) -> Result<(), i32> {
         let held = file
             .and_then(id_of)
             .and_then(|id| self.files.whole.get(&id))
-            .or_else(|| {
-                parent
-                    .and_then(id_of)
-                    .and_then(|id| self.files.parents.get(&id))
-            });
+            .or_else(|| parent().and_then(|id| self.files.parents.get(&id)));
         let Some(protected) = held else {
             return Ok(());
         };
@@ -464,7 +465,11 @@ impl Guard<'_> {
             Err(rustix::io::Errno::NOENT) => None,
             Err(e) => return Err(errno(e)),
         };
-        let parent = (entry.name != b"." && entry.name != b"..").then(|| entry.parent.as_fd());
+        let parent = || {
+            (entry.name != b"." && entry.name != b"..")
+                .then(|| parent_id(entry))
+                .flatten()
+        };
         self.check_ids(&path, existing.as_ref().map(|f| f.as_fd()), parent, verb)?;
         Ok(path)
     }
@@ -475,7 +480,7 @@ impl Guard<'_> {
     fn check_missing_entry(&mut self, entry: &Entry, verb: &str) -> Result<PathBuf, i32> {
         let path = entry_path(entry)?;
         self.check(&path, Access::Create, verb)?;
-        self.check_ids(&path, None, Some(entry.parent.as_fd()), verb)?;
+        self.check_ids(&path, None, || parent_id(entry), verb)?;
         Ok(path)
     }
 
@@ -494,7 +499,7 @@ impl Guard<'_> {
         let held = match self.files.on_the_way_paths.get(&path).cloned() {
             Some(held) => held,
             None => {
-                let Some(dir) = id_of(entry.parent.as_fd()) else {
+                let Some(dir) = parent_id(entry) else {
                     return Err(libc::EACCES);
                 };
                 match self.files.on_the_way.get(&(dir, entry.name.clone())) {
@@ -525,7 +530,7 @@ impl Guard<'_> {
     ) -> Result<PathBuf, i32> {
         let path = path_of(file)?;
         self.check(&path, Access::Write, verb)?;
-        self.check_ids(&path, Some(file), parent, verb)?;
+        self.check_ids(&path, Some(file), || parent.and_then(id_of), verb)?;
         if let Some((dir, dir_path, name)) = git_dirs::holder(file, parent, &path)? {
             if let Some(why) = git_dirs::refuse_write(dir.as_fd(), &dir_path, &name)? {
                 return Err(self.refuse_git(&path, verb, &why));
@@ -1174,17 +1179,17 @@ impl FileCalls<'_, '_> {
                         (self.confirm)()?;
                         return self.create_empty_config(&entry, flags, mode);
                     }
-                    // O_NONBLOCK unless the caller asked for it: the name may have been
-                    // made meanwhile (a FIFO, a leased file), and a serving thread must not
-                    // wait for it.
-                    let added = flags & libc::O_NONBLOCK == 0;
+                    // O_EXCL: the name was missing at the lookup. Whatever stands there
+                    // now was made meanwhile (a FIFO, a symlink, a file): look again, and
+                    // the lookup finds it and checks it as any found file. A file this
+                    // open makes cannot make it wait, so nothing else is added.
                     (self.confirm)()?;
                     let made = with_caller_umask(self.caller, || {
                         rustix::fs::openat(
                             entry.parent.as_fd(),
                             entry.name.as_slice(),
                             OFlags::from_bits_retain(flags as u32)
-                                | OFlags::NONBLOCK
+                                | OFlags::EXCL
                                 | OFlags::NOFOLLOW
                                 | OFlags::NOCTTY
                                 | OFlags::CLOEXEC,
@@ -1193,23 +1198,13 @@ impl FileCalls<'_, '_> {
                         .map_err(errno)
                     })?;
                     match made {
-                        // The name became a symlink after the lookup (O_NOFOLLOW is ours):
-                        // look again.
-                        Err(libc::ELOOP) if follow => continue,
-                        // The name was made meanwhile and its open would wait: look again,
-                        // and the lookup finds it (and sends it to a worker).
-                        Err(e) if added && would_block(e) => continue,
+                        Err(libc::EEXIST) if !exclusive => continue,
                         Err(e) => {
                             self.guard
                                 .kernel_on_entry(e, &entry, Access::Create, "create of");
                             return Err(e);
                         }
-                        Ok(fd) => {
-                            if added {
-                                clear_nonblock(&fd)?;
-                            }
-                            return Ok(FileAnswer::Opened(fd, cloexec));
-                        }
+                        Ok(fd) => return Ok(FileAnswer::Opened(fd, cloexec)),
                     }
                 }
                 Target::Found { file, parent } => {
