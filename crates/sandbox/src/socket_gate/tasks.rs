@@ -28,8 +28,10 @@ use rustix::fs::{Mode, OFlags};
 use super::caller_path::Caller;
 use super::sys;
 
-/// The most threads kept at once. Past it the exited ones are dropped, and if every one
-/// is alive, all are: each is learnt again at its next call.
+/// How many kept threads make the table look for exited ones to drop (each kept thread
+/// holds two descriptors of the supervisor's); after a look, twice as many as are left.
+const PRUNE_FLOOR: usize = 128;
+/// The most threads kept at once, whatever the descriptor limit allows.
 const MAX_KNOWN: usize = 4096;
 
 /// One thread's kept facts.
@@ -42,9 +44,24 @@ struct Task {
 }
 
 /// The threads that called, by thread id.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Tasks {
     known: HashMap<u32, Task>,
+    /// The size at which exited threads are next dropped.
+    prune_at: usize,
+    /// The most kept at once: a quarter of the supervisor's descriptor limit (two each,
+    /// and half the limit left for the calls' own), at most [`MAX_KNOWN`].
+    bound: usize,
+}
+
+impl Default for Tasks {
+    fn default() -> Tasks {
+        let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+            .current
+            .unwrap_or(u64::MAX);
+        let bound = usize::try_from(limit / 4).unwrap_or(MAX_KNOWN);
+        Tasks::bounded(bound.clamp(1, MAX_KNOWN))
+    }
 }
 
 /// A caller and the pidfd of its process or thread (for `pidfd_getfd`).
@@ -75,15 +92,34 @@ impl Tasks {
         };
         let task = self.learn(tid, pidfd)?;
         let known = task.known(tid);
-        if self.known.len() >= MAX_KNOWN {
-            self.known
-                .retain(|_, task| !sys::has_exited(task.pidfd.as_fd()));
-            if self.known.len() >= MAX_KNOWN {
-                self.known.clear();
-            }
-        }
+        self.make_room();
         self.known.insert(tid, task);
         Ok(known)
+    }
+
+    fn bounded(bound: usize) -> Tasks {
+        Tasks {
+            known: HashMap::new(),
+            prune_at: PRUNE_FLOOR.min(bound),
+            bound,
+        }
+    }
+
+    /// Room for one more: past `prune_at` the exited threads are dropped, and past the
+    /// bound live ones too (any: each is learnt again at its next call).
+    fn make_room(&mut self) {
+        if self.known.len() < self.prune_at {
+            return;
+        }
+        self.known
+            .retain(|_, task| !sys::has_exited(task.pidfd.as_fd()));
+        while self.known.len() >= self.bound {
+            let Some(tid) = self.known.keys().next().copied() else {
+                break;
+            };
+            self.known.remove(&tid);
+        }
+        self.prune_at = (self.known.len() * 2).clamp(PRUNE_FLOOR.min(self.bound), self.bound);
     }
 
     /// Thread `tid` sets its umask to `mask`: so do the known threads of its group.

@@ -82,3 +82,38 @@ fn an_exited_task_is_not_answered_from_what_was_kept() {
     assert!(tasks.caller(pid).is_err());
     assert!(!tasks.known.contains_key(&pid));
 }
+
+/// Exited threads are dropped once the table grows (each holds two of the supervisor's
+/// descriptors), live ones kept, and the table never holds more than its bound.
+#[test]
+fn exited_threads_are_dropped_and_the_table_stays_within_its_bound() {
+    let mut tasks = Tasks::bounded(8);
+    let mut live: Vec<std::process::Child> = (0..3)
+        .map(|_| {
+            std::process::Command::new("cat")
+                .stdin(std::process::Stdio::piped())
+                .spawn()
+                .expect("cat")
+        })
+        .collect();
+    for child in &live {
+        tasks.caller(child.id()).expect("a live child");
+    }
+    for _ in 0..20 {
+        let mut child = std::process::Command::new("true").spawn().expect("true");
+        // Learnt while it may still run; it has exited (and is reaped) right after.
+        let _ = tasks.caller(child.id());
+        child.wait().expect("wait");
+    }
+    assert!(tasks.known.len() <= 8, "{}", tasks.known.len());
+    for child in &live {
+        assert!(
+            tasks.known.contains_key(&child.id()),
+            "a live child was dropped"
+        );
+    }
+    for child in &mut live {
+        drop(child.stdin.take());
+        child.wait().expect("wait");
+    }
+}
