@@ -502,6 +502,41 @@ fn a_config_racing_the_head_that_makes_its_directory_git_like_is_never_planted()
     }
 }
 
+/// The supervisor keeps two descriptors for each thread that calls; under a low
+/// descriptor limit (1024, the common soft limit) 800 short-lived processes,
+/// each making a file, must all be answered: exited ones are dropped as the table grows.
+#[test]
+fn many_short_lived_processes_under_a_low_descriptor_limit_are_all_answered() {
+    let (_k, home, repo) = home("gate-many-processes");
+    fs::create_dir_all(repo.join("many")).unwrap();
+    for backend in BACKENDS {
+        let out = Command::new("sh")
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .current_dir(&repo)
+            .args([
+                "-c",
+                "ulimit -n 1024 && exec \"$0\" run --quiet --backend \"$1\" --repo . -- \
+                 sh -c 'n=0; for i in $(seq 800); do touch many/f$i || n=$((n+1)); done; \
+                 echo failed=$n'",
+            ])
+            .arg(jaula())
+            .arg(backend)
+            .output()
+            .unwrap();
+        assert_eq!(
+            lines(&out),
+            ["failed=0"],
+            "{backend}: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(fs::read_dir(repo.join("many")).unwrap().count(), 800);
+        fs::remove_dir_all(repo.join("many")).unwrap();
+        fs::create_dir_all(repo.join("many")).unwrap();
+    }
+}
+
 /// The supervisor opens files for the cage, but never its own: a path through its
 /// `/proc/<pid>` (the command's parent) is refused, for writing and for making names.
 /// Uncaged, a child may open its parent's descriptors this way.
