@@ -313,7 +313,8 @@ pub(crate) fn supervise(
     ended: &mut dyn CommandEnded,
 ) -> io::Result<()> {
     let supervisor = std::sync::Arc::new(supervisor);
-    let servers = start_servers(&supervisor);
+    let (failed, failure) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+    let servers = start_servers(&supervisor, &std::sync::Arc::new(failure));
     let serving_here = servers.is_empty();
     let signals = sys::SignalFd::new(blocked)?;
     let mut listening = true;
@@ -338,12 +339,23 @@ pub(crate) fn supervise(
                 events: if serving_here { libc::POLLIN } else { 0 },
                 revents: 0,
             },
+            libc::pollfd {
+                fd: failed.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
         if let Err(e) = sys::poll(&mut fds) {
             if e.raw_os_error() == Some(libc::EINTR) {
                 continue;
             }
             return Err(e);
+        }
+        if fds[2].revents & libc::POLLIN != 0 {
+            // A serving thread's listener failed: as when this thread's own fails.
+            let mut errno = [0u8; 4];
+            let _ = rustix::io::read(&failed, &mut errno);
+            return Err(io::Error::from_raw_os_error(i32::from_ne_bytes(errno)));
         }
         if serving_here && fds[1].revents & libc::POLLIN != 0 {
             supervisor.serve_one()?;
@@ -387,21 +399,29 @@ const MAX_SERVERS: usize = 8;
 /// Start the threads that serve the cage's calls: one per CPU this process may run on
 /// (at least two, so a call waiting for the exclusive lock on names never leaves the
 /// cage unserved), up to [`MAX_SERVERS`]. Fewer when the process limit refuses more.
-fn start_servers(supervisor: &std::sync::Arc<Supervisor>) -> Vec<std::thread::JoinHandle<()>> {
+///
+/// A thread whose listener fails writes the errno to `failure` and ends.
+fn start_servers(
+    supervisor: &std::sync::Arc<Supervisor>,
+    failure: &std::sync::Arc<OwnedFd>,
+) -> Vec<std::thread::JoinHandle<()>> {
     let wanted = std::thread::available_parallelism()
         .map_or(2, usize::from)
         .clamp(2, MAX_SERVERS);
     (0..wanted)
         .map_while(|_| {
             let supervisor = std::sync::Arc::clone(supervisor);
+            let failure = std::sync::Arc::clone(failure);
             std::thread::Builder::new()
                 .name("jaula-gate".into())
                 .spawn(move || {
                     // Its own working directory and umask: a bind's `fchdir` and a
                     // creation's umask are this thread's alone. Without them it must not
-                    // serve.
-                    if sys::unshare_fs().is_ok() {
-                        supervisor.serve_until_hang_up();
+                    // serve, and the cage must not go on with a server fewer.
+                    let served = sys::unshare_fs().and_then(|()| supervisor.serve_until_hang_up());
+                    if let Err(e) = served {
+                        let errno = e.raw_os_error().unwrap_or(libc::EIO);
+                        let _ = rustix::io::write(&*failure, &errno.to_ne_bytes());
                     }
                 })
                 .ok()

@@ -225,9 +225,9 @@ impl Supervisor {
 
     /// Receive and answer notifications, waiting in the receive, until no process is left
     /// under the filter (the receive then fails at once and the listener reports hang-up)
-    /// or the listener fails. For a thread of its own (`unshare(CLONE_FS)` first: see
+    /// or the listener fails (`Err`: the cage must not go on). For a thread of its own (`unshare(CLONE_FS)` first: see
     /// [`file_calls::Held`] for what the threads share).
-    pub(crate) fn serve_until_hang_up(&self) {
+    pub(crate) fn serve_until_hang_up(&self) -> io::Result<()> {
         loop {
             // One thread at a time waits in the receive; the others wait for their turn
             // here. The kernel wakes every thread waiting in the receive for each
@@ -243,10 +243,10 @@ impl Supervisor {
                 // A caller that died between the wake-up and the receive, or nobody left.
                 Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
                     if sys::has_hung_up(self.listener.as_fd()) {
-                        return;
+                        return Ok(());
                     }
                 }
-                Err(_) => return,
+                Err(e) => return Err(e),
             }
         }
     }
