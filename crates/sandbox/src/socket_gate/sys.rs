@@ -121,18 +121,24 @@ pub(crate) fn notif_send(
     val: i64,
     errno: i32,
 ) -> io::Result<()> {
-    let resp = libc::seccomp_notif_resp {
-        id,
-        val,
-        error: -errno,
-        flags: 0,
-    };
+    send_response(
+        listener,
+        &libc::seccomp_notif_resp {
+            id,
+            val,
+            error: -errno,
+            flags: 0,
+        },
+    )
+}
+
+fn send_response(listener: BorrowedFd<'_>, resp: &libc::seccomp_notif_resp) -> io::Result<()> {
     // SAFETY: the ioctl reads one seccomp_notif_resp from `resp`.
     let ret = unsafe {
         libc::ioctl(
             listener.as_raw_fd(),
             libc::SECCOMP_IOCTL_NOTIF_SEND,
-            &resp as *const libc::seccomp_notif_resp,
+            resp as *const libc::seccomp_notif_resp,
         )
     };
     cvt(ret.into()).map(|_| ())
@@ -159,21 +165,15 @@ pub(crate) fn notif_set_sync_wake_up(listener: BorrowedFd<'_>) -> io::Result<()>
 /// (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`): only for a call the supervisor merely observes
 /// (`umask`), never for one it decides on, since the kernel reads the arguments again.
 pub(crate) fn notif_continue(listener: BorrowedFd<'_>, id: u64) -> io::Result<()> {
-    let resp = libc::seccomp_notif_resp {
-        id,
-        val: 0,
-        error: 0,
-        flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
-    };
-    // SAFETY: the ioctl reads one seccomp_notif_resp from `resp`.
-    let ret = unsafe {
-        libc::ioctl(
-            listener.as_raw_fd(),
-            libc::SECCOMP_IOCTL_NOTIF_SEND,
-            &resp as *const libc::seccomp_notif_resp,
-        )
-    };
-    cvt(ret.into()).map(|_| ())
+    send_response(
+        listener,
+        &libc::seccomp_notif_resp {
+            id,
+            val: 0,
+            error: 0,
+            flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+        },
+    )
 }
 
 /// A pidfd that pins exactly the task `tid` (`PIDFD_THREAD`, Linux 6.9, or a thread-group
@@ -196,28 +196,27 @@ pub(crate) fn pidfd_for_exact_task(tid: u32) -> io::Result<Option<OwnedFd>> {
 
 /// Whether the task behind `pidfd` has exited (its pidfd is readable then).
 pub(crate) fn has_exited(pidfd: BorrowedFd<'_>) -> bool {
+    // A poll that fails says nothing about the task: treat it as gone, which only costs a
+    // fresh look.
+    poll_now(pidfd, libc::POLLIN).is_none_or(|revents| revents != 0)
+}
+
+/// The events `fd` reports now (without waiting), or `None` when the poll fails.
+fn poll_now(fd: BorrowedFd<'_>, events: libc::c_short) -> Option<libc::c_short> {
     let mut fds = [libc::pollfd {
-        fd: pidfd.as_raw_fd(),
-        events: libc::POLLIN,
+        fd: fd.as_raw_fd(),
+        events,
         revents: 0,
     }];
     // SAFETY: `fds` is one valid pollfd that outlives the call; a zero timeout never waits.
     let ret = unsafe { libc::poll(fds.as_mut_ptr(), 1, 0) };
-    // A poll that fails says nothing about the task: treat it as gone, which only costs a
-    // fresh look.
-    ret != 0
+    (ret >= 0).then_some(fds[0].revents)
 }
 
 /// Whether the listener reports hang-up: no process is left under its filter.
 pub(crate) fn has_hung_up(listener: BorrowedFd<'_>) -> bool {
-    let mut fds = [libc::pollfd {
-        fd: listener.as_raw_fd(),
-        events: 0,
-        revents: 0,
-    }];
-    // SAFETY: `fds` is one valid pollfd that outlives the call; a zero timeout never waits.
-    let ret = unsafe { libc::poll(fds.as_mut_ptr(), 1, 0) };
-    ret < 0 || fds[0].revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
+    poll_now(listener, 0)
+        .is_none_or(|revents| revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0)
 }
 
 /// `len` bytes at `addr` in task `tid`'s memory.
