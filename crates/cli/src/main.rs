@@ -75,6 +75,13 @@ enum Command {
 }
 
 fn main() {
+    // `jaula --version` is what a launcher calls to learn whether (and which) jaula is
+    // installed, often once per window: answered before clap builds its command tree (every
+    // subcommand's arguments and help), which is most of what that call would cost. The
+    // line is clap's own (`tests/all/cli.rs` checks it against `jaula help`'s version).
+    if version_asked(std::env::args_os()) {
+        print_version();
+    }
     let cli = Cli::parse();
     // Whether this command runs something: its refusals then exit 126 (error.rs).
     let runs = matches!(&cli.command, Command::Run(_))
@@ -122,6 +129,30 @@ fn main() {
     }
 }
 
+/// Exactly `jaula --version` or `jaula -V`: the only argument lists the fast path takes.
+/// Anything else (`jaula run --version`, `jaula --version extra`) goes to clap as before.
+fn version_asked(mut args: impl Iterator<Item = std::ffi::OsString>) -> bool {
+    let _program = args.next();
+    matches!(
+        (args.next(), args.next()),
+        (Some(flag), None) if flag == "--version" || flag == "-V"
+    )
+}
+
+/// clap's `--version` output for this binary (`NAME VERSION` and a newline), then exit 0.
+fn print_version() -> ! {
+    let mut stdout = std::io::stdout().lock();
+    let line = concat!("jaula ", env!("CARGO_PKG_VERSION"), "\n");
+    if stdout
+        .write_all(line.as_bytes())
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
+        std::process::exit(1);
+    }
+    std::process::exit(0)
+}
+
 #[cfg(target_os = "linux")]
 fn is_stage(command: &Command) -> bool {
     matches!(command, Command::Stage)
@@ -140,5 +171,33 @@ fn with_prefix(message: &str) -> String {
         message.to_owned()
     } else {
         format!("jaula: {message}")
+    }
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn asked(args: &[&str]) -> bool {
+        version_asked(args.iter().map(std::ffi::OsString::from))
+    }
+
+    #[test]
+    fn the_fast_path_prints_what_clap_would() {
+        assert_eq!(
+            Cli::command().render_version(),
+            concat!("jaula ", env!("CARGO_PKG_VERSION"), "\n")
+        );
+    }
+
+    #[test]
+    fn only_the_bare_flag_takes_the_fast_path() {
+        assert!(asked(&["jaula", "--version"]));
+        assert!(asked(&["jaula", "-V"]));
+        assert!(!asked(&["jaula"]));
+        assert!(!asked(&["jaula", "--version", "x"]));
+        assert!(!asked(&["jaula", "run", "--version"]));
+        assert!(!asked(&["jaula", "--versio"]));
     }
 }

@@ -142,8 +142,8 @@ pub(crate) fn resolve_with_links(path: &Path) -> Resolution {
             continue;
         }
         let next = reached.join(&name);
-        match std::fs::read_link(&next) {
-            Ok(target) if followed < MAX_LINKS => {
+        match crate::resolve::read_link(&next) {
+            Some(target) if followed < MAX_LINKS => {
                 followed += 1;
                 if !links.contains(&next) {
                     links.push(next);

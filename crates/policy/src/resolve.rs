@@ -34,8 +34,15 @@ struct Resolved {
 /// Lexical absolute prefix → its resolution, or `None` when it does not resolve.
 type Cache = HashMap<PathBuf, Option<Resolved>>;
 
+/// Path → what `readlink` said of it: `Some(target)` for a link, `None` for anything else
+/// (not a link, absent, unreadable). [`read_link`]'s memory: the protected paths' walk
+/// (`protect.rs`, which also records every link it meets) asks the same prefixes of the
+/// home again for each of some sixty targets.
+type Links = HashMap<PathBuf, Option<PathBuf>>;
+
 thread_local! {
     static CACHE: RefCell<Option<Cache>> = const { RefCell::new(None) };
+    static LINKS: RefCell<Option<Links>> = const { RefCell::new(None) };
 }
 
 /// Run `f` with a resolution cache shared by every [`lenient`] call it makes, on this
@@ -47,6 +54,7 @@ pub(crate) fn with_cache<T>(f: impl FnOnce() -> T) -> T {
         fn drop(&mut self) {
             if self.0 {
                 CACHE.with(|c| *c.borrow_mut() = None);
+                LINKS.with(|c| *c.borrow_mut() = None);
             }
         }
     }
@@ -56,6 +64,7 @@ pub(crate) fn with_cache<T>(f: impl FnOnce() -> T) -> T {
             false
         } else {
             *cache = Some(Cache::new());
+            LINKS.with(|l| *l.borrow_mut() = Some(Links::new()));
             true
         }
     });
@@ -70,6 +79,18 @@ pub(crate) fn lenient(path: &Path) -> PathBuf {
     CACHE.with(|c| match c.borrow_mut().as_mut() {
         Some(cache) => lenient_with(path, cache),
         None => lenient_with(path, &mut Cache::new()),
+    })
+}
+
+/// `std::fs::read_link(path).ok()`, asked of the kernel once per path inside
+/// [`with_cache`] (the same one filesystem view as the prefixes above), every time outside.
+pub(crate) fn read_link(path: &Path) -> Option<PathBuf> {
+    LINKS.with(|l| match l.borrow_mut().as_mut() {
+        Some(links) => links
+            .entry(path.to_path_buf())
+            .or_insert_with(|| std::fs::read_link(path).ok())
+            .clone(),
+        None => std::fs::read_link(path).ok(),
     })
 }
 

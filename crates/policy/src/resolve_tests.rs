@@ -129,6 +129,28 @@ fn the_cache_lives_for_one_call_only() {
     assert_eq!(after, r.join("real/x"));
 }
 
+#[test]
+fn a_replaced_link_is_seen_by_the_next_resolution() {
+    let (_guard, r) = scratch();
+    std::fs::create_dir(r.join("first")).unwrap();
+    std::fs::create_dir(r.join("second")).unwrap();
+    symlink("first", r.join("link")).unwrap();
+    let link = r.join("link");
+    let (once, again) = with_cache(|| (read_link(&link), read_link(&link)));
+    assert_eq!(once, Some(PathBuf::from("first")));
+    assert_eq!(again, once);
+    std::fs::remove_file(&link).unwrap();
+    symlink("second", &link).unwrap();
+    assert_eq!(
+        with_cache(|| read_link(&link)),
+        Some(PathBuf::from("second"))
+    );
+    assert_eq!(read_link(&link), Some(PathBuf::from("second")));
+    std::fs::remove_file(&link).unwrap();
+    std::fs::create_dir(&link).unwrap();
+    assert_eq!(with_cache(|| read_link(&link)), None);
+}
+
 /// One entry of a generated tree: where it goes (indices into NAMES) and what it is.
 #[derive(Debug, Clone)]
 enum Node {

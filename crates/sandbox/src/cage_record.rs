@@ -136,6 +136,38 @@ pub fn create(state_home: &Path, opening: &Opening) -> io::Result<(PathBuf, File
     Ok((path, file))
 }
 
+/// Remove the records whose cage has ended (their last line is [`Line::Ended`]), as
+/// `jaula ps` does when it reads them. Called by each launch before it creates its own:
+/// without it every launch an owner never listed with `jaula ps` would leave its record
+/// behind, and each later supervisor would pass over all of them (the protected cage
+/// directory's walk), a launch slower with every launch before it. A record that has not
+/// ended, whose supervisor died, or whose last line is still being written stays.
+pub fn prune_ended(state_home: &Path) {
+    let dir = state_home.join(LIVE_DIR);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        if path.extension().is_none_or(|x| x != "jsonl") {
+            continue;
+        }
+        // Never through a link (none can be planted here: the directory is jaula's own).
+        let read = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path)
+            .and_then(io::read_to_string);
+        let Ok(text) = read else {
+            continue;
+        };
+        let last = text.lines().rev().find(|l| !l.trim().is_empty());
+        if last.and_then(|l| serde_json::from_str::<Line>(l).ok()) == Some(Line::Ended) {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
 /// Append one line (one `write`, so lines from two processes never interleave).
 pub fn append(file: &mut File, line: &Line) -> io::Result<()> {
     let mut text = serde_json::to_vec(line).map_err(io::Error::other)?;

@@ -143,3 +143,34 @@ fn a_supervisor_is_told_apart_by_its_name_from_one_with_the_same_pid_and_start()
     assert_eq!(host_pid_of(me, Some("jgate-000000000"), &procs), None);
     assert_eq!(host_pid_of(me, None, &procs), Some(me.pid));
 }
+
+#[test]
+fn only_the_records_of_ended_cages_are_pruned() {
+    let dir = tempfile::tempdir().unwrap();
+    let opening = Opening {
+        window: None,
+        repo: "/r".into(),
+        backend: "bwrap".into(),
+        started_unix: 1,
+        command: vec!["true".into()],
+        launcher: ProcessId {
+            pid: 1,
+            start_ticks: 2,
+        },
+    };
+    let (ended, mut file) = create(dir.path(), &opening).unwrap();
+    append(&mut file, &Line::Supervisor(opening.launcher)).unwrap();
+    append(&mut file, &Line::Ended).unwrap();
+    let (running, mut file) = create(dir.path(), &opening).unwrap();
+    append(&mut file, &Line::Supervisor(opening.launcher)).unwrap();
+    let (writing, mut file) = create(dir.path(), &opening).unwrap();
+    file.write_all(b"\"end").unwrap();
+    prune_ended(dir.path());
+    assert!(!ended.exists(), "an ended cage's record stayed");
+    assert!(running.exists(), "a running cage's record was removed");
+    assert!(
+        writing.exists(),
+        "a record whose last line is unfinished was removed"
+    );
+    assert_eq!(read_all(dir.path()).len(), 2);
+}

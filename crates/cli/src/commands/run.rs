@@ -431,6 +431,8 @@ fn open_record(plan: &LaunchPlan, launcher: &Launcher, window: Option<String>) -
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
+    // The ended cages' records go first: each would cost every later supervisor a look.
+    cage_record::prune_ended(plan.policy.state_home());
     let made = cage_record::this_process().and_then(|launcher| {
         let opening = Opening {
             window,

@@ -58,6 +58,9 @@ mod launch_plan;
 // What a launcher's line carries, the token hand-over and socket variables: Linux launch.
 #[cfg(target_os = "linux")]
 mod launcher;
+// Each launch sees the home as it is when it starts (nothing cached across launches).
+#[cfg(target_os = "linux")]
+mod launch_fresh;
 // The gate's supervisor counts refused namespaces: Linux layers.
 #[cfg(target_os = "linux")]
 mod nested_sandbox;
