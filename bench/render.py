@@ -121,7 +121,7 @@ def plots(r, root):
               [("bare", lambda p: rs[f"bare, {p} callers"]["calls_per_second"]),
                ("gate on (jaula run, default backend)",
                 lambda p: rs[f"jaula default, {p} callers"]["calls_per_second"])],
-              ylabel="calls per second (median)", logscale="x")
+              ylabel="calls per second (median)")
     micro = groups.get("micro", {})
     plan = sorted((int(v["case"]), v["median_ns"] / 1e6) for k, v in micro.items()
                   if k.startswith("landlock_plan_home_entries/"))
