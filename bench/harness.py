@@ -614,20 +614,23 @@ class Harness:
         env.pop("CARGO_TARGET_DIR", None)
         runs5, runs3 = self.runs(5), self.runs(3)
         nfiles = self.files(WORK_FILES)
-        workloads = []  # (key, title, argv, prepare, runs, made: path the command leaves)
+        # (key, title, argv, prepare, runs, made: a path the command leaves, or None), or
+        # (key, title, reason) for a row that cannot run here.
+        workloads = []
 
         npm = shutil.which("npm")
-        if npm:
-            proj = os.path.join(repo, "npm")
-            if self.npm_project(proj, env):
-                workloads.append(("npm_install", "npm install --offline (express + lodash)",
-                                  [npm, "install", "--offline", "--prefix", proj],
-                                  shlex.join(["rm", "-rf", os.path.join(proj, "node_modules")]),
-                                  runs5, os.path.join(proj, "node_modules/express/package.json")))
-            else:
-                skip_npm = "the npm cache could not be filled from the registry"
+        proj = os.path.join(repo, "npm")
+        npm_title = "npm install --offline (express + lodash)"
+        if not npm:
+            workloads.append(("npm_install", npm_title, "npm is not installed"))
+        elif not self.npm_project(proj, env):
+            workloads.append(("npm_install", npm_title,
+                              "the npm cache could not be filled from the registry"))
         else:
-            skip_npm = "npm is not installed"
+            workloads.append(("npm_install", npm_title,
+                              [npm, "install", "--offline", "--prefix", proj],
+                              shlex.join(["rm", "-rf", os.path.join(proj, "node_modules")]),
+                              runs5, os.path.join(proj, "node_modules/express/package.json")))
 
         src = os.path.join(data, "jaula.git")
         shutil.rmtree(src, ignore_errors=True)
@@ -668,26 +671,23 @@ class Harness:
 
         crate = os.path.join(repo, "serdecrate")
         vendor = os.path.join(data, "vendor")
+        cargo_title = "cargo build --offline (serde + serde_json)"
         if self.serde_crate(crate, vendor, env):
-            workloads.append(("cargo_build", "cargo build --offline (serde + serde_json)",
+            workloads.append(("cargo_build", cargo_title,
                               [os.path.join(sysroot, "bin/cargo"), "build", "--offline",
                                "--manifest-path", os.path.join(crate, "Cargo.toml"), *self.vendored(vendor)],
                               shlex.join(["rm", "-rf", os.path.join(crate, "target")]), runs3,
                               os.path.join(crate, "target/debug/serdecrate")))
-            skip_cargo = None
         else:
-            skip_cargo = "serde and serde_json could not be vendored"
+            workloads.append(("cargo_build", cargo_title, "serde and serde_json could not be vendored"))
 
         out = {"layers": [tag for tag, _ in layers], "files": nfiles, "workloads": {}}
-        if not npm or "npm_install" not in [w[0] for w in workloads]:
-            log(f"realwork: npm install row skipped: {skip_npm}")
-            out["workloads"]["npm_install"] = {"title": "npm install --offline (express + lodash)",
-                                               "skipped": skip_npm}
-        if skip_cargo:
-            log(f"realwork: cargo build row skipped: {skip_cargo}")
-            out["workloads"]["cargo_build"] = {"title": "cargo build --offline (serde + serde_json)",
-                                               "skipped": skip_cargo}
-        for key, title, argv, prepare, runs, made in workloads:
+        for key, title, *how in workloads:
+            if len(how) == 1:
+                log(f"realwork: the {title} row is skipped: {how[0]}")
+                out["workloads"][key] = {"title": title, "skipped": how[0]}
+                continue
+            argv, prepare, runs, made = how
             rows = []
             for tag, prefix in layers:
                 # Each cage runs the work once, untimed, and leaves what it should.
