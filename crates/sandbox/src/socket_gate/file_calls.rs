@@ -475,8 +475,9 @@ impl Guard<'_> {
     }
 
     /// [`Guard::check_entry`] for a creation at an entry the caller's lookup just found
-    /// missing: there is no file to know by identity, only the directory. (No other
-    /// gated call runs between that lookup and this call's own creation.)
+    /// missing: there is no file to know by identity, only the directory. (The creation
+    /// is made `O_EXCL`: a name another call made meanwhile fails it, and the lookup runs
+    /// again.)
     fn check_missing_entry(&mut self, entry: &Entry, verb: &str) -> Result<PathBuf, i32> {
         let path = entry_path(entry)?;
         self.check(&path, Access::Create, verb)?;
