@@ -15,14 +15,6 @@ use common::{bare_tree, cage_here, chown_tree, jaula_run, Backend, User};
 
 const BACKENDS: [Backend; 2] = [Backend::Landlock, Backend::Bwrap];
 
-fn users() -> Vec<User> {
-    if common::is_root() {
-        vec![User::Root, User::Nobody]
-    } else {
-        vec![User::Root]
-    }
-}
-
 /// `cat FILE` in a cage of `home` as `user`: what it printed.
 fn cat_in_cage(backend: Backend, user: User, home: &Path, repo: &Path, file: &Path) -> String {
     let mut cmd = jaula_run(backend, home, repo);
@@ -35,7 +27,7 @@ fn cat_in_cage(backend: Backend, user: User, home: &Path, repo: &Path, file: &Pa
 #[test]
 fn a_home_changed_between_launches_is_sealed_as_it_now_is() {
     for backend in BACKENDS {
-        for user in users() {
+        for user in common::users() {
             if !cage_here(backend, user) {
                 continue;
             }

@@ -20,15 +20,6 @@ const BACKENDS: [Backend; 2] = [Backend::Landlock, Backend::Bwrap];
 const ACCESS: &str = "sk-ant-oat01-launcher-access-token";
 const REFRESH: &str = "sk-ant-ort01-launcher-refresh-token";
 
-/// The users a case runs as: root, and uid 65534 when the test can become it.
-fn users() -> Vec<User> {
-    if common::is_root() {
-        vec![User::Root, User::Nobody]
-    } else {
-        vec![User::Root]
-    }
-}
-
 /// One window's tree, owned by its user: home (with a Claude login), repo, a `bin` with
 /// the stub `claude`, and a config file choosing the backend plus `extra`.
 struct Window {
@@ -141,7 +132,7 @@ fn devices(stdout: &str) -> Vec<String> {
 /// it; the `claude` stub gets it, with jaula's notice.
 #[test]
 fn a_token_named_in_the_config_goes_only_to_its_agent() {
-    for user in users() {
+    for user in common::users() {
         for backend in BACKENDS {
             if !cage_here(backend, user) {
                 continue;
@@ -188,7 +179,7 @@ fn a_token_named_in_the_config_goes_only_to_its_agent() {
 #[test]
 fn the_line_carries_the_network_mode_and_the_token_to_the_window() {
     let host = fs::read_to_string("/proc/net/dev").unwrap();
-    for user in users() {
+    for user in common::users() {
         for backend in BACKENDS {
             if !cage_here(backend, user) {
                 continue;
@@ -225,7 +216,7 @@ fn the_line_carries_the_network_mode_and_the_token_to_the_window() {
 /// same variables naming a socket that is not allowed are scrubbed as before.
 #[test]
 fn an_allowed_socket_keeps_the_variable_that_names_it() {
-    for user in users() {
+    for user in common::users() {
         for backend in BACKENDS {
             if !cage_here(backend, user) {
                 continue;

@@ -26,14 +26,6 @@ use jaula_testkit::{Backend, User};
 
 const BACKENDS: [Backend; 2] = [Backend::Landlock, Backend::Bwrap];
 
-fn users() -> Vec<User> {
-    if common::is_root() {
-        vec![User::Root, User::Nobody]
-    } else {
-        vec![User::Root]
-    }
-}
-
 fn python_or_skip() -> bool {
     if Command::new("python3").arg("--version").output().is_err() {
         skip_or_fail("python3 is not installed");
@@ -114,7 +106,7 @@ fn a_lease_break_on_the_gate_stalls_no_other_call() {
     if !python_or_skip() {
         return;
     }
-    for user in users() {
+    for user in common::users() {
         // Control: uncaged, the staller waits in its own open until the lease is
         // released (the kernel's wait, not the supervisor's).
         let (_k, _home, repo) = lease_tree(user);
@@ -214,7 +206,7 @@ fn a_starved_supervisor_answers_with_an_errno() {
         skip_or_fail("prlimit (util-linux) is not installed");
         return;
     }
-    for user in users() {
+    for user in common::users() {
         for backend in BACKENDS {
             if !cage_here(backend, user) {
                 continue;

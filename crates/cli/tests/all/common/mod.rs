@@ -13,6 +13,15 @@ pub use jaula_testkit::{
     EXTRA_DIRS, HOST_PATH, NOBODY, PRESENT_FILES,
 };
 
+/// The users a case runs as: root, and uid 65534 when the test can become it.
+pub fn users() -> Vec<User> {
+    if is_root() {
+        vec![User::Root, User::Nobody]
+    } else {
+        vec![User::Root]
+    }
+}
+
 pub fn jaula() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_jaula"))
 }
