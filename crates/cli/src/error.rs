@@ -81,20 +81,13 @@ pub enum CliError {
     #[cfg(target_os = "linux")]
     #[error(transparent)]
     Start(#[from] jaula_sandbox::start::StartError),
-    /// `jaula contract run`: the stage that becomes the tenant could not be started.
-    #[error(
-        "cannot start jaula's stage {} in {}: {source}",
-        .program.to_string_lossy(),
-        .cwd.display()
-    )]
-    StartStageIn {
-        program: OsString,
-        cwd: PathBuf,
-        source: std::io::Error,
-    },
-    /// `--log` under `--network none`: the file could not be handed to the stage.
-    #[error("cannot pass the log on: {0}")]
-    PassLog(std::io::Error),
+    /// The cage could not be planned or started (`jaula_sandbox::cage`).
+    #[error(transparent)]
+    Cage(#[from] jaula_sandbox::cage::CageError),
+    /// The sandbox crate handed back a proxy to serve for a launch that asked for none: a
+    /// bug, refused rather than served with rules nobody gave.
+    #[error("internal error: the cage asks for a proxy, but its network mode is not allow")]
+    UnaskedProxy,
     #[error("cannot print: {0}")]
     Output(#[from] std::io::Error),
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::backend_choice::BackendChoice;
 use crate::env::EnvPattern;
 use crate::network::{AddressRange, DomainPattern, NetworkMode, Preset, ResolveOverride};
 use crate::sockets::UnixPreset;
@@ -86,21 +87,9 @@ pub struct ContractSection {
 #[serde(deny_unknown_fields)]
 pub struct RunSection {
     /// `auto`, `landlock` or `bwrap`, like `--backend`.
-    pub backend: Option<RunBackend>,
+    pub backend: Option<BackendChoice>,
     /// `true`: no network line at start, like `--quiet`.
     pub quiet: Option<bool>,
-}
-
-/// The Linux backend `jaula run` uses (`--backend`, `[run] backend`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RunBackend {
-    /// bubblewrap's mount view when it works here, else Landlock alone.
-    Auto,
-    /// Landlock, seccomp and the hardening steps, natively.
-    Landlock,
-    /// bubblewrap's mount view with jaula's inner stage inside it.
-    Bwrap,
 }
 
 /// An agent whose short-lived access token `jaula run` can hand in (`[env]

@@ -33,7 +33,7 @@ fn a_full_config_reads_into_typed_values() {
          allow_address = [\"10.1.0.0/16\"]\nresolve = [\"Up.Test=127.0.0.1:8443\"]\n",
     )
     .unwrap();
-    assert_eq!(config.run.backend, Some(RunBackend::Bwrap));
+    assert_eq!(config.run.backend, Some(crate::BackendChoice::Bwrap));
     assert_eq!(config.run.quiet, Some(true));
     assert_eq!(config.env.keep[0].to_string(), "AWS_REGION");
     assert_eq!(config.env.scrub[0].to_string(), "MY_*");

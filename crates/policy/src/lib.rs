@@ -14,7 +14,8 @@
 //! - [`seccomp`]: the deny-list and its reference decision;
 //! - [`env`](mod@env): which variables a caged process inherits;
 //! - [`limits`]: resource ceilings; [`uid_range`]: the uids handed to Contracts;
-//! - [`config`]: the config file, read straight into typed values;
+//! - [`config`]: the config file, read straight into typed values; [`BackendChoice`]: the
+//!   Linux backend a launch asks for (`--backend`, `[run] backend`);
 //! - [`run_argv`]: the one way a `jaula run` command line is written.
 //!
 //! - [`host_fs`]: the one interface through which resolution and every backend ask the
@@ -25,6 +26,7 @@
 //! `.git` file, `commondir` and `.gitmodules` to its git directories.
 #![deny(missing_docs)]
 
+pub mod backend_choice;
 pub mod config;
 pub mod decide;
 pub mod defaults;
@@ -48,6 +50,7 @@ pub mod sources;
 pub mod spec;
 pub mod uid_range;
 
+pub use backend_choice::BackendChoice;
 pub use config::ConfigFile;
 pub use decide::{Access, Decision, Rule};
 pub use error::{ConfigError, PolicyError};

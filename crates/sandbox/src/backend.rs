@@ -18,7 +18,7 @@ use jaula_policy::{Access, HostFs, Platform, Policy};
 // Only the Linux launch (`start`) chooses.
 #[cfg(target_os = "linux")]
 pub(crate) use choose::choose;
-pub use choose::{Launcher, NoCage, Requested};
+pub use choose::{Launcher, NoCage};
 
 /// A named, documented difference between a backend and `Policy::decide`. The same shape
 /// for every backend, so one judge (the conformance matrix) and one table generator read

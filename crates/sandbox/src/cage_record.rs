@@ -136,6 +136,37 @@ pub fn create(state_home: &Path, opening: &Opening) -> io::Result<(PathBuf, File
     Ok((path, file))
 }
 
+/// This cage's record for `jaula ps` and `jaula stop`, made by the jaula that starts the
+/// launch and inherited by the stage whose supervisor appends to it: the ended cages'
+/// records pruned first (each would cost every later supervisor a look), then a new one
+/// created, close-on-exec cleared, its ownership handed to the plan's descriptor number.
+pub(crate) fn open_for_stage(
+    plan: &crate::launch_plan::LaunchPlan,
+    backend: &str,
+    window: Option<String>,
+) -> io::Result<std::os::fd::RawFd> {
+    let started_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    prune_ended(plan.policy.state_home());
+    let opening = Opening {
+        window,
+        repo: plan.policy.repo().to_path_buf(),
+        backend: backend.to_owned(),
+        started_unix,
+        command: plan
+            .command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        launcher: this_process()?,
+    };
+    let (_, file) = create(plan.policy.state_home(), &opening)?;
+    rustix::io::fcntl_setfd(&file, rustix::io::FdFlags::empty())?;
+    Ok(std::os::fd::IntoRawFd::into_raw_fd(file))
+}
+
 /// Remove the records whose cage has ended (their last line is [`Line::Ended`]), as
 /// `jaula ps` does when it reads them. Called by each launch before it creates its own:
 /// without it every launch an owner never listed with `jaula ps` would leave its record

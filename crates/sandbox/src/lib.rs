@@ -30,6 +30,9 @@ pub mod doc_tables;
 pub mod landlock;
 pub mod seatbelt;
 
+// Ask for a cage and start it: one shape per platform.
+pub mod cage;
+
 // Plan.
 #[cfg(target_os = "linux")]
 pub mod launch_plan;

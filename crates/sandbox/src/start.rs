@@ -15,9 +15,9 @@ use std::process::{Child, Command, ExitStatus};
 
 use jaula_policy::network::NetworkMode;
 use jaula_policy::sources::BwrapHint;
-use jaula_policy::Policy;
+use jaula_policy::{BackendChoice, Policy};
 
-use crate::backend::{self, Launcher, NoCage, Requested};
+use crate::backend::{self, Launcher, NoCage};
 use crate::bwrap::{self, Availability, BwrapError, BwrapOptions, PrivateTmp};
 use crate::child::{self, Forward, HeldSignals};
 use crate::landlock::{self, PlanMode};
@@ -35,7 +35,7 @@ pub const STAGE_SUBCOMMAND: &str = "stage";
 #[derive(Clone, Debug)]
 pub struct StartOptions {
     /// `jaula run --backend` or the config's `run.backend`.
-    pub requested: Requested,
+    pub requested: BackendChoice,
     /// Where bubblewrap is, or that it is known to be missing (`CITY_CAGE_BWRAP`).
     pub bwrap: BwrapHint,
     /// A PID namespace and `/proc` of the cage's own in bubblewrap's view.
@@ -102,6 +102,36 @@ pub enum StartError {
     /// not be waited for.
     #[error("cannot wait for the cage's stage: {0}")]
     WaitStage(#[source] std::io::Error),
+    /// `/proc/self/exe` did not answer: jaula starts itself as its own stage.
+    #[error("cannot find jaula's own binary: {0}")]
+    OwnBinary(#[source] std::io::Error),
+    /// `--log`: the file could not be opened for the stage, or handed to it.
+    #[error("cannot open the log {}: {source}", .path.display())]
+    Log {
+        /// The log file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The resource limits could not be set before the stage started.
+    #[error(transparent)]
+    Limits(crate::launch::LaunchError),
+    /// A Contract's stage could not be started in its workspace.
+    #[error("cannot start jaula's stage {} in {}: {source}", .program.to_string_lossy(), .cwd.display())]
+    StartIn {
+        /// The stage's program (jaula itself).
+        program: OsString,
+        /// The workspace it was to start in.
+        cwd: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A Contract's cage with `--network allow`: its proxy runs only beside `jaula run`.
+    #[error(
+        "refusing to run: network mode allow needs jaula's proxy running beside the cage, \
+         which a contract run does not start; use network mode none or host for Contracts"
+    )]
+    AllowNeedsProxy,
 }
 
 /// bubblewrap's options for a launch: its own PID namespace unless `--no-pid-ns`, and its
@@ -271,7 +301,7 @@ impl Stage {
 
 /// `--network allow`'s stage, started: it binds the cage's listeners inside its network
 /// namespace and hands them out here, for the proxy to serve until it ends.
-pub enum AllowStage {
+pub(crate) enum AllowStage {
     /// The stage handed its listeners out and runs the command.
     Serving {
         /// The stage (bubblewrap, or `jaula stage`), to wait for.
@@ -299,14 +329,12 @@ pub enum AllowStage {
 }
 
 /// Start `--network allow`'s stage for `plan` on `launcher`, and take its listeners.
-/// There is no uncaged fallback: without a network namespace a port rule would admit any
-/// host. `proxy_localhost`: the proxy's rules admit `localhost`, so the stage's proxy
-/// variables name it.
-pub fn start_allow(
+/// (There is no uncaged fallback: without a network namespace a port rule would admit any
+/// host; `cage::linux::prepare` refuses before this.)
+pub(crate) fn start_allow(
     plan: &LaunchPlan,
-    launcher: Result<Launcher, NoCage>,
+    launcher: Launcher,
     options: &StartOptions,
-    proxy_localhost: bool,
 ) -> Result<AllowStage, StartError> {
     let (channel, stage_end) = netns::handoff_pair()?;
     let mut stage_plan = LaunchPlan {
@@ -314,27 +342,9 @@ pub fn start_allow(
         ..plan.clone()
     };
     stage_plan.network.handoff_fd = Some(stage_end.as_raw_fd());
-    stage_plan.network.proxy_localhost = proxy_localhost;
     let stage = match launcher {
-        Ok(Launcher::Bwrap(availability)) => Stage::in_view(&stage_plan, &availability, options)?,
-        Ok(Launcher::Native { .. }) => {
-            Stage::native(&stage_plan, &options.own_binary, &options.cwd)?
-        }
-        Err(NoCage {
-            bwrap: Some(bwrap),
-            landlock,
-            ..
-        }) => {
-            return Err(StartError::AllowNeedsNamespace {
-                bwrap: bwrap.reason(),
-                landlock: landlock.map(|l| format!("; {l}")).unwrap_or_default(),
-            })
-        }
-        Err(no_cage) => {
-            return Err(StartError::NoCage {
-                reason: no_cage.reason(),
-            })
-        }
+        Launcher::Bwrap(availability) => Stage::in_view(&stage_plan, &availability, options)?,
+        Launcher::Native { .. } => Stage::native(&stage_plan, &options.own_binary, &options.cwd)?,
     };
     let snapshot = Snapshot::take(&plan.policy);
     let Stage {

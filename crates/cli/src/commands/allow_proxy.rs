@@ -17,32 +17,20 @@ use std::io::ErrorKind;
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Child, ExitStatus};
+use std::process::ExitStatus;
 
-use jaula_sandbox::child::{Forward, HeldSignals};
+use jaula_sandbox::cage::ProxyDuty;
 use jaula_sandbox::exit::exit_like;
-use jaula_sandbox::planting::{self, Snapshot};
+use jaula_sandbox::planting;
 use jaula_sandbox::start::{self, ProxyFork};
 
 use crate::commands::network_notice;
 use crate::Outcome;
 
-/// What the stage left for the proxy and the launcher.
-pub(crate) struct Stage {
-    pub(crate) child: Child,
-    pub(crate) forward: Forward,
-    pub(crate) served: jaula_proxy::Served,
-    pub(crate) snapshot: Snapshot,
-    pub(crate) held: HeldSignals,
-    pub(crate) lifetime: UnixStream,
-    /// The command's arguments bubblewrap's private `/tmp` hides (`tmp_notice`).
-    pub(crate) hidden_tmp: Vec<std::path::PathBuf>,
-}
-
 /// Serve the cage's proxy in a process of its own and leave, in this one, with the
 /// command's status once the stage has ended.
 pub(crate) fn run(
-    stage: Stage,
+    duty: ProxyDuty,
     proxy: jaula_proxy::Proxy,
     policy: &jaula_policy::Policy,
 ) -> Outcome {
@@ -52,15 +40,28 @@ pub(crate) fn run(
     };
     let (ended_in, ended_out) = pipe()?;
     let (told_in, told_out) = pipe()?;
-    let Stage {
+    let ProxyDuty {
         child,
         forward,
-        served,
-        snapshot,
+        listener,
+        steered,
+        dns,
         held,
+        snapshot,
         lifetime,
         hidden_tmp,
-    } = stage;
+    } = duty;
+    let served = jaula_proxy::Served {
+        listener,
+        steered: match steered {
+            Some((tls, http)) => vec![
+                jaula_proxy::SteeredListener::tls(tls),
+                jaula_proxy::SteeredListener::http(http),
+            ],
+            None => Vec::new(),
+        },
+        dns,
+    };
     match start::fork_proxy()? {
         ProxyFork::Proxy => {
             drop((child, ended_out, told_in, snapshot));

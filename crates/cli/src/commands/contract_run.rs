@@ -11,10 +11,15 @@ use jaula_contract::{
 };
 use jaula_policy::paths::is_within;
 use jaula_policy::run_argv::RunArgv;
+use jaula_policy::Platform;
+use jaula_sandbox::cage::linux::{spawn_tenant, TenantPlacement};
 use jaula_sandbox::identity::Identity;
 
 use crate::args::JsonFlag;
+use crate::commands::availability::DISABLED;
+use crate::commands::cage_request::{self, Disabled};
 use crate::commands::contract_error::ContractCliError;
+use crate::error::CliError;
 use crate::ids;
 
 /// `jaula contract run CONTRACT --runtime KIND [--work-record ID] -- CMD...`.
@@ -139,10 +144,10 @@ fn spawn(
     // the cage. This process keeps its own uid, so it can record the run afterwards.
     let argv = run.argv(&me, args.cmd.iter().map(OsString::from));
     let run_args = crate::commands::run::parse_run_argv(&argv)?;
-    let mut plan = match crate::commands::run::plan_for_spawn(&run_args, tenant_env(&sandbox.env))?
-    {
-        Ok(plan) => plan,
-        Err(reason) => return Err(ContractCliError::CageRefused(reason)),
+    let vars = tenant_env(&sandbox.env);
+    let request = match cage_request::ask(&run_args, Platform::Linux, vars, workspace.clone())? {
+        Ok(asked) => asked.request,
+        Err(Disabled) => return Err(ContractCliError::CageRefused(DISABLED.to_owned())),
     };
     let inherited = match &cgroup {
         Some(cg) => {
@@ -150,11 +155,14 @@ fn spawn(
         }
         None => None,
     };
-    plan.cgroup_fd = inherited.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
-    if let (Some(uid), Some(gid)) = (sandbox.floor.uid, sandbox.floor.gid) {
-        plan.identity = Some(Identity { uid, gid });
-    }
-    let status = crate::commands::run::spawn_stage_and_wait(&plan, &workspace)?;
+    let placement = TenantPlacement {
+        cgroup_fd: inherited.as_ref().map(std::os::fd::AsRawFd::as_raw_fd),
+        identity: match (sandbox.floor.uid, sandbox.floor.gid) {
+            (Some(uid), Some(gid)) => Some(Identity { uid, gid }),
+            _ => None,
+        },
+    };
+    let status = spawn_tenant(request, placement).map_err(CliError::from)?;
     drop(inherited);
     let mut limits: Vec<LimitInForce> = sandbox.floor.limits_in_force(isolation.runner_uid());
     if let Some(cg) = cgroup {

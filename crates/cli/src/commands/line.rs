@@ -11,9 +11,10 @@ use jaula_sandbox::bwrap;
 use crate::args::PolicyArgs;
 use crate::commands::access_token::TokenAgent;
 use crate::commands::availability::{availability, SANDBOX_EXEC};
-use crate::commands::run_args::NetworkArg;
+use crate::commands::run_args::named;
 use crate::error::CliError;
 use crate::{context, Outcome, Report};
+use jaula_policy::network::NetworkMode;
 
 /// Print the launch prefix for one window: `jaula run [flags] -- ` on Linux (bubblewrap's
 /// view plus Landlock, seccomp and hardening, or Landlock alone where user namespaces do
@@ -37,8 +38,8 @@ pub struct LineArgs {
 #[derive(Args, Debug, Clone, Default)]
 pub struct LineLaunchArgs {
     /// The window's network mode: host, none or allow (as `jaula run --network`).
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub network: Option<NetworkArg>,
+    #[arg(long, value_name = "MODE", value_parser = named::<NetworkMode>(&NetworkMode::NAMES))]
+    pub network: Option<NetworkMode>,
     /// With --network allow: a name the proxy admits (repeatable; as `jaula run`).
     #[arg(long = "allow-domain", value_name = "NAME")]
     pub allow_domain: Vec<String>,
@@ -151,11 +152,7 @@ fn run_prefix(
     // stay scrubbed) and the private /tmp's, and neither changes here.
     run.no_pid_ns = true;
     let launch = &line.launch;
-    run.network = launch.network.map(|mode| match mode {
-        NetworkArg::Host => "host",
-        NetworkArg::None => "none",
-        NetworkArg::Allow => "allow",
-    });
+    run.network = launch.network.map(NetworkMode::name);
     run.allow_domain = launch.allow_domain.clone();
     run.deny_domain = launch.deny_domain.clone();
     run.allow_preset = launch.allow_preset.clone();

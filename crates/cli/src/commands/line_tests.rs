@@ -1,4 +1,4 @@
-use super::{run_prefix, write_profile, LineArgs, LineLaunchArgs, NetworkArg, TokenAgent};
+use super::{run_prefix, write_profile, LineArgs, LineLaunchArgs, NetworkMode, TokenAgent};
 use jaula_sandbox::bwrap::sanitize_window;
 use std::os::unix::fs::PermissionsExt;
 
@@ -131,7 +131,7 @@ fn the_linux_prefix_carries_the_windows_network_and_token_options() {
     let args = LineArgs {
         policy: policy_args(&policy),
         launch: LineLaunchArgs {
-            network: Some(NetworkArg::Allow),
+            network: Some(NetworkMode::Allow),
             allow_domain: vec!["example.org".into()],
             deny_domain: vec!["x.example.org".into()],
             allow_preset: vec!["github".into()],

@@ -8,6 +8,8 @@ pub mod access_token;
 #[cfg(target_os = "linux")]
 pub mod agent_hint;
 pub mod availability;
+// `jaula run`'s arguments, config and environment as one request for the sandbox crate.
+pub mod cage_request;
 // The line `run` prints when it cages with Landlock alone.
 #[cfg(target_os = "linux")]
 pub mod backend_notice;

@@ -5,9 +5,10 @@ use jaula_policy::Platform;
 use jaula_sandbox::seatbelt::{ProfileNetwork, ProfileOptions};
 
 use crate::args::PolicyArgs;
-use crate::commands::run_args::NetworkArg;
+use crate::commands::run_args::named;
 use crate::error::CliError;
 use crate::{context, Outcome, Report};
+use jaula_policy::network::NetworkMode;
 
 /// Print the Seatbelt (SBPL) profile for one window, for any host: the one `jaula run`
 /// hands to `/usr/bin/sandbox-exec` on macOS for the same flags.
@@ -17,8 +18,8 @@ pub struct ProfileArgs {
     pub policy: PolicyArgs,
     /// The network mode to render: `host` (default), `none` (no IP destination) or
     /// `allow` (only the proxy's loopback port, given with --proxy-port).
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub network: Option<NetworkArg>,
+    #[arg(long, value_name = "MODE", value_parser = named::<NetworkMode>(&NetworkMode::NAMES))]
+    pub network: Option<NetworkMode>,
     /// With --network allow: the loopback port jaula's proxy listens on (`jaula run`
     /// picks one when it starts the proxy).
     #[arg(long, value_name = "PORT")]
@@ -36,14 +37,14 @@ pub fn run(args: &ProfileArgs) -> Outcome {
 /// `--network` and `--proxy-port` as the profile's network rules: `allow` needs the port,
 /// and a port means nothing in the other modes.
 pub fn profile_network(
-    mode: Option<NetworkArg>,
+    mode: Option<NetworkMode>,
     port: Option<u16>,
 ) -> Result<ProfileNetwork, CliError> {
-    match (mode.unwrap_or(NetworkArg::Host), port) {
-        (NetworkArg::Host, None) => Ok(ProfileNetwork::Host),
-        (NetworkArg::None, None) => Ok(ProfileNetwork::None),
-        (NetworkArg::Allow, Some(port)) if port != 0 => Ok(ProfileNetwork::Proxy { port }),
-        (NetworkArg::Allow, _) => Err(CliError::Usage(
+    match (mode.unwrap_or(NetworkMode::Host), port) {
+        (NetworkMode::Host, None) => Ok(ProfileNetwork::Host),
+        (NetworkMode::None, None) => Ok(ProfileNetwork::None),
+        (NetworkMode::Allow, Some(port)) if port != 0 => Ok(ProfileNetwork::Proxy { port }),
+        (NetworkMode::Allow, _) => Err(CliError::Usage(
             "--network allow needs --proxy-port PORT (the proxy's loopback port, not 0)".to_owned(),
         )),
         (_, Some(_)) => Err(CliError::Usage(

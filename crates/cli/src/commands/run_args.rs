@@ -8,10 +8,10 @@ use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use jaula_policy::env::{scrub_env, EnvPattern, EnvRules};
 use jaula_policy::network::{DomainRules, NetworkMode, NetworkSpec};
-use jaula_policy::Sources;
+use jaula_policy::{BackendChoice, Sources};
 
 use crate::args::PolicyArgs;
 use crate::commands::access_token::TokenAgent;
@@ -33,8 +33,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub policy: PolicyArgs,
     /// Which enforcement to use (default: the config's `run.backend`, else auto).
-    #[arg(long, value_enum)]
-    pub backend: Option<Backend>,
+    #[arg(long, value_name = "BACKEND", value_parser = named::<BackendChoice>(&BackendChoice::NAMES))]
+    pub backend: Option<BackendChoice>,
     /// bwrap backend: give the cage its own PID namespace and /proc. The default; kept so
     /// older command lines still parse.
     #[arg(long, overrides_with = "no_pid_ns")]
@@ -91,8 +91,8 @@ pub struct RunArgs {
     /// Network: `host` (default, unchanged), `none` (only the cage's own loopback) or
     /// `allow` (only jaula's proxy, which admits --allow-domain/--allow-preset names).
     /// Default: the config's `network.mode`, else host.
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub network: Option<NetworkArg>,
+    #[arg(long, value_name = "MODE", value_parser = named::<NetworkMode>(&NetworkMode::NAMES))]
+    pub network: Option<NetworkMode>,
     /// With --network allow: a host name or `*.suffix` pattern the proxy admits
     /// (repeatable; adds to the config's `network.allow_domain`).
     #[arg(long = "allow-domain", value_name = "NAME")]
@@ -120,39 +120,16 @@ pub struct RunArgs {
     pub command: Vec<OsString>,
 }
 
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NetworkArg {
-    Host,
-    None,
-    Allow,
-}
-
-impl From<NetworkArg> for NetworkMode {
-    fn from(a: NetworkArg) -> NetworkMode {
-        match a {
-            NetworkArg::Host => NetworkMode::Host,
-            NetworkArg::None => NetworkMode::None,
-            NetworkArg::Allow => NetworkMode::Allow,
-        }
-    }
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    Auto,
-    Landlock,
-    Bwrap,
-}
-
-#[cfg(target_os = "linux")]
-impl From<Backend> for jaula_sandbox::backend::Requested {
-    fn from(b: Backend) -> jaula_sandbox::backend::Requested {
-        match b {
-            Backend::Auto => jaula_sandbox::backend::Requested::Auto,
-            Backend::Landlock => jaula_sandbox::backend::Requested::Landlock,
-            Backend::Bwrap => jaula_sandbox::backend::Requested::Bwrap,
-        }
-    }
+/// A clap parser for a choice the policy crate defines (`NAMES` for the help text and
+/// the shell's completion, `FromStr` to read it): one enum for the flag, the config file
+/// and the crates that act on it, instead of a copy per layer.
+pub fn named<T>(names: &'static [&'static str]) -> impl clap::builder::TypedValueParser<Value = T>
+where
+    T: std::str::FromStr + Clone + Send + Sync + 'static,
+    T::Err: std::error::Error + Send + Sync + 'static,
+{
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(names.iter().copied()).try_map(|s| s.parse::<T>())
 }
 
 /// The mode and validated lists: flags over the config's `[network]`. The config's lists
@@ -164,7 +141,7 @@ pub fn network_settings(
 ) -> Result<(NetworkMode, DomainRules), CliError> {
     let config = &sources.network;
     let mode = match (args.network, config.mode) {
-        (Some(m), _) => m.into(),
+        (Some(m), _) => m,
         (None, Some(mode)) => mode,
         (None, None) => NetworkMode::Host,
     };

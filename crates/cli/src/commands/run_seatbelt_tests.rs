@@ -19,13 +19,16 @@ struct Cli {
 /// Keeps every launch it is handed; runs nothing.
 #[derive(Default)]
 struct Recorder {
-    launches: Vec<SeatbeltLaunch>,
+    launches: Vec<Prepared>,
+    /// Whether each launch was handed a proxy to serve.
+    proxies: Vec<bool>,
     uncaged: Vec<Vec<OsString>>,
 }
 
 impl Executor for Recorder {
-    fn launch(&mut self, launch: SeatbeltLaunch) -> Outcome {
+    fn launch(&mut self, launch: Prepared, proxy: Option<jaula_proxy::Proxy>) -> Outcome {
         self.launches.push(launch);
+        self.proxies.push(proxy.is_some());
         Ok(crate::Report::status(0))
     }
 
@@ -112,7 +115,7 @@ fn policy_args(w: &World, window: &str) -> crate::args::PolicyArgs {
     cli.run.policy
 }
 
-fn record(w: &World, extra: &[&str], command: &[&str]) -> SeatbeltLaunch {
+fn record(w: &World, extra: &[&str], command: &[&str]) -> Prepared {
     let args = parse(w, extra, command);
     let mut recorder = Recorder::default();
     assert_eq!(
@@ -120,6 +123,8 @@ fn record(w: &World, extra: &[&str], command: &[&str]) -> SeatbeltLaunch {
         crate::Report::status(0)
     );
     assert_eq!(recorder.launches.len(), 1);
+    // A proxy to serve exactly when the cage has a listener for it.
+    assert_eq!(recorder.proxies, [recorder.launches[0].proxy.is_some()]);
     recorder.launches.pop().unwrap()
 }
 

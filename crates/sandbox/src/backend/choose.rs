@@ -2,18 +2,9 @@
 //! Landlock natively, from what was asked and what this host has. The probes are passed
 //! in, so the whole decision table is a unit test.
 
-use crate::bwrap::Availability;
+use jaula_policy::BackendChoice;
 
-/// What the caller asked for (`jaula run --backend`, config `run.backend`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Requested {
-    /// bwrap where user namespaces work, else Landlock.
-    Auto,
-    /// Landlock natively, or no cage when its floor is not met.
-    Landlock,
-    /// The bubblewrap view, or no cage when bubblewrap cannot build its namespace here.
-    Bwrap,
-}
+use crate::bwrap::Availability;
 
 /// The cage a launch gets.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,7 +22,7 @@ pub enum Launcher {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NoCage {
     /// What was asked for, which decides which reasons count.
-    pub(crate) requested: Requested,
+    pub(crate) requested: BackendChoice,
     /// bubblewrap was probed and cannot build its namespace here.
     pub(crate) bwrap: Option<Availability>,
     /// Landlock's floor is not met (`landlock: <kernel status>`).
@@ -39,10 +30,20 @@ pub struct NoCage {
 }
 
 impl NoCage {
+    /// Why bubblewrap cannot build its namespace, when that counted.
+    pub fn bwrap_reason(&self) -> Option<String> {
+        self.bwrap.as_ref().map(Availability::reason)
+    }
+
+    /// `landlock: <kernel status>`, when Landlock's floor not being met counted.
+    pub fn landlock_reason(&self) -> Option<String> {
+        self.landlock.clone()
+    }
+
     /// One line naming every reason that counted.
     pub fn reason(&self) -> String {
         match (&self.bwrap, &self.landlock) {
-            (Some(b), Some(l)) if self.requested == Requested::Auto => {
+            (Some(b), Some(l)) if self.requested == BackendChoice::Auto => {
                 format!("{}; and {l}", b.reason())
             }
             (Some(b), _) => format!("bwrap backend: {}", b.reason()),
@@ -79,7 +80,7 @@ impl NoCage {
 // Called by the Linux launch (`start`) only.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) fn choose(
-    requested: Requested,
+    requested: BackendChoice,
     landlock_missing: Option<String>,
     probe_bwrap: impl FnOnce() -> Availability,
 ) -> Result<Launcher, NoCage> {
@@ -88,7 +89,7 @@ pub(crate) fn choose(
         bwrap,
         landlock,
     };
-    if requested == Requested::Landlock {
+    if requested == BackendChoice::Landlock {
         return match landlock_missing {
             None => Ok(Launcher::Native {
                 bwrap_unavailable: None,
@@ -101,7 +102,7 @@ pub(crate) fn choose(
         return Ok(Launcher::Bwrap(bwrap));
     }
     match (requested, landlock_missing) {
-        (Requested::Auto, None) => Ok(Launcher::Native {
+        (BackendChoice::Auto, None) => Ok(Launcher::Native {
             bwrap_unavailable: Some(bwrap),
         }),
         // `bwrap` asked for by name, or neither layer here.

@@ -28,19 +28,19 @@ fn landlock_by_name_never_probes_bubblewrap() {
         works()
     };
     assert_eq!(
-        choose(Requested::Landlock, None, probe),
+        choose(BackendChoice::Landlock, None, probe),
         Ok(Launcher::Native {
             bwrap_unavailable: None
         })
     );
     assert!(!probed.get());
-    let err = choose(Requested::Landlock, missing(false), works).unwrap_err();
+    let err = choose(BackendChoice::Landlock, missing(false), works).unwrap_err();
     assert_eq!(err.reason(), NO_LANDLOCK);
 }
 
 #[test]
 fn the_whole_table() {
-    for requested in [Requested::Auto, Requested::Bwrap] {
+    for requested in [BackendChoice::Auto, BackendChoice::Bwrap] {
         for landlock_ok in [true, false] {
             // bubblewrap works: always the view, whatever Landlock says.
             assert_eq!(
@@ -52,13 +52,13 @@ fn the_whole_table() {
     }
     // bubblewrap fails: auto falls back to Landlock, and says why.
     assert_eq!(
-        choose(Requested::Auto, None, fails),
+        choose(BackendChoice::Auto, None, fails),
         Ok(Launcher::Native {
             bwrap_unavailable: Some(fails())
         })
     );
     // ... unless Landlock is missing too: both reasons.
-    let err = choose(Requested::Auto, missing(false), fails).unwrap_err();
+    let err = choose(BackendChoice::Auto, missing(false), fails).unwrap_err();
     assert_eq!(
         err.reason(),
         format!("{}; and {NO_LANDLOCK}", fails().reason())
@@ -66,7 +66,7 @@ fn the_whole_table() {
     assert_eq!(err.landlock.as_deref(), Some(NO_LANDLOCK));
     // bwrap by name never falls back.
     for landlock_ok in [true, false] {
-        let err = choose(Requested::Bwrap, missing(landlock_ok), fails).unwrap_err();
+        let err = choose(BackendChoice::Bwrap, missing(landlock_ok), fails).unwrap_err();
         assert_eq!(err.reason(), format!("bwrap backend: {}", fails().reason()));
         assert_eq!(err.bwrap, Some(fails()));
     }
@@ -81,7 +81,7 @@ fn remedies_keep_a_cage() {
             program: "bwrap".into(),
         })
     };
-    let err = choose(Requested::Bwrap, None, not_found).unwrap_err();
+    let err = choose(BackendChoice::Bwrap, None, not_found).unwrap_err();
     let remedy = err.remedy();
     assert!(
         remedy.starts_with("install bubblewrap (apt-get install bubblewrap)"),
@@ -95,13 +95,13 @@ fn remedies_keep_a_cage() {
             stderr: String::new(),
         })
     };
-    let remedy = choose(Requested::Bwrap, None, refused)
+    let remedy = choose(BackendChoice::Bwrap, None, refused)
         .unwrap_err()
         .remedy();
     assert!(remedy.contains("unprivileged user namespaces"), "{remedy}");
     assert!(!remedy.contains("apt-get"), "{remedy}");
     // Neither layer: both remedies, and no Landlock flag to fall back on.
-    let remedy = choose(Requested::Auto, missing(false), not_found)
+    let remedy = choose(BackendChoice::Auto, missing(false), not_found)
         .unwrap_err()
         .remedy();
     assert!(
@@ -109,15 +109,15 @@ fn remedies_keep_a_cage() {
         "{remedy}"
     );
     assert!(!remedy.contains("--backend landlock"), "{remedy}");
-    let remedy = choose(Requested::Landlock, missing(false), works)
+    let remedy = choose(BackendChoice::Landlock, missing(false), works)
         .unwrap_err()
         .remedy();
     assert!(remedy.contains("Linux 5.13+"), "{remedy}");
     for r in [
-        choose(Requested::Bwrap, None, not_found)
+        choose(BackendChoice::Bwrap, None, not_found)
             .unwrap_err()
             .remedy(),
-        choose(Requested::Auto, missing(false), refused)
+        choose(BackendChoice::Auto, missing(false), refused)
             .unwrap_err()
             .remedy(),
     ] {
