@@ -9,6 +9,9 @@
 //!   those lists for `docs/security.md`.
 //! - **plan** (Linux): `launch_plan`, the launch resolved once, as data; `plan_fd`, that
 //!   plan handed to the stage on a sealed descriptor.
+//! - **ask and start**: `cage`, one shape per platform: a typed `CageRequest` in,
+//!   `cage::prepare` (the cage chosen, or none with the reason) and `cage::start` (where
+//!   it ran, or what the caller takes over); `cage::linux` and `cage::macos` behind it.
 //! - **launch**: `start` (Linux: where a plan runs, in process or under bubblewrap, and
 //!   the stage that runs it there); `launch` (Linux: the one ordered sequence that confines
 //!   this process and `exec`s); `child` (waiting for the cage, signals forwarded); `exit`

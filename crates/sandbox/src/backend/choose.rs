@@ -89,24 +89,31 @@ pub(crate) fn choose(
         bwrap,
         landlock,
     };
-    if requested == BackendChoice::Landlock {
-        return match landlock_missing {
+    // One arm per choice, so a new one does not build until it is decided here.
+    match requested {
+        BackendChoice::Landlock => match landlock_missing {
             None => Ok(Launcher::Native {
                 bwrap_unavailable: None,
             }),
             Some(l) => Err(no_cage(None, Some(l))),
-        };
-    }
-    let bwrap = probe_bwrap();
-    if bwrap.is_available() {
-        return Ok(Launcher::Bwrap(bwrap));
-    }
-    match (requested, landlock_missing) {
-        (BackendChoice::Auto, None) => Ok(Launcher::Native {
-            bwrap_unavailable: Some(bwrap),
-        }),
-        // `bwrap` asked for by name, or neither layer here.
-        (_, landlock) => Err(no_cage(Some(bwrap), landlock)),
+        },
+        BackendChoice::Bwrap => {
+            let bwrap = probe_bwrap();
+            match bwrap.is_available() {
+                true => Ok(Launcher::Bwrap(bwrap)),
+                false => Err(no_cage(Some(bwrap), landlock_missing)),
+            }
+        }
+        BackendChoice::Auto => {
+            let bwrap = probe_bwrap();
+            match (bwrap.is_available(), landlock_missing) {
+                (true, _) => Ok(Launcher::Bwrap(bwrap)),
+                (false, None) => Ok(Launcher::Native {
+                    bwrap_unavailable: Some(bwrap),
+                }),
+                (false, landlock) => Err(no_cage(Some(bwrap), landlock)),
+            }
+        }
     }
 }
 
