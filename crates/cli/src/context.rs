@@ -34,7 +34,7 @@ pub fn sources_with(flags: &jaula_policy::CageFlags, env: &EnvVars) -> Result<So
 /// resolver's warnings on stderr.
 pub fn resolve(sources: &Sources, args: &PolicyArgs) -> Result<Policy, CliError> {
     if args.repo.is_none() {
-        return Err(CliError::Usage("--repo is required".to_string()));
+        return Err(CliError::RepoRequired);
     }
     let policy = sources.spec.resolve()?;
     for warning in policy.warnings() {

@@ -8,9 +8,13 @@ pub const REFUSED: i32 = 126;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
-    /// Bad usage the parser could not catch (`--repo is required`): exit 2.
+    /// Bad usage the parser could not catch: exit 2.
     #[error("{0}")]
     Usage(String),
+    /// A command that takes no working directory as its repo was given none: exit 2, said
+    /// word for word as launchers match it (docs/compatibility.md), with no `jaula: `.
+    #[error("--repo is required")]
+    RepoRequired,
     /// A config file value jaula cannot use (`run.backend = "fast"`): the file is not bad
     /// usage of the command line, so not exit 2.
     #[error("{0}")]
@@ -37,9 +41,20 @@ pub enum CliError {
     Backend(#[from] jaula_sandbox::backend::BackendError),
     /// A `jaula contract` command failed (contract mode is Linux only). Boxed: the
     /// contract errors are large, and every command returns this type.
+    /// `jaula contract`: the library refused.
     #[cfg(target_os = "linux")]
     #[error(transparent)]
-    Contract(Box<crate::commands::contract_error::ContractCliError>),
+    Contract(#[from] jaula_contract::ContractError),
+    /// `jaula contract render`: the Kubernetes rendering refused.
+    #[cfg(target_os = "linux")]
+    #[error(transparent)]
+    Kube(#[from] jaula_kube::KubeError),
+    /// `jaula contract run`: the cgroup descriptor could not be handed to the spawn.
+    #[error("cannot pass the Contract's cgroup to its spawn (dup): {0}")]
+    CgroupFd(std::io::Error),
+    /// `jaula contract run`: there is no cage to start for the tenant (it is disabled).
+    #[error("refusing to start the tenant cage: {0}")]
+    CageRefused(String),
     #[error("cannot write {}: {source}", .path.display())]
     Write {
         path: PathBuf,
@@ -92,13 +107,6 @@ pub enum CliError {
     Output(#[from] std::io::Error),
 }
 
-#[cfg(target_os = "linux")]
-impl From<crate::commands::contract_error::ContractCliError> for CliError {
-    fn from(e: crate::commands::contract_error::ContractCliError) -> CliError {
-        CliError::Contract(Box::new(e))
-    }
-}
-
 impl CliError {
     /// `self`, with what to do instead when it refuses a working directory that `command`
     /// took as the repo because `--repo` was not given (`defaulted`).
@@ -125,7 +133,7 @@ impl CliError {
     /// statuses a tmux launcher already handles (docs/compatibility.md).
     pub fn exit_code(&self) -> i32 {
         match self {
-            CliError::Usage(_) => 2,
+            CliError::Usage(_) | CliError::RepoRequired => 2,
             CliError::Refused(r) => r.exit_code(),
             _ => 1,
         }
@@ -136,7 +144,7 @@ impl CliError {
     /// can tell "jaula refused" from any status of the command itself.
     pub fn refusal_code(&self) -> i32 {
         match self {
-            CliError::Usage(_) => 2,
+            CliError::Usage(_) | CliError::RepoRequired => 2,
             CliError::Refused(r) => r.exit_code(),
             _ => REFUSED,
         }
@@ -162,7 +170,7 @@ pub enum Refusal {
     #[error(
         "refusing to run: {flag} has no macOS meaning ({why}); on macOS jaula runs the \
          command under Seatbelt ({exec})",
-        exec = crate::commands::availability::SANDBOX_EXEC
+        exec = jaula_sandbox::cage::macos::SANDBOX_EXEC
     )]
     LinuxOnlyFlag {
         flag: &'static str,
@@ -180,7 +188,7 @@ pub enum Refusal {
     ContractModeNeedsLinux { os: &'static str },
     /// `--hand-access-token`: the agent's login gives no token worth handing in.
     #[error("refusing to run: --hand-access-token: {0}")]
-    AccessToken(#[from] crate::commands::access_token::TokenError),
+    AccessToken(#[from] crate::access_token::TokenError),
     /// `jaula stage` found no usable launch plan on its descriptor.
     #[cfg(target_os = "linux")]
     #[error("refusing to run: {0}")]

@@ -1,6 +1,7 @@
 //! `jaula`: confine AI coding agents, and every command they spawn, with kernel-enforced
 //! sandboxes. This binary wires the crates together and prints; it holds no policy logic.
 
+mod access_token;
 mod args;
 mod commands;
 mod context;
@@ -12,6 +13,8 @@ mod report;
 use clap::{Parser, Subcommand};
 
 use std::io::Write;
+
+use crate::error::CliError;
 
 pub use crate::report::{Outcome, Report};
 
@@ -119,11 +122,11 @@ fn main() {
             std::process::exit(report.code)
         }
         Err(err) if runs => {
-            eprintln!("{}", with_prefix(&err.to_string()));
+            eprintln!("{}", with_prefix(&err));
             std::process::exit(err.refusal_code());
         }
         Err(err) => {
-            eprintln!("{}", with_prefix(&err.to_string()));
+            eprintln!("{}", with_prefix(&err));
             std::process::exit(err.exit_code());
         }
     }
@@ -166,9 +169,10 @@ fn is_stage(_: &Command) -> bool {
 /// `jaula: ` before an error that does not carry it yet, so every refusal of every command
 /// reads the same; `--repo is required` stays word for word, the one message launchers
 /// match on (docs/compatibility.md).
-fn with_prefix(message: &str) -> String {
-    if message.starts_with("jaula:") || message == "--repo is required" {
-        message.to_owned()
+fn with_prefix(err: &CliError) -> String {
+    let message = err.to_string();
+    if message.starts_with("jaula:") || matches!(err, CliError::RepoRequired) {
+        message
     } else {
         format!("jaula: {message}")
     }

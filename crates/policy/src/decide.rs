@@ -6,7 +6,7 @@
 //! denies writes; then [`FileRule::WritableFile`] files and the working set allow writes;
 //! otherwise reads are allowed and writes denied.
 
-use std::collections::HashMap;
+use crate::root_index::DecideIndex;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -204,7 +204,7 @@ impl Policy {
                 return allow(Rule::ReadableInSeal { path, source });
             }
         }
-        let index = self.index.get_or_build(self);
+        let index = self.decide_index();
         if let Some(root) = index
             .sealed
             .first(path, |i| {
@@ -286,82 +286,16 @@ impl Policy {
     }
 }
 
-/// One of the policy's lists of roots by the path each names: the entries that may cover
-/// a path are those named by the path or one of its ancestors, so a decision looks up as
-/// many paths as the path has components instead of comparing every root.
-#[derive(Debug, Default)]
-pub(crate) struct RootIndex(HashMap<PathBuf, Vec<usize>>);
-
-impl RootIndex {
-    fn of<'a>(paths: impl Iterator<Item = &'a Path>) -> RootIndex {
-        let mut map: HashMap<PathBuf, Vec<usize>> = HashMap::new();
-        for (i, path) in paths.enumerate() {
-            map.entry(path.to_path_buf()).or_default().push(i);
-        }
-        RootIndex(map)
-    }
-
-    /// The positions, in list order, of the entries named by `path` or an ancestor.
-    fn holding(&self, path: &Path) -> Vec<usize> {
-        let mut out: Vec<usize> = path
-            .ancestors()
-            .filter_map(|a| self.0.get(a))
-            .flatten()
-            .copied()
-            .collect();
-        out.sort_unstable();
-        out
-    }
-
-    /// The first position, in list order, that `covers` accepts: what a scan of the
-    /// whole list would find.
-    fn first(&self, path: &Path, covers: impl Fn(usize) -> bool) -> Option<usize> {
-        self.holding(path).into_iter().find(|&i| covers(i))
-    }
-}
-
-/// The indexes of a policy's sealed, protected and writable roots, built on the first
-/// decision.
-#[derive(Debug, Default)]
-pub(crate) struct DecideIndex {
-    sealed: RootIndex,
-    protected: RootIndex,
-    writable: RootIndex,
-}
-
-/// [`DecideIndex`] as a field of [`Policy`]: built once from the policy's own lists (which
-/// never change after resolution), and no part of what the policy is: it is neither
-/// serialised nor compared, and a clone builds its own.
-#[derive(Default)]
-pub(crate) struct DecideIndexCell(std::sync::OnceLock<DecideIndex>);
-
-impl DecideIndexCell {
-    fn get_or_build(&self, policy: &Policy) -> &DecideIndex {
-        self.0.get_or_init(|| DecideIndex {
-            sealed: RootIndex::of(policy.sealed.iter().map(|s| s.path.as_path())),
-            protected: RootIndex::of(policy.protected.iter().map(|p| p.path.as_path())),
-            writable: RootIndex::of(policy.writable.iter().map(|w| w.path.as_path())),
+impl Policy {
+    /// The index of this policy's roots, built on the first decision.
+    pub(crate) fn decide_index(&self) -> &DecideIndex {
+        self.index.get_or_build(|| {
+            DecideIndex::of(
+                self.sealed.iter().map(|s| s.path.as_path()),
+                self.protected.iter().map(|p| p.path.as_path()),
+                self.writable.iter().map(|w| w.path.as_path()),
+            )
         })
-    }
-}
-
-impl Clone for DecideIndexCell {
-    fn clone(&self) -> Self {
-        DecideIndexCell::default()
-    }
-}
-
-impl PartialEq for DecideIndexCell {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for DecideIndexCell {}
-
-impl std::fmt::Debug for DecideIndexCell {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("DecideIndexCell")
     }
 }
 

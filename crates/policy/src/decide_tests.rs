@@ -589,7 +589,7 @@ fn the_decision_index_finds_what_a_scan_of_every_root_finds() {
         policy(Platform::MacOs),
         git_policy(),
     ] {
-        let index = p.index.get_or_build(&p);
+        let index = p.decide_index();
         let roots = p
             .sealed
             .iter()

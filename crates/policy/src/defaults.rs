@@ -1,7 +1,7 @@
 //! The built-in lists (docs/compatibility.md says where they come from). Each list says why it exists; the
 //! resolver in `policy.rs` turns them into canonical paths for one host.
 
-use crate::policy::ProtectKind;
+use crate::protect_kind::ProtectKind;
 use crate::Platform;
 
 /// Home-relative directories that exist to hold credentials: sealed for read and write.

@@ -23,9 +23,11 @@
 //! Matching is ASCII case-insensitive: `github_token` carries the same credential as
 //! `GITHUB_TOKEN`, and a scrub list that missed it would fail open.
 
+use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 use std::process::Command;
 use std::str::FromStr;
 
@@ -579,6 +581,54 @@ pub fn scrub_env(
         }
     }
     scrubbed
+}
+
+/// Split `a:b::c` into `[a, b, c]`, byte-exact (paths need not be UTF-8).
+pub fn split_colon_list(value: &OsStr) -> Vec<PathBuf> {
+    value
+        .as_bytes()
+        .split(|b| *b == b':')
+        .filter(|part| !part.is_empty())
+        .map(|part| PathBuf::from(OsStr::from_bytes(part)))
+        .collect()
+}
+
+/// A snapshot of the environment, so the merge is a pure function of its inputs.
+#[derive(Clone, Debug, Default)]
+pub struct EnvVars(BTreeMap<OsString, OsString>);
+
+impl EnvVars {
+    /// This process's environment, as it is now.
+    pub fn from_process() -> EnvVars {
+        EnvVars(std::env::vars_os().collect())
+    }
+
+    /// A given environment (tests, and callers that build one).
+    pub fn from_pairs<K: Into<OsString>, V: Into<OsString>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> EnvVars {
+        EnvVars(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        )
+    }
+
+    /// The variable's value, empty included.
+    pub fn get(&self, name: &str) -> Option<&OsStr> {
+        self.0.get(OsStr::new(name)).map(|v| v.as_os_str())
+    }
+
+    /// The value, treating an empty one as unset (as launchers have always meant it).
+    pub(crate) fn non_empty(&self, name: &str) -> Option<&OsStr> {
+        self.get(name).filter(|v| !v.is_empty())
+    }
+
+    /// A colon-separated list of paths, empty entries skipped.
+    pub(crate) fn colon_list(&self, name: &str) -> Vec<PathBuf> {
+        self.get(name).map(split_colon_list).unwrap_or_default()
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use crate::defaults;
 use crate::file_rule::{FileMatch, FileRule, FileRuleSource};
 use crate::host_fs::HostFs;
 use crate::paths::{canonicalize_lenient, expand_tilde, is_within};
+pub use crate::protect_kind::ProtectKind;
 use crate::{Platform, PolicyError, PolicySpec};
 
 /// Whether a sealed root is a file or a directory. Decided by declaration first and by the
@@ -226,30 +227,6 @@ impl ProtectedSource {
     }
 }
 
-/// What a protection covers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ProtectKind {
-    /// Exactly this file.
-    File,
-    /// This directory and everything beneath it.
-    Directory,
-    /// Only this directory's own entry: it cannot be renamed, removed or replaced, while
-    /// everything beneath it stays as writable as its root makes it (`.git`: git must
-    /// still write objects, refs and `index.lock`).
-    Entry,
-}
-
-impl ProtectKind {
-    /// Whether a protection of this kind at `root` covers a write to `path`.
-    pub fn covers(self, root: &Path, path: &Path) -> bool {
-        match self {
-            ProtectKind::File | ProtectKind::Entry => path == root,
-            ProtectKind::Directory => is_within(path, root),
-        }
-    }
-}
-
 /// A path that shapes a cage or runs later outside it: readable, but never writable from
 /// inside any cage, even beneath a writable root such as `~/.config` or the repo.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -393,7 +370,7 @@ pub struct Policy {
     pub(crate) warnings: Vec<Warning>,
     /// The lists above by path, for `decide` (built on the first decision).
     #[serde(skip)]
-    pub(crate) index: crate::decide::DecideIndexCell,
+    pub(crate) index: crate::root_index::DecideIndexCell,
 }
 
 impl Policy {

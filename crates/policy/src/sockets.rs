@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::sources::EnvVars;
+use crate::env::EnvVars;
 
 /// A named set of host sockets an owner can allow with one word. Each one gives away what
 /// the program behind it can do; `docs/security.md` says what that is.

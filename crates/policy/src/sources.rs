@@ -2,12 +2,12 @@
 //! file, environment variables, command-line flags. Lists (denies, write-allows) are
 //! unions; single values are taken from the highest source that sets them.
 
-use std::collections::BTreeMap;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::defaults;
+pub use crate::env::{split_colon_list, EnvVars};
 use crate::{ConfigError, ConfigFile, Platform, PolicyError, PolicySpec, SocketSource, UnixPreset};
 
 /// The environment variables jaula honours, with the meanings launchers already rely on.
@@ -23,54 +23,6 @@ pub const ENV_BWRAP: &str = "CITY_CAGE_BWRAP";
 pub const ENV_STATE_HOME: &str = "AGENTS_CITY_HOME";
 /// The config file, when not the default one.
 pub const ENV_CONFIG: &str = "JAULA_CONFIG";
-
-/// A snapshot of the environment, so the merge is a pure function of its inputs.
-#[derive(Clone, Debug, Default)]
-pub struct EnvVars(BTreeMap<OsString, OsString>);
-
-impl EnvVars {
-    /// This process's environment, as it is now.
-    pub fn from_process() -> EnvVars {
-        EnvVars(std::env::vars_os().collect())
-    }
-
-    /// A given environment (tests, and callers that build one).
-    pub fn from_pairs<K: Into<OsString>, V: Into<OsString>>(
-        pairs: impl IntoIterator<Item = (K, V)>,
-    ) -> EnvVars {
-        EnvVars(
-            pairs
-                .into_iter()
-                .map(|(k, v)| (k.into(), v.into()))
-                .collect(),
-        )
-    }
-
-    /// The variable's value, empty included.
-    pub fn get(&self, name: &str) -> Option<&OsStr> {
-        self.0.get(OsStr::new(name)).map(|v| v.as_os_str())
-    }
-
-    /// The value, treating an empty one as unset (as launchers have always meant it).
-    fn non_empty(&self, name: &str) -> Option<&OsStr> {
-        self.get(name).filter(|v| !v.is_empty())
-    }
-
-    /// A colon-separated list of paths, empty entries skipped.
-    fn colon_list(&self, name: &str) -> Vec<PathBuf> {
-        self.get(name).map(split_colon_list).unwrap_or_default()
-    }
-}
-
-/// Split `a:b::c` into `[a, b, c]`, byte-exact (paths need not be UTF-8).
-pub fn split_colon_list(value: &OsStr) -> Vec<PathBuf> {
-    value
-        .as_bytes()
-        .split(|b| *b == b':')
-        .filter(|part| !part.is_empty())
-        .map(|part| PathBuf::from(OsStr::from_bytes(part)))
-        .collect()
-}
 
 /// The policy flags every cage-building command accepts. Filled by the CLI; the merge
 /// below is the only place their meaning lives.

@@ -1,3 +1,5 @@
+use std::ffi::OsStr;
+
 use std::fs;
 use std::path::PathBuf;
 

@@ -8,8 +8,8 @@ use jaula_policy::network::normalize_host;
 use tokio::net::TcpStream;
 
 use crate::log::{Verdict, Via};
-use crate::serve::{connect, Unreached};
-use crate::upstream::UpstreamFailure;
+
+use crate::upstream::{connect, Unreached, UpstreamFailure};
 use crate::Proxy;
 use jaula_policy::network::address::{OwnerStatement, Refusal};
 

@@ -1,6 +1,5 @@
 //! The accept loop and the per-request decision.
 
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -15,9 +14,7 @@ use tokio::sync::Semaphore;
 
 use crate::admit::{self, Ask, Closed};
 use crate::log::{Recorder, Via};
-use crate::upstream::UpstreamFailure;
 use crate::{ProxyConfig, ProxyError, Summary};
-use jaula_policy::network::address::{self, OwnerStatement, Refusal};
 
 type Body = BoxBody<Bytes, hyper::Error>;
 
@@ -355,57 +352,6 @@ fn target(req: &Request<Incoming>) -> Option<(String, u16)> {
         authority.host().to_owned(),
         authority.port_u16().unwrap_or(80),
     ))
-}
-
-/// Why no upstream connection was made.
-pub(crate) enum Unreached {
-    /// Every address the name resolved to was refused by [`address::check`]; the first
-    /// refusal is reported.
-    Refused(Refusal),
-    /// Resolution failed, or every permitted address failed to connect.
-    Failed(UpstreamFailure),
-}
-
-/// Resolve the host and connect to the first address that passes the address check and
-/// accepts. Each address is checked immediately before the connect that uses it, and the
-/// connect uses exactly that address: a second answer from a rebinding DNS server is
-/// never asked for.
-pub(crate) async fn connect(
-    config: &ProxyConfig,
-    owner: &OwnerStatement<'_>,
-    port: u16,
-) -> Result<(TcpStream, SocketAddr), Unreached> {
-    let host = owner.host;
-    let addresses: Vec<SocketAddr> = match config.resolve.get(host) {
-        Some(addr) => vec![*addr],
-        None => tokio::net::lookup_host((host, port))
-            .await
-            .map_err(|e| Unreached::Failed(UpstreamFailure::resolution(&e)))?
-            .collect(),
-    };
-    let mut first_refusal = None;
-    let mut last = None;
-    for addr in addresses {
-        if let Err(refusal) = address::check(addr.ip(), owner) {
-            first_refusal.get_or_insert(refusal);
-            continue;
-        }
-        match tokio::time::timeout(config.connect_timeout, TcpStream::connect(addr)).await {
-            Ok(Ok(stream)) => {
-                let _ = stream.set_nodelay(true);
-                return Ok((stream, addr));
-            }
-            Ok(Err(e)) => last = Some(UpstreamFailure::connect(addr, &e)),
-            Err(_) => return Err(Unreached::Failed(UpstreamFailure::timed_out(addr))),
-        }
-    }
-    // A refusal is the answer even when another address merely failed: it is the one the
-    // owner can act on, and failing closed must not look like a network fault.
-    Err(match (first_refusal, last) {
-        (Some(refusal), _) => Unreached::Refused(refusal),
-        (None, Some(last)) => Unreached::Failed(last),
-        (None, None) => Unreached::Failed(UpstreamFailure::no_address()),
-    })
 }
 
 /// Send an absolute-URI request on as origin-form over a fresh upstream connection.

@@ -1,5 +1,6 @@
-//! Why an allowed request reached no upstream: the name did not resolve, or the server
-//! refused, was unreachable, or did not answer in time. None of these is a decision of
+//! The upstream connection of an allowed request ([`connect`]: every address checked
+//! just before the connect that uses it), and why one reached no upstream: the name did
+//! not resolve, or the server refused, was unreachable, or did not answer in time. None of these is a decision of
 //! the rules, and each is told apart from one everywhere it shows: the client's status
 //! (`502`, `504` for a timeout) and message, the log's `"decision":"failed"` with a
 //! `reason`, and a summary line of its own at exit, so "blocked" and "upstream down"
@@ -10,6 +11,61 @@ use std::io;
 use std::net::SocketAddr;
 
 use hyper::StatusCode;
+use jaula_policy::network::address::{self, OwnerStatement, Refusal};
+use tokio::net::TcpStream;
+
+use crate::ProxyConfig;
+
+/// Why no upstream connection was made.
+pub(crate) enum Unreached {
+    /// Every address the name resolved to was refused by [`address::check`]; the first
+    /// refusal is reported.
+    Refused(Refusal),
+    /// Resolution failed, or every permitted address failed to connect.
+    Failed(UpstreamFailure),
+}
+
+/// Resolve the host and connect to the first address that passes the address check and
+/// accepts. Each address is checked immediately before the connect that uses it, and the
+/// connect uses exactly that address: a second answer from a rebinding DNS server is
+/// never asked for.
+pub(crate) async fn connect(
+    config: &ProxyConfig,
+    owner: &OwnerStatement<'_>,
+    port: u16,
+) -> Result<(TcpStream, SocketAddr), Unreached> {
+    let host = owner.host;
+    let addresses: Vec<SocketAddr> = match config.resolve.get(host) {
+        Some(addr) => vec![*addr],
+        None => tokio::net::lookup_host((host, port))
+            .await
+            .map_err(|e| Unreached::Failed(UpstreamFailure::resolution(&e)))?
+            .collect(),
+    };
+    let mut first_refusal = None;
+    let mut last = None;
+    for addr in addresses {
+        if let Err(refusal) = address::check(addr.ip(), owner) {
+            first_refusal.get_or_insert(refusal);
+            continue;
+        }
+        match tokio::time::timeout(config.connect_timeout, TcpStream::connect(addr)).await {
+            Ok(Ok(stream)) => {
+                let _ = stream.set_nodelay(true);
+                return Ok((stream, addr));
+            }
+            Ok(Err(e)) => last = Some(UpstreamFailure::connect(addr, &e)),
+            Err(_) => return Err(Unreached::Failed(UpstreamFailure::timed_out(addr))),
+        }
+    }
+    // A refusal is the answer even when another address merely failed: it is the one the
+    // owner can act on, and failing closed must not look like a network fault.
+    Err(match (first_refusal, last) {
+        (Some(refusal), _) => Unreached::Refused(refusal),
+        (None, Some(last)) => Unreached::Failed(last),
+        (None, None) => Unreached::Failed(UpstreamFailure::no_address()),
+    })
+}
 
 /// What kind of failure; its [`name`](FailureKind::name) is the log's `reason`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,20 +5,14 @@
 //! for one path and one access what *that artifact* does, computed from the artifact and
 //! never from `decide`, so a disagreement shows; and lists, as data, every way it is known
 //! to differ from `decide`. `jaula explain`, the conformance suites and the generated
-//! deviation tables of `docs/security.md` loop over [`all`] instead of naming each one.
+//! deviation tables of `docs/security.md` loop over [`crate::backends::all`] instead of
+//! naming each one (the list is a module of its own: each backend imports this one).
 //!
-//! Which backend a Linux launch actually gets is `choose`'s answer.
-
-mod choose;
+//! Which backend a Linux launch actually gets is `start::choose`'s answer.
 
 use std::path::Path;
 
 use jaula_policy::{Access, HostFs, Platform, Policy};
-
-// Only the Linux launch (`start`) chooses.
-#[cfg(target_os = "linux")]
-pub(crate) use choose::choose;
-pub use choose::{Launcher, NoCage};
 
 /// A named, documented difference between a backend and `Policy::decide`. The same shape
 /// for every backend, so one judge (the conformance matrix) and one table generator read
@@ -54,24 +48,20 @@ pub struct Verdict {
     pub summary: String,
 }
 
-/// Why a backend could not render its artifact or answer for a path.
+/// Why a backend could not render its artifact or answer for a path: the backend's own
+/// error, kept whole (a policy with no Seatbelt spelling, a renderer bug its own
+/// evaluator caught, a bubblewrap view that cannot be modelled, a Landlock plan that
+/// cannot be made). Each backend converts its errors into this one, so this module names
+/// none of them.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum BackendError {
-    /// The policy has no Seatbelt spelling (a path that is not UTF-8).
-    #[error(transparent)]
-    Seatbelt(#[from] crate::seatbelt::SeatbeltError),
-    /// The renderer wrote text its own evaluator cannot read: a renderer bug, refused
-    /// rather than answered with a guess.
-    #[error("the rendered profile does not parse: {0}")]
-    Profile(#[from] jaula_sbpl::eval::ProfileError),
-    /// The bubblewrap argv could not be rendered or modelled.
-    #[error(transparent)]
-    Bwrap(#[from] crate::bwrap::BwrapError),
-    /// The Landlock plan could not be made (a split directory that cannot be listed, a
-    /// grant that would open a seal).
-    #[error("{0}")]
-    Landlock(#[from] crate::landlock::LandlockError),
+#[error(transparent)]
+pub struct BackendError(Box<dyn std::error::Error + Send + Sync + 'static>);
+
+impl BackendError {
+    /// `source`, as a backend's error.
+    pub(crate) fn from_backend(source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        BackendError(Box::new(source))
+    }
 }
 
 /// One backend: render, answer, list deviations.
@@ -140,19 +130,15 @@ impl<B: Backend> AnyBackend for B {
     }
 }
 
-/// Every backend with the options `jaula explain` and `jaula render` use: the Seatbelt
-/// profile in `host` network mode, the bare bubblewrap view, Landlock's native plan.
-pub fn all() -> Vec<Box<dyn AnyBackend>> {
-    vec![
-        Box::new(crate::seatbelt::SeatbeltBackend::default()),
-        Box::new(crate::bwrap::BwrapBackend::default()),
-        Box::new(crate::landlock::LandlockBackend::default()),
-    ]
-}
-
-/// The backend named `name` in [`all`].
-pub fn named(name: &str) -> Option<Box<dyn AnyBackend>> {
-    all().into_iter().find(|b| b.name() == name)
+/// What the socket gate does with a connect `decide` answered: the words every Linux
+/// backend's verdict uses (the gate is the same under each).
+pub(crate) fn gate_says(allowed: bool) -> &'static str {
+    if allowed {
+        "the socket gate connects it (allowed socket)"
+    } else {
+        "the socket gate refuses it with EACCES unless a process of this cage, or of \
+         another live cage of this owner, bound it"
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 use std::collections::HashSet;
 
 use super::*;
+use crate::backends::{all, named};
 
 #[test]
 fn every_backend_is_listed_once_with_deviations_named_once() {

@@ -12,11 +12,10 @@
 //! - [`probe`]: whether bubblewrap can build a namespace here.
 //! - [`MountView`]: a model of the mount view the argv builds, to explain which operation
 //!   governs a path.
-//! - [`PrivateTmp`]: the window's own `/tmp` and `/var/tmp`, created without following a
-//!   symlink and bound by descriptor, so the host's sockets there stay out of the view.
+//! - the window's own `/tmp` and `/var/tmp` ([`crate::window_tmp`]) are bound by
+//!   descriptor, so the host's sockets there stay out of the view.
 
 mod backend;
-mod private_tmp;
 mod probe;
 mod probe_cache;
 mod quote;
@@ -27,10 +26,10 @@ mod view;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use crate::window_tmp::PrivateTmpFds;
+
+pub(crate) use backend::BwrapBackend;
 pub use backend::DEVIATIONS;
-pub(crate) use backend::{gate_says, BwrapBackend};
-pub use private_tmp::{sanitize_window, window_dir_name, PrivateTmp, PrivateTmpError};
-pub(crate) use private_tmp::{PrivateTmpFds, PRIVATE_TMP_DIR, TMP_NAME, VAR_TMP_NAME};
 pub use probe::{probe, Availability, AvailableBasis, Unavailable};
 pub use probe_cache::probe_cached;
 pub use quote::shell_join;
@@ -68,7 +67,7 @@ use render::base_argv;
 ///   macOS's `sandbox-exec` has no such tie either, so leaving it off keeps the two cages'
 ///   lifetimes alike.
 /// - `private_tmp`: bind these open directories on `/tmp` and `/var/tmp` instead of the
-///   host's (see [`PrivateTmp`]); `None` keeps the host's own.
+///   host's (see [`crate::window_tmp::PrivateTmp`]); `None` keeps the host's own.
 /// - `private_run_user`: an empty tmpfs on `/run/user` holding one empty 0700 directory,
 ///   `/run/user/<uid>`, instead of the host's: `XDG_RUNTIME_DIR` stays a writable
 ///   directory, but the owner's session bus, docker, podman, pipewire and gpg-agent

@@ -55,11 +55,11 @@ pub fn env_tables() -> String {
     out
 }
 
-/// One table per backend of [`crate::backend::all`]: every deviation it lists, its
+/// One table per backend of [`crate::backends::all`]: every deviation it lists, its
 /// direction and its reason.
 pub fn deviation_tables() -> String {
     let mut out = String::new();
-    for backend in crate::backend::all() {
+    for backend in crate::backends::all() {
         out.push_str(&format!(
             "`{}`:\n\n| name | direction | why |\n|---|---|---|\n",
             backend.name()

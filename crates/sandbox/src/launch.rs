@@ -610,7 +610,7 @@ fn confine(confinement: Confinement<'_>) -> Result<LaunchReport, LaunchError> {
     //    earlier step needs, and it must see the final thread state.
     let seccomp = if confinement.seccomp && socket_gate {
         // The gate's filter refuses new namespaces itself, where its supervisor sees them.
-        Some(seccomp::install_beside_gate()?)
+        Some(seccomp::install_without(crate::socket_gate::enforces)?)
     } else if confinement.seccomp {
         Some(seccomp::install()?)
     } else {

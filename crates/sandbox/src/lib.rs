@@ -2,7 +2,7 @@
 //! (resolving a policy, `decide`) is `jaula-policy`; this crate's public modules are what
 //! the CLI, the benchmarks and its own integration tests call, by stage:
 //!
-//! - **render**, the backends, one shape (`backend`, whose `all` lists them): `seatbelt`
+//! - **render**, the backends, one shape (`backend`; `backends::all` lists them): `seatbelt`
 //!   (a macOS profile), `bwrap` (a mount view's argv, and its probe), `landlock` (a plan
 //!   of rules, and `landlock::restrict_self` to enforce it). Each answers for one path
 //!   what its artifact does and lists its deviations from `decide`; `doc_tables` prints
@@ -28,10 +28,13 @@
 
 // Render: the backends.
 pub mod backend;
+pub mod backends;
 pub mod bwrap;
 pub mod doc_tables;
 pub mod landlock;
 pub mod seatbelt;
+// The window's own temporary directories, for bubblewrap's view and for Seatbelt.
+pub mod window_tmp;
 
 // Ask for a cage and start it: one shape per platform.
 pub mod cage;

@@ -106,9 +106,9 @@ pub struct ProfileOptions {
 pub fn cage_tmp_dir(policy: &Policy, window: Option<&str>) -> PathBuf {
     policy
         .state_home()
-        .join(crate::bwrap::PRIVATE_TMP_DIR)
-        .join(crate::bwrap::window_dir_name(window, policy.repo()))
-        .join(crate::bwrap::TMP_NAME)
+        .join(crate::window_tmp::PRIVATE_TMP_DIR)
+        .join(crate::window_tmp::window_dir_name(window, policy.repo()))
+        .join(crate::window_tmp::TMP_NAME)
 }
 
 /// Every known deviation of the Seatbelt profile from `decide`. Each is pinned by the

@@ -157,20 +157,22 @@ pub fn install() -> Result<SeccompReport, SeccompError> {
     compile()?.install()
 }
 
-/// Compiles and installs the deny-list without the rules the socket gate's filter, already
-/// installed on this thread, enforces itself: `unshare` and `clone` with a namespace flag.
-/// The gate's supervisor refuses those with the same `EPERM` and counts them; left in
-/// here, this filter's errno would outrank the gate's notification and nobody would know
-/// that a sandbox in the cage failed to start. A rule is left out only when the gate's
-/// filter checks exactly its syscall and mask.
+/// Compiles and installs the deny-list without the rules `enforced_elsewhere` says a filter
+/// already installed on this thread enforces itself: beside the socket gate, `unshare` and
+/// `clone` with a namespace flag (`socket_gate::enforces`). The gate's supervisor refuses
+/// those with the same `EPERM` and counts them; left in here, this filter's errno would
+/// outrank the gate's notification and nobody would know that a sandbox in the cage
+/// failed to start. The caller passes the judgement, so this module names no other layer.
 #[cfg(target_os = "linux")]
-pub fn install_beside_gate() -> Result<SeccompReport, SeccompError> {
+pub fn install_without(
+    enforced_elsewhere: impl Fn(&DenyRule) -> bool,
+) -> Result<SeccompReport, SeccompError> {
     let arch = Arch::native().ok_or(SeccompError::UnsupportedTarget {
         target: std::env::consts::ARCH,
     })?;
     let rules: Vec<DenyRule> = deny_list()
         .iter()
-        .filter(|rule| !crate::socket_gate::enforces(rule))
+        .filter(|rule| !enforced_elsewhere(rule))
         .copied()
         .collect();
     compile_list(arch, &rules)?.install()

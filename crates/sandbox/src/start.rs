@@ -17,14 +17,18 @@ use jaula_policy::network::NetworkMode;
 use jaula_policy::sources::BwrapHint;
 use jaula_policy::{BackendChoice, Policy};
 
-use crate::backend::{self, Launcher, NoCage};
-use crate::bwrap::{self, Availability, BwrapError, BwrapOptions, PrivateTmp};
+use crate::bwrap::{self, Availability, BwrapError, BwrapOptions};
 use crate::child::{self, Forward, HeldSignals};
 use crate::landlock::{self, PlanMode};
 use crate::launch_plan::{LaunchPlan, PlanError, Reports};
 use crate::network::netns::{self, CageListeners, NetnsError, NetnsInChild};
 use crate::plan_fd::SealedPlan;
 use crate::planting::{self, Snapshot};
+use crate::window_tmp::{PrivateTmp, PrivateTmpError};
+
+mod choose;
+
+pub use choose::{Launcher, NoCage};
 
 /// The hidden subcommand jaula starts its own stages with. It takes no arguments: its
 /// whole input is the launch plan on an inherited descriptor.
@@ -72,7 +76,7 @@ pub enum StartError {
     },
     /// The view's own `/tmp` cannot be made; the host's is never used instead.
     #[error("refusing to run: cannot make the cage's private /tmp: {0}")]
-    PrivateTmp(#[source] bwrap::PrivateTmpError),
+    PrivateTmp(#[source] PrivateTmpError),
     /// One of jaula's own protected directories could not be created for the view to cover.
     #[error("cannot write {}: {source}", .path.display())]
     ProtectedDir {
@@ -148,11 +152,11 @@ pub(crate) fn bwrap_options(proc_fs: bool, mode: NetworkMode) -> BwrapOptions {
 
 /// The cage this launch gets: both probes (Landlock's ABI, bubblewrap's namespaces; the
 /// latter cached in the state home, see [`bwrap::probe_cached`]) decided by
-/// `backend::choose`.
+/// [`choose::choose`].
 pub fn choose_cage(plan: &LaunchPlan, options: &StartOptions) -> Result<Launcher, NoCage> {
     let landlock = landlock::probe();
     let landlock_missing = (!landlock.floor_met).then(|| format!("landlock: {}", landlock.kernel));
-    backend::choose(options.requested, landlock_missing, || {
+    choose::choose(options.requested, landlock_missing, || {
         bwrap::probe_cached(
             options.bwrap,
             &bwrap_options(options.proc_fs, plan.network.mode),

@@ -16,7 +16,9 @@ fn start_refusals_read_as_before() {
             "refusing to run: r",
         ),
         (
-            StartError::PrivateTmp(bwrap::PrivateTmpError::BadWindowName("..".into())),
+            StartError::PrivateTmp(crate::window_tmp::PrivateTmpError::BadWindowName(
+                "..".into(),
+            )),
             "refusing to run: cannot make the cage's private /tmp: window name \"..\" cannot \
              name a directory (empty, '.', '..' or contains '/' or NUL)",
         ),

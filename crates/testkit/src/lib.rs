@@ -23,6 +23,7 @@ pub mod bench_home;
 pub mod ci;
 pub mod fixture;
 pub mod identity;
+pub mod layout;
 pub mod net;
 pub mod output;
 pub mod probe;

@@ -8,7 +8,7 @@ use jaula_sandbox::{bwrap, landlock};
 
 /// The absolute path of Seatbelt's launcher; never looked up on PATH, which the caller
 /// (or a planted directory early in PATH) controls.
-pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
+pub use jaula_sandbox::cage::macos::SANDBOX_EXEC;
 
 /// Why `run` has no cage when the owner switched it off, and how to switch it back on.
 pub const DISABLED: &str = "the cage is disabled (CITY_CAGE=0 or config cage.enabled = false)";

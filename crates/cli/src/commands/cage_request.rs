@@ -197,8 +197,8 @@ mod linux {
         sources: &Sources,
         policy: &Policy,
         env: &mut Vec<(OsString, OsString)>,
-    ) -> Result<(), crate::commands::access_token::TokenError> {
-        use crate::commands::access_token::{add_to_env, notice, read_token, TokenAgent};
+    ) -> Result<(), crate::access_token::TokenError> {
+        use crate::access_token::{add_to_env, notice, read_token, TokenAgent};
         let from_config = sources
             .env
             .hand_access_token

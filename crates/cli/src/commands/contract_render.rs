@@ -13,7 +13,7 @@ use jaula_kube::{
 };
 
 use crate::args::JsonFlag;
-use crate::commands::contract_error::ContractCliError;
+use crate::error::CliError;
 use crate::ids;
 
 /// What to render.
@@ -212,7 +212,7 @@ pub fn run(
     isolation: &ContractIsolation,
     args: &KubeRenderArgs,
     out: &mut dyn Write,
-) -> Result<i32, ContractCliError> {
+) -> Result<i32, CliError> {
     let mut spec = spec(
         args,
         isolation.limits(),

@@ -7,7 +7,8 @@ use std::os::unix::process::ExitStatusExt;
 
 use clap::Args;
 use jaula_contract::{
-    ContractId, ContractIsolation, LimitInForce, RunRecord, RuntimeKind, WorkRecordId,
+    CgroupStatus, ContractCgroup, ContractId, ContractIsolation, LimitInForce, RunRecord,
+    RuntimeKind, SpawnSetup, WorkRecordId,
 };
 use jaula_policy::paths::is_within;
 use jaula_policy::run_argv::RunArgv;
@@ -18,7 +19,6 @@ use jaula_sandbox::identity::Identity;
 use crate::args::JsonFlag;
 use crate::commands::availability::DISABLED;
 use crate::commands::cage_request::{self, Disabled};
-use crate::commands::contract_error::ContractCliError;
 use crate::error::CliError;
 use crate::ids;
 
@@ -58,7 +58,7 @@ pub fn run(
     isolation: &ContractIsolation,
     args: &RunArgs,
     out: &mut dyn Write,
-) -> Result<i32, ContractCliError> {
+) -> Result<i32, CliError> {
     let contract = &args.contract;
     let mut recorded = false;
     let result = spawn(isolation, contract, args, out, &mut recorded);
@@ -86,13 +86,13 @@ fn spawn(
     args: &RunArgs,
     out: &mut dyn Write,
     recorded: &mut bool,
-) -> Result<i32, ContractCliError> {
+) -> Result<i32, CliError> {
     let contract = contract.clone();
     let runtime = &args.runtime;
     let work_record = &args.work_record;
     // The layout first, checked before and after it is created: can the tenant's uid enter
     // its workspace? Otherwise its command meets a bare EACCES on the way.
-    let me = std::env::current_exe().map_err(ContractCliError::OwnBinary)?;
+    let me = std::env::current_exe().map_err(CliError::OwnBinary)?;
     report_layout(&isolation.ensure_layout(&contract)?);
     let mut sandbox = isolation.sandbox(&contract, runtime, args.memory)?;
     if let Some(n) = args.max_procs {
@@ -101,43 +101,8 @@ fn spawn(
     let workspace = isolation.prepare_workspace(&contract, work_record)?;
     isolation.hand_over(&contract, &workspace)?;
 
-    let limits = jaula_policy::limits::ResourceLimits::from(sandbox.floor.limits);
-    let mut run = RunArgv {
-        backend: Some("landlock"),
-        tenant: true,
-        repo: Some(workspace.clone()),
-        home: Some(sandbox.home_dir.clone()),
-        allow_write: vec![sandbox.harness_config_dir.clone(), sandbox.tmp_dir.clone()],
-        max_processes: limits.max_processes,
-        max_data_bytes: limits.max_data_bytes,
-        ..RunArgv::default()
-    };
-    // The runner's own home holds the credentials only the runner may touch: sealed, unless
-    // the workspace root lives inside it (then the uid and the 0700 trees are the line).
-    if let Some(runner_home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        let runner_home = std::path::PathBuf::from(runner_home);
-        if runner_home.is_absolute()
-            && !is_within(isolation.workspace_root(), &runner_home)
-            && runner_home.parent().is_some()
-        {
-            run.deny.push(runner_home);
-        }
-    }
-
-    // cgroup v2 limits where the host delegates a subtree: the spawn moves itself in
-    // through a descriptor the runner opened, before it confines itself and execs.
-    let cgroup_status = jaula_contract::cgroup::detect();
-    let cgroup = match &cgroup_status {
-        jaula_contract::CgroupStatus::Delegated { parent } => {
-            let name = format!("jaula-{}-{}", contract.as_str(), std::process::id());
-            Some(jaula_contract::ContractCgroup::create(
-                parent,
-                &name,
-                &sandbox.floor.limits,
-            )?)
-        }
-        _ => None,
-    };
+    let run = tenant_run_argv(isolation, &sandbox, &workspace);
+    let (cgroup_status, cgroup) = contract_cgroup(&contract, &sandbox)?;
     // The runner plans the tenant's cage (resolved once, from the same command line
     // `jaula run` would be given) and a stage it starts applies it: the limits, the
     // cgroup through a descriptor the runner opened, then the tenant's uid and gid, then
@@ -147,12 +112,10 @@ fn spawn(
     let vars = tenant_env(&sandbox.env);
     let request = match cage_request::ask(&run_args, Platform::Linux, vars, workspace.clone())? {
         Ok(asked) => asked.request,
-        Err(Disabled) => return Err(ContractCliError::CageRefused(DISABLED.to_owned())),
+        Err(Disabled) => return Err(CliError::CageRefused(DISABLED.to_owned())),
     };
     let inherited = match &cgroup {
-        Some(cg) => {
-            Some(rustix::io::dup(cg.procs_fd()).map_err(|e| ContractCliError::CgroupFd(e.into()))?)
-        }
+        Some(cg) => Some(rustix::io::dup(cg.procs_fd()).map_err(|e| CliError::CgroupFd(e.into()))?),
         None => None,
     };
     let placement = TenantPlacement {
@@ -162,7 +125,7 @@ fn spawn(
             _ => None,
         },
     };
-    let status = spawn_tenant(request, placement).map_err(CliError::from)?;
+    let status = spawn_tenant(request, placement)?;
     drop(inherited);
     let mut limits: Vec<LimitInForce> = sandbox.floor.limits_in_force(isolation.runner_uid());
     if let Some(cg) = cgroup {
@@ -203,34 +166,97 @@ fn spawn(
             serde_json::to_string(&report).map_err(std::io::Error::other)?
         )?;
     } else {
-        let summary: Vec<String> = limits
-            .iter()
-            .map(|l| {
-                format!(
-                    "{}={}{}",
-                    l.name,
-                    l.value,
-                    if l.enforced { "" } else { " (not enforced)" }
-                )
-            })
-            .collect();
-        eprintln!(
-            "jaula: contract {} ran as uid {}; limits: {}; layers: {}; {}",
-            contract.as_str(),
-            sandbox
-                .floor
-                .uid
-                .map_or("none (runner's own)".to_string(), |u| u.to_string()),
-            summary.join(", "),
-            LAYERS.join(", "),
-            match (status.code(), status.signal()) {
-                (Some(c), _) => format!("exit {c}"),
-                (None, Some(s)) => format!("killed by signal {s}"),
-                _ => "ended".to_string(),
-            }
-        );
+        say_ran(&contract, sandbox.floor.uid, &limits, status);
     }
     Ok(status.code().unwrap_or(128 + status.signal().unwrap_or(0)))
+}
+
+/// The `jaula run` command line of a tenant's cage: Landlock, the tenant's writable set
+/// (its workspace, harness config and TMPDIR), its home and limits, and the runner's own
+/// home sealed.
+fn tenant_run_argv(
+    isolation: &ContractIsolation,
+    sandbox: &SpawnSetup,
+    workspace: &std::path::Path,
+) -> RunArgv {
+    let limits = jaula_policy::limits::ResourceLimits::from(sandbox.floor.limits);
+    let mut run = RunArgv {
+        backend: Some("landlock"),
+        tenant: true,
+        repo: Some(workspace.to_path_buf()),
+        home: Some(sandbox.home_dir.clone()),
+        allow_write: vec![sandbox.harness_config_dir.clone(), sandbox.tmp_dir.clone()],
+        max_processes: limits.max_processes,
+        max_data_bytes: limits.max_data_bytes,
+        ..RunArgv::default()
+    };
+    // The runner's own home holds the credentials only the runner may touch: sealed, unless
+    // the workspace root lives inside it (then the uid and the 0700 trees are the line).
+    if let Some(runner_home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        let runner_home = std::path::PathBuf::from(runner_home);
+        if runner_home.is_absolute()
+            && !is_within(isolation.workspace_root(), &runner_home)
+            && runner_home.parent().is_some()
+        {
+            run.deny.push(runner_home);
+        }
+    }
+    run
+}
+
+/// cgroup v2 limits where the host delegates a subtree: the spawn moves itself in through
+/// a descriptor the runner opened, before it confines itself and execs. What was found,
+/// and the cgroup made for this spawn when one could be.
+fn contract_cgroup(
+    contract: &ContractId,
+    sandbox: &SpawnSetup,
+) -> Result<(CgroupStatus, Option<ContractCgroup>), CliError> {
+    let cgroup_status = jaula_contract::cgroup::detect();
+    let cgroup = match &cgroup_status {
+        CgroupStatus::Delegated { parent } => {
+            let name = format!("jaula-{}-{}", contract.as_str(), std::process::id());
+            Some(ContractCgroup::create(
+                parent,
+                &name,
+                &sandbox.floor.limits,
+            )?)
+        }
+        _ => None,
+    };
+    Ok((cgroup_status, cgroup))
+}
+
+/// The one line a spawn leaves on stderr: who it ran as, its limits and layers, how it
+/// ended.
+fn say_ran(
+    contract: &ContractId,
+    uid: Option<u32>,
+    limits: &[LimitInForce],
+    status: std::process::ExitStatus,
+) {
+    let summary: Vec<String> = limits
+        .iter()
+        .map(|l| {
+            format!(
+                "{}={}{}",
+                l.name,
+                l.value,
+                if l.enforced { "" } else { " (not enforced)" }
+            )
+        })
+        .collect();
+    eprintln!(
+        "jaula: contract {} ran as uid {}; limits: {}; layers: {}; {}",
+        contract.as_str(),
+        uid.map_or("none (runner's own)".to_string(), |u| u.to_string()),
+        summary.join(", "),
+        LAYERS.join(", "),
+        match (status.code(), status.signal()) {
+            (Some(c), _) => format!("exit {c}"),
+            (None, Some(s)) => format!("killed by signal {s}"),
+            _ => "ended".to_string(),
+        }
+    );
 }
 
 /// The environment `jaula run` would have been started with for the tenant: the runner's,

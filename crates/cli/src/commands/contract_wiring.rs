@@ -12,7 +12,7 @@ pub fn run(args: &ContractArgs) -> Outcome {
         Err(CliError::Policy(jaula_policy::PolicyError::NoHome)) => Default::default(),
         Err(e) => return Err(e),
     };
-    Ok(run_with_config(args, &section)?)
+    run_with_config(args, &section)
 }
 
 fn no_policy_flags() -> PolicyArgs {

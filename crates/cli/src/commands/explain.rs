@@ -8,7 +8,7 @@ use clap::Args;
 use jaula_policy::paths::canonicalize_lenient;
 use jaula_policy::{Access, Platform, Policy, RealHostFs};
 use jaula_sandbox::absent_roots::AfterCreation;
-use jaula_sandbox::backend;
+use jaula_sandbox::backends;
 
 use crate::args::{PlatformArg, PolicyArgs};
 use crate::error::CliError;
@@ -199,7 +199,7 @@ fn backend_views(
     access: Access,
 ) -> Result<Vec<BackendView>, CliError> {
     let mut views = Vec::new();
-    for backend in backend::all() {
+    for backend in backends::all() {
         let policy = policy_for(args, backend.platform())?;
         let fs = AfterCreation::new(&policy, RealHostFs);
         let verdict = backend.render_and_judge(&policy, &fs, path, access)?;

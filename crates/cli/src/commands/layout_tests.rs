@@ -2,15 +2,14 @@
 //! of its own, never in one of the two. Read from the sources, every `crate::commands::X`
 //! path (in `use` lines and inline), so a cycle cannot hide behind a `cfg`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
+
+use jaula_testkit::layout::{cycles, Graph};
 use std::path::Path;
 
 /// Cycles that another change removes; each must still be a cycle, so the entry is
 /// dropped with it. None are left.
 const KNOWN_CYCLES: &[(&str, &str)] = &[];
-
-/// Module name -> the sibling modules it names. A `NAME_tests.rs` file is part of `NAME`.
-type Graph = BTreeMap<String, BTreeSet<String>>;
 
 /// The sibling modules `source` names through `crate::commands::`, including every name of
 /// a `crate::commands::{a, b::c}` group.
@@ -41,6 +40,7 @@ fn named_siblings(source: &str) -> BTreeSet<String> {
     out
 }
 
+/// Module name -> the sibling modules it names. A `NAME_tests.rs` file is part of `NAME`.
 fn graph_of(files: &[(String, String)]) -> Graph {
     let mut graph = Graph::new();
     for (file, source) in files {
@@ -52,37 +52,6 @@ fn graph_of(files: &[(String, String)]) -> Graph {
         graph.entry(module).or_default().extend(named);
     }
     graph
-}
-
-/// Every cycle, each as the pair of modules that reach each other, sorted.
-fn cycles(graph: &Graph) -> BTreeSet<(String, String)> {
-    let reaches = |from: &str, to: &str| -> bool {
-        let mut seen = BTreeSet::new();
-        let mut todo = vec![from.to_owned()];
-        while let Some(m) = todo.pop() {
-            if m == to {
-                return true;
-            }
-            if seen.insert(m.clone()) {
-                todo.extend(graph.get(&m).into_iter().flatten().cloned());
-            }
-        }
-        false
-    };
-    let mut out = BTreeSet::new();
-    for (module, named) in graph {
-        for other in named {
-            if reaches(other, module) {
-                let pair = if module < other {
-                    (module.clone(), other.clone())
-                } else {
-                    (other.clone(), module.clone())
-                };
-                out.insert(pair);
-            }
-        }
-    }
-    out
 }
 
 fn sources() -> Vec<(String, String)> {

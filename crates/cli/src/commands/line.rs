@@ -8,8 +8,8 @@ use clap::Args;
 use jaula_policy::{Platform, Policy, PolicySpec};
 use jaula_sandbox::bwrap;
 
+use crate::access_token::TokenAgent;
 use crate::args::PolicyArgs;
-use crate::commands::access_token::TokenAgent;
 use crate::commands::availability::{availability, SANDBOX_EXEC};
 use crate::commands::run_args::named;
 use crate::error::CliError;
@@ -182,7 +182,10 @@ fn write_profile(policy: &Policy, window: &str) -> Result<PathBuf, CliError> {
         .mode(0o700)
         .create(&dir)
         .map_err(io(&dir))?;
-    let target = dir.join(format!("{}.sb", bwrap::sanitize_window(window)));
+    let target = dir.join(format!(
+        "{}.sb",
+        jaula_sandbox::window_tmp::sanitize_window(window)
+    ));
     let mut tmp = tempfile::Builder::new()
         .prefix(".profile-")
         .tempfile_in(&dir)

@@ -1,5 +1,5 @@
 use super::{run_prefix, write_profile, LineArgs, LineLaunchArgs, NetworkMode, TokenAgent};
-use jaula_sandbox::bwrap::sanitize_window;
+use jaula_sandbox::window_tmp::sanitize_window;
 use std::os::unix::fs::PermissionsExt;
 
 /// The macOS half of `line`, run on any host: the profile lands under the state home's

@@ -1,8 +1,6 @@
 //! One module per command, and the pieces several commands share, each in a module named
-//! for what it holds (`availability`, `run_args`, `contract_error`), so that no module
+//! for what it holds (`availability`, `run_args`, `cage_request`), so that no module
 //! imports a sibling that imports it back (`layout_tests` checks).
-
-pub mod access_token;
 
 // Hints printed by the Linux launch only (the macOS launch is `run_seatbelt`).
 #[cfg(target_os = "linux")]
@@ -26,8 +24,6 @@ mod allow_proxy;
 #[cfg(not(target_os = "linux"))]
 #[path = "contract_unsupported.rs"]
 pub mod contract;
-#[cfg(target_os = "linux")]
-pub mod contract_error;
 #[cfg(target_os = "linux")]
 pub mod contract_render;
 #[cfg(target_os = "linux")]

@@ -13,8 +13,8 @@ use jaula_policy::env::{scrub_env, EnvPattern, EnvRules};
 use jaula_policy::network::{DomainRules, NetworkMode, NetworkSpec};
 use jaula_policy::{BackendChoice, Sources};
 
+use crate::access_token::TokenAgent;
 use crate::args::PolicyArgs;
-use crate::commands::access_token::TokenAgent;
 use crate::error::CliError;
 
 /// What to do when the working directory `run` defaulted the repo to is unsafe to cage.

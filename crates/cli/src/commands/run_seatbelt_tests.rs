@@ -214,7 +214,7 @@ fn network_none_is_a_seatbelt_network_deny() {
         assert!(!profile.evaluate_request(Request::IpConnect(end)).allowed);
     }
     // Named after the repo, as `jaula run` names the bwrap view's /tmp.
-    let name = jaula_sandbox::bwrap::window_dir_name(None, &w.repo);
+    let name = jaula_sandbox::window_tmp::window_dir_name(None, &w.repo);
     assert_eq!(
         launch.tmpdir,
         w.home

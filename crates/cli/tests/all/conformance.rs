@@ -448,7 +448,7 @@ fn every_deviation_names_a_probe_of_the_matrix() {
 #[test]
 fn every_deviation_is_one_its_backend_lists() {
     for (name, table) in BACKENDS {
-        let backend = jaula_sandbox::backend::named(name)
+        let backend = jaula_sandbox::backends::named(name)
             .unwrap_or_else(|| panic!("{name} is not a backend"));
         let listed: Vec<(&str, bool)> = backend
             .deviations()

@@ -58,6 +58,8 @@ mod launch_plan;
 // What a launcher's line carries, the token hand-over and socket variables: Linux launch.
 #[cfg(target_os = "linux")]
 mod launcher;
+// No crate has an import circle between its modules.
+mod layout;
 // Each launch sees the home as it is when it starts (nothing cached across launches).
 #[cfg(target_os = "linux")]
 mod launch_fresh;

@@ -8,7 +8,13 @@ use std::path::Path;
 use jaula_policy::{Access, HostFs, Platform, Policy};
 
 use super::{render_argv, BwrapOptions, MountView};
-use crate::backend::{Backend, BackendError, Deviation, Verdict};
+use crate::backend::{gate_says, Backend, BackendError, Deviation, Verdict};
+
+impl From<crate::bwrap::BwrapError> for BackendError {
+    fn from(e: crate::bwrap::BwrapError) -> BackendError {
+        BackendError::from_backend(e)
+    }
+}
 
 /// The bare view `jaula render bwrap` prints, rendered with these options.
 #[derive(Clone, Debug, Default)]
@@ -124,16 +130,6 @@ impl Backend for BwrapBackend {
                 effect.op
             ),
         })
-    }
-}
-
-/// What the socket gate does with a connect `decide` answered (Linux, both backends).
-pub(crate) fn gate_says(allowed: bool) -> &'static str {
-    if allowed {
-        "the socket gate connects it (allowed socket)"
-    } else {
-        "the socket gate refuses it with EACCES unless a process of this cage, or of \
-         another live cage of this owner, bound it"
     }
 }
 

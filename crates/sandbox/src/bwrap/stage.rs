@@ -10,10 +10,8 @@ use std::path::{Path, PathBuf};
 
 use jaula_policy::{HostFs, Policy};
 
-use super::{
-    render_argv, window_dir_name, Availability, BwrapError, BwrapOptions, PrivateTmp,
-    PrivateTmpError,
-};
+use super::{render_argv, Availability, BwrapError, BwrapOptions};
+use crate::window_tmp::{window_dir_name, PrivateTmp, PrivateTmpError};
 
 /// The directories the view replaces with the window's own.
 const REPLACED: [&str; 2] = ["/tmp", "/var/tmp"];
@@ -144,8 +142,8 @@ pub(crate) fn private_view(
         eprintln!(
             "jaula: /tmp and /var/tmp: the cage's own, {dir}/{} and {dir}/{} (the host's are \
              not in the view)",
-            super::TMP_NAME,
-            super::VAR_TMP_NAME,
+            crate::window_tmp::TMP_NAME,
+            crate::window_tmp::VAR_TMP_NAME,
             dir = tmp.window_dir().display()
         );
     }

@@ -15,13 +15,12 @@ use std::process::ExitStatus;
 use jaula_policy::network::NetworkMode;
 
 use super::{CageRequest, Chosen, ProxyDuty, Started};
-use crate::backend::{Launcher, NoCage};
 use crate::bwrap::{self, Availability};
 use crate::identity::Identity;
 use crate::landlock::PlanMode;
 use crate::launch::set_resource_limits;
 use crate::launch_plan::{LaunchPlan, NetworkPlan, Reports, PLAN_VERSION};
-use crate::start::{self, AllowStage, Stage, StartError, StartOptions};
+use crate::start::{self, AllowStage, Launcher, NoCage, Stage, StartError, StartOptions};
 
 /// A Linux cage, planned and chosen, not started yet.
 #[derive(Debug)]

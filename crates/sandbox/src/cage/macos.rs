@@ -105,8 +105,8 @@ pub fn prepare(
     // leaves there is found again under the state home, apart from the host's. Created as
     // the view's is (0700, owned, no link followed); the descriptors it opens for
     // bubblewrap are closed again at once: only the path is needed here.
-    let name = crate::bwrap::window_dir_name(window.as_deref(), policy.repo());
-    crate::bwrap::PrivateTmp::open(policy.state_home(), &name)
+    let name = crate::window_tmp::window_dir_name(window.as_deref(), policy.repo());
+    crate::window_tmp::PrivateTmp::open(policy.state_home(), &name)
         .map_err(|e| SeatbeltLaunchError::PrivateTmp(e.to_string()))?;
     let tmpdir = seatbelt::cage_tmp_dir(&policy, window.as_deref());
     set_var(&mut env, "TMPDIR", tmpdir.clone().into_os_string());

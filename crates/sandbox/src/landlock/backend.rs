@@ -8,6 +8,12 @@ use jaula_policy::{Access, HostFs, Platform, Policy, Rule};
 use super::{plan, Plan, PlanMode, PlanRule, Right, BWRAP_VIEW_DEVIATIONS, DEVIATIONS};
 use crate::backend::{Backend, BackendError, Deviation, Verdict};
 
+impl From<crate::landlock::LandlockError> for BackendError {
+    fn from(e: crate::landlock::LandlockError) -> BackendError {
+        BackendError::from_backend(e)
+    }
+}
+
 /// The Landlock plan for one mode: natively (`jaula run --backend landlock`) or inside the
 /// bubblewrap view.
 #[derive(Clone, Copy, Debug)]
@@ -60,7 +66,7 @@ impl Backend for LandlockBackend {
                 allowed,
                 summary: format!(
                     "{}; Landlock below ABI 9 has no connect right",
-                    crate::bwrap::gate_says(allowed)
+                    crate::backend::gate_says(allowed)
                 ),
             });
         }

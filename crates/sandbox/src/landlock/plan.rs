@@ -559,10 +559,26 @@ impl<'a> Planner<'a> {
     }
 
     fn collect_targets(&mut self) -> Result<(), LandlockError> {
-        let policy = self.policy;
-        for s in policy.sealed() {
+        for s in self.policy.sealed() {
             self.seals.push((s.path.clone(), s.kind));
         }
+        let pattern_dirs = self.collect_file_rules();
+        let pattern_targets = self.collect_pattern_targets(pattern_dirs)?;
+        for (i, (path, kind)) in self.seals.iter().enumerate() {
+            self.seal_index.insert(path, *kind, i);
+        }
+        for (i, (path, kind, ..)) in self.protected.iter().enumerate() {
+            self.protected_index.insert(path, *kind, i);
+        }
+        self.collect_seal_targets(pattern_targets);
+        self.collect_protected_targets();
+        self.collect_writable();
+        Ok(())
+    }
+
+    /// The file rules, sorted by kind; the sealed patterns' directories and file names.
+    fn collect_file_rules(&mut self) -> Vec<(PathBuf, &'a str)> {
+        let policy = self.policy;
         let mut pattern_dirs: Vec<(PathBuf, &str)> = Vec::new();
         for rule in policy.file_rules() {
             match rule {
@@ -585,6 +601,14 @@ impl<'a> Planner<'a> {
                 }
             }
         }
+        pattern_dirs
+    }
+
+    /// What each sealed pattern's directory holds: the files it would seal, now sealed.
+    fn collect_pattern_targets(
+        &mut self,
+        pattern_dirs: Vec<(PathBuf, &'a str)>,
+    ) -> Result<Vec<PathBuf>, LandlockError> {
         // A sealed pattern, `<dir>/<child>/<name>`, is sealed whether or not each file
         // exists yet. Rules can only name what exists, so the child directories (and the
         // pattern's directory itself) are split: the cage can create no new match, and
@@ -616,13 +640,11 @@ impl<'a> Planner<'a> {
                 None => pattern_targets.push(dir.clone()),
             }
         }
+        Ok(pattern_targets)
+    }
 
-        for (i, (path, kind)) in self.seals.iter().enumerate() {
-            self.seal_index.insert(path, *kind, i);
-        }
-        for (i, (path, kind, ..)) in self.protected.iter().enumerate() {
-            self.protected_index.insert(path, *kind, i);
-        }
+    /// The seals (and the patterns' files) as what reads and writes must not reach.
+    fn collect_seal_targets(&mut self, pattern_targets: Vec<PathBuf>) {
         let seal_paths: Vec<PathBuf> = self.seals.iter().map(|(s, _)| s.clone()).collect();
         match self.mode {
             PlanMode::Native => {
@@ -641,6 +663,10 @@ impl<'a> Planner<'a> {
                 // ~/.cargo, ~/.config or ~/.claude.
             }
         }
+    }
+
+    /// The protected paths the plan splits around.
+    fn collect_protected_targets(&mut self) {
         // Natively protected paths are split around. In the view they are bound read-only
         // when they exist (the launcher creates jaula's own protected directories first);
         // only one that is still absent needs Landlock to keep it from being created. A
@@ -661,7 +687,12 @@ impl<'a> Planner<'a> {
                 self.write_targets.push(p);
             }
         }
+    }
 
+    /// The writable roots that may be granted: none inside a seal or a protected path
+    /// (each noted), and not natively `/dev`, which is granted node by node.
+    fn collect_writable(&mut self) {
+        let policy = self.policy;
         for w in policy.writable() {
             if self.within_seal(&w.path) {
                 self.notes.push(PlanNote::WritableInsideSealed {
@@ -682,7 +713,6 @@ impl<'a> Planner<'a> {
                 .insert(&w.path, SealKind::Directory, self.writable.len());
             self.writable.push((w.path.clone(), w.source));
         }
-        Ok(())
     }
 
     /// Existing directories strictly above `target`, from `/` down, stopping at the first
@@ -725,7 +755,56 @@ impl<'a> Planner<'a> {
     }
 
     fn run(mut self) -> Result<Plan, LandlockError> {
-        // Directories split for reads and for writes, each with the target that split it.
+        let (read_split, write_split) = self.split_dirs();
+        let split: BTreeSet<PathBuf> = read_split
+            .keys()
+            .chain(write_split.keys())
+            .cloned()
+            .collect();
+        self.grant_split_entries(&split, &read_split, &write_split)?;
+        if !read_split.contains_key(Path::new("/")) {
+            self.add(
+                Path::new("/"),
+                TargetKind::Directory,
+                Rights::READ,
+                Reason::WorldReadable,
+            );
+        }
+        self.grant_writable_roots(&split);
+        self.grant_writable_files();
+        let granted_in_seal = self.grant_readable_in_seal();
+        self.grant_devices();
+        self.refuse_grants_in_seals(&granted_in_seal)?;
+        let native = self.mode == PlanMode::Native;
+        let mut holes = Vec::new();
+        if native {
+            for (seal, _) in self.seals.clone() {
+                if self.kind(&seal).is_some() && !holes.contains(&seal) {
+                    holes.push(seal);
+                }
+            }
+        }
+        let mut rules: Vec<PlanRule> = self.rules.into_values().collect();
+        rules.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        let split = split
+            .into_iter()
+            .map(|path| SplitDir {
+                read: read_split.contains_key(&path),
+                write: write_split.contains_key(&path),
+                path,
+            })
+            .collect();
+        Ok(Plan {
+            mode: self.mode,
+            rules,
+            holes,
+            split,
+            notes: self.notes,
+        })
+    }
+
+    /// The directories split for reads and for writes, each with the target that split it.
+    fn split_dirs(&mut self) -> (BTreeMap<PathBuf, PathBuf>, BTreeMap<PathBuf, PathBuf>) {
         let mut read_split: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
         for target in self.read_targets.clone() {
             for a in self.existing_ancestors(&target) {
@@ -762,18 +841,23 @@ impl<'a> Planner<'a> {
                 }
             }
         }
-        let split: BTreeSet<PathBuf> = read_split
-            .keys()
-            .chain(write_split.keys())
-            .cloned()
-            .collect();
+        (read_split, write_split)
+    }
+
+    /// Each split directory's own rule, and one per entry in it: read beside a read split,
+    /// write beside a write split (what the split directory itself may not be given).
+    fn grant_split_entries(
+        &mut self,
+        split: &BTreeSet<PathBuf>,
+        read_split: &BTreeMap<PathBuf, PathBuf>,
+        write_split: &BTreeMap<PathBuf, PathBuf>,
+    ) -> Result<(), LandlockError> {
         // Asked once per entry of every split directory: a hash lookup, not a tree walk of
         // component-wise comparisons.
         let split_lookup: HashSet<&Path> = split.iter().map(PathBuf::as_path).collect();
         let dev = Path::new(DEV);
         let native = self.mode == PlanMode::Native;
-
-        for dir in &split {
+        for dir in split {
             if let Some(sealed) = read_split.get(dir) {
                 let reason = Reason::SealAncestor {
                     sealed: sealed.clone(),
@@ -842,16 +926,13 @@ impl<'a> Planner<'a> {
                 }
             }
         }
+        Ok(())
+    }
 
-        if !read_split.contains_key(Path::new("/")) {
-            self.add(
-                Path::new("/"),
-                TargetKind::Directory,
-                Rights::READ,
-                Reason::WorldReadable,
-            );
-        }
-
+    /// Read and write on each writable root that is not split (a split one is granted
+    /// entry by entry above).
+    fn grant_writable_roots(&mut self, split: &BTreeSet<PathBuf>) {
+        let dev = Path::new(DEV);
         for (root, source) in self.writable.clone() {
             if split.contains(&root) {
                 continue;
@@ -873,7 +954,10 @@ impl<'a> Planner<'a> {
             };
             self.add(&root, kind, rights, reason);
         }
+    }
 
+    /// Read and write on each writable file outside the seals and the protected paths.
+    fn grant_writable_files(&mut self) {
         for (file, source) in self.writable_files.clone() {
             if !self.within_seal(&file) && !self.within_protected(&file) {
                 if let Some(EntryKind::File) = self.kind(&file) {
@@ -887,8 +971,13 @@ impl<'a> Planner<'a> {
                 }
             }
         }
+    }
 
+    /// Natively, `READ_FILE` on each existing file readable inside a seal; the files
+    /// granted, the one exception [`Planner::refuse_grants_in_seals`] allows.
+    fn grant_readable_in_seal(&mut self) -> Vec<PathBuf> {
         let mut granted_in_seal = Vec::new();
+        let native = self.mode == PlanMode::Native;
         for (file, source) in self.readable_in_seal.clone() {
             let kind = self.kind(&file);
             if native
@@ -905,38 +994,46 @@ impl<'a> Planner<'a> {
                 granted_in_seal.push(file);
             }
         }
+        granted_in_seal
+    }
 
-        if native && self.kind(dev) == Some(EntryKind::Directory) {
-            let names_only = Rights::single(Right::ReadDir);
-            self.add(
-                dev,
-                TargetKind::Directory,
-                names_only,
-                Reason::DeviceDirectory,
-            );
-            for name in DEVICE_NODES {
-                let node = dev.join(name);
-                let kind = match self.kind(&node) {
-                    Some(EntryKind::Directory) => TargetKind::Directory,
-                    Some(EntryKind::File | EntryKind::Other) => TargetKind::File,
-                    Some(EntryKind::Symlink) | None => continue,
-                };
-                if self.within_seal(&node) {
-                    continue;
-                }
-                let mut rights = Rights::EMPTY;
-                if self.policy.decide(&node, Access::Read).allowed {
-                    rights |= Rights::READ;
-                }
-                if self.policy.decide(&node, Access::Write).allowed {
-                    rights |= Rights::WRITE | Rights::single(Right::IoctlDev);
-                }
-                self.add(&node, kind, rights, Reason::DeviceNode);
-            }
+    /// Natively, `/dev`'s names, and each device node as `decide` answers it.
+    fn grant_devices(&mut self) {
+        let dev = Path::new(DEV);
+        if self.mode != PlanMode::Native || self.kind(dev) != Some(EntryKind::Directory) {
+            return;
         }
+        let names_only = Rights::single(Right::ReadDir);
+        self.add(
+            dev,
+            TargetKind::Directory,
+            names_only,
+            Reason::DeviceDirectory,
+        );
+        for name in DEVICE_NODES {
+            let node = dev.join(name);
+            let kind = match self.kind(&node) {
+                Some(EntryKind::Directory) => TargetKind::Directory,
+                Some(EntryKind::File | EntryKind::Other) => TargetKind::File,
+                Some(EntryKind::Symlink) | None => continue,
+            };
+            if self.within_seal(&node) {
+                continue;
+            }
+            let mut rights = Rights::EMPTY;
+            if self.policy.decide(&node, Access::Read).allowed {
+                rights |= Rights::READ;
+            }
+            if self.policy.decide(&node, Access::Write).allowed {
+                rights |= Rights::WRITE | Rights::single(Right::IoctlDev);
+            }
+            self.add(&node, kind, rights, Reason::DeviceNode);
+        }
+    }
 
-        // Fail closed if any construction above ever put a grant inside a sealed root: a
-        // readable-in-seal file is the one exception, and only with READ_FILE.
+    /// Fail closed if any construction above ever put a grant inside a sealed root: a
+    /// readable-in-seal file is the one exception, and only with READ_FILE.
+    fn refuse_grants_in_seals(&self, granted_in_seal: &[PathBuf]) -> Result<(), LandlockError> {
         for rule in self.rules.values() {
             let allowed_exception = granted_in_seal.contains(&rule.path)
                 && rule.rights == Rights::single(Right::ReadFile);
@@ -947,31 +1044,6 @@ impl<'a> Planner<'a> {
                 });
             }
         }
-
-        let mut holes = Vec::new();
-        if native {
-            for (seal, _) in self.seals.clone() {
-                if self.kind(&seal).is_some() && !holes.contains(&seal) {
-                    holes.push(seal);
-                }
-            }
-        }
-        let mut rules: Vec<PlanRule> = self.rules.into_values().collect();
-        rules.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-        let split = split
-            .into_iter()
-            .map(|path| SplitDir {
-                read: read_split.contains_key(&path),
-                write: write_split.contains_key(&path),
-                path,
-            })
-            .collect();
-        Ok(Plan {
-            mode: self.mode,
-            rules,
-            holes,
-            split,
-            notes: self.notes,
-        })
+        Ok(())
     }
 }

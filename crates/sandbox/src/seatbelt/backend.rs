@@ -9,6 +9,24 @@ use jaula_sbpl::eval::Profile;
 use super::{deviation, render_profile_with, ProfileOptions, DEVIATIONS};
 use crate::backend::{Backend, BackendError, Deviation, Verdict};
 
+impl From<crate::seatbelt::SeatbeltError> for BackendError {
+    fn from(e: crate::seatbelt::SeatbeltError) -> BackendError {
+        BackendError::from_backend(e)
+    }
+}
+
+/// The renderer wrote text its own evaluator cannot read: a renderer bug, refused rather
+/// than answered with a guess.
+#[derive(Debug, thiserror::Error)]
+#[error("the rendered profile does not parse: {0}")]
+struct UnreadableProfile(jaula_sbpl::eval::ProfileError);
+
+impl From<jaula_sbpl::eval::ProfileError> for BackendError {
+    fn from(e: jaula_sbpl::eval::ProfileError) -> BackendError {
+        BackendError::from_backend(UnreadableProfile(e))
+    }
+}
+
 /// The macOS profile, rendered with these options.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SeatbeltBackend {

@@ -1,5 +1,8 @@
-//! A cage's own `/tmp` and `/var/tmp`: one directory pair per window under the state home,
-//! created and opened without following a symlink, and handed to bubblewrap by descriptor.
+//! A window's own temporary directories: one pair per window under the state home,
+//! created and opened without following a symlink. bubblewrap's view binds them on `/tmp`
+//! and `/var/tmp` by descriptor; under Seatbelt the first is the command's `TMPDIR`
+//! (`crate::seatbelt::cage_tmp_dir`). Their names are here, so neither backend takes them
+//! from the other.
 //!
 //! Why not the host's `/tmp`: a read-only or writable bind of it leaves every pathname unix
 //! socket in it reachable, because connect(2) needs no write access to the file system.
@@ -148,7 +151,7 @@ impl PrivateTmp {
         &self.window_dir
     }
 
-    /// The descriptors to pass to [`super::BwrapOptions::private_tmp`].
+    /// The descriptors to pass to [`crate::bwrap::BwrapOptions::private_tmp`].
     pub(crate) fn fds(&self) -> PrivateTmpFds {
         PrivateTmpFds {
             tmp: self.tmp.as_raw_fd(),
@@ -287,5 +290,5 @@ fn open_private_child(
 }
 
 #[cfg(test)]
-#[path = "private_tmp_tests.rs"]
+#[path = "window_tmp_tests.rs"]
 mod tests;

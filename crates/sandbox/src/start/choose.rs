@@ -77,8 +77,6 @@ impl NoCage {
 
 /// Decide. `landlock_missing` is `None` when Landlock's floor is met, else the reason;
 /// `probe_bwrap` runs only when the answer depends on it.
-// Called by the Linux launch (`start`) only.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) fn choose(
     requested: BackendChoice,
     landlock_missing: Option<String>,

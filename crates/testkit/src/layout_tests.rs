@@ -1,0 +1,33 @@
+use super::*;
+
+#[test]
+fn a_group_and_an_inline_path_are_both_named_and_comments_are_not() {
+    let named = named_modules("use crate::{alpha, beta::Gamma}; let x = crate::delta::f();");
+    assert_eq!(
+        named,
+        BTreeSet::from(["alpha".into(), "beta".into(), "delta".into()])
+    );
+}
+
+#[test]
+fn a_cycle_through_a_third_module_is_found_and_a_chain_is_not() {
+    let graph = |edges: &[(&str, &str)]| {
+        let mut g = Graph::new();
+        for (a, b) in edges {
+            g.entry(a.to_string()).or_default().insert(b.to_string());
+            g.entry(b.to_string()).or_default();
+        }
+        g
+    };
+    let chain = graph(&[("a", "b"), ("b", "c")]);
+    assert!(cycles(&chain).is_empty());
+    let circle = graph(&[("a", "b"), ("b", "c"), ("c", "a")]);
+    assert_eq!(
+        cycles(&circle),
+        BTreeSet::from([
+            ("a".into(), "b".into()),
+            ("a".into(), "c".into()),
+            ("b".into(), "c".into())
+        ])
+    );
+}
