@@ -9,8 +9,8 @@ pub const REFUSED: i32 = 126;
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
     /// Bad usage the parser could not catch: exit 2.
-    #[error("{0}")]
-    Usage(String),
+    #[error(transparent)]
+    Usage(#[from] UsageError),
     /// A command that takes no working directory as its repo was given none: exit 2, said
     /// word for word as launchers match it (docs/compatibility.md), with no `jaula: `.
     #[error("--repo is required")]
@@ -149,6 +149,79 @@ impl CliError {
             _ => REFUSED,
         }
     }
+}
+
+/// Flags that parse one by one but not together, or values clap cannot check: exit 2.
+/// Each carries what it needs to say what to do instead.
+#[derive(Debug, thiserror::Error)]
+pub enum UsageError {
+    /// `jaula profile --network allow` without the proxy's port.
+    #[error("--network allow needs --proxy-port PORT (the proxy's loopback port, not 0)")]
+    ProxyPortNeeded,
+    /// `--proxy-port` in a mode with no proxy.
+    #[error("--proxy-port only means something with --network allow")]
+    ProxyPortWithoutAllow,
+    /// macOS: `--log` where nothing would see the refusals.
+    #[error("--log with --network {mode} is Linux only: on macOS nothing sees the refusals")]
+    LogOffLinux {
+        /// The mode asked for.
+        mode: jaula_policy::network::NetworkMode,
+    },
+    /// `--log` without the socket gate, whose supervisor is the one that sees refusals.
+    #[error(
+        "--log with --network {mode} needs the socket gate, whose supervisor sees the \
+         refusals; drop --no-socket-gate"
+    )]
+    LogNeedsGate {
+        /// The mode asked for.
+        mode: jaula_policy::network::NetworkMode,
+    },
+    /// `--keep-fd` of the descriptor jaula hands its plan on.
+    #[error("--keep-fd {fd}: jaula hands its launch plan to its own stages on that descriptor")]
+    PlanDescriptor {
+        /// The descriptor.
+        fd: std::os::fd::RawFd,
+    },
+    /// `--allow-address` in a mode with no proxy to open it.
+    #[error(
+        "--allow-address given with network mode {mode}; only --network allow has a proxy \
+         to open it"
+    )]
+    AllowAddressWithoutAllow {
+        /// The mode asked for.
+        mode: jaula_policy::network::NetworkMode,
+    },
+    /// The network lists do not make rules (a bad pattern, an unknown preset).
+    #[error("network: {0}")]
+    Network(#[from] jaula_policy::network::NetworkError),
+    /// An `--allow-address` that is not an address or block.
+    #[error("--allow-address: {0}")]
+    AllowAddress(#[from] jaula_policy::network::address::AddressRangeError),
+    /// A `--keep-env` or `--scrub-env` pattern that is not a name or `PREFIX_*`.
+    #[error("bad environment pattern {text:?}: {source}")]
+    EnvPattern {
+        /// The pattern given.
+        text: String,
+        /// Why it is not one.
+        source: jaula_policy::env::EnvPatternError,
+    },
+    /// The command line a Contract's cage is started with does not parse (a jaula bug).
+    #[error("the tenant cage's command line: {0}")]
+    TenantCommandLine(String),
+    /// `jaula line` on macOS with `jaula run` options a `sandbox-exec` line cannot carry.
+    #[error(
+        "--network, the domain lists, --log and --hand-access-token are `jaula run` options; \
+         a macOS line is sandbox-exec's and carries none of them"
+    )]
+    RunOptionsOnMacOsLine,
+    /// `jaula render seccomp-json` where no seccomp filter exists.
+    #[error("no seccomp filter exists for {os}/{arch}")]
+    NoSeccompHere {
+        /// This system.
+        os: &'static str,
+        /// This architecture.
+        arch: &'static str,
+    },
 }
 
 /// Why jaula did not start the command, and the exit status that says so: 126, except

@@ -36,7 +36,7 @@ fn each_refusal_carries_its_exit_code() {
     let err = CliError::from(uncaged);
     assert_eq!((err.exit_code(), err.refusal_code()), (REFUSED, REFUSED));
     // Usage stays 2 and other errors 1 (inspection) or 126 (a run).
-    let usage = CliError::Usage("--tenant needs a command".into());
+    let usage = CliError::from(UsageError::ProxyPortNeeded);
     assert_eq!((usage.exit_code(), usage.refusal_code()), (2, 2));
     let repo = CliError::RepoRequired;
     assert_eq!(repo.to_string(), "--repo is required");

@@ -12,7 +12,7 @@ use jaula_sandbox::cage::{CageRequest, NetworkRequest};
 
 use crate::commands::run_args::{network_settings, scrubbed_env_from, RunArgs, RUN_ADVICE};
 use crate::context;
-use crate::error::CliError;
+use crate::error::{CliError, UsageError};
 
 /// A request, and what the caller still needs beside it: the sources (the proxy's
 /// overrides and addresses, `run.quiet`) and the domain rules the proxy enforces.
@@ -68,16 +68,12 @@ pub fn ask(
     if platform == Platform::MacOs && mode != NetworkMode::Allow && args.network_log.is_some() {
         // Linux logs what the socket gate and the namespace's DNS stub refuse; Seatbelt
         // refuses in the kernel and tells nobody (on macOS only `allow`'s proxy logs).
-        return Err(CliError::Usage(format!(
-            "--log with --network {mode} is Linux only: on macOS nothing sees the refusals"
-        )));
+        return Err(UsageError::LogOffLinux { mode }.into());
     }
     #[cfg(target_os = "linux")]
     if args.keep_fd.contains(&jaula_sandbox::plan_fd::PLAN_FD) {
-        return Err(CliError::Usage(format!(
-            "--keep-fd {}: jaula hands its launch plan to its own stages on that descriptor",
-            jaula_sandbox::plan_fd::PLAN_FD
-        )));
+        let fd = jaula_sandbox::plan_fd::PLAN_FD;
+        return Err(UsageError::PlanDescriptor { fd }.into());
     }
     let policy = context::resolve(&sources, &policy_args)
         .map_err(|e| e.for_defaulted_repo(defaulted, "run", RUN_ADVICE))?;

@@ -86,11 +86,7 @@ pub fn run(args: &LineArgs) -> Outcome {
         let policy = context::resolve(&sources, &args.policy)?;
         match platform {
             Platform::MacOs if args.launch.any() => {
-                return Err(CliError::Usage(
-                    "--network, the domain lists, --log and --hand-access-token are `jaula \
-                     run` options; a macOS line is sandbox-exec's and carries none of them"
-                        .to_owned(),
-                ))
+                return Err(crate::error::UsageError::RunOptionsOnMacOsLine.into())
             }
             Platform::MacOs => {
                 let path = write_profile(&policy, &args.policy.window)?;

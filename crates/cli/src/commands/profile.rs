@@ -6,7 +6,7 @@ use jaula_sandbox::seatbelt::{ProfileNetwork, ProfileOptions};
 
 use crate::args::PolicyArgs;
 use crate::commands::run_args::named;
-use crate::error::CliError;
+use crate::error::{CliError, UsageError};
 use crate::{context, Outcome, Report};
 use jaula_policy::network::NetworkMode;
 
@@ -44,12 +44,8 @@ pub fn profile_network(
         (NetworkMode::Host, None) => Ok(ProfileNetwork::Host),
         (NetworkMode::None, None) => Ok(ProfileNetwork::None),
         (NetworkMode::Allow, Some(port)) if port != 0 => Ok(ProfileNetwork::Proxy { port }),
-        (NetworkMode::Allow, _) => Err(CliError::Usage(
-            "--network allow needs --proxy-port PORT (the proxy's loopback port, not 0)".to_owned(),
-        )),
-        (_, Some(_)) => Err(CliError::Usage(
-            "--proxy-port only means something with --network allow".to_owned(),
-        )),
+        (NetworkMode::Allow, _) => Err(UsageError::ProxyPortNeeded.into()),
+        (_, Some(_)) => Err(UsageError::ProxyPortWithoutAllow.into()),
     }
 }
 

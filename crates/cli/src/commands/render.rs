@@ -61,11 +61,10 @@ pub fn run(args: &RenderArgs) -> Outcome {
         }
         RenderBackend::SeccompJson => {
             let profile = jaula_kube::seccomp_oci::native_profile().ok_or_else(|| {
-                CliError::Usage(format!(
-                    "no seccomp filter exists for {}/{}",
-                    std::env::consts::OS,
-                    std::env::consts::ARCH
-                ))
+                CliError::from(crate::error::UsageError::NoSeccompHere {
+                    os: std::env::consts::OS,
+                    arch: std::env::consts::ARCH,
+                })
             })?;
             let text = jaula_kube::seccomp_oci::to_json(&profile)
                 .map_err(|e| CliError::Output(std::io::Error::other(e)))?;

@@ -177,5 +177,5 @@ pub(crate) fn parse_run_argv(argv: &[OsString]) -> Result<RunArgs, CliError> {
             let RunOnly::Run(args) = line.run;
             *args
         })
-        .map_err(|e| CliError::Usage(format!("the tenant cage's command line: {e}")))
+        .map_err(|e| crate::error::UsageError::TenantCommandLine(e.to_string()).into())
 }

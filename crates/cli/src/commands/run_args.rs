@@ -15,7 +15,7 @@ use jaula_policy::{BackendChoice, Sources};
 
 use crate::access_token::TokenAgent;
 use crate::args::PolicyArgs;
-use crate::error::CliError;
+use crate::error::{CliError, UsageError};
 
 /// What to do when the working directory `run` defaulted the repo to is unsafe to cage.
 pub const RUN_ADVICE: &str = "cd into the repo, or pass --repo DIR";
@@ -159,23 +159,15 @@ pub fn network_settings(
         spec.presets
             .extend(config.allow_preset.iter().map(|p| p.name.to_owned()));
     } else if !args.allow_address.is_empty() {
-        return Err(CliError::Usage(format!(
-            "--allow-address given with network mode {mode}; only --network allow has a \
-             proxy to open it"
-        )));
+        return Err(UsageError::AllowAddressWithoutAllow { mode }.into());
     }
     // Refused writes are seen by the socket gate's supervisor, and so are the closed
     // network's refusals: without the gate only `allow`'s proxy has anything to log.
     if args.network_log.is_some() && mode != NetworkMode::Allow && args.no_socket_gate {
-        return Err(CliError::Usage(format!(
-            "--log with --network {mode} needs the socket gate, whose supervisor sees the \
-             refusals; drop --no-socket-gate"
-        )));
+        return Err(UsageError::LogNeedsGate { mode }.into());
     }
     allow_addresses(args, sources)?;
-    let rules = spec
-        .resolve()
-        .map_err(|e| CliError::Usage(format!("network: {e}")))?;
+    let rules = spec.resolve().map_err(UsageError::from)?;
     Ok((mode, rules))
 }
 
@@ -198,10 +190,7 @@ pub fn allow_addresses(
 ) -> Result<Vec<jaula_policy::network::AddressRange>, CliError> {
     let mut out = sources.network.allow_address.clone();
     for a in &args.allow_address {
-        out.push(
-            a.parse()
-                .map_err(|e| CliError::Usage(format!("--allow-address: {e}")))?,
-        );
+        out.push(a.parse().map_err(UsageError::from)?);
     }
     Ok(out)
 }
@@ -215,8 +204,10 @@ pub fn scrubbed_env_from(
     vars: impl IntoIterator<Item = (OsString, OsString)>,
 ) -> Result<Vec<(OsString, OsString)>, CliError> {
     let pattern = |text: &String| {
-        EnvPattern::parse(text)
-            .map_err(|e| CliError::Usage(format!("bad environment pattern {text:?}: {e}")))
+        EnvPattern::parse(text).map_err(|source| UsageError::EnvPattern {
+            text: text.clone(),
+            source,
+        })
     };
     let vars: Vec<(OsString, OsString)> = vars.into_iter().collect();
     let mut rules = EnvRules::new();
