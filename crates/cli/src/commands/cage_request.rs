@@ -65,7 +65,7 @@ pub fn ask(
         return Ok(Err(Disabled));
     }
     let (mode, rules) = network_settings(args, &sources)?;
-    if platform == Platform::MacOs && mode != NetworkMode::Allow && args.network_log.is_some() {
+    if platform == Platform::MacOs && mode != NetworkMode::Allow && args.net.network_log.is_some() {
         // Linux logs what the socket gate and the namespace's DNS stub refuse; Seatbelt
         // refuses in the kernel and tells nobody (on macOS only `allow`'s proxy logs).
         return Err(UsageError::LogOffLinux { mode }.into());
@@ -89,7 +89,7 @@ pub fn ask(
             mode,
             fallback: sources.network.none_without_namespace == Some(true),
             proxy_localhost: mode == NetworkMode::Allow && rules.decide("localhost").allowed,
-            log: args.network_log.clone(),
+            log: args.net.network_log.clone(),
         },
         env,
         limits: jaula_policy::limits::ResourceLimits {
@@ -126,7 +126,7 @@ pub fn proxy_for(
     let mut config = jaula_proxy::ProxyConfig::new(rules);
     config.resolve = resolve_overrides(sources)?.into_iter().collect();
     config.allow_addresses = allow_addresses(args, sources)?;
-    config.log = args.network_log.clone();
+    config.log = args.net.network_log.clone();
     Ok(jaula_proxy::Proxy::new(config)?)
 }
 

@@ -11,7 +11,7 @@ use jaula_sandbox::bwrap;
 use crate::access_token::TokenAgent;
 use crate::args::PolicyArgs;
 use crate::commands::availability::{availability, SANDBOX_EXEC};
-use crate::commands::run_args::named;
+use crate::commands::run_args::NetworkArgs;
 use crate::error::CliError;
 use crate::{context, Outcome, Report};
 use jaula_policy::network::NetworkMode;
@@ -37,24 +37,8 @@ pub struct LineArgs {
 /// only: the macOS prefix is `sandbox-exec`, which has neither.
 #[derive(Args, Debug, Clone, Default)]
 pub struct LineLaunchArgs {
-    /// The window's network mode: host, none or allow (as `jaula run --network`).
-    #[arg(long, value_name = "MODE", value_parser = named::<NetworkMode>(&NetworkMode::NAMES))]
-    pub network: Option<NetworkMode>,
-    /// With --network allow: a name the proxy admits (repeatable; as `jaula run`).
-    #[arg(long = "allow-domain", value_name = "NAME")]
-    pub allow_domain: Vec<String>,
-    /// With --network allow: a name refused even when allowed (repeatable).
-    #[arg(long = "deny-domain", value_name = "NAME")]
-    pub deny_domain: Vec<String>,
-    /// With --network allow: a built-in list to admit (repeatable).
-    #[arg(long = "allow-preset", value_name = "NAME")]
-    pub allow_preset: Vec<String>,
-    /// With --network allow: a private address admitted names may reach (repeatable).
-    #[arg(long = "allow-address", value_name = "ADDR[/PREFIX]")]
-    pub allow_address: Vec<String>,
-    /// With --network none or allow: the window's network decision log.
-    #[arg(long = "log", visible_alias = "network-log", value_name = "FILE")]
-    pub network_log: Option<PathBuf>,
+    #[command(flatten)]
+    pub net: NetworkArgs,
     /// Hand AGENT its short-lived access token in this window (as `jaula run
     /// --hand-access-token`; give it only on the line of the window that runs AGENT).
     #[arg(long = "hand-access-token", value_name = "AGENT", value_enum)]
@@ -64,12 +48,13 @@ pub struct LineLaunchArgs {
 impl LineLaunchArgs {
     /// Whether any option was given: the macOS prefix cannot carry one.
     fn any(&self) -> bool {
-        self.network.is_some()
-            || !self.allow_domain.is_empty()
-            || !self.deny_domain.is_empty()
-            || !self.allow_preset.is_empty()
-            || !self.allow_address.is_empty()
-            || self.network_log.is_some()
+        let net = &self.net;
+        net.network.is_some()
+            || !net.allow_domain.is_empty()
+            || !net.deny_domain.is_empty()
+            || !net.allow_preset.is_empty()
+            || !net.allow_address.is_empty()
+            || net.network_log.is_some()
             || !self.hand_access_token.is_empty()
     }
 }
@@ -148,12 +133,12 @@ fn run_prefix(
     // stay scrubbed) and the private /tmp's, and neither changes here.
     run.no_pid_ns = true;
     let launch = &line.launch;
-    run.network = launch.network.map(NetworkMode::name);
-    run.allow_domain = launch.allow_domain.clone();
-    run.deny_domain = launch.deny_domain.clone();
-    run.allow_preset = launch.allow_preset.clone();
-    run.allow_address = launch.allow_address.clone();
-    run.network_log = launch.network_log.clone();
+    run.network = launch.net.network.map(NetworkMode::name);
+    run.allow_domain = launch.net.allow_domain.clone();
+    run.deny_domain = launch.net.deny_domain.clone();
+    run.allow_preset = launch.net.allow_preset.clone();
+    run.allow_address = launch.net.allow_address.clone();
+    run.network_log = launch.net.network_log.clone();
     run.hand_access_token = launch.hand_access_token.iter().map(|a| a.name()).collect();
     Ok(run.argv(me, Vec::<OsString>::new()))
 }

@@ -1,4 +1,6 @@
-use super::{run_prefix, write_profile, LineArgs, LineLaunchArgs, NetworkMode, TokenAgent};
+use super::{
+    run_prefix, write_profile, LineArgs, LineLaunchArgs, NetworkArgs, NetworkMode, TokenAgent,
+};
 use jaula_sandbox::window_tmp::sanitize_window;
 use std::os::unix::fs::PermissionsExt;
 
@@ -131,12 +133,14 @@ fn the_linux_prefix_carries_the_windows_network_and_token_options() {
     let args = LineArgs {
         policy: policy_args(&policy),
         launch: LineLaunchArgs {
-            network: Some(NetworkMode::Allow),
-            allow_domain: vec!["example.org".into()],
-            deny_domain: vec!["x.example.org".into()],
-            allow_preset: vec!["github".into()],
-            allow_address: vec!["10.1.2.3".into()],
-            network_log: Some("/tmp/net.log".into()),
+            net: NetworkArgs {
+                network: Some(NetworkMode::Allow),
+                allow_domain: vec!["example.org".into()],
+                deny_domain: vec!["x.example.org".into()],
+                allow_preset: vec!["github".into()],
+                allow_address: vec!["10.1.2.3".into()],
+                network_log: Some("/tmp/net.log".into()),
+            },
             hand_access_token: vec![TokenAgent::Claude],
         },
         json: false,

@@ -88,6 +88,17 @@ pub struct RunArgs {
     /// reserves gigabytes of address space at start-up).
     #[arg(long, value_name = "BYTES")]
     pub max_data: Option<u64>,
+    #[command(flatten)]
+    pub net: NetworkArgs,
+    /// The command and its arguments.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+/// The network flags: `jaula run` takes them, and `jaula line` carries them into a
+/// window's prefix as given (`run` checks them when the window starts).
+#[derive(Args, Debug, Clone, Default)]
+pub struct NetworkArgs {
     /// Network: `host` (default, unchanged), `none` (only the cage's own loopback) or
     /// `allow` (only jaula's proxy, which admits --allow-domain/--allow-preset names).
     /// Default: the config's `network.mode`, else host.
@@ -115,9 +126,6 @@ pub struct RunArgs {
     /// (`--network-log` is the older name).
     #[arg(long = "log", visible_alias = "network-log", value_name = "FILE")]
     pub network_log: Option<PathBuf>,
-    /// The command and its arguments.
-    #[arg(last = true, required = true, value_name = "CMD")]
-    pub command: Vec<OsString>,
 }
 
 /// A clap parser for a choice the policy crate defines (`NAMES` for the help text and
@@ -140,16 +148,16 @@ pub fn network_settings(
     sources: &Sources,
 ) -> Result<(NetworkMode, DomainRules), CliError> {
     let config = &sources.network;
-    let mode = match (args.network, config.mode) {
+    let mode = match (args.net.network, config.mode) {
         (Some(m), _) => m,
         (None, Some(mode)) => mode,
         (None, None) => NetworkMode::Host,
     };
     let mut spec = NetworkSpec {
         mode,
-        allow_domains: args.allow_domain.clone(),
-        deny_domains: args.deny_domain.clone(),
-        presets: args.allow_preset.clone(),
+        allow_domains: args.net.allow_domain.clone(),
+        deny_domains: args.net.deny_domain.clone(),
+        presets: args.net.allow_preset.clone(),
     };
     if mode == NetworkMode::Allow {
         spec.allow_domains
@@ -158,12 +166,12 @@ pub fn network_settings(
             .extend(config.deny_domain.iter().map(ToString::to_string));
         spec.presets
             .extend(config.allow_preset.iter().map(|p| p.name.to_owned()));
-    } else if !args.allow_address.is_empty() {
+    } else if !args.net.allow_address.is_empty() {
         return Err(UsageError::AllowAddressWithoutAllow { mode }.into());
     }
     // Refused writes are seen by the socket gate's supervisor, and so are the closed
     // network's refusals: without the gate only `allow`'s proxy has anything to log.
-    if args.network_log.is_some() && mode != NetworkMode::Allow && args.no_socket_gate {
+    if args.net.network_log.is_some() && mode != NetworkMode::Allow && args.no_socket_gate {
         return Err(UsageError::LogNeedsGate { mode }.into());
     }
     allow_addresses(args, sources)?;
@@ -189,7 +197,7 @@ pub fn allow_addresses(
     sources: &Sources,
 ) -> Result<Vec<jaula_policy::network::AddressRange>, CliError> {
     let mut out = sources.network.allow_address.clone();
-    for a in &args.allow_address {
+    for a in &args.net.allow_address {
         out.push(a.parse().map_err(UsageError::from)?);
     }
     Ok(out)
