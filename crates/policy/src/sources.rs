@@ -102,46 +102,8 @@ impl Sources {
     /// Merge defaults, the config file, `env` and `flags`. Reads the config file (when it
     /// exists) and nothing else.
     pub fn gather(flags: &CageFlags, env: &EnvVars, cwd: &Path) -> Result<Sources, PolicyError> {
-        let home = match (&flags.home, env.non_empty("HOME")) {
-            (Some(h), _) => h.clone(),
-            (None, Some(h)) => PathBuf::from(h),
-            (None, None) => return Err(PolicyError::NoHome),
-        };
-        let home = if home.is_absolute() {
-            home
-        } else {
-            cwd.join(home)
-        };
-
-        // The default config lives in the home whose cage is being built; XDG_CONFIG_HOME
-        // only moves it for the real home, not for a `--home` override.
-        let config_dir = match (flags.home.is_none(), env.non_empty("XDG_CONFIG_HOME")) {
-            (true, Some(xdg)) if Path::new(xdg).is_absolute() => Path::new(xdg).join("jaula"),
-            _ => home.join(defaults::CONFIG_DIR),
-        };
-        let explicit = flags
-            .config
-            .clone()
-            .or_else(|| env.non_empty(ENV_CONFIG).map(PathBuf::from))
-            .map(|p| crate::paths::expand_tilde(&p, &home))
-            .map(|p| if p.is_absolute() { p } else { cwd.join(p) });
-        let (config_path, config) = match explicit {
-            Some(path) => {
-                let config = ConfigFile::load(&path)?;
-                (path, Some(config))
-            }
-            None => {
-                let path = config_dir.join(defaults::CONFIG_FILE_NAME);
-                match std::fs::metadata(&path) {
-                    Ok(_) => {
-                        let config = ConfigFile::load(&path)?;
-                        (path, Some(config))
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => (path, None),
-                    Err(source) => return Err(ConfigError::Read { path, source }.into()),
-                }
-            }
-        };
+        let home = owner_home(flags, env, cwd)?;
+        let (config_dir, config_path, config) = find_config(flags, env, &home, cwd)?;
         let config_loaded = config.is_some();
         let ConfigFile {
             cage,
@@ -150,61 +112,24 @@ impl Sources {
             contract,
             network,
         } = config.unwrap_or_default();
-
-        // CITY_CAGE: only the exact value "0" disables, as launchers expect.
-        let enabled = match env.get(ENV_CAGE) {
-            Some(v) if v == "0" => false,
-            Some(_) => true,
-            None => cage.enabled.unwrap_or(true),
-        };
-        let bwrap = match env.get(ENV_BWRAP).map(|v| v.as_bytes()) {
-            Some(b"0") => BwrapHint::DoesNotWork,
-            Some(b"1") => BwrapHint::Works,
-            _ => match cage.bwrap {
-                Some(true) => BwrapHint::Works,
-                Some(false) => BwrapHint::DoesNotWork,
-                None => BwrapHint::Probe,
-            },
-        };
+        let (enabled, bwrap) = switches(env, &cage);
 
         let state_home = flags
             .state_home
             .clone()
             .or_else(|| env.non_empty(ENV_STATE_HOME).map(PathBuf::from))
-            .or(cage.state_home);
+            .or(cage.state_home.clone());
 
-        let mut extra_sealed = cage.deny;
+        let mut extra_sealed = cage.deny.clone();
         extra_sealed.extend(env.colon_list(ENV_DENY));
         extra_sealed.extend(flags.deny.iter().cloned());
 
-        let mut extra_writable = cage.allow_write;
+        let mut extra_writable = cage.allow_write.clone();
         extra_writable.extend(env.colon_list(ENV_ALLOW_WRITE));
         extra_writable.extend(flags.allow_write.iter().cloned());
 
-        let mut allowed_sockets: Vec<(PathBuf, SocketSource)> = Vec::new();
-        // The config's presets were checked as the file was read; the flags' are here.
-        let mut presets: Vec<UnixPreset> = cage.allow_unix_preset.clone();
-        for name in &flags.allow_unix_preset {
-            presets.push(UnixPreset::parse(name).ok_or_else(|| {
-                PolicyError::UnknownSocketPreset {
-                    origin: "--allow-unix-preset".to_owned(),
-                    name: name.clone(),
-                }
-            })?);
-        }
-        for preset in presets {
-            for path in preset.paths(env, &home) {
-                allowed_sockets.push((path, SocketSource::Preset(preset)));
-            }
-        }
-        for path in cage
-            .allow_unix_socket
-            .iter()
-            .chain(&flags.allow_unix_socket)
-        {
-            allowed_sockets.push((path.clone(), SocketSource::Owner));
-        }
-        let mut unprotected = cage.unprotect;
+        let allowed_sockets = allowed_sockets(flags, &cage, env, &home)?;
+        let mut unprotected = cage.unprotect.clone();
         unprotected.extend(flags.unprotect.iter().cloned());
         let protect_path_dirs = flags.protect_path_dirs || cage.protect_path_dirs.unwrap_or(false);
         let create_absent_roots = cage.create_cache_roots.unwrap_or(true);
@@ -259,6 +184,115 @@ impl Sources {
             network,
         })
     }
+}
+
+/// The home whose cage is built: `--home`, else `$HOME`, made absolute against `cwd`.
+fn owner_home(flags: &CageFlags, env: &EnvVars, cwd: &Path) -> Result<PathBuf, PolicyError> {
+    let home = match (&flags.home, env.non_empty("HOME")) {
+        (Some(h), _) => h.clone(),
+        (None, Some(h)) => PathBuf::from(h),
+        (None, None) => return Err(PolicyError::NoHome),
+    };
+    Ok(if home.is_absolute() {
+        home
+    } else {
+        cwd.join(home)
+    })
+}
+
+/// The config directory, the config file's path, and the file read when it exists (one
+/// named by `--config` or `JAULA_CONFIG` must).
+fn find_config(
+    flags: &CageFlags,
+    env: &EnvVars,
+    home: &Path,
+    cwd: &Path,
+) -> Result<(PathBuf, PathBuf, Option<ConfigFile>), PolicyError> {
+    // The default config lives in the home whose cage is being built; XDG_CONFIG_HOME
+    // only moves it for the real home, not for a `--home` override.
+    let config_dir = match (flags.home.is_none(), env.non_empty("XDG_CONFIG_HOME")) {
+        (true, Some(xdg)) if Path::new(xdg).is_absolute() => Path::new(xdg).join("jaula"),
+        _ => home.join(defaults::CONFIG_DIR),
+    };
+    let explicit = flags
+        .config
+        .clone()
+        .or_else(|| env.non_empty(ENV_CONFIG).map(PathBuf::from))
+        .map(|p| crate::paths::expand_tilde(&p, home))
+        .map(|p| if p.is_absolute() { p } else { cwd.join(p) });
+    let (config_path, config) = match explicit {
+        Some(path) => {
+            let config = ConfigFile::load(&path)?;
+            (path, Some(config))
+        }
+        None => {
+            let path = config_dir.join(defaults::CONFIG_FILE_NAME);
+            match std::fs::metadata(&path) {
+                Ok(_) => {
+                    let config = ConfigFile::load(&path)?;
+                    (path, Some(config))
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => (path, None),
+                Err(source) => return Err(ConfigError::Read { path, source }.into()),
+            }
+        }
+    };
+    Ok((config_dir, config_path, config))
+}
+
+/// Whether the cage is on (`CITY_CAGE`, config `cage.enabled`), and what is known of
+/// bubblewrap (`CITY_CAGE_BWRAP`, config `cage.bwrap`): the environment wins.
+fn switches(env: &EnvVars, cage: &crate::config::CageSection) -> (bool, BwrapHint) {
+    // CITY_CAGE: only the exact value "0" disables, as launchers expect.
+    let enabled = match env.get(ENV_CAGE) {
+        Some(v) if v == "0" => false,
+        Some(_) => true,
+        None => cage.enabled.unwrap_or(true),
+    };
+    let bwrap = match env.get(ENV_BWRAP).map(|v| v.as_bytes()) {
+        Some(b"0") => BwrapHint::DoesNotWork,
+        Some(b"1") => BwrapHint::Works,
+        _ => match cage.bwrap {
+            Some(true) => BwrapHint::Works,
+            Some(false) => BwrapHint::DoesNotWork,
+            None => BwrapHint::Probe,
+        },
+    };
+    (enabled, bwrap)
+}
+
+/// The host sockets the cage may connect to: the presets' (config and flags) and the paths
+/// named (config and flags).
+fn allowed_sockets(
+    flags: &CageFlags,
+    cage: &crate::config::CageSection,
+    env: &EnvVars,
+    home: &Path,
+) -> Result<Vec<(PathBuf, SocketSource)>, PolicyError> {
+    let mut allowed_sockets: Vec<(PathBuf, SocketSource)> = Vec::new();
+    // The config's presets were checked as the file was read; the flags' are here.
+    let mut presets: Vec<UnixPreset> = cage.allow_unix_preset.clone();
+    for name in &flags.allow_unix_preset {
+        presets.push(
+            UnixPreset::parse(name).ok_or_else(|| PolicyError::UnknownSocketPreset {
+                origin: "--allow-unix-preset".to_owned(),
+                name: name.clone(),
+            })?,
+        );
+    }
+    for preset in presets {
+        for path in preset.paths(env, home) {
+            allowed_sockets.push((path, SocketSource::Preset(preset)));
+        }
+    }
+    for path in cage
+        .allow_unix_socket
+        .iter()
+        .chain(&flags.allow_unix_socket)
+    {
+        allowed_sockets.push((path.clone(), SocketSource::Owner));
+    }
+    Ok(allowed_sockets)
 }
 
 #[cfg(test)]
