@@ -47,15 +47,7 @@ pub fn run(args: &ExplainArgs) -> Outcome {
         args.policy.repo = Some(std::env::current_dir().map_err(CliError::Cwd)?);
     }
     let args = &args;
-    let access = if args.write {
-        Access::Write
-    } else if args.create {
-        Access::Create
-    } else if args.connect {
-        Access::Connect
-    } else {
-        Access::Read
-    };
+    let access = asked_access(args);
     let platform = args
         .platform
         .map(Platform::from)
@@ -100,27 +92,71 @@ pub fn run(args: &ExplainArgs) -> Outcome {
             0,
         );
     }
+    let text = as_text(&Answer {
+        path: &path,
+        access,
+        platform,
+        allowed: decision.allowed,
+        rule: &rule,
+        backends: &backends,
+        bound_by: bound_by.as_ref(),
+        created: created.as_deref(),
+    });
+    Ok(Report::printed(text, 0))
+}
+
+/// The access asked about: `--write`, `--create`, `--connect`, else a read.
+fn asked_access(args: &ExplainArgs) -> Access {
+    if args.write {
+        Access::Write
+    } else if args.create {
+        Access::Create
+    } else if args.connect {
+        Access::Connect
+    } else {
+        Access::Read
+    }
+}
+
+/// What `explain` found, for the text answer.
+struct Answer<'a> {
+    path: &'a Path,
+    access: Access,
+    platform: Platform,
+    allowed: bool,
+    rule: &'a str,
+    backends: &'a [BackendView],
+    bound_by: Option<&'a serde_json::Value>,
+    created: Option<&'a Path>,
+}
+
+/// The answer for people: the decision and its rule, what bound a socket, a root still to
+/// be created, each backend's own answer, and a note where one parts from the decision.
+fn as_text(answer: &Answer) -> String {
+    let Answer {
+        path,
+        access,
+        platform,
+        allowed,
+        rule,
+        backends,
+        bound_by,
+        created,
+    } = *answer;
     let mut lines = vec![
         format!("path:     {}", path.display()),
         format!("access:   {access} ({platform} cage)"),
-        format!(
-            "decision: {}",
-            if decision.allowed {
-                "allowed"
-            } else {
-                "denied"
-            }
-        ),
+        format!("decision: {}", if allowed { "allowed" } else { "denied" }),
         format!("rule:     {rule}"),
     ];
-    if let Some(binder) = &bound_by {
+    if let Some(binder) = bound_by {
         lines.push(format!(
             "socket:   bound by {}: connectable from this owner's cages while that socket \
              lives",
             binder["cage"].as_str().unwrap_or_default()
         ));
     }
-    if let Some(root) = &created {
+    if let Some(root) = created {
         lines.push(format!(
             "note:     {} does not exist yet; jaula run creates it (0700) before caging \
              (config cage.create_cache_roots)",
@@ -131,10 +167,10 @@ pub fn run(args: &ExplainArgs) -> Outcome {
     // say so, or "allowed" above and "denied" below read as a contradiction.
     let differ: Vec<&str> = backends
         .iter()
-        .filter(|v| v.allowed != decision.allowed)
+        .filter(|v| v.allowed != allowed)
         .map(|v| v.backend)
         .collect();
-    for view in &backends {
+    for view in backends {
         lines.push(format!(
             "{:<9} {}",
             format!("{}:", view.backend),
@@ -151,14 +187,10 @@ pub fn run(args: &ExplainArgs) -> Outcome {
             } else {
                 "differ from"
             },
-            if decision.allowed {
-                "stricter"
-            } else {
-                "looser"
-            }
+            if allowed { "stricter" } else { "looser" }
         ));
     }
-    Ok(Report::printed(lines.join("\n") + "\n", 0))
+    lines.join("\n") + "\n"
 }
 
 /// The live cage of this owner that bound the socket at `path` (see `socket_gate::peers`),
