@@ -64,9 +64,38 @@ pub fn run(args: &CheckArgs) -> Outcome {
         };
     }
     let code = if availability.available { 0 } else { 1 };
+    let found = Found {
+        availability,
+        sources: &sources,
+        problems: &problems,
+        layers: &layers,
+        seatbelt: seatbelt.as_ref(),
+    };
     if args.json {
-        return Report::json(
-            &serde_json::json!({
+        return Report::json(&as_json(&found), code);
+    }
+    Ok(Report::printed(as_text(&found), code))
+}
+
+/// What `check` found, for either answer.
+struct Found<'a> {
+    availability: Availability,
+    sources: &'a jaula_policy::Sources,
+    problems: &'a [String],
+    layers: &'a Layers,
+    seatbelt: Option<&'a SeatbeltCheck>,
+}
+
+/// The answer as JSON (`--json`).
+fn as_json(found: &Found) -> serde_json::Value {
+    let Found {
+        availability,
+        sources,
+        problems,
+        layers,
+        seatbelt,
+    } = found;
+    serde_json::json!({
             "available": availability.available,
             "reason": availability.reason,
             "platform": Platform::host(),
@@ -85,15 +114,22 @@ pub fn run(args: &CheckArgs) -> Outcome {
                 Ok(()) => "available".to_owned(),
                 Err(e) => e.clone(),
             },
-            "network": network_line(&sources),
+            "network": network_line(sources),
             "pid_namespace": PID_NS_LINE,
             "host_services": HOST_SERVICES_LINE,
-            "seatbelt": seatbelt.as_ref().map(SeatbeltCheck::json),
-            }),
-            code,
-        );
-    }
-    // The first line is the one launchers read; the layers follow.
+            "seatbelt": seatbelt.map(SeatbeltCheck::json),
+    })
+}
+
+/// The answer for people: the first line is the one launchers read; the layers follow.
+fn as_text(found: &Found) -> String {
+    let Found {
+        availability,
+        sources,
+        problems,
+        layers,
+        seatbelt,
+    } = found;
     let mut lines = vec![
         if availability.available {
             "cage available".to_owned()
@@ -123,11 +159,11 @@ pub fn run(args: &CheckArgs) -> Outcome {
         lines.push(format!("pid namespace: {PID_NS_LINE}"));
         lines.push(format!("host services: {HOST_SERVICES_LINE}"));
     }
-    if let Some(seatbelt) = &seatbelt {
+    if let Some(seatbelt) = seatbelt {
         lines.extend(seatbelt.lines());
     }
-    lines.push(format!("network: {}", network_line(&sources)));
-    Ok(Report::printed(lines.join("\n") + "\n", code))
+    lines.push(format!("network: {}", network_line(sources)));
+    lines.join("\n") + "\n"
 }
 
 /// What `/proc` shows a caged process, per backend: the bwrap view has its own PID
