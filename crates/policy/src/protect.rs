@@ -193,49 +193,7 @@ impl PolicySpec {
             }
         }
 
-        let git = find_git_dirs(repo);
-        if let Some(git) = &git {
-            // A symlinked `.git` is not protected as an entry: a mount backend binds what
-            // the link points to, which would make the whole git directory read-only. Its
-            // target's config and hooks are protected below like any git directory's.
-            if !git.symlink {
-                let (kind, source) = if git.pointer_file {
-                    (ProtectKind::File, ProtectedSource::GitPointer)
-                } else {
-                    (ProtectKind::Entry, ProtectedSource::GitDirectory)
-                };
-                set.push(git.entry.clone(), kind, source, false);
-            } else {
-                // The link itself is a file of its own: replaced by one to a git
-                // directory of the cage's making, it would hand the owner's next
-                // `git status` that directory's config. (A mount backend binds no symlink.)
-                let Resolution {
-                    reached,
-                    links,
-                    standing,
-                } = resolve_with_links(&git.entry);
-                set.stand(standing, &reached);
-                for link in links {
-                    set.push(
-                        link,
-                        ProtectKind::File,
-                        ProtectedSource::GitDirectory,
-                        false,
-                    );
-                }
-            }
-            for dir in &git.git_dirs {
-                git_dir_targets(&mut set, dir);
-            }
-            for pointer in &git.pointers {
-                set.push(
-                    pointer.clone(),
-                    ProtectKind::File,
-                    ProtectedSource::GitPointer,
-                    false,
-                );
-            }
-        }
+        let git = git_targets(&mut set, repo);
         hooks_path_targets(&mut set, home, repo, git.as_ref());
         set.targets(
             repo,
@@ -243,29 +201,7 @@ impl PolicySpec {
             ProtectedSource::RepoToolSettings,
         );
 
-        let home_groups: [(&[PlantTarget], ProtectedSource); 8] = [
-            (defaults::HOME_GIT_CONFIG, ProtectedSource::HomeGitConfig),
-            (defaults::SHELL_STARTUP, ProtectedSource::ShellStartup),
-            (defaults::SESSION_STARTUP, ProtectedSource::SessionStartup),
-            (
-                defaults::MULTIPLEXER_CONFIG,
-                ProtectedSource::MultiplexerConfig,
-            ),
-            (defaults::EDITOR_INIT, ProtectedSource::EditorInit),
-            (defaults::CARGO_CONFIG, ProtectedSource::CargoConfig),
-            (defaults::AGENT_SETTINGS, ProtectedSource::AgentSettings),
-            (
-                if self.protect_path_dirs {
-                    defaults::PATH_DIRS
-                } else {
-                    &[]
-                },
-                ProtectedSource::PathDirectory,
-            ),
-        ];
-        for (targets, source) in home_groups {
-            set.targets(home, targets, source);
-        }
+        self.home_targets(&mut set, home);
         for runtime in self.runtime_dirs() {
             set.targets(
                 &runtime,
@@ -296,6 +232,34 @@ impl PolicySpec {
         // What the owner unprotected needs nothing to stand on its way.
         standing.retain(|s| paths.iter().any(|p| p.path == s.protected));
         Ok((paths, standing))
+    }
+
+    /// The planting guard's targets in the home: git, shell, session, multiplexer, editor,
+    /// cargo and agent settings, and the PATH directories when asked for.
+    fn home_targets(&self, set: &mut ProtectedSet, home: &Path) {
+        let home_groups: [(&[PlantTarget], ProtectedSource); 8] = [
+            (defaults::HOME_GIT_CONFIG, ProtectedSource::HomeGitConfig),
+            (defaults::SHELL_STARTUP, ProtectedSource::ShellStartup),
+            (defaults::SESSION_STARTUP, ProtectedSource::SessionStartup),
+            (
+                defaults::MULTIPLEXER_CONFIG,
+                ProtectedSource::MultiplexerConfig,
+            ),
+            (defaults::EDITOR_INIT, ProtectedSource::EditorInit),
+            (defaults::CARGO_CONFIG, ProtectedSource::CargoConfig),
+            (defaults::AGENT_SETTINGS, ProtectedSource::AgentSettings),
+            (
+                if self.protect_path_dirs {
+                    defaults::PATH_DIRS
+                } else {
+                    &[]
+                },
+                ProtectedSource::PathDirectory,
+            ),
+        ];
+        for (targets, source) in home_groups {
+            set.targets(home, targets, source);
+        }
     }
 
     /// The runtime directories whose user manager and session bus run what they hold:
@@ -617,6 +581,55 @@ fn submodule_paths(top: &Path) -> Vec<PathBuf> {
         .filter(|p| p.is_relative() && !p.as_os_str().is_empty())
         .take(defaults::SUBMODULE_LIMIT)
         .collect()
+}
+
+/// The repo's git entry, its git directories' config and hooks, and the pointer files
+/// that name them; the repo's git layout, for the hooks path.
+fn git_targets(set: &mut ProtectedSet, repo: &Path) -> Option<FoundGit> {
+    let git = find_git_dirs(repo);
+    if let Some(git) = &git {
+        // A symlinked `.git` is not protected as an entry: a mount backend binds what
+        // the link points to, which would make the whole git directory read-only. Its
+        // target's config and hooks are protected below like any git directory's.
+        if !git.symlink {
+            let (kind, source) = if git.pointer_file {
+                (ProtectKind::File, ProtectedSource::GitPointer)
+            } else {
+                (ProtectKind::Entry, ProtectedSource::GitDirectory)
+            };
+            set.push(git.entry.clone(), kind, source, false);
+        } else {
+            // The link itself is a file of its own: replaced by one to a git
+            // directory of the cage's making, it would hand the owner's next
+            // `git status` that directory's config. (A mount backend binds no symlink.)
+            let Resolution {
+                reached,
+                links,
+                standing,
+            } = resolve_with_links(&git.entry);
+            set.stand(standing, &reached);
+            for link in links {
+                set.push(
+                    link,
+                    ProtectKind::File,
+                    ProtectedSource::GitDirectory,
+                    false,
+                );
+            }
+        }
+        for dir in &git.git_dirs {
+            git_dir_targets(set, dir);
+        }
+        for pointer in &git.pointers {
+            set.push(
+                pointer.clone(),
+                ProtectKind::File,
+                ProtectedSource::GitPointer,
+                false,
+            );
+        }
+    }
+    git
 }
 
 #[cfg(test)]
