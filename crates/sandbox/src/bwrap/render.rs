@@ -134,22 +134,7 @@ pub fn render_argv(
     let mut argv = Argv(base_argv(options));
     let mut remounts: Vec<&Path> = Vec::new();
 
-    let mut replaced: Vec<&Path> = vec![Path::new(DEV)];
-    if let Some(fds) = options.private_tmp {
-        argv.bind_fd(fds.tmp, TMP);
-        argv.bind_fd(fds.var_tmp, VAR_TMP);
-        replaced.extend([Path::new(TMP), Path::new(VAR_TMP)]);
-    }
-    if let Some(uid) = options.private_run_user {
-        argv.0.extend(["--tmpfs".into(), RUN_USER.into()]);
-        argv.0.extend([
-            "--perms".into(),
-            "0700".into(),
-            "--dir".into(),
-            format!("{RUN_USER}/{uid}").into(),
-        ]);
-        replaced.push(Path::new(RUN_USER));
-    }
+    let replaced = own_directories(&mut argv, options);
     for root in policy.writable() {
         if replaced.contains(&root.path.as_path()) {
             continue;
@@ -177,6 +162,60 @@ pub fn render_argv(
         }
     }
 
+    protected_binds(&mut argv, policy, &files, options, disk)?;
+
+    for sealed in policy.sealed() {
+        argv.seal("sealed root", &sealed.path, disk, &mut remounts)?;
+    }
+    for (file, what) in &files.sealed {
+        argv.seal(what, file, disk, &mut remounts)?;
+    }
+
+    for (file, what) in &files.readable_in_seal {
+        argv.op2("--ro-bind-try", what, file, file)?;
+    }
+
+    for path in remounts {
+        argv.op1("--remount-ro", "sealed root", path)?;
+    }
+    argv.0
+        .extend(option_flags(options).into_iter().map(OsString::from));
+    Ok(argv.0)
+}
+
+/// The view's own directories in place of the host's: the private `/tmp` and `/var/tmp`
+/// by descriptor, and an empty `/run/user` with only this uid's directory. What they
+/// replace (with `/dev`) is never bound from the host.
+fn own_directories(argv: &mut Argv, options: &BwrapOptions) -> Vec<&'static Path> {
+    let mut replaced: Vec<&Path> = vec![Path::new(DEV)];
+    if let Some(fds) = options.private_tmp {
+        argv.bind_fd(fds.tmp, TMP);
+        argv.bind_fd(fds.var_tmp, VAR_TMP);
+        replaced.extend([Path::new(TMP), Path::new(VAR_TMP)]);
+    }
+    if let Some(uid) = options.private_run_user {
+        argv.0.extend(["--tmpfs".into(), RUN_USER.into()]);
+        argv.0.extend([
+            "--perms".into(),
+            "0700".into(),
+            "--dir".into(),
+            format!("{RUN_USER}/{uid}").into(),
+        ]);
+        replaced.push(Path::new(RUN_USER));
+    }
+    replaced
+}
+
+/// The protected paths, read-only over the writable mounts that would expose them:
+/// `.git`-like entries first (bound onto themselves), then every other protected path a
+/// writable mount touches.
+fn protected_binds(
+    argv: &mut Argv,
+    policy: &Policy,
+    files: &FileMounts,
+    options: &BwrapOptions,
+    disk: &dyn HostFs,
+) -> Result<(), BwrapError> {
     // Entries first: a protected path beneath a `.git` entry (its config, its hooks) must
     // be bound read-only on top of the entry's self-bind, not hidden under it.
     for protected in policy.protected() {
@@ -195,7 +234,7 @@ pub fn render_argv(
     // A protected path no writable mount touches is read-only already (`--ro-bind / /`):
     // binding it onto itself again would only cost bubblewrap another pass over
     // /proc/self/mountinfo, the most expensive step of building the view.
-    let writable_mounts = writable_mounts(policy, &files, options, disk);
+    let writable_mounts = writable_mounts(policy, files, options, disk);
     let own = own_mounts(options);
     let host_mounts: Vec<&Path> = writable_mounts
         .iter()
@@ -217,24 +256,7 @@ pub fn render_argv(
             )?;
         }
     }
-
-    for sealed in policy.sealed() {
-        argv.seal("sealed root", &sealed.path, disk, &mut remounts)?;
-    }
-    for (file, what) in &files.sealed {
-        argv.seal(what, file, disk, &mut remounts)?;
-    }
-
-    for (file, what) in &files.readable_in_seal {
-        argv.op2("--ro-bind-try", what, file, file)?;
-    }
-
-    for path in remounts {
-        argv.op1("--remount-ro", "sealed root", path)?;
-    }
-    argv.0
-        .extend(option_flags(options).into_iter().map(OsString::from));
-    Ok(argv.0)
+    Ok(())
 }
 
 /// The policy's [`FileRule`]s, sorted by the argv step their mounts belong to, each with
