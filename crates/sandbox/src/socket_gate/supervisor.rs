@@ -311,8 +311,23 @@ impl Supervisor {
                 FileAnswer::Later(blocking) => self.finish_later(notif.id, blocking),
             };
         }
+        self.answer_socket_call(notif, &caller, pidfd.as_fd(), &pending)
+    }
+
+    /// A `connect` or `bind`: the caller's socket and address read (the socket through its
+    /// pidfd, the address from its memory); a pathname bind made by the supervisor where
+    /// the caller asked, a pathname connect admitted only to an allowed or peer's socket
+    /// and made to the pinned file; every other address passed through once confirmed.
+    fn answer_socket_call(
+        &self,
+        notif: &libc::seccomp_notif,
+        caller: &Caller,
+        pidfd: BorrowedFd<'_>,
+        pending: &Pending,
+    ) -> Answer {
+        let (tid, args, nr) = (notif.pid, notif.data.args, i64::from(notif.data.nr));
         let fd = args[0] as i32;
-        let socket = match sys::pidfd_getfd(pidfd.as_fd(), fd) {
+        let socket = match sys::pidfd_getfd(pidfd, fd) {
             Ok(s) => s,
             Err(e) => return Answer::Now(Err(e.raw_os_error().unwrap_or(libc::EBADF))),
         };
@@ -337,7 +352,7 @@ impl Supervisor {
         if nr == libc::SYS_bind {
             self.count(|c| c.binds += 1);
             let result = match pathname {
-                Some(path) => self.bind_pathname(&caller, &pending, &socket, &addr, path),
+                Some(path) => self.bind_pathname(caller, pending, &socket, &addr, path),
                 None => pending
                     .confirm()
                     .and_then(|()| sys::bind_raw(socket.as_fd(), &addr)),
@@ -345,7 +360,7 @@ impl Supervisor {
             return Answer::Now(result.map(|()| 0));
         }
         self.count(|c| c.connects += 1);
-        let pin = match pathname.map(|path| self.admit(&caller, path)).transpose() {
+        let pin = match pathname.map(|path| self.admit(caller, path)).transpose() {
             Ok(pin) => pin,
             Err(errno) => return Answer::Now(Err(errno)),
         };
