@@ -75,7 +75,12 @@ pub fn cycles(graph: &Graph) -> BTreeSet<(String, String)> {
 /// The modules `line` names through `crate::`, every name of a `crate::{a, b::c}` group
 /// included.
 fn named_modules(line: &str) -> BTreeSet<String> {
-    const PREFIX: &str = "crate::";
+    names_after(line, "crate::")
+}
+
+/// The names `text` gives right after `prefix` (`crate::commands::`), every name of a
+/// `prefix{a, b::c}` group included.
+pub fn names_after(text: &str, prefix: &str) -> BTreeSet<String> {
     let ident = |s: &str| -> String {
         s.trim_start()
             .chars()
@@ -83,9 +88,9 @@ fn named_modules(line: &str) -> BTreeSet<String> {
             .collect()
     };
     let mut out = BTreeSet::new();
-    let mut rest = line;
-    while let Some(at) = rest.find(PREFIX) {
-        rest = &rest[at + PREFIX.len()..];
+    let mut rest = text;
+    while let Some(at) = rest.find(prefix) {
+        rest = &rest[at + prefix.len()..];
         if let Some(group) = rest.strip_prefix('{') {
             let end = group.find('}').unwrap_or(group.len());
             out.extend(group[..end].split(',').map(ident).filter(|n| !n.is_empty()));

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use jaula_testkit::layout::{cycles, Graph};
+use jaula_testkit::layout::{cycles, names_after, Graph};
 use std::path::Path;
 
 /// Cycles that another change removes; each must still be a cycle, so the entry is
@@ -14,30 +14,7 @@ const KNOWN_CYCLES: &[(&str, &str)] = &[];
 /// The sibling modules `source` names through `crate::commands::`, including every name of
 /// a `crate::commands::{a, b::c}` group.
 fn named_siblings(source: &str) -> BTreeSet<String> {
-    const PREFIX: &str = "crate::commands::";
-    let ident = |s: &str| -> String {
-        s.trim_start()
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect()
-    };
-    let mut out = BTreeSet::new();
-    let mut rest = source;
-    while let Some(at) = rest.find(PREFIX) {
-        rest = &rest[at + PREFIX.len()..];
-        if let Some(group) = rest.strip_prefix('{') {
-            let end = group.find('}').unwrap_or(group.len());
-            for item in group[..end].split(',') {
-                let name = ident(item);
-                if !name.is_empty() {
-                    out.insert(name);
-                }
-            }
-        } else {
-            out.insert(ident(rest));
-        }
-    }
-    out
+    names_after(source, "crate::commands::")
 }
 
 /// Module name -> the sibling modules it names. A `NAME_tests.rs` file is part of `NAME`.
