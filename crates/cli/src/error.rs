@@ -15,10 +15,10 @@ pub enum CliError {
     /// word for word as launchers match it (docs/compatibility.md), with no `jaula: `.
     #[error("--repo is required")]
     RepoRequired,
-    /// A config file value jaula cannot use (`run.backend = "fast"`): the file is not bad
-    /// usage of the command line, so not exit 2.
-    #[error("{0}")]
-    Config(String),
+    /// A config file value jaula cannot use with the others: the file is not bad usage of
+    /// the command line, so not exit 2.
+    #[error(transparent)]
+    Config(#[from] crate::commands::config_check::ConfigProblem),
     /// jaula will not start the command; the refusal knows its own exit code.
     #[error(transparent)]
     Refused(#[from] Refusal),
@@ -161,42 +161,16 @@ pub enum UsageError {
     /// `--proxy-port` in a mode with no proxy.
     #[error("--proxy-port only means something with --network allow")]
     ProxyPortWithoutAllow,
-    /// macOS: `--log` where nothing would see the refusals.
-    #[error("--log with --network {mode} is Linux only: on macOS nothing sees the refusals")]
-    LogOffLinux {
-        /// The mode asked for.
-        mode: jaula_policy::network::NetworkMode,
-    },
-    /// `--log` without the socket gate, whose supervisor is the one that sees refusals.
-    #[error(
-        "--log with --network {mode} needs the socket gate, whose supervisor sees the \
-         refusals; drop --no-socket-gate"
-    )]
-    LogNeedsGate {
-        /// The mode asked for.
-        mode: jaula_policy::network::NetworkMode,
-    },
     /// `--keep-fd` of the descriptor jaula hands its plan on.
     #[error("--keep-fd {fd}: jaula hands its launch plan to its own stages on that descriptor")]
     PlanDescriptor {
         /// The descriptor.
         fd: std::os::fd::RawFd,
     },
-    /// `--allow-address` in a mode with no proxy to open it.
-    #[error(
-        "--allow-address given with network mode {mode}; only --network allow has a proxy \
-         to open it"
-    )]
-    AllowAddressWithoutAllow {
-        /// The mode asked for.
-        mode: jaula_policy::network::NetworkMode,
-    },
-    /// The network lists do not make rules (a bad pattern, an unknown preset).
-    #[error("network: {0}")]
-    Network(#[from] jaula_policy::network::NetworkError),
-    /// An `--allow-address` that is not an address or block.
-    #[error("--allow-address: {0}")]
-    AllowAddress(#[from] jaula_policy::network::address::AddressRangeError),
+    /// The network flags do not make one network with the config (a bad pattern or
+    /// address, a list or `--log` the mode cannot use): the policy crate says which.
+    #[error(transparent)]
+    Network(#[from] jaula_policy::network::SettleError),
     /// A `--keep-env` or `--scrub-env` pattern that is not a name or `PREFIX_*`.
     #[error("bad environment pattern {text:?}: {source}")]
     EnvPattern {

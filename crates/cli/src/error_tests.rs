@@ -41,7 +41,16 @@ fn each_refusal_carries_its_exit_code() {
     let repo = CliError::RepoRequired;
     assert_eq!(repo.to_string(), "--repo is required");
     assert_eq!((repo.exit_code(), repo.refusal_code()), (2, 2));
-    let other = CliError::Config("bad".into());
+    let other = CliError::Config(crate::commands::config_check::ConfigProblem {
+        file: "/home/o/.config/jaula/config.toml".into(),
+        problem: jaula_policy::network::NetworkError::UnknownMode {
+            value: "open".into(),
+        },
+    });
+    assert_eq!(
+        other.to_string(),
+        "config /home/o/.config/jaula/config.toml: network: network mode \"open\" is not one of host, none, allow"
+    );
     assert_eq!((other.exit_code(), other.refusal_code()), (1, REFUSED));
 }
 

@@ -13,12 +13,16 @@
 
 pub mod address;
 pub mod dns;
+mod mode;
 mod pattern;
 mod presets;
+mod settle;
 
 pub use address::{AddressClass, AddressRange, AddressRangeError};
+pub use mode::{ModeNeeds, NetworkMode};
 pub use pattern::{normalize_host, DomainPattern, PatternError};
 pub use presets::{preset, presets, Preset};
+pub use settle::{NetworkFlags, SettleError, SettledNetwork};
 
 use std::net::{Ipv4Addr, SocketAddr};
 
@@ -29,7 +33,6 @@ use std::net::{Ipv4Addr, SocketAddr};
 /// SNI or HTTP Host, exactly like a request made through the proxy variables.
 pub const STEERING_ADDRESS: Ipv4Addr = Ipv4Addr::new(127, 0, 2, 1);
 
-use std::fmt;
 use std::str::FromStr;
 
 use serde::Serialize;
@@ -56,53 +59,6 @@ pub fn proxy_env_at(port: u16, proxy_localhost: bool) -> Vec<(String, String)> {
         env.push((name.to_ascii_lowercase(), value.clone()));
     }
     env
-}
-
-/// What a caged process may reach.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum NetworkMode {
-    /// The host's network, unchanged: the default, as launchers have always had it.
-    #[default]
-    Host,
-    /// Only the cage's own loopback.
-    None,
-    /// Only jaula's proxy, which admits the allowed host names.
-    Allow,
-}
-
-impl NetworkMode {
-    /// The names `--network` and config `network.mode` accept, for help texts and errors.
-    pub const NAMES: [&'static str; 3] = ["host", "none", "allow"];
-
-    /// The name `--network` takes for this mode.
-    pub fn name(self) -> &'static str {
-        match self {
-            NetworkMode::Host => "host",
-            NetworkMode::None => "none",
-            NetworkMode::Allow => "allow",
-        }
-    }
-}
-
-impl fmt::Display for NetworkMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for NetworkMode {
-    type Err = NetworkError;
-    fn from_str(s: &str) -> Result<NetworkMode, NetworkError> {
-        match s {
-            "host" => Ok(NetworkMode::Host),
-            "none" => Ok(NetworkMode::None),
-            "allow" => Ok(NetworkMode::Allow),
-            other => Err(NetworkError::UnknownMode {
-                value: other.to_owned(),
-            }),
-        }
-    }
 }
 
 /// One `HOST=ADDR:PORT` answer the `allow` proxy uses instead of DNS (each still checked

@@ -41,6 +41,7 @@
 
 use std::path::{Path, PathBuf};
 
+use jaula_policy::network::NetworkMode;
 use jaula_policy::{Access, FileMatch, FileRule, Policy, ProtectKind, Rule, SealKind};
 use jaula_sbpl::quote::{escape_regex, quote_string};
 
@@ -91,6 +92,18 @@ pub enum ProfileNetwork {
         /// The proxy's loopback port.
         port: u16,
     },
+}
+
+impl ProfileNetwork {
+    /// The profile's rules for `mode`, whose proxy (for a mode that has one) listens on
+    /// `proxy_port`: read from the mode's table, so a new mode needs no change here.
+    pub fn for_mode(mode: NetworkMode, proxy_port: Option<u16>) -> ProfileNetwork {
+        match (proxy_port, mode.closes_host_network()) {
+            (Some(port), _) if mode.through_proxy() => ProfileNetwork::Proxy { port },
+            (_, true) => ProfileNetwork::None,
+            (_, false) => ProfileNetwork::Host,
+        }
+    }
 }
 
 /// What a profile needs beyond the policy: the network mode.

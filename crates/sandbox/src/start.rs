@@ -143,9 +143,9 @@ pub enum StartError {
 pub(crate) fn bwrap_options(proc_fs: bool, mode: NetworkMode) -> BwrapOptions {
     BwrapOptions {
         proc_fs,
-        unshare_net: mode != NetworkMode::Host,
-        // A root stage binds the steering listeners on 443 and 80, then drops it.
-        net_bind_service: mode == NetworkMode::Allow,
+        unshare_net: mode.closes_host_network(),
+        // A root stage binds the proxy's steering listeners on 443 and 80, then drops it.
+        net_bind_service: mode.through_proxy(),
         ..BwrapOptions::default()
     }
 }
@@ -200,10 +200,10 @@ impl Stage {
             stage: PlanMode::BwrapView,
             ..plan.clone()
         };
-        let netns = match mode {
-            NetworkMode::Host => None,
-            NetworkMode::None | NetworkMode::Allow => {
-                let answers_dns = mode == NetworkMode::Allow || plan.socket_gate;
+        let netns = match mode.closes_host_network() {
+            false => None,
+            true => {
+                let answers_dns = mode.through_proxy() || plan.socket_gate;
                 let setup = NetnsInChild::prepare(answers_dns.then(netns::stub_addresses))?;
                 view.unshare_net = false;
                 stage.network.dns_fds = setup.dns_fds();

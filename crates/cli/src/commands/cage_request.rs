@@ -1,29 +1,31 @@
 //! What `jaula run` asks the sandbox crate for: its arguments, the config file and the
 //! environment settled into one typed [`CageRequest`], on either platform. The sandbox
-//! crate plans and starts the cage from it (`jaula_sandbox::cage`); the network lists,
-//! which only the proxy reads, come back beside it.
+//! crate plans and starts the cage from it (`jaula_sandbox::cage`); the settled network,
+//! whose lists only the proxy reads, comes back beside it.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use jaula_policy::network::{DomainRules, NetworkMode};
+use jaula_policy::network::SettledNetwork;
 use jaula_policy::{CageProfile, EnvVars, Platform, Sources};
 use jaula_sandbox::cage::{CageRequest, NetworkRequest};
 
-use crate::commands::run_args::{network_settings, scrubbed_env_from, RunArgs, RUN_ADVICE};
+use crate::commands::run_args::{network_flags, scrubbed_env_from, RunArgs, RUN_ADVICE};
 use crate::context;
 use crate::error::{CliError, UsageError};
 
-/// A request, and what the caller still needs beside it: the sources (the proxy's
-/// overrides and addresses, `run.quiet`) and the domain rules the proxy enforces.
+/// A request, and what the caller still needs beside it: the sources (`run.quiet`) and
+/// the settled network the proxy enforces.
 #[derive(Debug)]
 pub struct Asked {
     /// What the sandbox crate plans and starts.
     pub request: CageRequest,
-    /// The sources the policy was resolved from.
+    /// The sources the policy was resolved from (Linux reads `run.quiet`).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub sources: Sources,
-    /// `--network allow`'s domain rules (empty in the other modes).
-    pub rules: DomainRules,
+    /// The network settled from the flags and the config: the mode, and for the proxy
+    /// its domain rules, overrides and addresses.
+    pub network: SettledNetwork,
 }
 
 /// The owner switched the cage off (`CITY_CAGE=0`, config `cage.enabled = false`).
@@ -58,18 +60,15 @@ pub fn ask(
             .into_iter()
             .next()
         {
-            return Err(CliError::Config(problem));
+            return Err(problem.into());
         }
     }
     if !sources.enabled {
         return Ok(Err(Disabled));
     }
-    let (mode, rules) = network_settings(args, &sources)?;
-    if platform == Platform::MacOs && mode != NetworkMode::Allow && args.net.network_log.is_some() {
-        // Linux logs what the socket gate and the namespace's DNS stub refuse; Seatbelt
-        // refuses in the kernel and tells nobody (on macOS only `allow`'s proxy logs).
-        return Err(UsageError::LogOffLinux { mode }.into());
-    }
+    let network = network_flags(args)
+        .settle(&sources.network, platform)
+        .map_err(UsageError::from)?;
     #[cfg(target_os = "linux")]
     if args.keep_fd.contains(&jaula_sandbox::plan_fd::PLAN_FD) {
         let fd = jaula_sandbox::plan_fd::PLAN_FD;
@@ -86,9 +85,9 @@ pub fn ask(
     let request = CageRequest {
         backend: args.backend.or(sources.run.backend).unwrap_or_default(),
         network: NetworkRequest {
-            mode,
-            fallback: sources.network.none_without_namespace == Some(true),
-            proxy_localhost: mode == NetworkMode::Allow && rules.decide("localhost").allowed,
+            mode: network.mode,
+            fallback: network.fallback,
+            proxy_localhost: network.proxy_localhost,
             log: args.net.network_log.clone(),
         },
         env,
@@ -111,21 +110,15 @@ pub fn ask(
     Ok(Ok(Asked {
         request,
         sources,
-        rules,
+        network,
     }))
 }
 
-/// `--network allow`'s proxy, configured from the rules, the config's overrides and
-/// addresses, and `--log`.
-pub fn proxy_for(
-    args: &RunArgs,
-    sources: &Sources,
-    rules: DomainRules,
-) -> Result<jaula_proxy::Proxy, CliError> {
-    use crate::commands::run_args::{allow_addresses, resolve_overrides};
-    let mut config = jaula_proxy::ProxyConfig::new(rules);
-    config.resolve = resolve_overrides(sources)?.into_iter().collect();
-    config.allow_addresses = allow_addresses(args, sources)?;
+/// The proxy of a mode that has one, configured from the settled network and `--log`.
+pub fn proxy_for(args: &RunArgs, network: SettledNetwork) -> Result<jaula_proxy::Proxy, CliError> {
+    let mut config = jaula_proxy::ProxyConfig::new(network.rules);
+    config.resolve = network.resolve.into_iter().collect();
+    config.allow_addresses = network.allow_addresses;
     config.log = args.net.network_log.clone();
     Ok(jaula_proxy::Proxy::new(config)?)
 }

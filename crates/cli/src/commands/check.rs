@@ -26,7 +26,10 @@ pub fn run(args: &CheckArgs) -> Outcome {
     let sources = context::sources(&args.policy, None)?;
     let mut availability = availability(&sources);
     // `jaula run` refuses a config it cannot use, so with one no cage is available.
-    let problems = config_check::problems(&sources);
+    let problems: Vec<String> = config_check::problems(&sources)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     if let (true, Some(first)) = (availability.available, problems.first()) {
         availability = Availability {
             available: false,

@@ -5,34 +5,29 @@
 //! this run would have used the value: a config that is wrong is wrong for the next run
 //! too, and saying so now is cheaper.
 
-use jaula_policy::network::{NetworkMode, NetworkSpec};
+use std::path::PathBuf;
+
+use jaula_policy::network::NetworkError;
 use jaula_policy::Sources;
 
-/// One line per problem, each naming the file and the key.
-pub fn problems(sources: &Sources) -> Vec<String> {
-    let file = sources.config_path.display();
-    let mut out = Vec::new();
-    let network = &sources.network;
-    let lists = NetworkSpec {
-        mode: NetworkMode::Allow,
-        allow_domains: network
-            .allow_domain
-            .iter()
-            .map(ToString::to_string)
-            .collect(),
-        deny_domains: network
-            .deny_domain
-            .iter()
-            .map(ToString::to_string)
-            .collect(),
-        presets: network
-            .allow_preset
-            .iter()
-            .map(|p| p.name.to_owned())
-            .collect(),
-    };
-    if let Err(e) = lists.resolve() {
-        out.push(format!("config {file}: network: {e}"));
-    }
-    out
+/// One value of the config file that jaula cannot use together with the others.
+#[derive(Debug, thiserror::Error)]
+#[error("config {}: network: {problem}", file.display())]
+pub struct ConfigProblem {
+    /// The config file.
+    pub file: PathBuf,
+    /// What is wrong with its `[network]` lists.
+    pub problem: NetworkError,
+}
+
+/// Every problem, each naming the file and the key.
+pub fn problems(sources: &Sources) -> Vec<ConfigProblem> {
+    let lists = sources.network.check_lists().err();
+    lists
+        .into_iter()
+        .map(|problem| ConfigProblem {
+            file: sources.config_path.clone(),
+            problem,
+        })
+        .collect()
 }

@@ -1,6 +1,6 @@
-//! One stderr line each, so a closed network never looks like a broken one: what the mode
-//! lets through, said at start when it is not `host`, and at exit a reminder when the
-//! command failed in a way the closed network may explain.
+//! One stderr line each, so a closed network never looks like a broken one: at exit a
+//! reminder when the command failed in a way the closed network may explain (what a mode
+//! lets through, said at start, is the mode's own: `NetworkMode::start_notice`).
 //!
 //! The exit notes claim only what jaula saw: under `none` the names the cage looked up
 //! (the namespace's DNS stub answered each), the inet addresses the cage's connects were
@@ -11,27 +11,8 @@
 
 use std::process::ExitStatus;
 
-use jaula_policy::network::NetworkMode;
 use jaula_sandbox::network::dns_stub::Lookups;
 use jaula_sandbox::socket_gate::Refused;
-
-/// The line printed before the command starts, for every mode but `host`.
-pub fn at_start(mode: NetworkMode, allowed_patterns: usize) -> Option<String> {
-    match mode {
-        NetworkMode::Host => None,
-        NetworkMode::None => Some(
-            "jaula: network none: the command has only the cage's own loopback; host names \
-             do not resolve and every outside connection fails (open it with --network host, \
-             or let named hosts through with --network allow --allow-domain NAME)"
-                .to_owned(),
-        ),
-        NetworkMode::Allow => Some(format!(
-            "jaula: network allow: only through jaula's proxy (HTTP_PROXY/HTTPS_PROXY), for \
-             {allowed_patterns} allowed name pattern(s); a client that ignores the proxy \
-             variables is steered to it on ports 443 and 80 of the names it looks up"
-        )),
-    }
-}
 
 /// The reminder at exit under `none`, when the command did not succeed.
 pub fn after_none(status: ExitStatus) -> Option<String> {

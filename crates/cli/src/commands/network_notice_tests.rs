@@ -1,25 +1,12 @@
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 
-use jaula_policy::network::NetworkMode;
 use jaula_sandbox::network::dns_stub::Lookups;
 
 use super::*;
 
 fn exited(code: i32) -> ExitStatus {
     ExitStatus::from_raw(code << 8)
-}
-
-#[test]
-fn start_line_names_the_mode_and_how_to_open_it() {
-    assert_eq!(at_start(NetworkMode::Host, 0), None);
-    let none = at_start(NetworkMode::None, 0).unwrap();
-    assert!(none.contains("--network host") && none.contains("--network allow"));
-    let allow = at_start(NetworkMode::Allow, 3).unwrap();
-    assert!(allow.contains("3 allowed") && allow.contains("ignores the proxy"));
-    for line in [none, allow] {
-        assert!(!line.contains('\n'), "one line: {line}");
-    }
 }
 
 #[test]

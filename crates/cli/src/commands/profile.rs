@@ -40,12 +40,11 @@ pub fn profile_network(
     mode: Option<NetworkMode>,
     port: Option<u16>,
 ) -> Result<ProfileNetwork, CliError> {
-    match (mode.unwrap_or(NetworkMode::Host), port) {
-        (NetworkMode::Host, None) => Ok(ProfileNetwork::Host),
-        (NetworkMode::None, None) => Ok(ProfileNetwork::None),
-        (NetworkMode::Allow, Some(port)) if port != 0 => Ok(ProfileNetwork::Proxy { port }),
-        (NetworkMode::Allow, _) => Err(UsageError::ProxyPortNeeded.into()),
-        (_, Some(_)) => Err(UsageError::ProxyPortWithoutAllow.into()),
+    let mode = mode.unwrap_or_default();
+    match (mode.through_proxy(), port) {
+        (true, Some(0) | None) => Err(UsageError::ProxyPortNeeded.into()),
+        (false, Some(_)) => Err(UsageError::ProxyPortWithoutAllow.into()),
+        (_, port) => Ok(ProfileNetwork::for_mode(mode, port)),
     }
 }
 

@@ -6,7 +6,7 @@
 //! `run_seatbelt`'s, with a seam for its tests.
 
 #[cfg(target_os = "linux")]
-use jaula_policy::network::{DomainRules, NetworkMode};
+use jaula_policy::network::{NetworkMode, SettledNetwork};
 #[cfg(target_os = "linux")]
 use jaula_policy::{Platform, Sources};
 #[cfg(target_os = "linux")]
@@ -52,15 +52,15 @@ pub fn run(args: &RunArgs) -> Outcome {
     let Asked {
         request,
         sources,
-        rules,
+        network,
     } = match cage_request::ask(args, Platform::Linux, vars, cwd)? {
         Ok(asked) => asked,
         Err(Disabled) => return uncaged(args, DISABLED, ENABLE),
     };
     let mode = request.network.mode;
-    say_network(args, &sources, mode, &rules);
-    // `allow`'s proxy reports on the protected paths once the cage has ended.
-    let policy = (mode == NetworkMode::Allow).then(|| request.policy.clone());
+    say_network(args, &sources, &network);
+    // The proxy reports on the protected paths once the cage has ended.
+    let policy = mode.through_proxy().then(|| request.policy.clone());
     let prepared = match cage::prepare(request)? {
         Chosen::Cage(prepared) => prepared,
         Chosen::NoCage { reason, remedy } => return uncaged(args, &reason, &remedy),
@@ -76,7 +76,7 @@ pub fn run(args: &RunArgs) -> Outcome {
         eprintln!("jaula: warning: cannot record this cage for jaula ps: {e}");
     }
     let proxy = match policy {
-        Some(policy) => Some((cage_request::proxy_for(args, &sources, rules)?, policy)),
+        Some(policy) => Some((cage_request::proxy_for(args, network)?, policy)),
         None => None,
     };
     match cage::start(prepared)? {
@@ -100,39 +100,27 @@ pub fn run(args: &RunArgs) -> Outcome {
 /// The network line at start: the mode and its lists with `-v`, else the short notice,
 /// unless `--quiet` or config `run.quiet` (the owner knows the mode).
 #[cfg(target_os = "linux")]
-fn say_network(args: &RunArgs, sources: &Sources, mode: NetworkMode, rules: &DomainRules) {
+fn say_network(args: &RunArgs, sources: &Sources, network: &SettledNetwork) {
+    let (allowed, denied) = (network.rules.allow().len(), network.rules.deny().len());
     if args.verbose {
-        eprintln!("jaula: network: {}", describe_mode(mode, rules));
+        eprintln!("jaula: network: {}", network.mode.summary(allowed, denied));
     } else if args.quiet || sources.run.quiet == Some(true) {
-    } else if let Some(line) = network_notice::at_start(mode, rules.allow().len()) {
+    } else if let Some(line) = network.mode.start_notice(allowed) {
         eprintln!("{line}");
     }
 }
 
-#[cfg(target_os = "linux")]
 /// Leave as the stage left, after the `--network none` reminder when it failed.
 #[cfg(target_os = "linux")]
 fn leave_as(status: std::process::ExitStatus, mode: NetworkMode) -> Outcome {
-    if let Some(note) = (mode == NetworkMode::None)
+    if let Some(note) = mode
+        .loopback_only()
         .then(|| network_notice::after_none(status))
         .flatten()
     {
         eprintln!("{note}");
     }
     exit_like(status)
-}
-
-#[cfg(target_os = "linux")]
-fn describe_mode(mode: NetworkMode, rules: &DomainRules) -> String {
-    match mode {
-        NetworkMode::Host => "host (the host's network, unrestricted)".to_owned(),
-        NetworkMode::None => "none (a network namespace with only loopback)".to_owned(),
-        NetworkMode::Allow => format!(
-            "allow (only jaula's proxy; {} allow and {} deny patterns)",
-            rules.allow().len(),
-            rules.deny().len()
-        ),
-    }
 }
 
 /// No cage: refuse (exit 126) with the reason and what would give a cage back, unless the

@@ -4,13 +4,12 @@
 //! another.
 
 use std::ffi::OsString;
-use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 
 use clap::Args;
 use jaula_policy::env::{scrub_env, EnvPattern, EnvRules};
-use jaula_policy::network::{DomainRules, NetworkMode, NetworkSpec};
+use jaula_policy::network::{NetworkFlags, NetworkMode};
 use jaula_policy::{BackendChoice, Sources};
 
 use crate::access_token::TokenAgent;
@@ -140,67 +139,18 @@ where
     clap::builder::PossibleValuesParser::new(names.iter().copied()).try_map(|s| s.parse::<T>())
 }
 
-/// The mode and validated lists: flags over the config's `[network]`. The config's lists
-/// only count when the mode is `allow` (a config can hold an allow list and a single run
-/// still ask for `none`); lists given as flags with another mode are refused.
-pub fn network_settings(
-    args: &RunArgs,
-    sources: &Sources,
-) -> Result<(NetworkMode, DomainRules), CliError> {
-    let config = &sources.network;
-    let mode = match (args.net.network, config.mode) {
-        (Some(m), _) => m,
-        (None, Some(mode)) => mode,
-        (None, None) => NetworkMode::Host,
-    };
-    let mut spec = NetworkSpec {
-        mode,
+/// The network flags as written, for the policy crate to settle over the config's
+/// `[network]` ([`NetworkFlags::settle`]): nothing about a mode is decided here.
+pub fn network_flags(args: &RunArgs) -> NetworkFlags {
+    NetworkFlags {
+        mode: args.net.network,
         allow_domains: args.net.allow_domain.clone(),
         deny_domains: args.net.deny_domain.clone(),
         presets: args.net.allow_preset.clone(),
-    };
-    if mode == NetworkMode::Allow {
-        spec.allow_domains
-            .extend(config.allow_domain.iter().map(ToString::to_string));
-        spec.deny_domains
-            .extend(config.deny_domain.iter().map(ToString::to_string));
-        spec.presets
-            .extend(config.allow_preset.iter().map(|p| p.name.to_owned()));
-    } else if !args.net.allow_address.is_empty() {
-        return Err(UsageError::AllowAddressWithoutAllow { mode }.into());
+        allow_addresses: args.net.allow_address.clone(),
+        log: args.net.network_log.is_some(),
+        socket_gate: !args.no_socket_gate,
     }
-    // Refused writes are seen by the socket gate's supervisor, and so are the closed
-    // network's refusals: without the gate only `allow`'s proxy has anything to log.
-    if args.net.network_log.is_some() && mode != NetworkMode::Allow && args.no_socket_gate {
-        return Err(UsageError::LogNeedsGate { mode }.into());
-    }
-    allow_addresses(args, sources)?;
-    let rules = spec.resolve().map_err(UsageError::from)?;
-    Ok((mode, rules))
-}
-
-/// The config's `network.resolve`: names the proxy answers without DNS (each checked as
-/// the file was read).
-pub fn resolve_overrides(sources: &Sources) -> Result<Vec<(String, SocketAddr)>, CliError> {
-    Ok(sources
-        .network
-        .resolve
-        .iter()
-        .map(|entry| (entry.host.clone(), entry.addr))
-        .collect())
-}
-
-/// `--allow-address` and the config's `network.allow_address` (checked as the file was
-/// read). The config's list counts only in `allow` mode, like its other lists.
-pub fn allow_addresses(
-    args: &RunArgs,
-    sources: &Sources,
-) -> Result<Vec<jaula_policy::network::AddressRange>, CliError> {
-    let mut out = sources.network.allow_address.clone();
-    for a in &args.net.allow_address {
-        out.push(a.parse().map_err(UsageError::from)?);
-    }
-    Ok(out)
 }
 
 /// The command's environment: `vars` with the credential variables scrubbed, except the

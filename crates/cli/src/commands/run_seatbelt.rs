@@ -73,22 +73,17 @@ pub fn run_with(args: &RunArgs, inputs: &Inputs, executor: &mut dyn Executor) ->
     )?;
     let (reason, remedy) = match asked {
         Ok(Asked {
-            request,
-            sources,
-            rules,
-        }) => {
-            let allow = request.network.mode == jaula_policy::network::NetworkMode::Allow;
-            match macos::prepare(request, inputs.sandbox_exec).map_err(refusal)? {
-                Chosen::Cage(prepared) => {
-                    let proxy = match allow {
-                        true => Some(cage_request::proxy_for(args, &sources, rules)?),
-                        false => None,
-                    };
-                    return executor.launch(prepared, proxy);
-                }
-                Chosen::NoCage { reason, remedy } => (reason, remedy),
+            request, network, ..
+        }) => match macos::prepare(request, inputs.sandbox_exec).map_err(refusal)? {
+            Chosen::Cage(prepared) => {
+                let proxy = match network.mode.through_proxy() {
+                    true => Some(cage_request::proxy_for(args, network)?),
+                    false => None,
+                };
+                return executor.launch(prepared, proxy);
             }
-        }
+            Chosen::NoCage { reason, remedy } => (reason, remedy),
+        },
         Err(Disabled) => (
             crate::commands::availability::DISABLED.to_owned(),
             crate::commands::availability::ENABLE.to_owned(),

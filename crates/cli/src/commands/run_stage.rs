@@ -4,7 +4,6 @@
 //! child, or as the child a planting-reporting parent waits for. It never resolves a
 //! policy; everything it needs is in the plan.
 
-use jaula_policy::network::NetworkMode;
 use jaula_sandbox::landlock::PlanMode;
 use jaula_sandbox::launch::{launch, AfterExit};
 use jaula_sandbox::launch_plan::LaunchPlan;
@@ -64,7 +63,7 @@ fn take_log(plan: &LaunchPlan) -> Result<(), jaula_sandbox::network::netns::Netn
         return Ok(());
     }
     let file = jaula_sandbox::network::netns::take_log_fd(fd)?;
-    if plan.network.mode == NetworkMode::None {
+    if plan.network.mode.loopback_only() {
         let none = file
             .try_clone()
             .map_err(|source| jaula_sandbox::network::netns::NetnsError::Handoff { source })?;
@@ -103,7 +102,7 @@ fn planting_hook(plan: &LaunchPlan) -> Option<AfterExit> {
 /// `--network none` reminder to what it runs then (the bwrap and `allow` paths print it
 /// from the jaula that waits).
 fn with_network_note(hook: Option<AfterExit>, plan: &LaunchPlan) -> Option<AfterExit> {
-    if plan.network.mode != NetworkMode::None || !plan.reports.network_none {
+    if !plan.network.mode.loopback_only() || !plan.reports.network_none {
         return hook;
     }
     // The refused addresses are known only to this process, the gate's supervisor (in the

@@ -12,8 +12,6 @@ use std::os::fd::{IntoRawFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 
-use jaula_policy::network::NetworkMode;
-
 use super::{CageRequest, Chosen, ProxyDuty, Started};
 use crate::bwrap::{self, Availability};
 use crate::identity::Identity;
@@ -49,9 +47,7 @@ pub fn prepare(request: CageRequest) -> Result<Chosen<Prepared>, StartError> {
     let mut plan = plan_for(request);
     let launcher = match start::choose_cage(&plan, &options) {
         Ok(launcher) => launcher,
-        Err(no_cage) if plan.network.mode == NetworkMode::Allow => {
-            return Err(allow_refusal(no_cage))
-        }
+        Err(no_cage) if plan.network.mode.through_proxy() => return Err(allow_refusal(no_cage)),
         Err(no_cage) => {
             return Ok(Chosen::NoCage {
                 reason: no_cage.reason(),
@@ -147,7 +143,7 @@ fn logs_in_stage(plan: &LaunchPlan, path: &Path) -> bool {
         Ok(meta) => meta.is_file(),
         Err(e) => e.kind() == std::io::ErrorKind::NotFound,
     };
-    plan.socket_gate && (plan.network.mode != NetworkMode::Allow || regular_or_absent)
+    plan.socket_gate && (!plan.network.mode.through_proxy() || regular_or_absent)
 }
 
 /// Open the `--log` file (append, created 0600) for the stage to inherit: close-on-exec
@@ -205,7 +201,7 @@ impl Prepared {
         if !plan.socket_gate {
             set_resource_limits(&plan.limits).map_err(StartError::Limits)?;
         }
-        if plan.network.mode == NetworkMode::Allow {
+        if plan.network.mode.through_proxy() {
             return start_beside_proxy(&plan, launcher, &options);
         }
         match launcher {
@@ -308,7 +304,7 @@ pub fn spawn_tenant(
     request: CageRequest,
     placement: TenantPlacement,
 ) -> Result<ExitStatus, StartError> {
-    if request.network.mode == NetworkMode::Allow {
+    if request.network.mode.through_proxy() {
         return Err(StartError::AllowNeedsProxy);
     }
     let own_binary = std::env::current_exe().map_err(StartError::OwnBinary)?;

@@ -12,7 +12,7 @@ use std::ffi::OsString;
 use std::net::TcpListener;
 use std::path::PathBuf;
 
-use jaula_policy::network::{proxy_env_at, NetworkMode};
+use jaula_policy::network::proxy_env_at;
 use jaula_policy::BackendChoice;
 
 use super::{CageRequest, Chosen};
@@ -111,8 +111,8 @@ pub fn prepare(
     let tmpdir = seatbelt::cage_tmp_dir(&policy, window.as_deref());
     set_var(&mut env, "TMPDIR", tmpdir.clone().into_os_string());
 
-    let proxy = match network.mode {
-        NetworkMode::Allow => {
+    let proxy = match network.mode.through_proxy() {
+        true => {
             // Port 0: the kernel picks a free one, and the profile is rendered with it.
             let listener =
                 TcpListener::bind(("127.0.0.1", 0)).map_err(SeatbeltLaunchError::ProxyBind)?;
@@ -125,13 +125,9 @@ pub fn prepare(
             }
             Some(ProxyListener { listener, port })
         }
-        NetworkMode::Host | NetworkMode::None => None,
+        false => None,
     };
-    let profile_network = match (&proxy, network.mode) {
-        (Some(p), _) => ProfileNetwork::Proxy { port: p.port },
-        (None, NetworkMode::None) => ProfileNetwork::None,
-        (None, _) => ProfileNetwork::Host,
-    };
+    let profile_network = ProfileNetwork::for_mode(network.mode, proxy.as_ref().map(|p| p.port));
     let options = seatbelt::ProfileOptions {
         network: profile_network,
     };
