@@ -654,6 +654,18 @@ fn fork_supervised(
     }
     drop(report_out);
     let release = crate::socket_gate::Release::new(report_in).map_err(LaunchError::Fork)?;
+    supervise_command(launch, settings, release, &blocked)
+}
+
+/// In the supervisor: fork the command, which returns `Ok` in its own process with the
+/// gate's filter installed; this process answers the cage's calls until its last process
+/// has ended, then leaves.
+fn supervise_command(
+    launch: crate::socket_gate::GateLaunch,
+    settings: Gate,
+    release: crate::socket_gate::Release,
+    blocked: &crate::socket_gate::Blocked,
+) -> Result<(), LaunchError> {
     let Gate {
         policy,
         after_exit,
@@ -665,13 +677,7 @@ fn fork_supervised(
     } = settings;
     supervisor_limits();
     if let Some(file) = record.as_mut() {
-        let me = crate::cage_record::this_process();
-        if let Ok(me) = me {
-            let _ = crate::cage_record::append(file, &crate::cage_record::Line::Supervisor(me));
-        }
-        if let Ok(name) = crate::cage_record::name_this_process() {
-            let _ = crate::cage_record::append(file, &crate::cage_record::Line::Named(name));
-        }
+        note_supervisor(file);
     }
     // Every process the command leaves behind is reparented here, so the supervisor stays
     // their ancestor (ptrace access under Yama) and reaps them.
@@ -703,6 +709,46 @@ fn fork_supervised(
         landlock::scope_signals_below_parent()?;
         return Ok(());
     }
+    let serving = Serving {
+        release,
+        after_exit,
+        verbose,
+        dns_stub,
+        record,
+        proxy_lifetime,
+    };
+    serve_cage(launch, pid, policy, serving, blocked)
+}
+
+/// What the supervisor holds while it serves: the command's status pipe, the after-exit
+/// report, the DNS stub's sockets, the cage record and the proxy's lifetime channel (held
+/// until this process leaves; see [`Gate`]).
+struct Serving {
+    release: crate::socket_gate::Release,
+    after_exit: Option<Box<dyn FnOnce(std::process::ExitStatus)>>,
+    verbose: bool,
+    dns_stub: Vec<std::net::UdpSocket>,
+    record: Option<std::fs::File>,
+    proxy_lifetime: Option<OwnedFd>,
+}
+
+/// Answer the cage's calls until its last process has ended, then leave: 0 when the gate
+/// held to the end, 126 when it could not be set up or failed.
+fn serve_cage(
+    launch: crate::socket_gate::GateLaunch,
+    pid: libc::pid_t,
+    policy: jaula_policy::Policy,
+    serving: Serving,
+    blocked: &crate::socket_gate::Blocked,
+) -> ! {
+    let Serving {
+        release,
+        after_exit,
+        verbose,
+        dns_stub,
+        mut record,
+        proxy_lifetime: _held_until_exit,
+    } = serving;
     // A second descriptor of the record for the supervisor's bound sockets (the same
     // open file, appended to in whole lines); this one stays for the `Ended` line.
     let peers_record = record.as_ref().and_then(|f| f.try_clone().ok());
@@ -744,7 +790,7 @@ fn fork_supervised(
         after_exit,
         verbose,
     };
-    match crate::socket_gate::supervise(supervisor, pid, &blocked, &mut ended) {
+    match crate::socket_gate::supervise(supervisor, pid, blocked, &mut ended) {
         Ok(()) => {
             if let Some(file) = record.as_mut() {
                 let _ = crate::cage_record::append(file, &crate::cage_record::Line::Ended);
@@ -759,6 +805,17 @@ fn fork_supervised(
             }
             std::process::exit(126);
         }
+    }
+}
+
+/// The supervisor's lines in the cage record: who it is, and its name (best effort: a
+/// record that cannot be written leaves `jaula ps` with less to say, not the cage open).
+fn note_supervisor(file: &mut std::fs::File) {
+    if let Ok(me) = crate::cage_record::this_process() {
+        let _ = crate::cage_record::append(file, &crate::cage_record::Line::Supervisor(me));
+    }
+    if let Ok(name) = crate::cage_record::name_this_process() {
+        let _ = crate::cage_record::append(file, &crate::cage_record::Line::Named(name));
     }
 }
 

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 #[cfg(target_os = "linux")]
 use ::landlock::{
     Access, AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, RestrictSelfAttr, Ruleset,
-    RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
+    RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
 };
 #[cfg(target_os = "linux")]
 use rustix::fs::{FileType, Mode, OFlags, ResolveFlags, CWD};
@@ -507,14 +507,70 @@ pub fn restrict_self(plan: &Plan, floor: AbiFloor) -> Result<Enforcement, Landlo
         AbiFloor::Everything => CompatLevel::HardRequirement,
     };
     let scopes: BitFlags<Scope> = Scope::Signal | Scope::AbstractUnixSocket;
-    let mut ruleset = Ruleset::default()
+    let ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(AccessFs::from_all(ABI::V1))?
         .set_compatibility(above_floor)
         .handle_access(access_fs(Rights::HANDLED))?
         .scope(scopes)?
         .create()?;
+    let AddedRules {
+        mut ruleset,
+        added,
+        skipped,
+        opened,
+    } = add_rules(plan, &support, ruleset)?;
+    // Closed before restricting: the domain is the ruleset's, not its rules' descriptors.
+    drop(opened);
+    // Asked for only where it exists: a best-effort request the kernel cannot honour would
+    // mark the whole ruleset "partially enforced" on every ABI 6 and 7 kernel.
+    let all_threads = abi >= ABI_ALL_THREADS;
+    if all_threads {
+        ruleset = ruleset.all_threads(true)?;
+    }
+    let status = ruleset.restrict_self()?;
+    let status_kind = match status.ruleset {
+        RulesetStatus::FullyEnforced => EnforcementStatus::Full,
+        RulesetStatus::PartiallyEnforced => EnforcementStatus::Partial,
+        RulesetStatus::NotEnforced => return Err(LandlockError::NotEnforced { abi }),
+    };
+    if floor == AbiFloor::Everything && status_kind != EnforcementStatus::Full {
+        return Err(LandlockError::BelowFloor { floor, abi });
+    }
+    Ok(Enforcement {
+        mode: plan.mode,
+        abi,
+        status: status_kind,
+        fs_handled: support.fs_enforced,
+        fs_not_enforced: support.fs_missing,
+        scopes: support.scopes_enforced,
+        scopes_not_enforced: support.scopes_missing,
+        rules: added,
+        skipped,
+        no_new_privs: status.no_new_privs,
+        all_threads: status.all_threads,
+    })
+}
 
+/// What [`add_rules`] leaves: the ruleset (the crate's own path may have added to it), how
+/// many rules went in, those skipped, and the opened descriptors the rules name.
+#[cfg(target_os = "linux")]
+struct AddedRules {
+    ruleset: RulesetCreated,
+    added: usize,
+    skipped: Vec<SkippedRule>,
+    opened: RuleFds,
+}
+
+/// Open each planned path (no symlink followed) and add its rule with what this kernel
+/// enforces. A path gone or unreachable since planning is skipped and reported: granting
+/// less is the safe direction.
+#[cfg(target_os = "linux")]
+fn add_rules(
+    plan: &Plan,
+    support: &Support,
+    mut ruleset: RulesetCreated,
+) -> Result<AddedRules, LandlockError> {
     // The rules go to the kernel through a duplicate of the ruleset's descriptor (see
     // `add_path_beneath`); the crate's own handle then restricts.
     let rules_fd: Option<OwnedFd> = ruleset
@@ -564,35 +620,11 @@ pub fn restrict_self(plan: &Plan, floor: AbiFloor) -> Result<Enforcement, Landlo
             }
         }
     }
-    // Closed before restricting: the domain is the ruleset's, not its rules' descriptors.
-    drop(opened);
-    // Asked for only where it exists: a best-effort request the kernel cannot honour would
-    // mark the whole ruleset "partially enforced" on every ABI 6 and 7 kernel.
-    let all_threads = abi >= ABI_ALL_THREADS;
-    if all_threads {
-        ruleset = ruleset.all_threads(true)?;
-    }
-    let status = ruleset.restrict_self()?;
-    let status_kind = match status.ruleset {
-        RulesetStatus::FullyEnforced => EnforcementStatus::Full,
-        RulesetStatus::PartiallyEnforced => EnforcementStatus::Partial,
-        RulesetStatus::NotEnforced => return Err(LandlockError::NotEnforced { abi }),
-    };
-    if floor == AbiFloor::Everything && status_kind != EnforcementStatus::Full {
-        return Err(LandlockError::BelowFloor { floor, abi });
-    }
-    Ok(Enforcement {
-        mode: plan.mode,
-        abi,
-        status: status_kind,
-        fs_handled: support.fs_enforced,
-        fs_not_enforced: support.fs_missing,
-        scopes: support.scopes_enforced,
-        scopes_not_enforced: support.scopes_missing,
-        rules: added,
+    Ok(AddedRules {
+        ruleset,
+        added,
         skipped,
-        no_new_privs: status.no_new_privs,
-        all_threads: status.all_threads,
+        opened,
     })
 }
 
