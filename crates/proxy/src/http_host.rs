@@ -1,13 +1,15 @@
 //! The method and Host of an HTTP/1.x request head, for a connection steered to port 80.
 //!
 //! The proxy judges the Host, dials that name, and replays the bytes unchanged, so the
-//! upstream must read the same name from them. This parser is therefore strict where
-//! servers disagree (request smuggling lives in those disagreements): lines end in CRLF,
-//! no line folding, no whitespace between a field name and its colon, exactly one Host
-//! field, and an origin-form (`/path`) or asterisk-form (`*`) target. An absolute-form
-//! target (`http://other/`), whose authority a server prefers over Host (RFC 9112
-//! §3.2.2), and CONNECT's authority-form are refused: a client that ignores the proxy
-//! variables sends neither.
+//! upstream must read the same name from them. The request line and the fields are read
+//! by `httparse`, the parser hyper serves the proxy's own listener with; on top of it this
+//! module is strict where servers disagree (request smuggling lives in those
+//! disagreements) and `httparse` is lenient: lines end in CRLF (it also takes a bare LF),
+//! no line folding, exactly one Host field, and an origin-form (`/path`) or asterisk-form
+//! (`*`) target. An absolute-form target (`http://other/`), whose authority a server
+//! prefers over Host (RFC 9112 §3.2.2), and CONNECT's authority-form are refused: a client
+//! that ignores the proxy variables sends neither. `httparse` itself refuses whitespace
+//! between a field name and its colon and a control character in a field value.
 
 use crate::sniff::{printable_name, Sniffed};
 
@@ -21,6 +23,7 @@ pub struct RequestHead {
 }
 
 const END_OF_HEAD: &[u8] = b"\r\n\r\n";
+const NOT_PRINTABLE_HOST: &str = "the Host field is empty or not printable ASCII";
 
 /// Parse the start of a plain HTTP connection.
 pub fn request_head(bytes: &[u8]) -> Sniffed<RequestHead> {
@@ -34,99 +37,104 @@ pub fn request_head(bytes: &[u8]) -> Sniffed<RequestHead> {
     else {
         return Sniffed::NeedMore;
     };
-    // Up to the CR of the last field line's CRLF: every line then ends in CR.
-    match parse(&bytes[..end + 1]) {
+    match parse(&bytes[..end + END_OF_HEAD.len()]) {
         Ok(head) => Sniffed::Found(head),
         Err(why) => Sniffed::Malformed(why),
     }
 }
 
+/// `head` runs to the end of its empty line.
 fn parse(head: &[u8]) -> Result<RequestHead, &'static str> {
-    let mut lines = head.split(|&b| b == b'\n').map(|line| {
-        line.strip_suffix(b"\r")
-            .ok_or("a request line does not end in CRLF")
-    });
-    let request_line = lines.next().ok_or("empty request")??;
-    let method = request_line_method(request_line)?;
-    let mut host = None;
-    for line in lines {
-        let line = line?;
-        if line.is_empty() {
-            return Err("empty line inside the request head");
-        }
-        if line[0] == b' ' || line[0] == b'\t' {
-            return Err("obsolete line folding in the request head");
-        }
-        if line.contains(&b'\r') {
-            return Err("bare CR in the request head");
-        }
-        let colon = line
-            .iter()
-            .position(|&b| b == b':')
-            .ok_or("a header line without a colon")?;
-        let name = &line[..colon];
-        if name.is_empty() || !name.iter().all(|&b| is_token(b)) {
-            return Err("a header name is not a token");
-        }
-        if name.eq_ignore_ascii_case(b"host") {
-            if host.is_some() {
-                return Err("two Host fields");
-            }
-            host = Some(host_of(trim(&line[colon + 1..]))?);
-        }
-    }
-    Ok(RequestHead {
-        method,
-        host: host.ok_or("no Host field")?,
-    })
-}
-
-/// `METHOD SP origin-form SP HTTP/1.x`.
-fn request_line_method(line: &[u8]) -> Result<String, &'static str> {
-    let mut parts = line.split(|&b| b == b' ');
-    let (Some(method), Some(target), Some(version), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
+    line_ends(head)?;
+    // A slot per line, so `httparse` never runs out of them (`TooManyHeaders`).
+    let lines = head.iter().filter(|&&b| b == b'\n').count();
+    let mut fields = vec![httparse::EMPTY_HEADER; lines];
+    let mut request = httparse::Request::new(&mut fields);
+    let parsed = request.parse(head);
+    let (Ok(httparse::Status::Complete(_)), Some(method), Some(target)) =
+        (parsed, request.method, request.path)
     else {
-        return Err("the request line is not METHOD TARGET VERSION");
+        return Err(match parsed {
+            Err(error) => refusal(error, request.method.is_some(), head),
+            Ok(_) => "the request head ends early",
+        });
     };
-    if method.is_empty() || !method.iter().all(|&b| is_token(b)) {
-        return Err("the request method is not a token");
-    }
-    if version != b"HTTP/1.1" && version != b"HTTP/1.0" {
-        return Err("not an HTTP/1.0 or HTTP/1.1 request");
-    }
-    let origin_form = target.first() == Some(&b'/');
-    let asterisk = target == b"*" && method == b"OPTIONS";
+    let origin_form = target.starts_with('/');
+    let asterisk = target == "*" && method == "OPTIONS";
     if !origin_form && !asterisk {
         return Err("the request target is not a path (absolute-form is refused)");
     }
-    if !target.iter().all(|b| (0x21..=0x7e).contains(b)) {
+    if !target.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
         return Err("the request target is not printable ASCII");
     }
-    // Checked to be tchar ASCII above.
-    Ok(String::from_utf8_lossy(method).into_owned())
+    let mut hosts = request
+        .headers
+        .iter()
+        .filter(|field| field.name.eq_ignore_ascii_case("host"));
+    let host = hosts.next().ok_or("no Host field")?;
+    if hosts.next().is_some() {
+        return Err("two Host fields");
+    }
+    Ok(RequestHead {
+        method: method.to_owned(),
+        host: host_of(host.value)?,
+    })
 }
 
-/// RFC 9110 §5.6.2 tchar.
-fn is_token(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+/// What `httparse` lets through about line ends: every line ends in CRLF, no CR stands
+/// alone, and no line starts with whitespace (obsolete line folding, RFC 9112 §5.2).
+fn line_ends(head: &[u8]) -> Result<(), &'static str> {
+    for (at, &b) in head.iter().enumerate() {
+        let next = head.get(at + 1).copied();
+        match b {
+            b'\n' if at == 0 || head[at - 1] != b'\r' => {
+                return Err("a request line does not end in CRLF")
+            }
+            b'\n' if matches!(next, Some(b' ' | b'\t')) => {
+                return Err("obsolete line folding in the request head")
+            }
+            b'\r' if next != Some(b'\n') => return Err("bare CR in the request head"),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
-fn trim(value: &[u8]) -> &[u8] {
-    let start = value
-        .iter()
-        .position(|&b| b != b' ' && b != b'\t')
-        .unwrap_or(value.len());
-    let end = value
-        .iter()
-        .rposition(|&b| b != b' ' && b != b'\t')
-        .map_or(start, |i| i + 1);
-    &value[start..end]
+/// The refusal's rule for what `httparse` refused.
+fn refusal(error: httparse::Error, read_method: bool, head: &[u8]) -> &'static str {
+    match error {
+        httparse::Error::Version => "not an HTTP/1.0 or HTTP/1.1 request",
+        httparse::Error::HeaderName => "a header name is not a token",
+        httparse::Error::HeaderValue if host_holds_control(head) => NOT_PRINTABLE_HOST,
+        httparse::Error::HeaderValue => "a header value holds a control character",
+        // Stopped inside the first word of a line that has more than one.
+        httparse::Error::Token if !read_method && request_line(head).contains(&b' ') => {
+            "the request method is not a token"
+        }
+        _ => "the request line is not METHOD TARGET VERSION",
+    }
+}
+
+fn request_line(head: &[u8]) -> &[u8] {
+    head.split(|&b| b == b'\r').next().unwrap_or_default()
+}
+
+/// Whether a Host field's value holds a control character (what `httparse` refuses in a
+/// value), so the refusal names the field the rules judge.
+fn host_holds_control(head: &[u8]) -> bool {
+    head.split(|&b| b == b'\n').skip(1).any(|line| {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        line.get(..5)
+            .is_some_and(|name| name.eq_ignore_ascii_case(b"host:"))
+            && line[5..]
+                .iter()
+                .any(|&b| (b < 0x20 && b != b'\t') || b == 0x7f)
+    })
 }
 
 /// `host`, `host:port`, `[v6]` or `[v6]:port` (RFC 9110 §7.2), without the port.
 fn host_of(value: &[u8]) -> Result<String, &'static str> {
-    let name = printable_name(value).ok_or("the Host field is empty or not printable ASCII")?;
+    let name = printable_name(value).ok_or(NOT_PRINTABLE_HOST)?;
     let (host, port) = if let Some(bracketed) = name.strip_prefix('[') {
         let (literal, after) = bracketed
             .split_once(']')

@@ -102,6 +102,18 @@ fn what_servers_could_read_differently_is_malformed() {
             "GET / HTTP/1.1\r\nHost: :80\r\n\r\n",
             "the Host field names no host",
         ),
+        (
+            "GET / HTTP/1.1\r\nX: a\x01b\r\nHost: a.test\r\n\r\n",
+            "a header value holds a control character",
+        ),
+        (
+            "G(T / HTTP/1.1\r\nHost: a.test\r\n\r\n",
+            "the request method is not a token",
+        ),
+        (
+            "GET\r\nHost: a.test\r\n\r\n",
+            "the request line is not METHOD TARGET VERSION",
+        ),
     ];
     for (text, why) in cases {
         assert_eq!(

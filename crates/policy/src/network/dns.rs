@@ -7,6 +7,14 @@
 //! pointer there could only point into the header or forward, and no resolver sends one.
 //! EDNS options and any further records in the query are ignored (the answer carries no
 //! OPT record, which RFC 6891 §7 allows a responder that does not speak EDNS).
+//!
+//! Hand-written by measurement (issue 24). hickory-proto 0.26, the maintained DNS codec,
+//! declares Rust 1.88 where this workspace declares 1.80; even without default features it
+//! brings 52 crates (idna and its ICU tables among them) into this crate, which has 18 and
+//! is meant to stay a pure model; it adds 301 KB to a release-profile probe binary; and it
+//! reads a question name through a pointer into the header (`c0 02` reads as `\000.`),
+//! which this codec refuses. The property tests feed the parser arbitrary bytes and read
+//! back what the answers echo.
 
 use std::fmt;
 use std::net::Ipv4Addr;

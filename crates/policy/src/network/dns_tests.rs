@@ -105,9 +105,13 @@ fn refuses_malformed_queries() {
         Err(DnsError::Truncated)
     );
     assert_eq!(parse_query(&GLIBC_A_PYPI[..15]), Err(DnsError::Truncated));
-    let mut pointer = GLIBC_A_PYPI[..12].to_vec();
-    pointer.extend_from_slice(&[0xc0, 0x0c, 0, 1, 0, 1]);
-    assert_eq!(parse_query(&pointer), Err(DnsError::LabelType));
+    // A pointer to the question itself, and one into the header (`\x01\x00` there would
+    // read as a one-byte label).
+    for offset in [0x0c, 0x02] {
+        let mut pointer = GLIBC_A_PYPI[..12].to_vec();
+        pointer.extend_from_slice(&[0xc0, offset, 0, 1, 0, 1]);
+        assert_eq!(parse_query(&pointer), Err(DnsError::LabelType), "{offset}");
+    }
     let mut long = GLIBC_A_PYPI[..12].to_vec();
     for _ in 0..5 {
         long.push(63);
