@@ -51,6 +51,12 @@ impl FakeDisk {
         self.0.insert(p.into(), false);
         self
     }
+    fn dirs<P: Into<PathBuf>>(self, ps: impl IntoIterator<Item = P>) -> Self {
+        ps.into_iter().fold(self, Self::dir)
+    }
+    fn files<P: Into<PathBuf>>(self, ps: impl IntoIterator<Item = P>) -> Self {
+        ps.into_iter().fold(self, Self::file)
+    }
 }
 
 impl HostFs for FakeDisk {
@@ -272,12 +278,8 @@ fn protected_paths_are_bound_only_where_a_writable_mount_touches_them() {
     let jaula_config = f.home.join(".config/jaula");
     let git_config = f.repo.join(".git/config");
     let disk = FakeDisk::default()
-        .file(&bashrc)
-        .file(&gitconfig)
-        .file(&cargo_config)
-        .dir(&jaula_config)
-        .dir(f.repo.join(".git"))
-        .file(&git_config);
+        .files([&bashrc, &gitconfig, &cargo_config, &git_config])
+        .dirs([&jaula_config, &f.repo.join(".git")]);
     for protected in [
         &bashrc,
         &gitconfig,
@@ -438,12 +440,8 @@ fn the_view_names_the_governing_operation() {
     let ssh = f.home.join(".ssh");
     let cargo = f.home.join(".cargo");
     let disk = FakeDisk::default()
-        .dir(&ssh)
-        .dir(&cargo)
-        .dir(&broker)
-        .file(&token)
-        .dir(&f.repo)
-        .dir(f.home.join(".agents-city"));
+        .dirs([&ssh, &cargo, &broker, &f.repo, &f.home.join(".agents-city")])
+        .file(&token);
     let o = BwrapOptions::default();
     let effect = |path: &Path, access| view_effect(&p, &o, &disk, path, access).unwrap();
 
@@ -619,6 +617,18 @@ fn fake_bwrap(body: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, program)
 }
 
+/// The probe, run for real, of the `program` it finds on a `PATH` that starts with a
+/// directory that does not exist.
+fn probe_found(program: &Path, options: &BwrapOptions) -> Availability {
+    let path = path_of(program);
+    probe_with(
+        BwrapHint::Probe,
+        options,
+        Some(&path),
+        Duration::from_secs(30),
+    )
+}
+
 fn path_of(program: &Path) -> OsString {
     let mut v = OsString::from("/nonexistent-jaula:");
     v.push(program.parent().unwrap());
@@ -708,14 +718,12 @@ fn relative_path_entries_are_never_searched() {
 #[test]
 fn probing_runs_exactly_the_base_flags_plus_true() {
     let (d, program) = fake_bwrap(r#"printf '%s\n' "$@" > "$(dirname "$0")/args""#);
-    let a = probe_with(
-        BwrapHint::Probe,
+    let a = probe_found(
+        &program,
         &BwrapOptions {
             proc_fs: false,
             ..BwrapOptions::default()
         },
-        Some(&path_of(&program)),
-        Duration::from_secs(30),
     );
     assert_eq!(
         a,
@@ -735,12 +743,7 @@ fn probing_runs_exactly_the_base_flags_plus_true() {
         proc_fs: true,
         ..BwrapOptions::default()
     };
-    let a = probe_with(
-        BwrapHint::Probe,
-        &o,
-        Some(&path_of(&program)),
-        Duration::from_secs(30),
-    );
+    let a = probe_found(&program, &o);
     assert!(a.is_available());
     let args = std::fs::read_to_string(d.path().join("args")).unwrap();
     assert_eq!(
@@ -754,12 +757,7 @@ fn a_failed_probe_reports_status_and_first_stderr_line() {
     let (_d, program) = fake_bwrap(
         "echo >&2; echo 'bwrap: setting up uid map: Permission denied' >&2; echo second >&2; exit 1",
     );
-    let a = probe_with(
-        BwrapHint::Probe,
-        &BwrapOptions::default(),
-        Some(&path_of(&program)),
-        Duration::from_secs(30),
-    );
+    let a = probe_found(&program, &BwrapOptions::default());
     assert_eq!(
         a,
         Availability::Unavailable(Unavailable::Failed {
@@ -777,12 +775,7 @@ fn a_program_that_cannot_start_is_reported() {
     // Executable bit set, but neither ELF nor a #! script: execve fails with ENOEXEC.
     let (_d, program) = fake_bwrap("");
     std::fs::write(&program, b"\x7fELF-not-really").unwrap();
-    let a = probe_with(
-        BwrapHint::Probe,
-        &BwrapOptions::default(),
-        Some(&path_of(&program)),
-        Duration::from_secs(30),
-    );
+    let a = probe_found(&program, &BwrapOptions::default());
     assert!(
         matches!(&a, Availability::Unavailable(Unavailable::Spawn { program: p, .. }) if *p == program),
         "{a:?}"
@@ -1006,29 +999,22 @@ fn shell_lines_puts_one_mount_per_line_and_stays_one_shell_command() {
 /// names is mounted as its kind says, at its kind's step.
 #[test]
 fn file_rule_kinds_are_mounted_by_kind_for_any_path() {
-    use jaula_policy::{FileMatch, FileRuleSource};
+    use crate::test_support::with_each_file_rule_kind;
+    use jaula_policy::FileMatch;
     let f = fixture();
     let vault = f.home.join("vault");
     let keep = vault.join("keep.txt");
     let notes = f.home.join("notes.db");
     let tenants = f.home.join("Documents/tenants");
     let secret = tenants.join("acme/secret.key");
-    let p = policy(&f, |s| s.extra_sealed = vec![vault.clone()])
-        .with_file_rule(FileRule::ReadableInSeal {
-            path: keep.clone(),
-            source: FileRuleSource::WindowToken,
-        })
-        .with_file_rule(FileRule::WritableFile {
-            path: notes.clone(),
-            matching: FileMatch::Exact,
-            source: FileRuleSource::ClaudeState,
-        })
-        .with_file_rule(FileRule::SealedPattern {
-            dir: tenants.clone(),
-            name: "secret.key".to_string(),
-            existing: vec![secret.clone()],
-            source: FileRuleSource::ChannelTokens,
-        });
+    let p = with_each_file_rule_kind(
+        policy(&f, |s| s.extra_sealed = vec![vault.clone()]),
+        &keep,
+        &notes,
+        FileMatch::Exact,
+        &tenants,
+        vec![secret.clone()],
+    );
     let disk = FakeDisk::default()
         .dir(&vault)
         .file(&keep)
