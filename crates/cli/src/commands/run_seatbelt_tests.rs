@@ -9,6 +9,7 @@ use jaula_sandbox::seatbelt::ProfileNetwork;
 use jaula_sbpl::eval::{IpEndpoint, Profile, Request};
 
 use super::*;
+use crate::test_support::scratch;
 
 #[derive(Parser)]
 struct Cli {
@@ -45,13 +46,7 @@ struct World {
 }
 
 fn world() -> World {
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-scratch");
-    std::fs::create_dir_all(&base).unwrap();
-    let dir = tempfile::Builder::new()
-        .prefix("run-seatbelt-")
-        .tempdir_in(&base)
-        .unwrap();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let (dir, root) = scratch("run-seatbelt-");
     let (home, repo) = (root.join("home"), root.join("repo"));
     std::fs::create_dir_all(home.join(".ssh")).unwrap();
     std::fs::create_dir_all(&repo).unwrap();
