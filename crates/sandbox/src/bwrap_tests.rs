@@ -32,6 +32,21 @@ fn fixture() -> Fixture {
     }
 }
 
+/// The fixture, and the default policy over it.
+fn default_policy() -> (Fixture, Policy) {
+    let f = fixture();
+    let p = policy(&f, |_| {});
+    (f, p)
+}
+
+/// A Claude channel seat in the fixture's home, with its `.env` token written.
+fn channel_seat(f: &Fixture) -> PathBuf {
+    let seat = f.home.join(".claude/channels/seat1");
+    std::fs::create_dir_all(&seat).unwrap();
+    std::fs::write(seat.join(".env"), "t").unwrap();
+    seat
+}
+
 fn policy(f: &Fixture, edit: impl FnOnce(&mut PolicySpec)) -> Policy {
     let mut spec = PolicySpec::with_defaults(Platform::Linux, f.home.clone(), f.repo.clone());
     edit(&mut spec);
@@ -106,8 +121,7 @@ fn must(argv: &[OsString], op: &str, dest: &Path) -> usize {
 
 #[test]
 fn starts_with_the_probe_base_and_never_binds_host_dev() {
-    let f = fixture();
-    let p = policy(&f, |_| {});
+    let (_f, p) = default_policy();
     let argv = render_argv(&p, &BwrapOptions::default(), &FakeDisk::default()).unwrap();
     assert_eq!(
         &argv[..8],
@@ -135,9 +149,7 @@ fn starts_with_the_probe_base_and_never_binds_host_dev() {
 #[test]
 fn order_is_writable_claude_json_protected_seals_channels_token_remounts_options() {
     let f = fixture();
-    let seat = f.home.join(".claude/channels/seat1");
-    std::fs::create_dir_all(&seat).unwrap();
-    std::fs::write(seat.join(".env"), "t").unwrap();
+    let seat = channel_seat(&f);
     let broker = f.home.join(".agents-city/.runtime/broker");
     let token = broker.join("w1.token");
     let p = policy(&f, |s| s.token_file = Some(token.clone()));
@@ -192,8 +204,7 @@ fn order_is_writable_claude_json_protected_seals_channels_token_remounts_options
 
 #[test]
 fn the_pid_namespace_is_the_only_option_on_by_default_and_options_only_append_flags() {
-    let f = fixture();
-    let p = policy(&f, |_| {});
+    let (_f, p) = default_policy();
     let disk = FakeDisk::default();
     // A default cage has its own PID namespace and /proc: host processes stay unseen.
     let default = render_argv(&p, &BwrapOptions::default(), &disk).unwrap();
@@ -233,8 +244,7 @@ fn the_pid_namespace_is_the_only_option_on_by_default_and_options_only_append_fl
 
 #[test]
 fn the_steering_capability_is_added_after_the_base_drops_all_and_is_modelled() {
-    let f = fixture();
-    let p = policy(&f, |_| {});
+    let (_f, p) = default_policy();
     let disk = FakeDisk::default();
     let allow = BwrapOptions {
         unshare_net: true,
@@ -319,9 +329,7 @@ fn protected_paths_are_bound_only_where_a_writable_mount_touches_them() {
 #[test]
 fn only_existing_seals_protected_paths_and_channel_tokens_are_rendered() {
     let f = fixture();
-    let seat = f.home.join(".claude/channels/seat1");
-    std::fs::create_dir_all(&seat).unwrap();
-    std::fs::write(seat.join(".env"), "t").unwrap();
+    let seat = channel_seat(&f);
     let p = policy(&f, |_| {});
     assert!(p.file_rules().iter().any(|r| matches!(
         r,
@@ -346,8 +354,7 @@ fn only_existing_seals_protected_paths_and_channel_tokens_are_rendered() {
 
 #[test]
 fn a_seal_is_rendered_by_what_the_disk_holds() {
-    let f = fixture();
-    let p = policy(&f, |_| {});
+    let (f, p) = default_policy();
     let netrc = f.home.join(".netrc"); // declared a file
     let kube = f.home.join(".kube"); // declared a directory
     let disk = FakeDisk::default().dir(&netrc).file(&kube);
@@ -417,8 +424,7 @@ fn non_utf8_paths_pass_through_and_nul_bytes_are_refused() {
 
 #[test]
 fn an_empty_program_is_refused() {
-    let f = fixture();
-    let p = policy(&f, |_| {});
+    let (_f, p) = default_policy();
     let options = BwrapOptions {
         program: OsString::new(),
         ..BwrapOptions::default()
@@ -820,8 +826,7 @@ fn a_hanging_probe_is_killed_at_the_deadline() {
 /// is still bound over them, and the model says /tmp no longer reaches the host's.
 #[test]
 fn the_private_view_replaces_the_hosts_temp_and_runtime_dirs_before_other_roots() {
-    let f = fixture();
-    let p = policy(&f, |_| {});
+    let (_f, p) = default_policy();
     let disk = FakeDisk::default();
     let options = BwrapOptions {
         private_tmp: Some(PrivateTmpFds { tmp: 7, var_tmp: 8 }),

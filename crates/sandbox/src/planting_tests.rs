@@ -145,18 +145,17 @@ fn the_report_appends_one_evidence_line_per_change() {
     let log = evidence_path(&p);
     assert!(log.starts_with(p.state_home()));
     let text = fs::read_to_string(&log).unwrap();
-    let lines: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(lines.len(), 2);
-    assert_eq!(lines[0]["event"], "protected-path-changed");
-    assert_eq!(lines[0]["change"], "created");
-    assert_eq!(lines[0]["source"], "repo-tool-settings");
-    assert_eq!(
-        lines[0]["path"],
-        root.join("repo/.mcp.json").to_str().unwrap()
-    );
+    assert_eq!(text.lines().count(), 2, "{text}");
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let mcp = root.join("repo/.mcp.json");
+    for (field, want) in [
+        ("event", "protected-path-changed"),
+        ("change", "created"),
+        ("source", "repo-tool-settings"),
+        ("path", mcp.to_str().unwrap()),
+    ] {
+        assert_eq!(first[field], want, "{field} in {first}");
+    }
     // The log sits in the protected cage profile directory: no cage may write it.
     assert!(!p.decide(&log, jaula_policy::Access::Write).allowed);
     assert!(!p.decide(&log, jaula_policy::Access::Create).allowed);

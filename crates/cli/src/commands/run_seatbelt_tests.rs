@@ -47,14 +47,14 @@ struct World {
 
 fn world() -> World {
     let (dir, root) = scratch("run-seatbelt-");
-    let (home, repo) = (root.join("home"), root.join("repo"));
-    std::fs::create_dir_all(home.join(".ssh")).unwrap();
-    std::fs::create_dir_all(&repo).unwrap();
-    World {
+    let world = World {
+        home: root.join("home"),
+        repo: root.join("repo"),
         _dir: dir,
-        home,
-        repo,
-    }
+    };
+    std::fs::create_dir_all(world.home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(&world.repo).unwrap();
+    world
 }
 
 fn os(s: &str) -> OsString {
