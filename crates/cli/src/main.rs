@@ -9,6 +9,8 @@ mod error;
 #[cfg(target_os = "linux")]
 mod ids;
 mod report;
+#[cfg(test)]
+mod test_support;
 
 use clap::{Parser, Subcommand};
 

@@ -10,6 +10,11 @@ fn scratch() -> (tempfile::TempDir, PathBuf) {
     (dir, root)
 }
 
+/// The parents `repair_legacy_parents` repaired.
+fn repaired(root: &Path, state_dir: &Path, runner_uid: u32) -> Vec<PathBuf> {
+    repair_legacy_parents(root, state_dir, runner_uid).unwrap()
+}
+
 fn mode(path: &Path) -> u32 {
     fs::symlink_metadata(path).unwrap().mode() & 0o7777
 }
@@ -65,10 +70,7 @@ fn missing_parents_are_searchable_and_the_leaf_gets_its_own_mode() {
 fn an_older_jaulas_closed_parent_is_opened_for_search_only() {
     let (_keep, base) = scratch();
     let (jaula, root, state) = legacy(&base);
-    assert_eq!(
-        repair_legacy_parents(&root, &state, me()).unwrap(),
-        vec![jaula.clone()]
-    );
+    assert_eq!(repaired(&root, &state, me()), vec![jaula.clone()]);
     assert_eq!(mode(&jaula), PARENT_MODE);
     assert_eq!(
         mode(&state),
@@ -76,9 +78,7 @@ fn an_older_jaulas_closed_parent_is_opened_for_search_only() {
         "the state directory stays the runner's"
     );
     // Nothing left to repair.
-    assert!(repair_legacy_parents(&root, &state, me())
-        .unwrap()
-        .is_empty());
+    assert!(repaired(&root, &state, me()).is_empty());
 }
 
 #[test]
@@ -90,7 +90,7 @@ fn a_chain_of_closed_parents_jaula_made_is_opened_up_to_the_first_that_holds_mor
     fs::set_permissions(&outer, fs::Permissions::from_mode(0o700)).unwrap();
     let base_mode = mode(&base);
     assert_eq!(
-        repair_legacy_parents(&root, &state, me()).unwrap(),
+        repaired(&root, &state, me()),
         vec![jaula.clone(), outer.clone()]
     );
     assert_eq!(mode(&outer), PARENT_MODE);
@@ -105,42 +105,30 @@ fn a_closed_directory_that_is_not_only_jaulas_is_left_to_the_operator() {
     // Holds something else.
     let (jaula, root, state) = legacy(&sub(&base, "a"));
     fs::write(jaula.join("other"), "").unwrap();
-    assert!(repair_legacy_parents(&root, &state, me())
-        .unwrap()
-        .is_empty());
+    assert!(repaired(&root, &state, me()).is_empty());
     assert_eq!(mode(&jaula), 0o700);
 
     // Not the runner's.
     let (jaula, root, state) = legacy(&sub(&base, "b"));
-    assert!(repair_legacy_parents(&root, &state, me().wrapping_add(1))
-        .unwrap()
-        .is_empty());
+    assert!(repaired(&root, &state, me().wrapping_add(1)).is_empty());
     assert_eq!(mode(&jaula), 0o700);
 
     // Not exactly 0700.
     let (jaula, root, state) = legacy(&sub(&base, "c"));
     fs::set_permissions(&jaula, fs::Permissions::from_mode(0o750)).unwrap();
-    assert!(repair_legacy_parents(&root, &state, me())
-        .unwrap()
-        .is_empty());
+    assert!(repaired(&root, &state, me()).is_empty());
     assert_eq!(mode(&jaula), 0o750);
 
     // The root and the state directory are not siblings: their parents are the operator's.
     let (jaula, root, _) = legacy(&sub(&base, "d"));
     let elsewhere = base.join("state-elsewhere/state");
-    assert!(repair_legacy_parents(&root, &elsewhere, me())
-        .unwrap()
-        .is_empty());
+    assert!(repaired(&root, &elsewhere, me()).is_empty());
     assert_eq!(mode(&jaula), 0o700);
 
     // A symlink in the parent's place is not followed.
     let (real, _, _) = legacy(&sub(&base, "e"));
     let link = base.join("e-link");
     std::os::unix::fs::symlink(&real, &link).unwrap();
-    assert!(
-        repair_legacy_parents(&link.join("contracts"), &link.join("state"), me())
-            .unwrap()
-            .is_empty()
-    );
+    assert!(repaired(&link.join("contracts"), &link.join("state"), me()).is_empty());
     assert_eq!(mode(&real), 0o700);
 }

@@ -4,6 +4,14 @@ fn rule(text: &str) -> EgressRule {
     text.parse().unwrap()
 }
 
+fn ports(first: u16, last: Option<u16>, protocol: Protocol) -> Option<Ports> {
+    Some(Ports {
+        first,
+        last,
+        protocol,
+    })
+}
+
 #[test]
 fn cidrs_ports_and_protocols_parse() {
     assert_eq!(
@@ -15,24 +23,10 @@ fn cidrs_ports_and_protocols_parse() {
     );
     let r = rule("0.0.0.0/0:443");
     assert_eq!(r.cidr, "0.0.0.0/0");
-    assert_eq!(
-        r.ports,
-        Some(Ports {
-            first: 443,
-            last: None,
-            protocol: Protocol::Tcp
-        })
-    );
+    assert_eq!(r.ports, ports(443, None, Protocol::Tcp));
     let r = rule("192.168.1.7:5000-5010/UDP");
     assert_eq!(r.cidr, "192.168.1.7/32");
-    assert_eq!(
-        r.ports,
-        Some(Ports {
-            first: 5000,
-            last: Some(5010),
-            protocol: Protocol::Udp
-        })
-    );
+    assert_eq!(r.ports, ports(5000, Some(5010), Protocol::Udp));
     let r = rule("[2001:db8::/32]:443/sctp");
     assert_eq!(r.cidr, "2001:db8::/32");
     assert_eq!(r.ports.unwrap().protocol, Protocol::Sctp);

@@ -1,5 +1,6 @@
 use super::*;
 
+use crate::test_support::{assert_fields, log_lines};
 use jaula_policy::network::{NetworkMode, NetworkSpec};
 
 fn proxy_with_log(dir: &std::path::Path) -> (Proxy, std::path::PathBuf) {
@@ -52,14 +53,17 @@ fn an_allowed_name_gets_the_steering_address_and_an_empty_aaaa() {
     let summary = proxy.summary();
     assert_eq!(summary.allowed, 0);
     assert!(summary.is_empty());
-    let text = std::fs::read_to_string(log).unwrap();
-    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
-    assert_eq!(first["method"], "DNS");
-    assert_eq!(first["host"], "example.test");
-    assert_eq!(first["port"], 53);
-    assert_eq!(first["decision"], "allow");
-    assert_eq!(first["rule"], "allow-domain example.test");
-    assert_eq!(first["qtype"], "A");
+    assert_fields(
+        &log_lines(&log)[0],
+        serde_json::json!({
+            "method": "DNS",
+            "host": "example.test",
+            "port": 53,
+            "decision": "allow",
+            "rule": "allow-domain example.test",
+            "qtype": "A",
+        }),
+    );
 }
 
 #[test]
@@ -73,11 +77,12 @@ fn a_refused_name_gets_refused_and_is_logged_and_summarised_with_its_rule() {
         let r = answer(&proxy, &query(name, TYPE_A)).unwrap();
         assert_eq!(rcode(&r), 5, "{name}");
         assert_eq!(ancount(&r), 0);
-        let text = std::fs::read_to_string(&log).unwrap();
-        let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
-        assert_eq!(last["host"], name);
-        assert_eq!(last["decision"], "deny");
-        assert_eq!(last["rule"], rule);
+        let lines = log_lines(&log);
+        let last = lines.last().unwrap();
+        assert_fields(
+            last,
+            serde_json::json!({"host": name, "decision": "deny", "rule": rule}),
+        );
     }
     let summary = proxy.summary();
     assert_eq!(summary.blocked.get("refused.test"), Some(&1));

@@ -8,6 +8,18 @@ fn head(method: &str, host: &str) -> Sniffed<RequestHead> {
     })
 }
 
+proptest! {
+    #[test]
+    fn never_panics_on_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        let _ = request_head(&bytes);
+    }
+
+    #[test]
+    fn never_panics_on_header_like_text(text in "[A-Z]{1,7} [ -~]{0,20} HTTP/1\\.[01]\r\n([ -~\t]{0,30}\r?\n){0,6}\r\n") {
+        let _ = request_head(text.as_bytes());
+    }
+}
+
 #[test]
 fn takes_method_and_host_without_port() {
     let cases = [
@@ -130,16 +142,4 @@ fn tls_on_the_http_port_is_refused_at_once() {
         request_head(&[0x16, 0x03, 0x01]),
         Sniffed::Malformed("not an HTTP/1.x request")
     );
-}
-
-proptest! {
-    #[test]
-    fn never_panics_on_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
-        let _ = request_head(&bytes);
-    }
-
-    #[test]
-    fn never_panics_on_header_like_text(text in "[A-Z]{1,7} [ -~]{0,20} HTTP/1\\.[01]\r\n([ -~\t]{0,30}\r?\n){0,6}\r\n") {
-        let _ = request_head(text.as_bytes());
-    }
 }

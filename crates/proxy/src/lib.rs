@@ -38,6 +38,9 @@ pub mod steer;
 mod supervise;
 mod upstream;
 
+#[cfg(test)]
+mod test_support;
+
 #[cfg(target_os = "linux")]
 pub use dns::serve_dns;
 pub use log::{open_log, rfc3339_now, DecisionRecord, Summary};

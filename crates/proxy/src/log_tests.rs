@@ -1,4 +1,9 @@
 use super::*;
+use crate::test_support::{log_lines, scratch_log};
+
+const NOT_ALLOWED: Verdict<'static> = Verdict::NameDenied {
+    rule: "not in the allow list",
+};
 
 #[test]
 fn civil_dates() {
@@ -41,8 +46,7 @@ fn summary_tells_address_refusals_from_name_refusals() {
 
 #[test]
 fn an_address_refusal_is_logged_with_address_and_reason() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("log.jsonl");
+    let (_dir, path) = scratch_log();
     let recorder = Recorder::open(Some(&path)).unwrap();
     let refusal = Refusal {
         address: "169.254.169.254".parse().unwrap(),
@@ -65,20 +69,8 @@ fn an_address_refusal_is_logged_with_address_and_reason() {
             address: Some("93.184.216.34".parse().unwrap()),
         },
     );
-    recorder.record(
-        "GET",
-        "no.test",
-        80,
-        Via::Proxy,
-        Verdict::NameDenied {
-            rule: "not in the allow list",
-        },
-    );
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    recorder.record("GET", "no.test", 80, Via::Proxy, NOT_ALLOWED);
+    let lines = log_lines(&path);
     assert_eq!(lines[0]["decision"], "deny");
     assert_eq!(lines[0]["rule"], "address 169.254.169.254 is link-local");
     assert_eq!(lines[0]["address"], "169.254.169.254");
@@ -100,20 +92,12 @@ fn an_address_refusal_is_logged_with_address_and_reason() {
 
 #[test]
 fn a_steered_refusal_is_marked_in_the_log_and_the_summary() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("log.jsonl");
+    let (_dir, path) = scratch_log();
     let recorder = Recorder::open(Some(&path)).unwrap();
-    let denied = Verdict::NameDenied {
-        rule: "not in the allow list",
-    };
-    recorder.record("CONNECT", "refused.test", 443, Via::Steered, denied);
-    recorder.record("GET", "mixed.test", 80, Via::Steered, denied);
-    recorder.record("GET", "mixed.test", 80, Via::Proxy, denied);
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    recorder.record("CONNECT", "refused.test", 443, Via::Steered, NOT_ALLOWED);
+    recorder.record("GET", "mixed.test", 80, Via::Steered, NOT_ALLOWED);
+    recorder.record("GET", "mixed.test", 80, Via::Proxy, NOT_ALLOWED);
+    let lines = log_lines(&path);
     assert_eq!(lines[0]["via"], "steered");
     assert_eq!(lines[0]["rule"], "not in the allow list");
     assert_eq!(lines[1]["via"], "steered");
@@ -149,8 +133,7 @@ fn the_summary_names_the_rules_that_blocked() {
 
 #[test]
 fn an_upstream_failure_is_logged_and_summarised_apart_from_refusals() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("log.jsonl");
+    let (_dir, path) = scratch_log();
     let recorder = Recorder::open(Some(&path)).unwrap();
     let refused = UpstreamFailure::connect(
         "127.0.0.1:9".parse().unwrap(),
@@ -168,20 +151,8 @@ fn an_upstream_failure_is_logged_and_summarised_apart_from_refusals() {
             Verdict::UpstreamFailed { rule, failure },
         );
     }
-    recorder.record(
-        "CONNECT",
-        "no.test",
-        443,
-        Via::Proxy,
-        Verdict::NameDenied {
-            rule: "not in the allow list",
-        },
-    );
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    recorder.record("CONNECT", "no.test", 443, Via::Proxy, NOT_ALLOWED);
+    let lines = log_lines(&path);
     assert_eq!(lines[0]["decision"], "failed");
     assert_eq!(lines[0]["rule"], rule);
     assert_eq!(lines[0]["address"], "127.0.0.1");

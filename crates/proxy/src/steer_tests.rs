@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use jaula_policy::network::{NetworkMode, NetworkSpec};
 
+use crate::test_support::{assert_fields, log_lines, scratch_log};
 use crate::ProxyConfig;
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -63,6 +64,20 @@ fn proxy(upstream: SocketAddr, log: &std::path::Path) -> Proxy {
     Proxy::new(config).unwrap()
 }
 
+/// A proxy logging to `log` whose allowed name leads to an [`upstream`] (`expect`,
+/// `reply`), a steered listener of `protocol` it serves, and what the upstream sees.
+async fn steered_upstream(
+    protocol: Protocol,
+    expect: usize,
+    reply: &'static [u8],
+    log: &std::path::Path,
+) -> (Proxy, SocketAddr, Arc<Mutex<Vec<u8>>>) {
+    let (up, seen) = upstream(expect, reply).await;
+    let proxy = proxy(up, log);
+    let addr = steered(protocol, &proxy);
+    (proxy, addr, seen)
+}
+
 /// A steered listener on an ephemeral loopback port, served by `proxy`.
 fn steered(protocol: Protocol, proxy: &Proxy) -> SocketAddr {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -80,14 +95,6 @@ async fn exchange(addr: SocketAddr, request: &[u8]) -> Vec<u8> {
     let mut got = Vec::new();
     client.read_to_end(&mut got).await.unwrap();
     got
-}
-
-fn log_lines(path: &std::path::Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 /// A minimal ClientHello naming `name`, in one record.
@@ -119,13 +126,16 @@ fn client_hello(name: Option<&str>) -> Vec<u8> {
 
 #[test]
 fn an_allowed_http_host_reaches_its_upstream_byte_for_byte() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("log.jsonl");
+    let (_dir, log) = scratch_log();
     runtime().block_on(async {
         let request: &[u8] = b"GET /x HTTP/1.1\r\nhOST: Example.Test\r\nX-Odd:  kept \r\n\r\n";
-        let (up, seen) = upstream(request.len(), b"HTTP/1.1 200 OK\r\n\r\nup!").await;
-        let proxy = proxy(up, &log);
-        let addr = steered(Protocol::Http, &proxy);
+        let (proxy, addr, seen) = steered_upstream(
+            Protocol::Http,
+            request.len(),
+            b"HTTP/1.1 200 OK\r\n\r\nup!",
+            &log,
+        )
+        .await;
         let got = exchange(addr, request).await;
         assert_eq!(got, b"HTTP/1.1 200 OK\r\n\r\nup!");
         assert_eq!(seen.lock().unwrap().as_slice(), request);
@@ -133,121 +143,16 @@ fn an_allowed_http_host_reaches_its_upstream_byte_for_byte() {
     });
     let lines = log_lines(&log);
     assert_eq!(lines.len(), 1);
-    assert_eq!(lines[0]["method"], "GET");
-    assert_eq!(lines[0]["host"], "example.test");
-    assert_eq!(lines[0]["decision"], "allow");
-    assert_eq!(lines[0]["rule"], "allow-domain example.test");
-    assert_eq!(lines[0]["via"], "steered");
-}
-
-#[test]
-fn a_refused_http_host_gets_the_proxys_403_and_is_logged_steered() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("log.jsonl");
-    runtime().block_on(async {
-        let (up, seen) = upstream(1, b"").await;
-        let proxy = proxy(up, &log);
-        let addr = steered(Protocol::Http, &proxy);
-        let got = exchange(addr, b"GET / HTTP/1.1\r\nHost: refused.test\r\n\r\n").await;
-        let text = String::from_utf8(got).unwrap();
-        let port = addr.port();
-        assert!(text.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{text}");
-        assert!(
-            text.contains("\r\nx-jaula-rule: not in the allow list\r\n"),
-            "{text}"
-        );
-        assert!(
-            text.ends_with(&format!(
-                "\r\n\r\njaula: network: GET to refused.test:{port} blocked by rule: not in \
-                 the allow list\n"
-            )),
-            "{text}"
-        );
-        assert!(seen.lock().unwrap().is_empty());
-        assert_eq!(
-            proxy.summary().to_string(),
-            "jaula: network: blocked 1 request(s) to 1 host(s): refused.test (1 steered)\n\
-             jaula: network: the rules that blocked them: not in the allow list (refused.test)"
-        );
-    });
-    let lines = log_lines(&log);
-    assert_eq!(lines[0]["decision"], "deny");
-    assert_eq!(lines[0]["host"], "refused.test");
-    assert_eq!(lines[0]["via"], "steered");
-}
-
-#[test]
-fn an_allowed_server_name_is_relayed_undecrypted_both_ways() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("log.jsonl");
-    runtime().block_on(async {
-        let mut hello = client_hello(Some("example.test"));
-        // Bytes after the ClientHello in the same write (0-RTT data) pass too.
-        hello.extend_from_slice(b"\x17\x03\x03\x00\x01Z");
-        let (up, seen) = upstream(hello.len(), b"server-bytes!").await;
-        let proxy = proxy(up, &log);
-        let addr = steered(Protocol::Tls, &proxy);
-        let got = exchange(addr, &hello).await;
-        assert_eq!(got, b"server-bytes!");
-        assert_eq!(*seen.lock().unwrap(), hello);
-    });
-    let lines = log_lines(&log);
-    assert_eq!(lines[0]["method"], "CONNECT");
-    assert_eq!(lines[0]["host"], "example.test");
-    assert_eq!(lines[0]["decision"], "allow");
-    assert_eq!(lines[0]["via"], "steered");
-}
-
-#[test]
-fn tls_refusals_get_an_access_denied_alert_and_name_their_rule() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("log.jsonl");
-    runtime().block_on(async {
-        let (up, seen) = upstream(1, b"").await;
-        let proxy = proxy(up, &log);
-        let addr = steered(Protocol::Tls, &proxy);
-        for hello in [
-            client_hello(Some("refused.test")),
-            client_hello(None),
-            b"GET / HTTP/1.1\r\n\r\n".to_vec(),
-        ] {
-            assert_eq!(exchange(addr, &hello).await, TLS_ACCESS_DENIED);
-        }
-        assert!(seen.lock().unwrap().is_empty());
-    });
-    let lines = log_lines(&log);
-    let rules: Vec<(&str, &str)> = lines
-        .iter()
-        .map(|l| (l["host"].as_str().unwrap(), l["rule"].as_str().unwrap()))
-        .collect();
-    assert_eq!(
-        rules,
-        [
-            ("refused.test", "not in the allow list"),
-            ("127.0.0.1", "steered TLS without a server name (SNI)"),
-            ("127.0.0.1", "steered: not a TLS handshake record"),
-        ]
+    assert_fields(
+        &lines[0],
+        serde_json::json!({
+            "method": "GET",
+            "host": "example.test",
+            "decision": "allow",
+            "rule": "allow-domain example.test",
+            "via": "steered",
+        }),
     );
-    assert!(lines
-        .iter()
-        .all(|l| l["via"] == "steered" && l["decision"] == "deny"));
-}
-
-#[test]
-fn a_client_that_names_nothing_before_closing_is_not_logged() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("log.jsonl");
-    runtime().block_on(async {
-        let (up, _) = upstream(1, b"").await;
-        let proxy = proxy(up, &log);
-        let addr = steered(Protocol::Http, &proxy);
-        assert!(exchange(addr, b"GET / HTTP/1.1\r\nHost: exa")
-            .await
-            .is_empty());
-        assert!(proxy.summary().is_empty());
-        assert_eq!(proxy.summary().allowed, 0);
-    });
-    assert!(log_lines(&log).is_empty());
 }
 
 /// A loopback port with nothing listening: bound, read, and closed again, so a connect
@@ -259,8 +164,7 @@ fn closed_port() -> SocketAddr {
 
 #[test]
 fn an_allowed_name_whose_upstream_refuses_is_a_failure_not_a_refusal() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("log.jsonl");
+    let (_dir, log) = scratch_log();
     let down = closed_port();
     runtime().block_on(async {
         let proxy = proxy(down, &log);
@@ -304,14 +208,122 @@ fn an_allowed_name_whose_upstream_refuses_is_a_failure_not_a_refusal() {
     let lines = log_lines(&log);
     assert_eq!(lines.len(), 2);
     for line in &lines {
-        assert_eq!(line["decision"], "failed", "{line}");
-        assert_eq!(line["rule"], "allow-domain example.test", "{line}");
-        assert_eq!(line["reason"], "connection-refused", "{line}");
-        assert_eq!(line["address"], "127.0.0.1", "{line}");
-        assert_eq!(line["via"], "steered", "{line}");
+        assert_fields(
+            line,
+            serde_json::json!({
+                "decision": "failed",
+                "rule": "allow-domain example.test",
+                "reason": "connection-refused",
+                "address": "127.0.0.1",
+                "via": "steered",
+            }),
+        );
         assert!(
             line["error"].as_str().unwrap().contains("refused"),
             "{line}"
         );
     }
+}
+
+#[test]
+fn an_allowed_server_name_is_relayed_undecrypted_both_ways() {
+    let (_dir, log) = scratch_log();
+    runtime().block_on(async {
+        let mut hello = client_hello(Some("example.test"));
+        // Bytes after the ClientHello in the same write (0-RTT data) pass too.
+        hello.extend_from_slice(b"\x17\x03\x03\x00\x01Z");
+        let (_proxy, addr, seen) =
+            steered_upstream(Protocol::Tls, hello.len(), b"server-bytes!", &log).await;
+        let got = exchange(addr, &hello).await;
+        assert_eq!(got, b"server-bytes!");
+        assert_eq!(*seen.lock().unwrap(), hello);
+    });
+    assert_fields(
+        &log_lines(&log)[0],
+        serde_json::json!({
+            "method": "CONNECT",
+            "host": "example.test",
+            "decision": "allow",
+            "via": "steered",
+        }),
+    );
+}
+
+#[test]
+fn tls_refusals_get_an_access_denied_alert_and_name_their_rule() {
+    let (_dir, log) = scratch_log();
+    runtime().block_on(async {
+        let (_proxy, addr, seen) = steered_upstream(Protocol::Tls, 1, b"", &log).await;
+        for hello in [
+            client_hello(Some("refused.test")),
+            client_hello(None),
+            b"GET / HTTP/1.1\r\n\r\n".to_vec(),
+        ] {
+            assert_eq!(exchange(addr, &hello).await, TLS_ACCESS_DENIED);
+        }
+        assert!(seen.lock().unwrap().is_empty());
+    });
+    let lines = log_lines(&log);
+    let rules: Vec<(&str, &str)> = lines
+        .iter()
+        .map(|l| (l["host"].as_str().unwrap(), l["rule"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            ("refused.test", "not in the allow list"),
+            ("127.0.0.1", "steered TLS without a server name (SNI)"),
+            ("127.0.0.1", "steered: not a TLS handshake record"),
+        ]
+    );
+    assert!(lines
+        .iter()
+        .all(|l| l["via"] == "steered" && l["decision"] == "deny"));
+}
+
+#[test]
+fn a_refused_http_host_gets_the_proxys_403_and_is_logged_steered() {
+    let (_dir, log) = scratch_log();
+    runtime().block_on(async {
+        let (proxy, addr, seen) = steered_upstream(Protocol::Http, 1, b"", &log).await;
+        let got = exchange(addr, b"GET / HTTP/1.1\r\nHost: refused.test\r\n\r\n").await;
+        let text = String::from_utf8(got).unwrap();
+        let port = addr.port();
+        assert!(text.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{text}");
+        assert!(
+            text.contains("\r\nx-jaula-rule: not in the allow list\r\n"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(&format!(
+                "\r\n\r\njaula: network: GET to refused.test:{port} blocked by rule: not in \
+                 the allow list\n"
+            )),
+            "{text}"
+        );
+        assert!(seen.lock().unwrap().is_empty());
+        assert_eq!(
+            proxy.summary().to_string(),
+            "jaula: network: blocked 1 request(s) to 1 host(s): refused.test (1 steered)\n\
+             jaula: network: the rules that blocked them: not in the allow list (refused.test)"
+        );
+    });
+    assert_fields(
+        &log_lines(&log)[0],
+        serde_json::json!({"decision": "deny", "host": "refused.test", "via": "steered"}),
+    );
+}
+
+#[test]
+fn a_client_that_names_nothing_before_closing_is_not_logged() {
+    let (_dir, log) = scratch_log();
+    runtime().block_on(async {
+        let (proxy, addr, _) = steered_upstream(Protocol::Http, 1, b"", &log).await;
+        assert!(exchange(addr, b"GET / HTTP/1.1\r\nHost: exa")
+            .await
+            .is_empty());
+        assert!(proxy.summary().is_empty());
+        assert_eq!(proxy.summary().allowed, 0);
+    });
+    assert!(log_lines(&log).is_empty());
 }

@@ -5,18 +5,7 @@ use std::path::{Path, PathBuf};
 use jaula_policy::{Platform, Policy, PolicySpec, WriteSource};
 
 use super::create_absent_roots;
-
-/// Never under `/tmp`, like every scratch of this crate's tests.
-fn scratch() -> (tempfile::TempDir, PathBuf) {
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-scratch");
-    fs::create_dir_all(&base).unwrap();
-    let dir = tempfile::Builder::new()
-        .prefix("absent-roots-")
-        .tempdir_in(base)
-        .unwrap();
-    let root = fs::canonicalize(dir.path()).unwrap();
-    (dir, root)
-}
+use crate::test_support::scratch;
 
 fn policy(root: &Path, create: bool) -> Policy {
     let home = root.join("home");
@@ -30,7 +19,7 @@ fn policy(root: &Path, create: bool) -> Policy {
 
 #[test]
 fn a_fresh_home_gets_every_cache_root_private_and_owned_by_the_caller() {
-    let (_keep, root) = scratch();
+    let (_keep, root) = scratch("absent-roots-");
     let policy = policy(&root, true);
     let home = policy.home().to_path_buf();
     let to_create: Vec<PathBuf> = policy.roots_to_create().map(|a| a.path.clone()).collect();
@@ -73,7 +62,7 @@ fn a_fresh_home_gets_every_cache_root_private_and_owned_by_the_caller() {
 
 #[test]
 fn nothing_is_created_with_the_switch_off_and_decide_refuses_beneath() {
-    let (_keep, root) = scratch();
+    let (_keep, root) = scratch("absent-roots-");
     let policy = policy(&root, false);
     assert_eq!(policy.roots_to_create().count(), 0);
     let created = create_absent_roots(&policy);
@@ -90,7 +79,7 @@ fn nothing_is_created_with_the_switch_off_and_decide_refuses_beneath() {
 
 #[test]
 fn a_symlink_planted_on_the_way_stops_the_root_and_nothing_lands_outside() {
-    let (_keep, root) = scratch();
+    let (_keep, root) = scratch("absent-roots-");
     let policy = policy(&root, true);
     let outside = root.join("outside");
     fs::create_dir_all(&outside).unwrap();
@@ -113,7 +102,7 @@ fn a_symlink_planted_on_the_way_stops_the_root_and_nothing_lands_outside() {
 
 #[test]
 fn a_home_owned_by_someone_else_is_left_alone() {
-    let (_keep, root) = scratch();
+    let (_keep, root) = scratch("absent-roots-");
     let policy = policy(&root, true);
     let uid = rustix::process::geteuid().as_raw();
     if uid != 0 {

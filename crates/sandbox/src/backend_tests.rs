@@ -2,6 +2,7 @@ use std::collections::HashSet;
 
 use super::*;
 use crate::backends::{all, named};
+use crate::test_support::scratch;
 
 #[test]
 fn every_backend_is_listed_once_with_deviations_named_once() {
@@ -34,18 +35,13 @@ fn the_bwrap_view_plan_lists_only_what_the_view_does_not_hide() {
     assert_eq!(names, ["metadata-writes"]);
 }
 
-/// A scratch directory beside the test binary (inside the target directory, not `/tmp`,
-/// which every Linux cage keeps writable).
-fn scratch() -> (tempfile::TempDir, std::path::PathBuf) {
-    let exe = std::env::current_exe().unwrap();
-    let base = exe.ancestors().nth(2).unwrap().join("jaula-unit-tmp");
-    std::fs::create_dir_all(&base).unwrap();
-    let dir = tempfile::Builder::new()
-        .prefix("backend-")
-        .tempdir_in(base)
-        .unwrap();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
-    (dir, root)
+/// A home with an `.ssh` directory and a repo at `~/src/repo`, made under `root`.
+fn home_with_repo(root: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let home = root.join("home");
+    let repo = home.join("src/repo");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(&repo).unwrap();
+    (home, repo)
 }
 
 /// Each backend answers from its own artifact, and on the plainest paths all of them
@@ -53,11 +49,8 @@ fn scratch() -> (tempfile::TempDir, std::path::PathBuf) {
 /// but not writable, a socket in a sealed root unreachable.
 #[test]
 fn every_backend_answers_from_its_artifact_as_decide_does_on_plain_paths() {
-    let (_dir, root) = scratch();
-    let home = root.join("home");
-    let repo = home.join("src/repo");
-    std::fs::create_dir_all(home.join(".ssh")).unwrap();
-    std::fs::create_dir_all(&repo).unwrap();
+    let (_dir, root) = scratch("backend-");
+    let (home, repo) = home_with_repo(&root);
     std::fs::write(home.join(".ssh/id"), "secret").unwrap();
     std::fs::write(home.join("notes.txt"), "notes").unwrap();
     std::fs::write(repo.join("README.md"), "readme").unwrap();
@@ -94,11 +87,8 @@ fn every_backend_answers_from_its_artifact_as_decide_does_on_plain_paths() {
 /// verdict names the missing entry and why Landlock cannot grant it.
 #[test]
 fn landlock_says_why_an_absent_path_is_denied() {
-    let (_dir, root) = scratch();
-    let home = root.join("home");
-    let repo = home.join("src/repo");
-    std::fs::create_dir_all(home.join(".ssh")).unwrap();
-    std::fs::create_dir_all(&repo).unwrap();
+    let (_dir, root) = scratch("backend-");
+    let (home, repo) = home_with_repo(&root);
     let policy = jaula_policy::PolicySpec::with_defaults(Platform::Linux, home, repo)
         .resolve()
         .unwrap();

@@ -32,6 +32,21 @@ fn fixture() -> Fixture {
     }
 }
 
+/// The fixture, and the default policy over it.
+fn default_policy() -> (Fixture, Policy) {
+    let f = fixture();
+    let p = policy(&f, |_| {});
+    (f, p)
+}
+
+/// A Claude channel seat in the fixture's home, with its `.env` token written.
+fn channel_seat(f: &Fixture) -> PathBuf {
+    let seat = f.home.join(".claude/channels/seat1");
+    std::fs::create_dir_all(&seat).unwrap();
+    std::fs::write(seat.join(".env"), "t").unwrap();
+    seat
+}
+
 fn policy(f: &Fixture, edit: impl FnOnce(&mut PolicySpec)) -> Policy {
     let mut spec = PolicySpec::with_defaults(Platform::Linux, f.home.clone(), f.repo.clone());
     edit(&mut spec);
@@ -50,6 +65,12 @@ impl FakeDisk {
     fn file(mut self, p: impl Into<PathBuf>) -> Self {
         self.0.insert(p.into(), false);
         self
+    }
+    fn dirs<P: Into<PathBuf>>(self, ps: impl IntoIterator<Item = P>) -> Self {
+        ps.into_iter().fold(self, Self::dir)
+    }
+    fn files<P: Into<PathBuf>>(self, ps: impl IntoIterator<Item = P>) -> Self {
+        ps.into_iter().fold(self, Self::file)
     }
 }
 
@@ -100,8 +121,7 @@ fn must(argv: &[OsString], op: &str, dest: &Path) -> usize {
 
 #[test]
 fn starts_with_the_probe_base_and_never_binds_host_dev() {
-    let f = fixture();
-    let p = policy(&f, |_| {});
+    let (_f, p) = default_policy();
     let argv = render_argv(&p, &BwrapOptions::default(), &FakeDisk::default()).unwrap();
     assert_eq!(
         &argv[..8],
@@ -129,9 +149,7 @@ fn starts_with_the_probe_base_and_never_binds_host_dev() {
 #[test]
 fn order_is_writable_claude_json_protected_seals_channels_token_remounts_options() {
     let f = fixture();
-    let seat = f.home.join(".claude/channels/seat1");
-    std::fs::create_dir_all(&seat).unwrap();
-    std::fs::write(seat.join(".env"), "t").unwrap();
+    let seat = channel_seat(&f);
     let broker = f.home.join(".agents-city/.runtime/broker");
     let token = broker.join("w1.token");
     let p = policy(&f, |s| s.token_file = Some(token.clone()));
@@ -186,8 +204,7 @@ fn order_is_writable_claude_json_protected_seals_channels_token_remounts_options
 
 #[test]
 fn the_pid_namespace_is_the_only_option_on_by_default_and_options_only_append_flags() {
-    let f = fixture();
-    let p = policy(&f, |_| {});
+    let (_f, p) = default_policy();
     let disk = FakeDisk::default();
     // A default cage has its own PID namespace and /proc: host processes stay unseen.
     let default = render_argv(&p, &BwrapOptions::default(), &disk).unwrap();
@@ -227,8 +244,7 @@ fn the_pid_namespace_is_the_only_option_on_by_default_and_options_only_append_fl
 
 #[test]
 fn the_steering_capability_is_added_after_the_base_drops_all_and_is_modelled() {
-    let f = fixture();
-    let p = policy(&f, |_| {});
+    let (_f, p) = default_policy();
     let disk = FakeDisk::default();
     let allow = BwrapOptions {
         unshare_net: true,
@@ -272,12 +288,8 @@ fn protected_paths_are_bound_only_where_a_writable_mount_touches_them() {
     let jaula_config = f.home.join(".config/jaula");
     let git_config = f.repo.join(".git/config");
     let disk = FakeDisk::default()
-        .file(&bashrc)
-        .file(&gitconfig)
-        .file(&cargo_config)
-        .dir(&jaula_config)
-        .dir(f.repo.join(".git"))
-        .file(&git_config);
+        .files([&bashrc, &gitconfig, &cargo_config, &git_config])
+        .dirs([&jaula_config, &f.repo.join(".git")]);
     for protected in [
         &bashrc,
         &gitconfig,
@@ -317,9 +329,7 @@ fn protected_paths_are_bound_only_where_a_writable_mount_touches_them() {
 #[test]
 fn only_existing_seals_protected_paths_and_channel_tokens_are_rendered() {
     let f = fixture();
-    let seat = f.home.join(".claude/channels/seat1");
-    std::fs::create_dir_all(&seat).unwrap();
-    std::fs::write(seat.join(".env"), "t").unwrap();
+    let seat = channel_seat(&f);
     let p = policy(&f, |_| {});
     assert!(p.file_rules().iter().any(|r| matches!(
         r,
@@ -344,8 +354,7 @@ fn only_existing_seals_protected_paths_and_channel_tokens_are_rendered() {
 
 #[test]
 fn a_seal_is_rendered_by_what_the_disk_holds() {
-    let f = fixture();
-    let p = policy(&f, |_| {});
+    let (f, p) = default_policy();
     let netrc = f.home.join(".netrc"); // declared a file
     let kube = f.home.join(".kube"); // declared a directory
     let disk = FakeDisk::default().dir(&netrc).file(&kube);
@@ -415,8 +424,7 @@ fn non_utf8_paths_pass_through_and_nul_bytes_are_refused() {
 
 #[test]
 fn an_empty_program_is_refused() {
-    let f = fixture();
-    let p = policy(&f, |_| {});
+    let (_f, p) = default_policy();
     let options = BwrapOptions {
         program: OsString::new(),
         ..BwrapOptions::default()
@@ -438,12 +446,8 @@ fn the_view_names_the_governing_operation() {
     let ssh = f.home.join(".ssh");
     let cargo = f.home.join(".cargo");
     let disk = FakeDisk::default()
-        .dir(&ssh)
-        .dir(&cargo)
-        .dir(&broker)
-        .file(&token)
-        .dir(&f.repo)
-        .dir(f.home.join(".agents-city"));
+        .dirs([&ssh, &cargo, &broker, &f.repo, &f.home.join(".agents-city")])
+        .file(&token);
     let o = BwrapOptions::default();
     let effect = |path: &Path, access| view_effect(&p, &o, &disk, path, access).unwrap();
 
@@ -619,6 +623,18 @@ fn fake_bwrap(body: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, program)
 }
 
+/// The probe, run for real, of the `program` it finds on a `PATH` that starts with a
+/// directory that does not exist.
+fn probe_found(program: &Path, options: &BwrapOptions) -> Availability {
+    let path = path_of(program);
+    probe_with(
+        BwrapHint::Probe,
+        options,
+        Some(&path),
+        Duration::from_secs(30),
+    )
+}
+
 fn path_of(program: &Path) -> OsString {
     let mut v = OsString::from("/nonexistent-jaula:");
     v.push(program.parent().unwrap());
@@ -708,14 +724,12 @@ fn relative_path_entries_are_never_searched() {
 #[test]
 fn probing_runs_exactly_the_base_flags_plus_true() {
     let (d, program) = fake_bwrap(r#"printf '%s\n' "$@" > "$(dirname "$0")/args""#);
-    let a = probe_with(
-        BwrapHint::Probe,
+    let a = probe_found(
+        &program,
         &BwrapOptions {
             proc_fs: false,
             ..BwrapOptions::default()
         },
-        Some(&path_of(&program)),
-        Duration::from_secs(30),
     );
     assert_eq!(
         a,
@@ -735,12 +749,7 @@ fn probing_runs_exactly_the_base_flags_plus_true() {
         proc_fs: true,
         ..BwrapOptions::default()
     };
-    let a = probe_with(
-        BwrapHint::Probe,
-        &o,
-        Some(&path_of(&program)),
-        Duration::from_secs(30),
-    );
+    let a = probe_found(&program, &o);
     assert!(a.is_available());
     let args = std::fs::read_to_string(d.path().join("args")).unwrap();
     assert_eq!(
@@ -754,12 +763,7 @@ fn a_failed_probe_reports_status_and_first_stderr_line() {
     let (_d, program) = fake_bwrap(
         "echo >&2; echo 'bwrap: setting up uid map: Permission denied' >&2; echo second >&2; exit 1",
     );
-    let a = probe_with(
-        BwrapHint::Probe,
-        &BwrapOptions::default(),
-        Some(&path_of(&program)),
-        Duration::from_secs(30),
-    );
+    let a = probe_found(&program, &BwrapOptions::default());
     assert_eq!(
         a,
         Availability::Unavailable(Unavailable::Failed {
@@ -777,12 +781,7 @@ fn a_program_that_cannot_start_is_reported() {
     // Executable bit set, but neither ELF nor a #! script: execve fails with ENOEXEC.
     let (_d, program) = fake_bwrap("");
     std::fs::write(&program, b"\x7fELF-not-really").unwrap();
-    let a = probe_with(
-        BwrapHint::Probe,
-        &BwrapOptions::default(),
-        Some(&path_of(&program)),
-        Duration::from_secs(30),
-    );
+    let a = probe_found(&program, &BwrapOptions::default());
     assert!(
         matches!(&a, Availability::Unavailable(Unavailable::Spawn { program: p, .. }) if *p == program),
         "{a:?}"
@@ -827,8 +826,7 @@ fn a_hanging_probe_is_killed_at_the_deadline() {
 /// is still bound over them, and the model says /tmp no longer reaches the host's.
 #[test]
 fn the_private_view_replaces_the_hosts_temp_and_runtime_dirs_before_other_roots() {
-    let f = fixture();
-    let p = policy(&f, |_| {});
+    let (_f, p) = default_policy();
     let disk = FakeDisk::default();
     let options = BwrapOptions {
         private_tmp: Some(PrivateTmpFds { tmp: 7, var_tmp: 8 }),
@@ -1006,29 +1004,22 @@ fn shell_lines_puts_one_mount_per_line_and_stays_one_shell_command() {
 /// names is mounted as its kind says, at its kind's step.
 #[test]
 fn file_rule_kinds_are_mounted_by_kind_for_any_path() {
-    use jaula_policy::{FileMatch, FileRuleSource};
+    use crate::test_support::with_each_file_rule_kind;
+    use jaula_policy::FileMatch;
     let f = fixture();
     let vault = f.home.join("vault");
     let keep = vault.join("keep.txt");
     let notes = f.home.join("notes.db");
     let tenants = f.home.join("Documents/tenants");
     let secret = tenants.join("acme/secret.key");
-    let p = policy(&f, |s| s.extra_sealed = vec![vault.clone()])
-        .with_file_rule(FileRule::ReadableInSeal {
-            path: keep.clone(),
-            source: FileRuleSource::WindowToken,
-        })
-        .with_file_rule(FileRule::WritableFile {
-            path: notes.clone(),
-            matching: FileMatch::Exact,
-            source: FileRuleSource::ClaudeState,
-        })
-        .with_file_rule(FileRule::SealedPattern {
-            dir: tenants.clone(),
-            name: "secret.key".to_string(),
-            existing: vec![secret.clone()],
-            source: FileRuleSource::ChannelTokens,
-        });
+    let p = with_each_file_rule_kind(
+        policy(&f, |s| s.extra_sealed = vec![vault.clone()]),
+        &keep,
+        &notes,
+        FileMatch::Exact,
+        &tenants,
+        vec![secret.clone()],
+    );
     let disk = FakeDisk::default()
         .dir(&vault)
         .file(&keep)

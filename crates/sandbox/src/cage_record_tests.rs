@@ -1,4 +1,5 @@
 use super::*;
+use crate::test_support::opening;
 
 #[test]
 fn start_ticks_is_field_22_even_after_a_command_name_with_spaces_and_parentheses() {
@@ -19,17 +20,7 @@ fn this_process_matches_its_own_proc_entry() {
 #[test]
 fn a_record_reads_back_line_by_line() {
     let dir = tempfile::tempdir().unwrap();
-    let opening = Opening {
-        window: Some("w".into()),
-        repo: "/r".into(),
-        backend: "landlock".into(),
-        started_unix: 7,
-        command: vec!["sh".into()],
-        launcher: ProcessId {
-            pid: 1,
-            start_ticks: 2,
-        },
-    };
+    let opening = opening(Some("w"), "landlock", 7, &["sh"], 2);
     let (path, mut file) = create(dir.path(), &opening).unwrap();
     append(
         &mut file,
@@ -147,17 +138,7 @@ fn a_supervisor_is_told_apart_by_its_name_from_one_with_the_same_pid_and_start()
 #[test]
 fn only_the_records_of_ended_cages_are_pruned() {
     let dir = tempfile::tempdir().unwrap();
-    let opening = Opening {
-        window: None,
-        repo: "/r".into(),
-        backend: "bwrap".into(),
-        started_unix: 1,
-        command: vec!["true".into()],
-        launcher: ProcessId {
-            pid: 1,
-            start_ticks: 2,
-        },
-    };
+    let opening = opening(None, "bwrap", 1, &["true"], 2);
     let (ended, mut file) = create(dir.path(), &opening).unwrap();
     append(&mut file, &Line::Supervisor(opening.launcher)).unwrap();
     append(&mut file, &Line::Ended).unwrap();

@@ -154,8 +154,31 @@ fn plan_of(policy: &Policy, mode: PlanMode, fs: &FakeFs) -> Plan {
     }
 }
 
+/// The default policy's plan over the default tree.
+fn default_plan(mode: PlanMode) -> Plan {
+    plan_of(&policy(spec()), mode, &tree())
+}
+
 fn rights(plan: &Plan, path: impl AsRef<Path>) -> Option<Rights> {
     plan.rule(path.as_ref()).map(|r| r.rights)
+}
+
+/// Each path's rights in `plan`, as expected (`None`: no rule of its own).
+fn assert_rights(plan: &Plan, expected: impl IntoIterator<Item = (PathBuf, Option<Rights>)>) {
+    for (path, want) in expected {
+        assert_eq!(rights(plan, &path), want, "{}", path.display());
+    }
+}
+
+/// Whether `plan` has no rule at or beneath `dir`.
+fn names_nothing_under(plan: &Plan, dir: impl AsRef<Path>) -> bool {
+    plan.rules.iter().all(|r| !r.path.starts_with(dir.as_ref()))
+}
+
+/// Whether `plan` splits `dir` for reads and for writes, if it splits it at all.
+fn split_of(plan: &Plan, dir: impl AsRef<Path>) -> Option<(bool, bool)> {
+    let split = plan.split.iter().find(|s| s.path == dir.as_ref())?;
+    Some((split.read, split.write))
 }
 
 const READ_DIR: Rights = Rights::single(Right::ReadDir);
@@ -166,9 +189,7 @@ fn file(r: Rights) -> Rights {
 
 #[test]
 fn complement_grants_names_on_ancestors_and_everything_beside() {
-    let policy = policy(spec());
-    let fs = tree();
-    let plan = plan_of(&policy, PlanMode::Native, &fs);
+    let plan = default_plan(PlanMode::Native);
 
     for ancestor in ["/", "/home", HOME] {
         assert_eq!(rights(&plan, ancestor), Some(READ_DIR), "{ancestor}");
@@ -197,10 +218,7 @@ fn complement_grants_names_on_ancestors_and_everything_beside() {
     // Symlinks get no rule: a rule would follow them, possibly into a sealed root.
     assert_eq!(rights(&plan, "/vmlinuz"), None);
     // Nothing beneath a sibling is ever named.
-    assert!(plan
-        .rules
-        .iter()
-        .all(|r| !r.path.starts_with(h("Documents/deep"))));
+    assert!(names_nothing_under(&plan, h("Documents/deep")));
 }
 
 #[test]
@@ -240,9 +258,7 @@ fn only_ancestors_are_listed_so_a_huge_home_costs_one_rule_per_entry() {
 
 #[test]
 fn a_sealed_file_inside_a_writable_root_splits_that_root() {
-    let policy = policy(spec());
-    let fs = tree();
-    let plan = plan_of(&policy, PlanMode::Native, &fs);
+    let plan = default_plan(PlanMode::Native);
     // ~/.claude holds the sealed credentials: names only, no write of its own.
     assert_eq!(rights(&plan, h(".claude")), Some(READ_DIR));
     assert_eq!(rights(&plan, h(".claude/.credentials.json")), None);
@@ -262,15 +278,7 @@ fn a_sealed_file_inside_a_writable_root_splits_that_root() {
         rights(&plan, h(".cargo/registry")),
         Some(Rights::READ | Rights::WRITE)
     );
-    let split = plan.split.iter().find(|s| s.path == h(".claude"));
-    assert!(matches!(
-        split,
-        Some(SplitDir {
-            read: true,
-            write: true,
-            ..
-        })
-    ));
+    assert_eq!(split_of(&plan, h(".claude")), Some((true, true)));
     // REFER only ever comes with the rest of the write rights.
     for rule in &plan.rules {
         if rule.rights.has(Right::Refer) {
@@ -327,7 +335,7 @@ fn absent_seals_get_no_rule_but_still_split_their_deepest_existing_ancestor() {
         .dir(h(".cache"));
     let plan = plan_of(&policy, PlanMode::Native, &fs);
     // ~/.aws and ~/.ssh are absent: nothing is created, nothing named.
-    assert!(plan.rules.iter().all(|r| !r.path.starts_with(h(".aws"))));
+    assert!(names_nothing_under(&plan, h(".aws")));
     assert!(plan.holes.is_empty());
     // The home is still split, so a ~/.ssh created later by the host stays unreadable.
     assert_eq!(rights(&plan, HOME), Some(READ_DIR));
@@ -355,19 +363,14 @@ fn absent_seals_get_no_rule_but_still_split_their_deepest_existing_ancestor() {
 
 #[test]
 fn protected_config_is_readable_never_writable_inside_writable_config() {
-    let policy = policy(spec());
-    let fs = tree();
-    let plan = plan_of(&policy, PlanMode::Native, &fs);
+    let plan = default_plan(PlanMode::Native);
     assert_eq!(rights(&plan, h(".config/jaula")), Some(Rights::READ));
     assert_eq!(
         rights(&plan, h(".config/other")),
         Some(Rights::READ | Rights::WRITE)
     );
     assert_eq!(rights(&plan, h(".config")), Some(READ_DIR));
-    assert!(plan
-        .rules
-        .iter()
-        .all(|r| !r.path.starts_with(h(".config/gh"))));
+    assert!(names_nothing_under(&plan, h(".config/gh")));
 }
 
 #[test]
@@ -383,15 +386,7 @@ fn protected_path_alone_splits_writes_but_not_reads() {
     assert_eq!(rights(&plan, h(".cache")), Some(Rights::READ));
     assert_eq!(rights(&plan, h(".cache/jaula")), None);
     assert_eq!(rights(&plan, h(".cache/pip")), Some(Rights::WRITE));
-    let split = plan.split.iter().find(|s| s.path == h(".cache"));
-    assert!(matches!(
-        split,
-        Some(SplitDir {
-            read: false,
-            write: true,
-            ..
-        })
-    ));
+    assert_eq!(split_of(&plan, h(".cache")), Some((false, true)));
 }
 
 #[test]
@@ -414,9 +409,7 @@ fn channel_seats_are_split_so_no_token_can_be_created_or_read() {
 
 #[test]
 fn native_dev_grants_only_the_cage_devices() {
-    let policy = policy(spec());
-    let fs = tree();
-    let plan = plan_of(&policy, PlanMode::Native, &fs);
+    let plan = default_plan(PlanMode::Native);
     let rw_dev = Rights::READ | Rights::WRITE | Rights::single(Right::IoctlDev);
     assert_eq!(rights(&plan, "/dev"), Some(READ_DIR));
     assert_eq!(rights(&plan, "/dev/null"), Some(file(rw_dev)));
@@ -573,36 +566,29 @@ fn planting_paths_split_natively_only_where_it_costs_no_agent_work() {
         .file(h(".codex/history.jsonl"))
         .dir("/run/user/1000");
     let plan = plan_of(&policy, PlanMode::Native, &fs);
-    // The repo is never split: every new file there is the agent's work.
-    assert_eq!(rights(&plan, repo()), Some(Rights::READ | Rights::WRITE));
-    // Nor ~/.local/share, ~/.codex and /run/user/UID (the protected-not-split deviation).
-    assert_eq!(
-        rights(&plan, h(".local/share")),
-        Some(Rights::READ | Rights::WRITE)
+    let rw = Some(Rights::READ | Rights::WRITE);
+    assert_rights(
+        &plan,
+        [
+            // The repo is never split: every new file there is the agent's work.
+            (repo(), rw),
+            // Nor ~/.local/share, ~/.codex and /run/user/UID (the protected-not-split
+            // deviation).
+            (h(".local/share"), rw),
+            (h(".codex"), rw),
+            (PathBuf::from("/run/user"), rw),
+            // ~/.config and ~/.claude were split already (jaula's config, Claude's
+            // credentials): the planting paths there cost nothing more and are enforced.
+            (h(".config"), Some(READ_DIR)),
+            (h(".claude/settings.json"), Some(file(Rights::READ))),
+        ],
     );
-    assert_eq!(
-        rights(&plan, h(".codex")),
-        Some(Rights::READ | Rights::WRITE)
-    );
-    assert_eq!(
-        rights(&plan, "/run/user"),
-        Some(Rights::READ | Rights::WRITE)
-    );
-    // ~/.config and ~/.claude were split already (jaula's config, Claude's credentials):
-    // the planting paths there cost nothing more and are enforced.
-    assert_eq!(rights(&plan, h(".config")), Some(READ_DIR));
     assert!(plan.split.iter().any(|s| s.path == h(".config") && s.write));
-    assert_eq!(
-        rights(&plan, h(".claude/settings.json")),
-        Some(file(Rights::READ))
-    );
 }
 
 #[test]
 fn inside_the_view_absent_planting_paths_split_nothing() {
-    let policy = policy(spec());
-    let fs = tree();
-    let plan = plan_of(&policy, PlanMode::BwrapView, &fs);
+    let plan = default_plan(PlanMode::BwrapView);
     // ~/.config/git, ~/.config/systemd and ~/.cargo/config.toml are absent from the tree:
     // the view keeps ~/.config and ~/.cargo open for new entries, and reports instead.
     assert!(rights(&plan, h(".config")).is_some_and(|r| r.contains(Rights::WRITE)));
@@ -613,27 +599,19 @@ fn inside_the_view_absent_planting_paths_split_nothing() {
 /// names gets the grant (or the seal) of its kind.
 #[test]
 fn file_rule_kinds_are_planned_by_kind_for_any_path() {
-    use jaula_policy::{FileMatch, FileRule, FileRuleSource};
+    use crate::test_support::with_each_file_rule_kind;
+    use jaula_policy::{FileMatch, FileRuleSource};
     let mut spec = spec();
     spec.extra_sealed = vec![h("vault")];
     let bare = policy(spec);
-    let policy = bare
-        .clone()
-        .with_file_rule(FileRule::ReadableInSeal {
-            path: h("vault/keep.txt"),
-            source: FileRuleSource::WindowToken,
-        })
-        .with_file_rule(FileRule::WritableFile {
-            path: h("notes.db"),
-            matching: FileMatch::Exact,
-            source: FileRuleSource::ClaudeState,
-        })
-        .with_file_rule(FileRule::SealedPattern {
-            dir: h("Documents/tenants"),
-            name: "secret.key".to_string(),
-            existing: Vec::new(),
-            source: FileRuleSource::ChannelTokens,
-        });
+    let policy = with_each_file_rule_kind(
+        bare.clone(),
+        &h("vault/keep.txt"),
+        &h("notes.db"),
+        FileMatch::Exact,
+        &h("Documents/tenants"),
+        Vec::new(),
+    );
     let mut fs = tree();
     fs.file(h("vault/keep.txt"))
         .file(h("vault/other.txt"))
@@ -668,23 +646,23 @@ fn file_rule_kinds_are_planned_by_kind_for_any_path() {
     );
     assert_eq!(rights(&plan, HOME), Some(READ_DIR));
     // The pattern: its directory and each child split, the match a hole, the rest read.
-    for dir in ["Documents", "Documents/tenants", "Documents/tenants/acme"] {
-        assert_eq!(rights(&plan, h(dir)), Some(READ_DIR), "{dir}");
-    }
-    assert_eq!(rights(&plan, h("Documents/tenants/beta")), Some(READ_DIR));
-    assert_eq!(rights(&plan, h("Documents/tenants/acme/secret.key")), None);
-    assert!(plan.holes.contains(&h("Documents/tenants/acme/secret.key")));
-    assert_eq!(
-        rights(&plan, h("Documents/tenants/acme/readme")),
-        Some(file(Rights::READ))
+    assert_rights(
+        &plan,
+        [
+            (h("Documents"), Some(READ_DIR)),
+            (h("Documents/tenants"), Some(READ_DIR)),
+            (h("Documents/tenants/acme"), Some(READ_DIR)),
+            (h("Documents/tenants/beta"), Some(READ_DIR)),
+            (h("Documents/tenants/acme/secret.key"), None),
+            (h("Documents/tenants/acme/readme"), Some(file(Rights::READ))),
+        ],
     );
+    assert!(plan.holes.contains(&h("Documents/tenants/acme/secret.key")));
 }
 
 #[test]
 fn under_the_gate_the_supervisor_gets_split_directories_whole_and_the_command_the_split() {
-    let policy = policy(spec());
-    let fs = tree();
-    let plan = plan_of(&policy, PlanMode::Native, &fs);
+    let plan = default_plan(PlanMode::Native);
     let Some(split) = plan.gate_split() else {
         panic!("the home tree has write-split directories")
     };

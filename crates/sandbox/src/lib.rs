@@ -67,3 +67,6 @@ pub mod socket_gate;
 // What `jaula ps` and `jaula stop` read: one record per live cage.
 #[cfg(target_os = "linux")]
 pub mod cage_record;
+
+#[cfg(test)]
+mod test_support;

@@ -3,22 +3,13 @@ use std::path::{Path, PathBuf};
 
 use jaula_policy::{Platform, Policy, PolicySpec, ProtectedSource};
 
+use super::ChangeKind::{Created, Modified, Removed, Replaced, Unchecked};
 use super::{
     compare_file, evidence_path, report_after, Change, ChangeKind, Content, Meta, Snapshot,
     DIR_ENTRY_LIMIT,
 };
-
-/// Never under `/tmp`, like every scratch of this crate's tests.
-fn scratch() -> (tempfile::TempDir, PathBuf) {
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-scratch");
-    fs::create_dir_all(&base).unwrap();
-    let dir = tempfile::Builder::new()
-        .prefix("planting-")
-        .tempdir_in(base)
-        .unwrap();
-    let root = fs::canonicalize(dir.path()).unwrap();
-    (dir, root)
-}
+use crate::test_support::scratch;
+use jaula_policy::ProtectedSource::{GitConfig, GitDirectory, GitHooks, RepoToolSettings};
 
 fn policy(root: &Path) -> Policy {
     let home = root.join("home");
@@ -40,20 +31,31 @@ fn kinds(snapshot: &Snapshot) -> Vec<(PathBuf, ChangeKind, ProtectedSource)> {
         .collect()
 }
 
+/// Each expected change is among those `got` reports.
+fn assert_reported<const N: usize>(
+    got: &[(PathBuf, ChangeKind, ProtectedSource)],
+    expected: [(PathBuf, ChangeKind, ProtectedSource); N],
+) {
+    for change in &expected {
+        assert!(got.contains(change), "{change:?} not reported: {got:?}");
+    }
+}
+
 #[test]
 fn nothing_changed_reports_nothing() {
-    let (_d, root) = scratch();
+    let (_d, root) = scratch("planting-");
     let p = policy(&root);
     let snap = Snapshot::take(&p);
     // Work git does beneath the entry is not a change of the entry.
-    fs::write(root.join("repo/.git/index.lock"), "x").unwrap();
-    fs::create_dir_all(root.join("repo/.git/objects/ab")).unwrap();
+    let git = root.join("repo/.git");
+    fs::write(git.join("index.lock"), "x").unwrap();
+    fs::create_dir_all(git.join("objects/ab")).unwrap();
     assert_eq!(kinds(&snap), vec![]);
 }
 
 #[test]
 fn creation_removal_and_modification_are_each_reported() {
-    let (_d, root) = scratch();
+    let (_d, root) = scratch("planting-");
     let p = policy(&root);
     let repo = root.join("repo");
     let snap = Snapshot::take(&p);
@@ -63,27 +65,16 @@ fn creation_removal_and_modification_are_each_reported() {
     fs::remove_file(repo.join(".git/hooks/pre-commit.sample")).unwrap();
     fs::write(repo.join(".git/config"), "[core]\n\tfsmonitor = evil\n").unwrap();
     let got = kinds(&snap);
-    assert!(got.contains(&(
-        repo.join(".git/config"),
-        ChangeKind::Modified,
-        ProtectedSource::GitConfig
-    )));
-    assert!(got.contains(&(
-        repo.join(".git/hooks/pre-commit"),
-        ChangeKind::Created,
-        ProtectedSource::GitHooks
-    )));
-    assert!(got.contains(&(
-        repo.join(".git/hooks/pre-commit.sample"),
-        ChangeKind::Removed,
-        ProtectedSource::GitHooks
-    )));
-    // A directory created whole is one line, not one per file inside it.
-    assert!(got.contains(&(
-        repo.join(".vscode"),
-        ChangeKind::Created,
-        ProtectedSource::RepoToolSettings
-    )));
+    assert_reported(
+        &got,
+        [
+            (repo.join(".git/config"), Modified, GitConfig),
+            (repo.join(".git/hooks/pre-commit"), Created, GitHooks),
+            (repo.join(".git/hooks/pre-commit.sample"), Removed, GitHooks),
+            // A directory created whole is one line, not one per file inside it.
+            (repo.join(".vscode"), Created, RepoToolSettings),
+        ],
+    );
     assert!(!got
         .iter()
         .any(|(p, ..)| *p == repo.join(".vscode/tasks.json")));
@@ -92,7 +83,7 @@ fn creation_removal_and_modification_are_each_reported() {
 #[test]
 fn same_size_same_mtime_rewrites_and_replacements_still_show() {
     use std::os::unix::fs::MetadataExt;
-    let (_d, root) = scratch();
+    let (_d, root) = scratch("planting-");
     let p = policy(&root);
     let repo = root.join("repo");
     let config = repo.join(".git/config");
@@ -108,14 +99,7 @@ fn same_size_same_mtime_rewrites_and_replacements_still_show() {
         .unwrap()
         .set_modified(mtime)
         .unwrap();
-    assert_eq!(
-        kinds(&snap),
-        vec![(
-            config.clone(),
-            ChangeKind::Modified,
-            ProtectedSource::GitConfig
-        )]
-    );
+    assert_eq!(kinds(&snap), vec![(config.clone(), Modified, GitConfig)]);
 
     // `.git` moved away and another put in its place: a replaced entry.
     let snap = Snapshot::take(&p);
@@ -123,21 +107,18 @@ fn same_size_same_mtime_rewrites_and_replacements_still_show() {
     fs::create_dir_all(repo.join(".git/hooks")).unwrap();
     fs::write(&config, "[core]\n").unwrap();
     let got = kinds(&snap);
-    assert!(got.contains(&(
-        repo.join(".git"),
-        ChangeKind::Replaced,
-        ProtectedSource::GitDirectory
-    )));
-    assert!(got.contains(&(
-        repo.join(".git/hooks"),
-        ChangeKind::Replaced,
-        ProtectedSource::GitHooks
-    )));
+    assert_reported(
+        &got,
+        [
+            (repo.join(".git"), Replaced, GitDirectory),
+            (repo.join(".git/hooks"), Replaced, GitHooks),
+        ],
+    );
 }
 
 #[test]
 fn a_huge_directory_is_walked_only_to_its_bound() {
-    let (_d, root) = scratch();
+    let (_d, root) = scratch("planting-");
     let p = policy(&root);
     let hooks = root.join("repo/.git/hooks");
     for i in 0..DIR_ENTRY_LIMIT + 10 {
@@ -148,17 +129,13 @@ fn a_huge_directory_is_walked_only_to_its_bound() {
     fs::write(hooks.join("h00000"), "changed").unwrap();
     fs::write(hooks.join("zzz-new"), "x").unwrap();
     let got = kinds(&snap);
-    assert!(got.contains(&(
-        hooks.join("h00000"),
-        ChangeKind::Modified,
-        ProtectedSource::GitHooks
-    )));
+    assert_reported(&got, [(hooks.join("h00000"), Modified, GitHooks)]);
     assert!(!got.iter().any(|(p, ..)| *p == hooks.join("zzz-new")));
 }
 
 #[test]
 fn the_report_appends_one_evidence_line_per_change() {
-    let (_d, root) = scratch();
+    let (_d, root) = scratch("planting-");
     let p = policy(&root);
     let snap = Snapshot::take(&p);
     fs::write(root.join("repo/.envrc"), "evil\n").unwrap();
@@ -168,18 +145,17 @@ fn the_report_appends_one_evidence_line_per_change() {
     let log = evidence_path(&p);
     assert!(log.starts_with(p.state_home()));
     let text = fs::read_to_string(&log).unwrap();
-    let lines: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(lines.len(), 2);
-    assert_eq!(lines[0]["event"], "protected-path-changed");
-    assert_eq!(lines[0]["change"], "created");
-    assert_eq!(lines[0]["source"], "repo-tool-settings");
-    assert_eq!(
-        lines[0]["path"],
-        root.join("repo/.mcp.json").to_str().unwrap()
-    );
+    assert_eq!(text.lines().count(), 2, "{text}");
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let mcp = root.join("repo/.mcp.json");
+    for (field, want) in [
+        ("event", "protected-path-changed"),
+        ("change", "created"),
+        ("source", "repo-tool-settings"),
+        ("path", mcp.to_str().unwrap()),
+    ] {
+        assert_eq!(first[field], want, "{field} in {first}");
+    }
     // The log sits in the protected cage profile directory: no cage may write it.
     assert!(!p.decide(&log, jaula_policy::Access::Write).allowed);
     assert!(!p.decide(&log, jaula_policy::Access::Create).allowed);
@@ -187,7 +163,7 @@ fn the_report_appends_one_evidence_line_per_change() {
 
 #[test]
 fn a_symlink_planted_as_the_evidence_log_is_not_followed() {
-    let (_d, root) = scratch();
+    let (_d, root) = scratch("planting-");
     let p = policy(&root);
     let log = evidence_path(&p);
     fs::create_dir_all(log.parent().unwrap()).unwrap();
@@ -204,7 +180,7 @@ fn a_symlink_planted_as_the_evidence_log_is_not_followed() {
 /// is jaula's own bookkeeping, not a change to report. Anything else there still is.
 #[test]
 fn jaulas_own_files_in_the_cage_profile_directory_are_not_reported() {
-    let (_d, root) = scratch();
+    let (_d, root) = scratch("planting-");
     let p = policy(&root);
     let cage_dir = p.state_home().join(".runtime/cage");
     fs::create_dir_all(&cage_dir).unwrap();
@@ -237,7 +213,7 @@ fn jaulas_own_files_in_the_cage_profile_directory_are_not_reported() {
 /// report says it could not check, unless the file's own metadata shows a change anyway.
 #[test]
 fn an_unreadable_content_is_unchecked_not_modified() {
-    let (_keep, dir) = scratch();
+    let (_keep, dir) = scratch("planting-");
     let path = dir.join("f");
     fs::write(&path, "owner's\n").unwrap();
     let meta = fs::symlink_metadata(&path).unwrap();
@@ -247,28 +223,19 @@ fn an_unreadable_content_is_unchecked_not_modified() {
         content: Content::Unreadable,
         ..before.clone()
     };
-    assert_eq!(
-        compare_file(Some(&before), Some(&unread)),
-        Some(ChangeKind::Unchecked)
-    );
-    assert_eq!(
-        compare_file(Some(&unread), Some(&before)),
-        Some(ChangeKind::Unchecked)
-    );
+    assert_eq!(compare_file(Some(&before), Some(&unread)), Some(Unchecked));
+    assert_eq!(compare_file(Some(&unread), Some(&before)), Some(Unchecked));
     assert_eq!(compare_file(Some(&unread), Some(&unread)), None);
     let grown = Meta {
         size: before.size + 1,
         ..unread.clone()
     };
-    assert_eq!(
-        compare_file(Some(&before), Some(&grown)),
-        Some(ChangeKind::Modified)
-    );
+    assert_eq!(compare_file(Some(&before), Some(&grown)), Some(Modified));
     let line = Change {
         path: path.clone(),
-        change: ChangeKind::Unchecked,
+        change: Unchecked,
         protected: path,
-        source: ProtectedSource::GitConfig,
+        source: GitConfig,
     }
     .to_string();
     assert!(

@@ -4,24 +4,9 @@ use std::path::{Path, PathBuf};
 use jaula_policy::{Platform, Policy, PolicySpec, SealKind};
 
 use super::*;
+use crate::test_support::scratch;
 use jaula_sbpl::eval::{self, Action, Filter, Operation, Profile};
 use jaula_sbpl::quote::escape_regex;
-
-/// A scratch directory beside the test binary (inside the target directory, not `/tmp`,
-/// which every Linux cage keeps writable).
-fn scratch() -> tempfile::TempDir {
-    let exe = std::env::current_exe().expect("test binary path");
-    let target = exe
-        .ancestors()
-        .nth(2)
-        .expect("test binary lives in target/<profile>/deps")
-        .join("jaula-unit-tmp");
-    fs::create_dir_all(&target).expect("create scratch parent");
-    tempfile::Builder::new()
-        .prefix("seatbelt-")
-        .tempdir_in(target)
-        .expect("create scratch dir")
-}
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -30,8 +15,7 @@ struct Fixture {
 }
 
 fn fixture(platform: Platform, home_name: &str) -> Fixture {
-    let dir = scratch();
-    let root = fs::canonicalize(dir.path()).expect("canonical scratch");
+    let (dir, root) = scratch("seatbelt-");
     let home = root.join(home_name);
     let repo = root.join("repo");
     fs::create_dir_all(home.join(".ssh")).expect("mkdir .ssh");
@@ -376,29 +360,22 @@ fn the_git_entry_is_denied_as_a_literal_and_its_hooks_as_a_subpath() {
 /// names is enforced as its kind says, and the evaluated profile agrees with `decide`.
 #[test]
 fn file_rule_kinds_are_rendered_by_kind_for_any_path() {
-    use jaula_policy::{Access, FileMatch, FileRule, FileRuleSource};
+    use crate::test_support::with_each_file_rule_kind;
+    use jaula_policy::{Access, FileMatch};
     let mut f = fixture(Platform::MacOs, "home");
     let vault = f.home.join("vault");
     f.spec.extra_sealed = vec![vault.clone()];
     let keep = vault.join("keep.txt");
     let notes = f.home.join("notes.db");
     let tenants = f.home.join("Documents/ten.ants");
-    let policy = resolve(&f.spec)
-        .with_file_rule(FileRule::ReadableInSeal {
-            path: keep.clone(),
-            source: FileRuleSource::WindowToken,
-        })
-        .with_file_rule(FileRule::WritableFile {
-            path: notes.clone(),
-            matching: FileMatch::NamePrefix,
-            source: FileRuleSource::ClaudeState,
-        })
-        .with_file_rule(FileRule::SealedPattern {
-            dir: tenants.clone(),
-            name: "secret.key".to_string(),
-            existing: Vec::new(),
-            source: FileRuleSource::ChannelTokens,
-        });
+    let policy = with_each_file_rule_kind(
+        resolve(&f.spec),
+        &keep,
+        &notes,
+        FileMatch::NamePrefix,
+        &tenants,
+        Vec::new(),
+    );
     let text = render(&policy);
     assert!(text.ends_with(&format!("(allow file-read* (literal {}))\n", quoted(&keep))));
     let profile = Profile::parse(&text).expect("own profile parses");

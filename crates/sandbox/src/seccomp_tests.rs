@@ -191,21 +191,24 @@ fn clone3_gets_enosys_natively() {
 
 #[test]
 fn numbers_match_the_libc_constants_for_this_arch() {
-    let expected: &[(&str, i64)] = &[
-        ("ptrace", libc::SYS_ptrace),
-        ("clone", libc::SYS_clone),
-        ("clone3", libc::SYS_clone3),
-        ("ioctl", libc::SYS_ioctl),
-        ("socket", libc::SYS_socket),
-        ("socketpair", libc::SYS_socketpair),
-        ("personality", libc::SYS_personality),
-        ("unshare", libc::SYS_unshare),
-        ("mount", libc::SYS_mount),
-        ("open_tree_attr", 467),
-    ];
-    for (name, nr) in expected {
-        for rule in deny_list().iter().filter(|rule| rule.syscall == *name) {
-            assert_eq!(rule.nr, *nr, "{name}");
+    // libc's number for each name it has one for here (`open_tree_attr` is too new for
+    // libc: its number, the same on every architecture, is spelled out).
+    let libc_nr = |name: &str| match name {
+        "ptrace" => Some(libc::SYS_ptrace),
+        "clone" => Some(libc::SYS_clone),
+        "clone3" => Some(libc::SYS_clone3),
+        "ioctl" => Some(libc::SYS_ioctl),
+        "socket" => Some(libc::SYS_socket),
+        "socketpair" => Some(libc::SYS_socketpair),
+        "personality" => Some(libc::SYS_personality),
+        "unshare" => Some(libc::SYS_unshare),
+        "mount" => Some(libc::SYS_mount),
+        "open_tree_attr" => Some(467),
+        _ => None,
+    };
+    for rule in deny_list().iter() {
+        if let Some(nr) = libc_nr(rule.syscall) {
+            assert_eq!(rule.nr, nr, "{}", rule.syscall);
         }
     }
 }

@@ -1,17 +1,6 @@
 use super::*;
+use crate::test_support::scratch;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-
-/// A scratch dir inside the target directory, never under `/tmp`.
-fn scratch() -> (tempfile::TempDir, PathBuf) {
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-scratch");
-    std::fs::create_dir_all(&base).unwrap();
-    let dir = tempfile::Builder::new()
-        .prefix("private-tmp-")
-        .tempdir_in(&base)
-        .unwrap();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
-    (dir, root)
-}
 
 fn fd_path(fd: RawFd) -> PathBuf {
     std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap()
@@ -19,7 +8,7 @@ fn fd_path(fd: RawFd) -> PathBuf {
 
 #[test]
 fn creates_the_window_pair_private_and_inheritable() {
-    let (_d, root) = scratch();
+    let (_d, root) = scratch("private-tmp-");
     let state = root.join("state");
     let tmp = PrivateTmp::open(&state, "w1").unwrap();
     let win = state.join(".runtime/tmp/w1");
@@ -77,7 +66,7 @@ fn a_planted_symlink_is_never_followed_at_any_step() {
         ".runtime/tmp/w1",
         ".runtime/tmp/w1/tmp",
     ] {
-        let (_d, root) = scratch();
+        let (_d, root) = scratch("private-tmp-");
         let state = root.join("state");
         let victim = root.join("victim");
         std::fs::create_dir_all(&victim).unwrap();
@@ -100,7 +89,7 @@ fn a_planted_symlink_is_never_followed_at_any_step() {
 
 #[test]
 fn a_file_where_a_directory_belongs_is_refused() {
-    let (_d, root) = scratch();
+    let (_d, root) = scratch("private-tmp-");
     let state = root.join("state");
     std::fs::create_dir_all(state.join(".runtime/tmp")).unwrap();
     std::fs::write(state.join(".runtime/tmp/w1"), "x").unwrap();
@@ -123,7 +112,7 @@ fn another_users_window_dir_is_refused() {
         eprintln!("SKIPPED: chown to another uid needs root");
         return;
     }
-    let (_d, root) = scratch();
+    let (_d, root) = scratch("private-tmp-");
     let state = root.join("state");
     let win = state.join(".runtime/tmp/w1");
     std::fs::create_dir_all(&win).unwrap();
@@ -138,7 +127,7 @@ fn another_users_window_dir_is_refused() {
 
 #[test]
 fn window_names_that_escape_their_directory_are_refused() {
-    let (_d, root) = scratch();
+    let (_d, root) = scratch("private-tmp-");
     for bad in ["", ".", "..", "a/b", "a\0b"] {
         assert!(
             matches!(

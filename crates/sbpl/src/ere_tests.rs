@@ -10,72 +10,92 @@ fn re(source: &str) -> Ere {
     }
 }
 
+/// `source` matches every path in `matching` and none in `not_matching`.
+fn assert_matches(source: &str, matching: &[&[u8]], not_matching: &[&[u8]]) {
+    let r = re(source);
+    for path in matching {
+        assert!(
+            r.is_match(path),
+            "{source:?} missed {}",
+            path.escape_ascii()
+        );
+    }
+    for path in not_matching {
+        assert!(
+            !r.is_match(path),
+            "{source:?} matched {}",
+            path.escape_ascii()
+        );
+    }
+}
+
 #[test]
 fn anchored_prefix_matches_only_at_the_start() {
-    let r = re(r"^/h/\.claude\.json");
-    assert!(r.is_match(b"/h/.claude.json"));
-    assert!(r.is_match(b"/h/.claude.json.backup"));
-    assert!(r.is_match(b"/h/.claude.jsonx/y"));
-    assert!(!r.is_match(b"/x/h/.claude.json"));
-    assert!(!r.is_match(b"/h/.claude.jso"));
-    // An escaped dot is a dot, not any character.
-    assert!(!r.is_match(b"/h/Xclaude.json"));
-    assert!(!r.is_match(b"/h/.claudeXjson"));
+    assert_matches(
+        r"^/h/\.claude\.json",
+        &[
+            b"/h/.claude.json",
+            b"/h/.claude.json.backup",
+            b"/h/.claude.jsonx/y",
+        ],
+        &[
+            b"/x/h/.claude.json",
+            b"/h/.claude.jso",
+            // An escaped dot is a dot, not any character.
+            b"/h/Xclaude.json",
+            b"/h/.claudeXjson",
+        ],
+    );
 }
 
 #[test]
 fn unanchored_pattern_matches_anywhere() {
-    let r = re(r"\.app");
-    assert!(r.is_match(b"/Applications/X.app/Contents"));
-    assert!(!r.is_match(b"/Applications/Xapp"));
+    assert_matches(
+        r"\.app",
+        &[b"/Applications/X.app/Contents"],
+        &[b"/Applications/Xapp"],
+    );
 }
 
 #[test]
 fn channel_pattern_matches_exactly_one_segment() {
-    let r = re(r"^/h/\.claude/channels/[^/]+/\.env$");
-    assert!(r.is_match(b"/h/.claude/channels/seat/.env"));
-    assert!(r.is_match(b"/h/.claude/channels/s e\"a\nt/.env"));
-    assert!(r.is_match(b"/h/.claude/channels/\xff\xfe/.env"));
-    assert!(r.is_match("/h/.claude/channels/ñ/.env".as_bytes()));
-    assert!(!r.is_match(b"/h/.claude/channels//.env"));
-    assert!(!r.is_match(b"/h/.claude/channels/.env"));
-    assert!(!r.is_match(b"/h/.claude/channels/a/b/.env"));
-    assert!(!r.is_match(b"/h/.claude/channels/a/.env/x"));
-    assert!(!r.is_match(b"/h/.claude/channels/a/.envx"));
-    assert!(!r.is_match(b"/h/.claude/channels/a/x.env"));
-    // `$` is the end of the path, not of a line (no REG_NEWLINE).
-    assert!(!r.is_match(b"/h/.claude/channels/a/.env\n"));
+    assert_matches(
+        r"^/h/\.claude/channels/[^/]+/\.env$",
+        &[
+            b"/h/.claude/channels/seat/.env",
+            b"/h/.claude/channels/s e\"a\nt/.env",
+            b"/h/.claude/channels/\xff\xfe/.env",
+            "/h/.claude/channels/ñ/.env".as_bytes(),
+        ],
+        &[
+            b"/h/.claude/channels//.env",
+            b"/h/.claude/channels/.env",
+            b"/h/.claude/channels/a/b/.env",
+            b"/h/.claude/channels/a/.env/x",
+            b"/h/.claude/channels/a/.envx",
+            b"/h/.claude/channels/a/x.env",
+            // `$` is the end of the path, not of a line (no REG_NEWLINE).
+            b"/h/.claude/channels/a/.env\n",
+        ],
+    );
 }
 
 #[test]
 fn dot_matches_one_whole_character_including_newline() {
-    let r = re("^a.b$");
-    assert!(r.is_match(b"axb"));
-    assert!(r.is_match(b"a\nb"));
-    assert!(r.is_match("añb".as_bytes()));
-    assert!(r.is_match(b"a\xffb"));
-    assert!(!r.is_match(b"ab"));
-    assert!(!r.is_match(b"axxb"));
+    assert_matches(
+        "^a.b$",
+        &[b"axb", b"a\nb", "añb".as_bytes(), b"a\xffb"],
+        &[b"ab", b"axxb"],
+    );
 }
 
 #[test]
 fn quantifiers() {
-    let star = re("^ab*c$");
-    assert!(star.is_match(b"ac"));
-    assert!(star.is_match(b"abbbc"));
-    assert!(!star.is_match(b"abxc"));
-    let plus = re("^ab+c$");
-    assert!(!plus.is_match(b"ac"));
-    assert!(plus.is_match(b"abc"));
-    assert!(plus.is_match(b"abbc"));
-    let opt = re("^ab?c$");
-    assert!(opt.is_match(b"ac"));
-    assert!(opt.is_match(b"abc"));
-    assert!(!opt.is_match(b"abbc"));
+    assert_matches("^ab*c$", &[b"ac", b"abbbc"], &[b"abxc"]);
+    assert_matches("^ab+c$", &[b"abc", b"abbc"], &[b"ac"]);
+    assert_matches("^ab?c$", &[b"ac", b"abc"], &[b"abbc"]);
     // A quantifier repeats a whole multi-byte character.
-    let multi = re("^añ+$");
-    assert!(multi.is_match("añññ".as_bytes()));
-    assert!(!multi.is_match(b"a\xc3"));
+    assert_matches("^añ+$", &["añññ".as_bytes()], &[b"a\xc3"]);
 }
 
 #[test]

@@ -1,22 +1,11 @@
 use std::ffi::OsString;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use jaula_policy::{Platform, Policy, PolicySpec};
 
 use super::login_hint;
-
-/// Never under `/tmp`, which every Linux cage makes writable.
-fn scratch() -> (tempfile::TempDir, PathBuf) {
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-scratch");
-    fs::create_dir_all(&base).unwrap();
-    let dir = tempfile::Builder::new()
-        .prefix("agent-hint-")
-        .tempdir_in(base)
-        .unwrap();
-    let root = fs::canonicalize(dir.path()).unwrap();
-    (dir, root)
-}
+use crate::test_support::scratch;
 
 fn policy(root: &Path, platform: Platform) -> Policy {
     let home = root.join("home");
@@ -38,7 +27,7 @@ fn env(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
 
 #[test]
 fn claude_with_its_login_sealed_and_nothing_else_gets_the_hint() {
-    let (_keep, root) = scratch();
+    let (_keep, root) = scratch("agent-hint-");
     let p = policy(&root, Platform::Linux);
     let claude = &argv(&["/usr/local/bin/claude"]);
     // No login on the host: claude would ask to log in anyway, caged or not.
@@ -53,7 +42,7 @@ fn claude_with_its_login_sealed_and_nothing_else_gets_the_hint() {
 
 #[test]
 fn no_hint_when_anything_else_would_log_it_in_or_it_is_not_claude() {
-    let (_keep, root) = scratch();
+    let (_keep, root) = scratch("agent-hint-");
     let p = policy(&root, Platform::Linux);
     fs::write(p.home().join(".claude/.credentials.json"), "{}").unwrap();
     let claude = &argv(&["claude"]);
@@ -81,7 +70,7 @@ fn no_hint_when_anything_else_would_log_it_in_or_it_is_not_claude() {
 
 #[test]
 fn no_hint_off_linux() {
-    let (_keep, root) = scratch();
+    let (_keep, root) = scratch("agent-hint-");
     let mac = policy(&root, Platform::MacOs);
     fs::write(mac.home().join(".claude/.credentials.json"), "{}").unwrap();
     assert_eq!(login_hint(&argv(&["claude"]), &mac, &env(&[])), None);
@@ -91,7 +80,7 @@ fn no_hint_off_linux() {
 /// string, in a script the command names or finds on PATH.
 #[test]
 fn a_wrapped_claude_gets_the_hint_too() {
-    let (_keep, root) = scratch();
+    let (_keep, root) = scratch("agent-hint-");
     let p = policy(&root, Platform::Linux);
     fs::write(p.home().join(".claude/.credentials.json"), "{}").unwrap();
     let none = env(&[]);

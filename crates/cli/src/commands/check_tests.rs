@@ -2,6 +2,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use super::probe_seatbelt;
+use crate::test_support::scratch;
 
 /// A stand-in for `/usr/bin/sandbox-exec`: exits 0 when called as `-p PROFILE CMD` with a
 /// profile that starts with `(version 1)`, else says why on stderr and exits 65, as the
@@ -21,19 +22,14 @@ fn fake_sandbox_exec(dir: &Path) -> std::path::PathBuf {
 
 #[test]
 fn the_probe_runs_the_profile_and_reports_a_refusal_with_its_stderr() {
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-scratch");
-    std::fs::create_dir_all(&base).unwrap();
-    let dir = tempfile::Builder::new()
-        .prefix("check-seatbelt-")
-        .tempdir_in(&base)
-        .unwrap();
-    let exec = fake_sandbox_exec(dir.path());
+    let (_dir, root) = scratch("check-seatbelt-");
+    let exec = fake_sandbox_exec(&root);
     let t = Path::new("/bin/true");
     assert_eq!(probe_seatbelt(&exec, super::TRIVIAL_PROFILE, t), Ok(()));
     let err = probe_seatbelt(&exec, "(allow default)", t).unwrap_err();
     assert!(err.contains("syntax error"), "{err}");
     // The command's own failure is a failure too.
     assert!(probe_seatbelt(&exec, super::TRIVIAL_PROFILE, Path::new("/bin/false")).is_err());
-    let err = probe_seatbelt(&dir.path().join("absent"), "x", t).unwrap_err();
+    let err = probe_seatbelt(&root.join("absent"), "x", t).unwrap_err();
     assert!(err.contains("cannot execute"), "{err}");
 }

@@ -1,6 +1,7 @@
 use super::{
     run_prefix, write_profile, LineArgs, LineLaunchArgs, NetworkArgs, NetworkMode, TokenAgent,
 };
+use crate::test_support::scratch;
 use jaula_sandbox::window_tmp::sanitize_window;
 use std::os::unix::fs::PermissionsExt;
 
@@ -9,13 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 /// following) whatever was planted at that name.
 #[test]
 fn the_profile_file_is_private_atomic_and_never_follows_a_planted_link() {
-    let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-scratch");
-    std::fs::create_dir_all(&base).unwrap();
-    let dir = tempfile::Builder::new()
-        .prefix("line-")
-        .tempdir_in(&base)
-        .unwrap();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let (_dir, root) = scratch("line-");
     let (home, repo) = (root.join("home"), root.join("repo"));
     std::fs::create_dir_all(&repo).unwrap();
     std::fs::create_dir_all(home.join(".agents-city/.runtime/cage")).unwrap();
@@ -55,28 +50,7 @@ fn window_names_are_sanitised_to_one_safe_file_name() {
 /// fallback.
 #[test]
 fn the_linux_prefix_names_the_window_shares_host_pids_and_hands_nothing_to_the_tmux_server() {
-    let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-scratch");
-    std::fs::create_dir_all(&base).unwrap();
-    let dir = tempfile::Builder::new()
-        .prefix("line-prefix-")
-        .tempdir_in(&base)
-        .unwrap();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
-    let (home, repo) = (root.join("home"), root.join("repo"));
-    std::fs::create_dir_all(&repo).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    let spec = jaula_policy::PolicySpec::with_defaults(jaula_policy::Platform::Linux, home, repo);
-    let policy = spec.resolve().unwrap();
-    let args = LineArgs {
-        policy: policy_args(&policy),
-        launch: LineLaunchArgs::default(),
-        json: false,
-    };
-    let argv: Vec<String> = run_prefix(&policy, &spec, &args)
-        .unwrap()
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
+    let argv = linux_prefix("line-prefix-", LineLaunchArgs::default());
     assert_eq!(argv[1], "run");
     assert_eq!(argv.last().map(String::as_str), Some("--"));
     let w = argv.iter().position(|a| a == "--window").unwrap();
@@ -94,6 +68,27 @@ fn the_linux_prefix_names_the_window_shares_host_pids_and_hands_nothing_to_the_t
         );
     }
     assert!(!argv.iter().any(|a| a.contains("TMUX")), "{argv:?}");
+}
+
+/// The Linux prefix `line` prints for window `w1` over a scratch home and repo, with the
+/// window's `launch` options.
+fn linux_prefix(scratch_prefix: &str, launch: LineLaunchArgs) -> Vec<String> {
+    let (_dir, root) = scratch(scratch_prefix);
+    let (home, repo) = (root.join("home"), root.join("repo"));
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let spec = jaula_policy::PolicySpec::with_defaults(jaula_policy::Platform::Linux, home, repo);
+    let policy = spec.resolve().unwrap();
+    let args = LineArgs {
+        policy: policy_args(&policy),
+        launch,
+        json: false,
+    };
+    run_prefix(&policy, &spec, &args)
+        .unwrap()
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
 }
 
 fn policy_args(policy: &jaula_policy::Policy) -> crate::args::PolicyArgs {
@@ -118,38 +113,18 @@ fn policy_args(policy: &jaula_policy::Policy) -> crate::args::PolicyArgs {
 /// tmux launcher can give each window the cage `jaula run` would.
 #[test]
 fn the_linux_prefix_carries_the_windows_network_and_token_options() {
-    let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-scratch");
-    std::fs::create_dir_all(&base).unwrap();
-    let dir = tempfile::Builder::new()
-        .prefix("line-launch-")
-        .tempdir_in(&base)
-        .unwrap();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
-    let (home, repo) = (root.join("home"), root.join("repo"));
-    std::fs::create_dir_all(&repo).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    let spec = jaula_policy::PolicySpec::with_defaults(jaula_policy::Platform::Linux, home, repo);
-    let policy = spec.resolve().unwrap();
-    let args = LineArgs {
-        policy: policy_args(&policy),
-        launch: LineLaunchArgs {
-            net: NetworkArgs {
-                network: Some(NetworkMode::Allow),
-                allow_domain: vec!["example.org".into()],
-                deny_domain: vec!["x.example.org".into()],
-                allow_preset: vec!["github".into()],
-                allow_address: vec!["10.1.2.3".into()],
-                network_log: Some("/tmp/net.log".into()),
-            },
-            hand_access_token: vec![TokenAgent::Claude],
+    let launch = LineLaunchArgs {
+        net: NetworkArgs {
+            network: Some(NetworkMode::Allow),
+            allow_domain: vec!["example.org".into()],
+            deny_domain: vec!["x.example.org".into()],
+            allow_preset: vec!["github".into()],
+            allow_address: vec!["10.1.2.3".into()],
+            network_log: Some("/tmp/net.log".into()),
         },
-        json: false,
+        hand_access_token: vec![TokenAgent::Claude],
     };
-    let argv: Vec<String> = run_prefix(&policy, &spec, &args)
-        .unwrap()
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
+    let argv = linux_prefix("line-launch-", launch);
     let pair = |flag: &str| {
         let at = argv
             .iter()

@@ -1,8 +1,8 @@
 use std::ffi::OsString;
 use std::fs;
-use std::path::Path;
 
 use super::nested_sandbox_hint;
+use crate::test_support::scratch;
 
 fn argv(words: &[&str]) -> Vec<OsString> {
     words.iter().map(OsString::from).collect()
@@ -55,13 +55,8 @@ fn codex_with_its_sandbox_off_or_running_no_commands_and_other_programs_get_noth
 
 #[test]
 fn codexs_config_file_counts_before_any_profile() {
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-scratch");
-    fs::create_dir_all(&base).unwrap();
-    let dir = tempfile::Builder::new()
-        .prefix("nested-sandbox-")
-        .tempdir_in(base)
-        .unwrap();
-    let home = dir.path();
+    let (_dir, root) = scratch("nested-sandbox-");
+    let home = root.as_path();
     fs::create_dir_all(home.join(".codex")).unwrap();
     let env = [(OsString::from("HOME"), home.as_os_str().to_owned())];
     let config = home.join(".codex/config.toml");

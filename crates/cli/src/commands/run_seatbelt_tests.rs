@@ -9,6 +9,7 @@ use jaula_sandbox::seatbelt::ProfileNetwork;
 use jaula_sbpl::eval::{IpEndpoint, Profile, Request};
 
 use super::*;
+use crate::test_support::scratch;
 
 #[derive(Parser)]
 struct Cli {
@@ -45,21 +46,15 @@ struct World {
 }
 
 fn world() -> World {
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-scratch");
-    std::fs::create_dir_all(&base).unwrap();
-    let dir = tempfile::Builder::new()
-        .prefix("run-seatbelt-")
-        .tempdir_in(&base)
-        .unwrap();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
-    let (home, repo) = (root.join("home"), root.join("repo"));
-    std::fs::create_dir_all(home.join(".ssh")).unwrap();
-    std::fs::create_dir_all(&repo).unwrap();
-    World {
+    let (dir, root) = scratch("run-seatbelt-");
+    let world = World {
+        home: root.join("home"),
+        repo: root.join("repo"),
         _dir: dir,
-        home,
-        repo,
-    }
+    };
+    std::fs::create_dir_all(world.home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(&world.repo).unwrap();
+    world
 }
 
 fn os(s: &str) -> OsString {

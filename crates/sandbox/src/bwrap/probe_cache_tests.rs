@@ -39,6 +39,23 @@ fn fake_bwrap(dir: &Path, code: i32) -> PathBuf {
     program
 }
 
+/// Why the probe's answer believes bubblewrap works; `None` for "unavailable".
+fn basis(answer: &Availability) -> Option<AvailableBasis> {
+    match answer {
+        Availability::Available { basis, .. } => Some(*basis),
+        Availability::Unavailable(_) => None,
+    }
+}
+
+/// A scratch directory holding a stand-in bubblewrap that exits with `code`, and the path
+/// its probe's answer is cached at.
+fn with_fake_bwrap(code: i32) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let program = fake_bwrap(dir.path(), code);
+    let cache = dir.path().join("probe");
+    (dir, program, cache)
+}
+
 fn runs(dir: &Path) -> usize {
     std::fs::read_to_string(dir.join("count"))
         .map(|s| s.lines().count())
@@ -47,18 +64,10 @@ fn runs(dir: &Path) -> usize {
 
 #[test]
 fn a_yes_is_kept_and_reused_until_the_binary_changes() {
-    let dir = tempfile::tempdir().unwrap();
-    let program = fake_bwrap(dir.path(), 0);
-    let cache = dir.path().join("probe");
+    let (dir, program, cache) = with_fake_bwrap(0);
     let opts = options(&program);
     let first = probe_cached(BwrapHint::Probe, &opts, &cache);
-    assert!(matches!(
-        first,
-        Availability::Available {
-            basis: AvailableBasis::Probed,
-            ..
-        }
-    ));
+    assert_eq!(basis(&first), Some(AvailableBasis::Probed));
     assert_eq!(runs(dir.path()), 1);
     let text = std::fs::read_to_string(&cache).unwrap();
     assert!(
@@ -67,13 +76,7 @@ fn a_yes_is_kept_and_reused_until_the_binary_changes() {
     );
     for _ in 0..3 {
         let again = probe_cached(BwrapHint::Probe, &opts, &cache);
-        assert!(matches!(
-            again,
-            Availability::Available {
-                basis: AvailableBasis::Cached,
-                ..
-            }
-        ));
+        assert_eq!(basis(&again), Some(AvailableBasis::Cached));
     }
     assert_eq!(runs(dir.path()), 1, "answered from the cache");
     // Another binary at the same path (new inode, size, times): probed again.
@@ -81,21 +84,13 @@ fn a_yes_is_kept_and_reused_until_the_binary_changes() {
     let program = fake_bwrap(dir.path(), 0);
     std::fs::write(&program, std::fs::read(&program).unwrap().repeat(2)).unwrap();
     let third = probe_cached(BwrapHint::Probe, &options(&program), &cache);
-    assert!(matches!(
-        third,
-        Availability::Available {
-            basis: AvailableBasis::Probed,
-            ..
-        }
-    ));
+    assert_eq!(basis(&third), Some(AvailableBasis::Probed));
     assert_eq!(runs(dir.path()), 2);
 }
 
 #[test]
 fn a_no_is_never_kept_and_a_forged_file_is_not_a_yes() {
-    let dir = tempfile::tempdir().unwrap();
-    let program = fake_bwrap(dir.path(), 1);
-    let cache = dir.path().join("probe");
+    let (dir, program, cache) = with_fake_bwrap(1);
     let opts = options(&program);
     for n in 1..=2 {
         assert!(!probe_cached(BwrapHint::Probe, &opts, &cache).is_available());
@@ -110,8 +105,7 @@ fn a_no_is_never_kept_and_a_forged_file_is_not_a_yes() {
 
 #[test]
 fn the_key_names_the_options_the_probe_tests() {
-    let dir = tempfile::tempdir().unwrap();
-    let program = fake_bwrap(dir.path(), 0);
+    let (_dir, program, _) = with_fake_bwrap(0);
     let plain = cache_key(&program, &options(&program)).unwrap();
     let with_pid = cache_key(
         &program,
@@ -129,9 +123,7 @@ fn the_key_names_the_options_the_probe_tests() {
 /// side, so neither evicts the other, and the file keeps at most [`MAX_ENTRIES`].
 #[test]
 fn answers_for_different_flags_are_kept_side_by_side() {
-    let dir = tempfile::tempdir().unwrap();
-    let program = fake_bwrap(dir.path(), 0);
-    let cache = dir.path().join("probe");
+    let (dir, program, cache) = with_fake_bwrap(0);
     let base = options(&program);
     let no_net = BwrapOptions {
         unshare_net: true,
@@ -142,13 +134,7 @@ fn answers_for_different_flags_are_kept_side_by_side() {
     assert_eq!(runs(dir.path()), 2);
     for opts in [&base, &no_net, &base] {
         let again = probe_cached(BwrapHint::Probe, opts, &cache);
-        assert!(matches!(
-            again,
-            Availability::Available {
-                basis: AvailableBasis::Cached,
-                ..
-            }
-        ));
+        assert_eq!(basis(&again), Some(AvailableBasis::Cached));
     }
     assert_eq!(runs(dir.path()), 2);
     let text = std::fs::read_to_string(&cache).unwrap();

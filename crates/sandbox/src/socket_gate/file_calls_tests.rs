@@ -3,6 +3,13 @@ use super::*;
 #[test]
 fn the_at_calls_decode_their_registers() {
     let args = [7u64, 0x1000, 0x2000, 0x3000, 0x400, 0];
+    let rename = |flags| FileCall::Rename {
+        old_dir: 7,
+        old: 0x1000,
+        new_dir: 0x2000,
+        new: 0x3000,
+        flags,
+    };
     assert_eq!(
         FileCall::of(libc::SYS_openat, &args),
         Some(FileCall::Open {
@@ -32,24 +39,9 @@ fn the_at_calls_decode_their_registers() {
     );
     assert_eq!(
         FileCall::of(libc::SYS_renameat2, &args),
-        Some(FileCall::Rename {
-            old_dir: 7,
-            old: 0x1000,
-            new_dir: 0x2000,
-            new: 0x3000,
-            flags: 0x400
-        })
+        Some(rename(0x400))
     );
-    assert_eq!(
-        FileCall::of(libc::SYS_renameat, &args),
-        Some(FileCall::Rename {
-            old_dir: 7,
-            old: 0x1000,
-            new_dir: 0x2000,
-            new: 0x3000,
-            flags: 0
-        })
-    );
+    assert_eq!(FileCall::of(libc::SYS_renameat, &args), Some(rename(0)));
     // AT_FDCWD arrives as the low word of a 64-bit register.
     let cwd = [
         libc::AT_FDCWD as u32 as u64,

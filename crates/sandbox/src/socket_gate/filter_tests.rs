@@ -5,12 +5,58 @@ fn calls() -> GateSyscalls {
     GateSyscalls::native().expect("a supported architecture")
 }
 
+/// The calls that make, remove or write a name, beside the renames, in the gate's order.
+const NAME_CALLS: [libc::c_long; 6] = [
+    libc::SYS_mkdirat,
+    libc::SYS_mknodat,
+    libc::SYS_symlinkat,
+    libc::SYS_linkat,
+    libc::SYS_unlinkat,
+    libc::SYS_truncate,
+];
+
+/// Their legacy forms (x86_64 only), with `creat`, in the gate's order.
+#[cfg(target_arch = "x86_64")]
+const LEGACY_NAME_CALLS: [libc::c_long; 7] = [
+    libc::SYS_mkdir,
+    libc::SYS_mknod,
+    libc::SYS_symlink,
+    libc::SYS_link,
+    libc::SYS_unlink,
+    libc::SYS_rmdir,
+    libc::SYS_creat,
+];
+
 fn as_action(v: GateVerdict) -> Action {
     match v {
         GateVerdict::Allow => Action::Allow,
         GateVerdict::Notify => Action::UserNotif,
         GateVerdict::Errno(e) => Action::Errno(e),
     }
+}
+
+/// What `program` answers for one call, and what the reference `decide` answers.
+fn answers(
+    program: &[sock_filter],
+    c: &GateSyscalls,
+    arch: u32,
+    nr: i32,
+    args: &[u64; 6],
+) -> (Action, Action) {
+    let got = Action::from_ret(evaluate(program, arch, nr, args).unwrap());
+    (got, as_action(decide(c, arch, nr, args)))
+}
+
+/// The gate's program with its first instruction that `pick` finds broken by `break_it`.
+fn broken(
+    c: &GateSyscalls,
+    pick: impl Fn(&sock_filter) -> bool,
+    break_it: impl FnOnce(&mut sock_filter),
+) -> Vec<sock_filter> {
+    let mut program = build(c);
+    let at = program.iter().position(pick).unwrap();
+    break_it(&mut program[at]);
+    program
 }
 
 /// Every syscall number below the x32 bit that matters, plus the edges, with argument
@@ -62,16 +108,14 @@ fn the_program_answers_as_the_reference_on_every_case() {
                 for (i, &kind) in types.iter().enumerate() {
                     let flag = flags[i % flags.len()];
                     let args = [family, kind, flag, 0, 0, 0];
-                    let got = Action::from_ret(evaluate(&program, arch, nr, &args).unwrap());
-                    let want = as_action(decide(&c, arch, nr, &args));
+                    let (got, want) = answers(&program, &c, arch, nr, &args);
                     assert_eq!(got, want, "arch {arch:#x} nr {nr} args {args:?}");
                     checked += 1;
                 }
             }
             for &flag in &flags {
                 for args in [[0, flag, 0, 0, 0, 0], [0, 0, flag, 0, 0, 0]] {
-                    let got = Action::from_ret(evaluate(&program, arch, nr, &args).unwrap());
-                    let want = as_action(decide(&c, arch, nr, &args));
+                    let (got, want) = answers(&program, &c, arch, nr, &args);
                     assert_eq!(got, want, "arch {arch:#x} nr {nr} args {args:?}");
                     checked += 1;
                 }
@@ -134,29 +178,37 @@ fn the_reference_gates_connect_and_bind_and_refuses_unix_datagrams() {
     );
 }
 
-/// A filter that notified nothing, or let datagram sockets through, would be caught.
+/// A filter that notified nothing, let unix datagram sockets through, or let write-opens
+/// through unseen would be caught: on the call each breaks, it answers unlike the reference.
 #[test]
 fn broken_programs_are_caught_by_the_comparison() {
     let c = calls();
-    let mut no_notify = build(&c);
-    let notif = no_notify
-        .iter()
-        .position(|i| i.code == RET_K && i.k == SECCOMP_RET_USER_NOTIF)
-        .unwrap();
-    no_notify[notif] = stmt(RET_K, SECCOMP_RET_ALLOW);
-    let args = [0u64; 6];
-    assert_ne!(
-        Action::from_ret(evaluate(&no_notify, c.audit_arch, c.connect as i32, &args).unwrap()),
-        as_action(decide(&c, c.audit_arch, c.connect as i32, &args))
+    let no_notify = broken(
+        &c,
+        |i| i.code == RET_K && i.k == SECCOMP_RET_USER_NOTIF,
+        |i| *i = stmt(RET_K, SECCOMP_RET_ALLOW),
     );
     let mut dgram_open = build(&c);
     let eacces = dgram_open.len() - 1;
     dgram_open[eacces] = stmt(RET_K, SECCOMP_RET_ALLOW);
-    let args = [libc::AF_UNIX as u64, libc::SOCK_DGRAM as u64, 0, 0, 0, 0];
-    assert_ne!(
-        Action::from_ret(evaluate(&dgram_open, c.audit_arch, c.socket as i32, &args).unwrap()),
-        as_action(decide(&c, c.audit_arch, c.socket as i32, &args))
+    let write_open = broken(
+        &c,
+        |i| i.code == crate::seccomp::bpf::JMP_JSET_K,
+        |i| i.k = libc::O_CREAT as u32,
     );
+    let unix_dgram = [libc::AF_UNIX as u64, libc::SOCK_DGRAM as u64, 0, 0, 0, 0];
+    let write = [0, 0, libc::O_WRONLY as u64, 0, 0, 0];
+    for (name, program, nr, args) in [
+        ("nothing notified", no_notify, c.connect as i32, [0u64; 6]),
+        ("unix datagrams", dgram_open, c.socket as i32, unix_dgram),
+        ("write-opens", write_open, libc::SYS_openat as i32, write),
+    ] {
+        let (got, want) = answers(&program, &c, c.audit_arch, nr, &args);
+        assert_ne!(
+            got, want,
+            "{name}: the comparison missed the broken program"
+        );
+    }
 }
 
 #[test]
@@ -164,27 +216,11 @@ fn the_reference_gates_every_call_that_makes_removes_or_writes_a_name() {
     let c = calls();
     let a = c.audit_arch;
     let none = [0u64; 6];
-    for nr in [
-        libc::SYS_mkdirat,
-        libc::SYS_mknodat,
-        libc::SYS_symlinkat,
-        libc::SYS_linkat,
-        libc::SYS_unlinkat,
-        libc::SYS_truncate,
-    ] {
+    for nr in NAME_CALLS {
         assert_eq!(decide(&c, a, nr as i32, &none), GateVerdict::Notify, "{nr}");
     }
     #[cfg(target_arch = "x86_64")]
-    for nr in [
-        libc::SYS_mkdir,
-        libc::SYS_mknod,
-        libc::SYS_symlink,
-        libc::SYS_link,
-        libc::SYS_unlink,
-        libc::SYS_rmdir,
-        libc::SYS_creat,
-        libc::SYS_rename,
-    ] {
+    for nr in LEGACY_NAME_CALLS.into_iter().chain([libc::SYS_rename]) {
         assert_eq!(decide(&c, a, nr as i32, &none), GateVerdict::Notify, "{nr}");
     }
     let openat = |flags: i32| {
@@ -224,24 +260,6 @@ fn the_reference_gates_every_call_that_makes_removes_or_writes_a_name() {
     );
 }
 
-/// A filter that let write-opens through unseen would be caught.
-#[test]
-fn a_program_that_lets_a_write_open_through_is_caught() {
-    let c = calls();
-    let mut broken = build(&c);
-    let jset = broken
-        .iter()
-        .position(|i| i.code == crate::seccomp::bpf::JMP_JSET_K)
-        .unwrap();
-    broken[jset].k = libc::O_CREAT as u32;
-    let args = [0, 0, libc::O_WRONLY as u64, 0, 0, 0];
-    let nr = libc::SYS_openat as i32;
-    assert_ne!(
-        Action::from_ret(evaluate(&broken, c.audit_arch, nr, &args).unwrap()),
-        as_action(decide(&c, c.audit_arch, nr, &args))
-    );
-}
-
 /// The spelled-out numbers of the build target are libc's.
 #[test]
 fn the_native_numbers_are_libcs() {
@@ -256,31 +274,14 @@ fn the_native_numbers_are_libcs() {
             nr(libc::SYS_socketpair)
         )
     );
-    #[allow(unused_mut)]
-    let mut paths = vec![
-        nr(libc::SYS_renameat),
-        nr(libc::SYS_renameat2),
-        nr(libc::SYS_mkdirat),
-        nr(libc::SYS_mknodat),
-        nr(libc::SYS_symlinkat),
-        nr(libc::SYS_linkat),
-        nr(libc::SYS_unlinkat),
-        nr(libc::SYS_truncate),
-    ];
+    let mut paths = vec![nr(libc::SYS_renameat), nr(libc::SYS_renameat2)];
+    paths.extend(NAME_CALLS.map(nr));
     #[allow(unused_mut)]
     let mut opens = vec![(nr(libc::SYS_openat), 2)];
     #[cfg(target_arch = "x86_64")]
     {
-        paths.extend([
-            nr(libc::SYS_rename),
-            nr(libc::SYS_mkdir),
-            nr(libc::SYS_mknod),
-            nr(libc::SYS_symlink),
-            nr(libc::SYS_link),
-            nr(libc::SYS_unlink),
-            nr(libc::SYS_rmdir),
-            nr(libc::SYS_creat),
-        ]);
+        paths.push(nr(libc::SYS_rename));
+        paths.extend(LEGACY_NAME_CALLS.map(nr));
         opens.push((nr(libc::SYS_open), 1));
     }
     assert_eq!(c.umask, nr(libc::SYS_umask));
@@ -355,10 +356,7 @@ fn every_architectures_program_answers_as_the_reference() {
                 for &family in &families {
                     for &kind in &types {
                         for args in [[family, kind, flag, 0, 0, 0], [family, flag, kind, 0, 0, 0]] {
-                            let got = Action::from_ret(
-                                evaluate(&program, c.audit_arch, nr, &args).unwrap(),
-                            );
-                            let want = as_action(decide(&c, c.audit_arch, nr, &args));
+                            let (got, want) = answers(&program, &c, c.audit_arch, nr, &args);
                             assert_eq!(got, want, "{arch:?} {nr} {args:?}");
                             checked += 1;
                         }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::test_support::opening;
 
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixListener;
@@ -15,15 +16,8 @@ fn socket(ino: u64, cookie: u64) -> BoundSocket {
 
 fn opened(window: &str) -> Line {
     Line::Opened(Opening {
-        window: Some(window.into()),
         repo: format!("/repo/{window}").into(),
-        backend: "landlock".into(),
-        started_unix: 1,
-        command: vec!["sh".into()],
-        launcher: ProcessId {
-            pid: 1,
-            start_ticks: 1,
-        },
+        ..opening(Some(window), "landlock", 1, &["sh"], 1)
     })
 }
 
@@ -147,17 +141,7 @@ fn a_path_is_traced_to_the_cage_that_bound_it() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("hub.sock");
     let listener = UnixListener::bind(&path).unwrap();
-    let opening = Opening {
-        window: Some("a".into()),
-        repo: "/r".into(),
-        backend: "landlock".into(),
-        started_unix: 1,
-        command: vec!["hub".into()],
-        launcher: ProcessId {
-            pid: 1,
-            start_ticks: 1,
-        },
-    };
+    let opening = opening(Some("a"), "landlock", 1, &["hub"], 1);
     let (_, mut file) = cage_record::create(state.path(), &opening).unwrap();
     cage_record::append(&mut file, &Line::Bound(record_of(&listener))).unwrap();
     let found = cage_that_bound(state.path(), &path).unwrap().unwrap();
@@ -175,17 +159,7 @@ fn a_path_is_traced_to_the_cage_that_bound_it() {
 #[test]
 fn the_text_filter_reads_lines_as_append_writes_them() {
     let dir = tempfile::tempdir().unwrap();
-    let opening = Opening {
-        window: None,
-        repo: "/r".into(),
-        backend: "bwrap".into(),
-        started_unix: 1,
-        command: vec![],
-        launcher: ProcessId {
-            pid: 1,
-            start_ticks: 1,
-        },
-    };
+    let opening = opening(None, "bwrap", 1, &[], 1);
     let (path, mut file) = cage_record::create(dir.path(), &opening).unwrap();
     cage_record::append(&mut file, &Line::Bound(socket(5, 50))).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();

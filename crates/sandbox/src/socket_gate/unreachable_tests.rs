@@ -82,24 +82,20 @@ fn the_gate_answers_connects_to_the_stub_beyond_its_udp_port_53() {
             Some(libc::ENETUNREACH)
         );
     }
-    // A loopback stub address's other ports are the cage's own loopback.
-    assert_eq!(
-        stub_answer(at("127.0.0.53:8080"), libc::SOCK_STREAM, &stub),
-        None
-    );
-    assert_eq!(
-        stub_answer(at("[::1]:8080"), libc::SOCK_STREAM, &stub),
-        None
-    );
-    // Not a stub address: the kernel answers.
-    assert_eq!(
-        stub_answer(at("127.0.0.1:53"), libc::SOCK_STREAM, &stub),
-        None
-    );
-    assert_eq!(
-        stub_answer(at("10.255.255.54:443"), libc::SOCK_STREAM, &stub),
-        None
-    );
+    for dest in [
+        // A loopback stub address's other ports are the cage's own loopback.
+        "127.0.0.53:8080",
+        "[::1]:8080",
+        // Not a stub address: the kernel answers.
+        "127.0.0.1:53",
+        "10.255.255.54:443",
+    ] {
+        assert_eq!(
+            stub_answer(at(dest), libc::SOCK_STREAM, &stub),
+            None,
+            "{dest}"
+        );
+    }
     // No stub: nothing is answered by the gate.
     assert_eq!(
         stub_answer(at("10.255.255.53:443"), libc::SOCK_STREAM, &[]),

@@ -1,15 +1,20 @@
 use super::*;
+use crate::test_support::scratch;
 
 #[test]
 fn the_guards_verbs_name_their_calls() {
-    assert_eq!(call_of("create of"), "create");
-    assert_eq!(call_of("temporary file in"), "create");
-    assert_eq!(call_of("write to"), "write");
-    assert_eq!(call_of("removal of"), "remove");
-    assert_eq!(call_of("rename onto"), "rename");
-    assert_eq!(call_of("rename of"), "rename");
-    assert_eq!(call_of("truncation of"), "truncate");
-    assert_eq!(call_of("link of"), "link");
+    for (verb, call) in [
+        ("create of", "create"),
+        ("temporary file in", "create"),
+        ("write to", "write"),
+        ("removal of", "remove"),
+        ("rename onto", "rename"),
+        ("rename of", "rename"),
+        ("truncation of", "truncate"),
+        ("link of", "link"),
+    ] {
+        assert_eq!(call_of(verb), call, "{verb}");
+    }
 }
 
 #[test]
@@ -62,14 +67,7 @@ fn the_list_keeps_each_path_once_and_counts_past_its_bound() {
 }
 
 fn resolved() -> (tempfile::TempDir, PathBuf, Policy) {
-    // Never under `/tmp`, which is writable in every cage.
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-scratch");
-    std::fs::create_dir_all(&base).unwrap();
-    let dir = tempfile::Builder::new()
-        .prefix("write-refusals-")
-        .tempdir_in(base)
-        .unwrap();
-    let root = dir.path().canonicalize().unwrap();
+    let (dir, root) = scratch("write-refusals-");
     let (home, repo) = (root.join("home"), root.join("repo"));
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(repo.join(".git")).unwrap();
