@@ -100,7 +100,7 @@ fn a_worktree_git_file_resolves_gitdir_and_commondir_outside_the_repo() {
     fs::create_dir_all(&repo).unwrap();
     fs::write(repo.join(".git"), format!("gitdir: {}\n", wt_git.display())).unwrap();
 
-    let found = find_git_dirs(&repo).unwrap();
+    let found = find_git_dirs(&repo, &crate::RealHostFs).unwrap();
     assert!(found.pointer_file);
     assert_eq!(found.git_dirs[0], wt_git);
     assert!(found.git_dirs.contains(&main.join(".git")));
@@ -197,7 +197,7 @@ fn a_relative_gitdir_and_submodules_resolve() {
 
     // The submodule as the cage's repo: its `.git` file names the real git directory.
     let spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo.join("libs/a"));
-    let found = find_git_dirs(&repo.join("libs/a")).unwrap();
+    let found = find_git_dirs(&repo.join("libs/a"), &crate::RealHostFs).unwrap();
     assert_eq!(found.git_dirs[0], module);
     let (list, _) = protected(&spec);
     assert_eq!(
@@ -212,14 +212,14 @@ fn no_git_and_an_unreadable_pointer_are_not_errors() {
     let repo = s.root.join("plain");
     fs::create_dir_all(&repo).unwrap();
     // Only the repo's own `.git` counts, not a checkout the scratch lies in.
-    assert_eq!(find_git_dirs(&repo), None);
+    assert_eq!(find_git_dirs(&repo, &crate::RealHostFs), None);
     let spec = PolicySpec::with_defaults(Platform::Linux, s.home.clone(), repo.clone());
     let (list, _) = protected(&spec);
     assert!(has(&list, &repo.join(".git")).is_none());
     assert!(has(&list, &repo.join(".envrc")).is_some());
 
     fs::write(repo.join(".git"), "not a pointer\n").unwrap();
-    let found = find_git_dirs(&repo).unwrap();
+    let found = find_git_dirs(&repo, &crate::RealHostFs).unwrap();
     assert!(found.pointer_file && found.git_dirs.is_empty());
     let (list, _) = protected(&spec);
     assert_eq!(
@@ -448,7 +448,7 @@ fn resolution_follows_chains_relative_absolute_and_dangling_links() {
     std::os::unix::fs::symlink("hop", r.join("a")).unwrap();
     std::os::unix::fs::symlink(r.join("real"), r.join("hop")).unwrap();
     std::os::unix::fs::symlink("../gone", r.join("real/sub/d")).unwrap();
-    let found = super::resolve_with_links(&r.join("a/sub/d/x"));
+    let found = super::resolve_with_links(&r.join("a/sub/d/x"), &crate::RealHostFs);
     assert_eq!(found.reached, r.join("real/gone/x"));
     assert_eq!(
         found.links,
@@ -456,13 +456,13 @@ fn resolution_follows_chains_relative_absolute_and_dangling_links() {
     );
     // `real/sub/d -> ../gone` leaves `real/sub` through `..`.
     assert_eq!(found.standing, vec![r.join("real/sub")]);
-    let found = super::resolve_with_links(&r.join("real/./sub/../y"));
+    let found = super::resolve_with_links(&r.join("real/./sub/../y"), &crate::RealHostFs);
     assert_eq!(found.reached, r.join("real/y"));
     assert!(found.links.is_empty());
     assert_eq!(found.standing, vec![r.join("real/sub")]);
     // A loop ends: the kernel's limit, then the names as they are.
     std::os::unix::fs::symlink("loop", r.join("loop")).unwrap();
-    let found = super::resolve_with_links(&r.join("loop/z"));
+    let found = super::resolve_with_links(&r.join("loop/z"), &crate::RealHostFs);
     assert_eq!(found.reached, r.join("loop/z"));
 }
 
@@ -572,4 +572,65 @@ fn a_directory_left_through_dot_dot_must_stay_a_directory() {
         "{:?}",
         policy.standing_directories()
     );
+}
+
+/// Every read the protected set makes (links, the `.git` pointer, a git config's
+/// `core.hooksPath`, the worktree listing) goes to the host it is resolved on: none of
+/// these paths exist on the real disk.
+#[test]
+fn the_protected_set_is_found_through_the_host_asked() {
+    let fs = crate::test_support::MemFs::default()
+        .dir("/fake-host/home/dotfiles")
+        .link("/fake-host/home/.bashrc", "dotfiles/bashrc")
+        .file("/fake-host/work/repo/.git", "gitdir: ../real.git\n")
+        .file("/fake-host/work/real.git/HEAD", "ref: refs/heads/main\n")
+        .file(
+            "/fake-host/work/real.git/config",
+            "[core]\n\thooksPath = /fake-host/hooks\n",
+        )
+        .dir("/fake-host/work/real.git/hooks")
+        .dir("/fake-host/work/real.git/worktrees/other")
+        .file(
+            "/fake-host/work/real.git/worktrees/other/gitdir",
+            "/fake-host/other/.git\n",
+        )
+        .file(
+            "/fake-host/other/.git",
+            "gitdir: /fake-host/work/real.git/worktrees/other\n",
+        );
+    let spec = PolicySpec::with_defaults(
+        Platform::Linux,
+        PathBuf::from("/fake-host/home"),
+        PathBuf::from("/fake-host/work/repo"),
+    );
+    let policy = spec.resolve_on(&fs).unwrap();
+    let source = |path: &str| {
+        policy
+            .protected()
+            .iter()
+            .find(|p| p.path == Path::new(path))
+            .map(|p| p.source)
+    };
+    for (path, expected) in [
+        ("/fake-host/home/.bashrc", ProtectedSource::ShellStartup),
+        (
+            "/fake-host/home/dotfiles/bashrc",
+            ProtectedSource::ShellStartup,
+        ),
+        ("/fake-host/work/repo/.git", ProtectedSource::GitPointer),
+        ("/fake-host/work/real.git/hooks", ProtectedSource::GitHooks),
+        (
+            "/fake-host/work/real.git/config",
+            ProtectedSource::GitConfig,
+        ),
+        ("/fake-host/hooks", ProtectedSource::GitHooks),
+        (
+            "/fake-host/work/real.git/worktrees/other/config.worktree",
+            ProtectedSource::GitConfig,
+        ),
+        ("/fake-host/other/.git", ProtectedSource::GitPointer),
+    ] {
+        assert_eq!(source(path), Some(expected), "{path}");
+    }
+    assert!(spec.resolve().is_err(), "the repo exists on the real disk");
 }
