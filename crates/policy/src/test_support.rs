@@ -9,6 +9,52 @@ pub(crate) fn test_scratch() -> tempfile::TempDir {
         .unwrap()
 }
 
+/// A canonical scratch root holding `home/` and a repo directory, both created.
+pub(crate) struct Scratch {
+    _dir: tempfile::TempDir,
+    pub(crate) root: std::path::PathBuf,
+    pub(crate) home: std::path::PathBuf,
+    pub(crate) repo: std::path::PathBuf,
+}
+
+impl Scratch {
+    /// `home/` and `repo/`.
+    pub(crate) fn new() -> Scratch {
+        Scratch::with_repo("repo")
+    }
+    /// `home/` and the repo at `repo`, relative to the root.
+    pub(crate) fn with_repo(repo: &str) -> Scratch {
+        let dir = test_scratch();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let (home, repo) = (root.join("home"), root.join(repo));
+        for dir in [&home, &repo] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        Scratch {
+            _dir: dir,
+            root,
+            home,
+            repo,
+        }
+    }
+    /// The default declaration for this home and repo.
+    pub(crate) fn spec(&self, platform: crate::Platform) -> crate::PolicySpec {
+        crate::PolicySpec::with_defaults(platform, self.home.clone(), self.repo.clone())
+    }
+}
+
+/// `policy` allows `access` to `path`, by `rule`.
+pub(crate) fn assert_allowed_by(
+    policy: &crate::Policy,
+    path: &std::path::Path,
+    access: crate::Access,
+    rule: crate::Rule,
+) {
+    let d = policy.decide(path, access);
+    assert!(d.allowed, "{access} {}", path.display());
+    assert_eq!(d.rule, rule, "{access} {}", path.display());
+}
+
 /// A host described entry by entry, symlinks and file contents included, that exists
 /// nowhere on the real disk: a read that reaches the kernel instead finds nothing.
 #[derive(Default)]
