@@ -4,9 +4,9 @@
 //! the state home). glibc's `realpath` resolves each from `/` again, one `readlink` per
 //! component, and the lenient fallback repeats that for every shorter prefix of an absent
 //! path: about 750 `readlink` calls per launch on a real home. This walker asks the
-//! host ([`HostFs::read_link`], the kernel for [`crate::RealHostFs`]) once per distinct prefix (one `readlink`, which answers "not a link" with
-//! `EINVAL`, "absent" with `ENOENT`/`ENOTDIR`) and answers every later path below it from
-//! a cache. Its answers are exactly `std::fs::canonicalize`'s (glibc `realpath`): the
+//! host ([`HostFs::read_link`], the kernel for [`crate::RealHostFs`]) once per distinct
+//! prefix (one `readlink`, which answers "not a link" with `EINVAL`, "absent" with
+//! `ENOENT`/`ENOTDIR`) and answers every later path below it from a cache. Its answers are exactly `std::fs::canonicalize`'s (glibc `realpath`): the
 //! unit tests hold it to that oracle over generated trees.
 //!
 //! The cache is only valid while the filesystem holds still, so it lives for one policy
