@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use crate::backend_choice::BackendChoice;
 use crate::env::EnvPattern;
+use crate::host_fs::HostFs;
 use crate::network::{AddressRange, DomainPattern, NetworkMode, Preset, ResolveOverride};
 use crate::sockets::UnixPreset;
 use crate::uid_range::UidRange;
@@ -174,10 +175,17 @@ impl ConfigFile {
 
     /// Read and parse the file at `path`.
     pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        ConfigFile::load_from(path, &crate::RealHostFs)
+    }
+
+    /// [`load`](Self::load), reading the file from `fs`.
+    pub fn load_from(path: &Path, fs: &dyn HostFs) -> Result<ConfigFile, ConfigError> {
+        let text = fs
+            .read_to_string(path)
+            .map_err(|source| ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
         ConfigFile::parse(&text, path)
     }
 }

@@ -212,3 +212,17 @@ fn a_multi_line_value_is_named_by_its_key_and_an_unknown_key_is_named() {
         "unknown field `seal`",
     );
 }
+
+#[test]
+fn the_config_file_is_read_from_the_host_asked() {
+    let path = Path::new("/fake-host/home/.config/jaula/config.toml");
+    let fs = crate::test_support::MemFs::default()
+        .file(path.to_str().unwrap(), "[cage]\nprotect_path_dirs = true\n");
+    let config = ConfigFile::load_from(path, &fs).unwrap();
+    assert_eq!(config.cage.protect_path_dirs, Some(true));
+    // The real disk has no such file: a read that went there would have failed.
+    assert!(matches!(
+        ConfigFile::load(path),
+        Err(ConfigError::Read { .. })
+    ));
+}

@@ -1,21 +1,18 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::test_support::{assert_allowed_by, Scratch};
 use crate::{Access, FileMatch, FileRule, FileRuleSource, Platform, Policy, PolicySpec, Rule};
 
-fn policy(platform: Platform) -> (tempfile::TempDir, PathBuf, Policy) {
-    let dir = crate::test_scratch();
-    let root = fs::canonicalize(dir.path()).unwrap();
-    let home = root.join("home");
-    let repo = root.join("repo");
-    fs::create_dir_all(&home).unwrap();
-    fs::create_dir_all(&repo).unwrap();
-    fs::create_dir_all(root.join("extra")).unwrap();
-    let mut spec = PolicySpec::with_defaults(platform, home, repo);
+fn policy(platform: Platform) -> (Scratch, PathBuf, Policy) {
+    let s = Scratch::new();
+    fs::create_dir_all(s.root.join("extra")).unwrap();
+    let mut spec = s.spec(platform);
     spec.token_file = Some(PathBuf::from("~/.agents-city/.runtime/broker/mine.token"));
-    spec.extra_writable = vec![root.join("extra")];
+    spec.extra_writable = vec![s.root.join("extra")];
     let p = spec.resolve().unwrap();
-    (dir, root, p)
+    let root = s.root.clone();
+    (s, root, p)
 }
 
 fn allowed(p: &Policy, path: &Path, access: Access) -> bool {
@@ -43,14 +40,9 @@ fn reads_are_allowed_by_default_and_writes_are_not() {
 fn the_working_set_is_writable() {
     for platform in [Platform::Linux, Platform::MacOs] {
         let (_d, root, p) = policy(platform);
-        for path in [
-            root.join("repo/src/main.rs"),
-            root.join("repo"),
-            root.join("home/.cache/x"),
-            root.join("home/.cargo/registry/index"),
-            root.join("home/.agents-city/state.json"),
-            root.join("extra/y"),
-        ] {
+        let working = "repo/src/main.rs repo home/.cache/x home/.cargo/registry/index
+            home/.agents-city/state.json extra/y";
+        for path in working.split_whitespace().map(|rel| root.join(rel)) {
             for access in Access::ALL {
                 assert!(
                     allowed(&p, &path, access),
@@ -75,17 +67,10 @@ fn secrets_are_sealed_for_read_and_write_even_inside_writable_roots() {
     for platform in [Platform::Linux, Platform::MacOs] {
         let (_d, root, p) = policy(platform);
         let home = root.join("home");
-        for path in [
-            home.join(".ssh/id_ed25519"),
-            home.join(".ssh"),
-            home.join(".config/gh/hosts.yml"),
-            home.join(".claude/.credentials.json"),
-            home.join(".cargo/credentials.toml"),
-            home.join(".cargo/credentials"),
-            home.join(".git-credentials"),
-            home.join(".agents-city/.runtime/broker/other.token"),
-            home.join(".claude/channels/seat/.env"),
-        ] {
+        let secrets = ".ssh/id_ed25519 .ssh .config/gh/hosts.yml .claude/.credentials.json
+            .cargo/credentials.toml .cargo/credentials .git-credentials
+            .agents-city/.runtime/broker/other.token .claude/channels/seat/.env";
+        for path in secrets.split_whitespace().map(|rel| home.join(rel)) {
             for access in Access::ALL {
                 assert!(
                     !allowed(&p, &path, access),
@@ -95,22 +80,11 @@ fn secrets_are_sealed_for_read_and_write_even_inside_writable_roots() {
             }
         }
         // Neighbours with a shared string prefix are not sealed.
-        assert!(allowed(&p, &home.join(".sshx/key"), Access::Read));
-        assert!(allowed(
-            &p,
-            &home.join(".cargo/credentials.toml.bak"),
-            Access::Write
-        ));
-        assert!(allowed(
-            &p,
-            &home.join(".claude/.credentials.jsonx"),
-            Access::Write
-        ));
-        assert!(allowed(
-            &p,
-            &home.join(".git-credentials-helper"),
-            Access::Read
-        ));
+        let at = |name: &str, access: Access| allowed(&p, &home.join(name), access);
+        assert!(at(".sshx/key", Access::Read));
+        assert!(at(".cargo/credentials.toml.bak", Access::Write));
+        assert!(at(".claude/.credentials.jsonx", Access::Write));
+        assert!(at(".git-credentials-helper", Access::Read));
     }
 }
 
@@ -134,15 +108,11 @@ fn the_window_token_is_readable_above_the_broker_seal_but_not_writable() {
     for platform in [Platform::Linux, Platform::MacOs] {
         let (_d, root, p) = policy(platform);
         let token = root.join("home/.agents-city/.runtime/broker/mine.token");
-        let d = p.decide(&token, Access::Read);
-        assert!(d.allowed);
-        assert_eq!(
-            d.rule,
-            Rule::ReadableInSeal {
-                path: token.clone(),
-                source: FileRuleSource::WindowToken,
-            }
-        );
+        let rule = Rule::ReadableInSeal {
+            path: token.clone(),
+            source: FileRuleSource::WindowToken,
+        };
+        assert_allowed_by(&p, &token, Access::Read, rule);
         assert!(!allowed(&p, &token, Access::Write));
         assert!(!allowed(&p, &token.with_extension("token2"), Access::Read));
     }
@@ -170,28 +140,18 @@ fn channel_tokens_match_exactly_one_seat_deep() {
 fn claude_json_is_a_file_on_linux_and_a_name_prefix_on_macos() {
     let (_d, root, linux) = policy(Platform::Linux);
     let home = root.join("home");
-    assert!(allowed(&linux, &home.join(".claude.json"), Access::Write));
-    assert!(allowed(&linux, &home.join(".claude.json"), Access::Create));
-    assert!(!allowed(
-        &linux,
-        &home.join(".claude.json.backup"),
-        Access::Create
-    ));
+    let at = |name: &str, access: Access| allowed(&linux, &home.join(name), access);
+    assert!(at(".claude.json", Access::Write));
+    assert!(at(".claude.json", Access::Create));
+    assert!(!at(".claude.json.backup", Access::Create));
     let (_d, root, mac) = policy(Platform::MacOs);
     let home = root.join("home");
-    assert!(allowed(&mac, &home.join(".claude.json"), Access::Write));
-    assert!(allowed(
-        &mac,
-        &home.join(".claude.json.backup.1700"),
-        Access::Create
-    ));
-    assert!(allowed(
-        &mac,
-        &home.join(".claude.jsonx/inner"),
-        Access::Create
-    ));
-    assert!(!allowed(&mac, &home.join(".claude.jso"), Access::Create));
-    assert!(!allowed(&mac, &home.join("x/.claude.json"), Access::Create));
+    let at = |name: &str, access: Access| allowed(&mac, &home.join(name), access);
+    assert!(at(".claude.json", Access::Write));
+    assert!(at(".claude.json.backup.1700", Access::Create));
+    assert!(at(".claude.jsonx/inner", Access::Create));
+    assert!(!at(".claude.jso", Access::Create));
+    assert!(!at("x/.claude.json", Access::Create));
 }
 
 #[test]
@@ -251,17 +211,16 @@ fn rules_describe_themselves_with_tilde() {
     );
 }
 
-fn git_policy() -> (tempfile::TempDir, PathBuf, Policy) {
-    let dir = crate::test_scratch();
-    let root = fs::canonicalize(dir.path()).unwrap();
-    let home = root.join("home");
-    let repo = root.join("repo");
-    fs::create_dir_all(home.join(".config")).unwrap();
-    fs::create_dir_all(repo.join(".git/hooks")).unwrap();
-    fs::write(repo.join(".git/config"), "[core]\n").unwrap();
-    let mut spec = PolicySpec::with_defaults(Platform::Linux, home, repo);
-    spec.launcher_exe = Some(root.join("bin/jaula"));
-    (dir, root, spec.resolve().unwrap())
+fn git_policy() -> (Scratch, PathBuf, Policy) {
+    let s = Scratch::new();
+    fs::create_dir_all(s.home.join(".config")).unwrap();
+    fs::create_dir_all(s.repo.join(".git/hooks")).unwrap();
+    fs::write(s.repo.join(".git/config"), "[core]\n").unwrap();
+    let mut spec = s.spec(Platform::Linux);
+    spec.launcher_exe = Some(s.root.join("bin/jaula"));
+    let root = s.root.clone();
+    let p = spec.resolve().unwrap();
+    (s, root, p)
 }
 
 #[test]
@@ -291,40 +250,32 @@ fn the_git_entry_is_protected_but_what_lies_beneath_stays_writable() {
 fn planted_code_paths_are_denied_with_their_reason() {
     use crate::ProtectedSource as S;
     let (_d, root, p) = git_policy();
-    let home = root.join("home");
-    let repo = root.join("repo");
-    let cases = [
-        (repo.join(".git/config"), S::GitConfig),
-        (repo.join(".git/hooks/pre-commit"), S::GitHooks),
-        (repo.join(".vscode/tasks.json"), S::RepoToolSettings),
-        (repo.join(".claude/settings.json"), S::RepoToolSettings),
-        (repo.join(".claude/hooks/x.sh"), S::RepoToolSettings),
-        (repo.join(".mcp.json"), S::RepoToolSettings),
-        (repo.join(".envrc"), S::RepoToolSettings),
-        (home.join(".gitconfig"), S::HomeGitConfig),
-        (home.join(".config/git/config"), S::HomeGitConfig),
-        (home.join(".bashrc"), S::ShellStartup),
-        (
-            home.join(".config/systemd/user/x.service"),
-            S::SessionStartup,
-        ),
-        (home.join(".config/autostart/x.desktop"), S::SessionStartup),
-        (
-            home.join(".local/share/applications/firefox.desktop"),
-            S::SessionStartup,
-        ),
-        (
-            home.join(".local/share/dbus-1/services/x.service"),
-            S::SessionStartup,
-        ),
-        (home.join(".config/tmux/tmux.conf"), S::MultiplexerConfig),
-        (home.join(".config/nvim/init.lua"), S::EditorInit),
-        (home.join(".cargo/config.toml"), S::CargoConfig),
-        (home.join(".claude/settings.json"), S::AgentSettings),
-        (home.join(".claude/hooks/h.sh"), S::AgentSettings),
-        (home.join(".codex/config.toml"), S::AgentSettings),
-        (root.join("bin/jaula"), S::JaulaExecutable),
-    ];
+    // Each source (its serialised name and a colon), then paths below the scratch root.
+    let table = "
+        git-config: repo/.git/config
+        git-hooks: repo/.git/hooks/pre-commit
+        repo-tool-settings: repo/.vscode/tasks.json repo/.claude/settings.json
+            repo/.claude/hooks/x.sh repo/.mcp.json repo/.envrc
+        home-git-config: home/.gitconfig home/.config/git/config
+        shell-startup: home/.bashrc
+        session-startup: home/.config/systemd/user/x.service home/.config/autostart/x.desktop
+            home/.local/share/applications/firefox.desktop
+            home/.local/share/dbus-1/services/x.service
+        multiplexer-config: home/.config/tmux/tmux.conf
+        editor-init: home/.config/nvim/init.lua
+        cargo-config: home/.cargo/config.toml
+        agent-settings: home/.claude/settings.json home/.claude/hooks/h.sh
+            home/.codex/config.toml
+        jaula-executable: bin/jaula";
+    let mut cases = Vec::new();
+    let mut source: Option<S> = None;
+    for word in table.split_whitespace() {
+        match word.strip_suffix(':') {
+            Some(name) => source = Some(serde_json::from_value(name.into()).unwrap()),
+            None => cases.push((root.join(word), source.unwrap())),
+        }
+    }
+    assert_eq!(cases.len(), 21);
     for (path, source) in cases {
         for access in [Access::Write, Access::Create] {
             let d = p.decide(&path, access);
@@ -337,15 +288,10 @@ fn planted_code_paths_are_denied_with_their_reason() {
         assert!(allowed(&p, &path, Access::Read), "{}", path.display());
     }
     // The agents' runtime state beside their settings stays writable.
-    for path in [
-        home.join(".claude/projects/x.jsonl"),
-        home.join(".codex/sessions/s.jsonl"),
-        home.join(".cargo/registry/index"),
-        home.join(".local/share/uv/tools"),
-        home.join(".local/bin/tool"),
-        repo.join(".claude/notes.md"),
-        repo.join("src/main.rs"),
-    ] {
+    let state = "home/.claude/projects/x.jsonl home/.codex/sessions/s.jsonl
+        home/.cargo/registry/index home/.local/share/uv/tools home/.local/bin/tool
+        repo/.claude/notes.md repo/src/main.rs";
+    for path in state.split_whitespace().map(|rel| root.join(rel)) {
         assert!(allowed(&p, &path, Access::Create), "{}", path.display());
     }
 }
@@ -374,12 +320,8 @@ fn protected_rules_describe_their_reason() {
 /// jaula never creates (an owner's extra), the reference refuses as the backends do.
 #[test]
 fn absent_writable_roots_are_writable_only_when_created_at_launch() {
-    let dir = crate::test_scratch();
-    let root = fs::canonicalize(dir.path()).unwrap();
-    let home = root.join("home");
-    let repo = root.join("repo");
-    fs::create_dir_all(&home).unwrap();
-    fs::create_dir_all(&repo).unwrap();
+    let s = Scratch::new();
+    let (root, home, repo) = (&s.root, &s.home, &s.repo);
     let npm = home.join(".npm");
     let extra = root.join("absent-extra");
     for create in [true, false] {
@@ -530,12 +472,9 @@ fn a_sealed_pattern_rule_seals_every_child_s_file_present_or_not() {
 /// (`~/.cache`, `~/.config`) are created whatever the PATH holds.
 #[test]
 fn cache_roots_are_created_only_for_tools_on_the_path() {
-    let dir = crate::test_scratch();
-    let root = fs::canonicalize(dir.path()).unwrap();
-    let (home, repo, bin) = (root.join("home"), root.join("repo"), root.join("bin"));
-    for d in [&home, &repo, &bin] {
-        fs::create_dir_all(d).unwrap();
-    }
+    let s = Scratch::new();
+    let (root, home, repo, bin) = (&s.root, &s.home, &s.repo, s.root.join("bin"));
+    fs::create_dir_all(&bin).unwrap();
     fs::write(bin.join("npm"), b"#!/bin/sh\n").unwrap();
     fs::write(root.join("real-go"), b"").unwrap();
     std::os::unix::fs::symlink(root.join("real-go"), bin.join("go")).unwrap();

@@ -15,6 +15,17 @@ fn action(rules: &EnvRules, name: &str) -> EnvAction {
     rules.decide(OsStr::new(name)).action
 }
 
+/// `rules` keep every name of `kept` and scrub every name of `scrubbed` (each separated
+/// by spaces).
+fn assert_actions(rules: &EnvRules, kept: &str, scrubbed: &str) {
+    for name in kept.split_whitespace() {
+        assert_eq!(action(rules, name), EnvAction::Keep, "{name}");
+    }
+    for name in scrubbed.split_whitespace() {
+        assert_eq!(action(rules, name), EnvAction::Scrub, "{name}");
+    }
+}
+
 #[test]
 fn every_default_pattern_parses_and_has_a_reason() {
     for (pattern, reason) in default_scrub_table().iter().chain(default_keep_table()) {
@@ -38,65 +49,22 @@ fn default_keep_entries_are_reachable() {
 #[test]
 fn defaults_scrub_the_documented_credentials() {
     let rules = EnvRules::default();
-    for name in [
-        "AWS_ACCESS_KEY_ID",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "AWS_PROFILE",
-        "AWS_SHARED_CREDENTIALS_FILE",
-        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-        "AZURE_CLIENT_SECRET",
-        "AZURE_CLIENT_CERTIFICATE_PATH",
-        "AZURE_FEDERATED_TOKEN_FILE",
-        "GOOGLE_APPLICATION_CREDENTIALS",
-        "CLOUDSDK_AUTH_ACCESS_TOKEN_FILE",
-        "CLOUDSDK_CONFIG",
-        "GH_TOKEN",
-        "GITHUB_TOKEN",
-        "GH_ENTERPRISE_TOKEN",
-        "GITHUB_PAT",
-        "GITLAB_TOKEN",
-        "GL_TOKEN",
-        "CI_JOB_TOKEN",
-        "CI_JOB_JWT_V2",
-        "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
-        "NPM_TOKEN",
-        "NODE_AUTH_TOKEN",
-        "npm_config__authToken",
-        "npm_config_//registry.npmjs.org/:_authToken",
-        "CARGO_REGISTRY_TOKEN",
-        "CARGO_REGISTRIES_MY_CORP_TOKEN",
-        "TWINE_PASSWORD",
-        "UV_PUBLISH_TOKEN",
-        "POETRY_PYPI_TOKEN_PYPI",
-        "DOCKER_PASSWORD",
-        "DOCKER_AUTH_CONFIG",
-        "HF_TOKEN",
-        "DATABASE_URL",
-        "TEST_DATABASE_URL",
-        "PGPASSWORD",
-        "MYSQL_PWD",
-        "REDIS_PASSWORD",
-        "VAULT_TOKEN",
-        "DIGITALOCEAN_ACCESS_TOKEN",
-        "HEROKU_API_KEY",
-        "STRIPE_SECRET_KEY",
-        "SECRET_KEY",
-        "JWT_SECRET",
-        "SENDGRID_API_KEY",
-        "TF_TOKEN_app_terraform_io",
-        "POSTGRES_PASSWORD_FILE",
-        "OP_SESSION_my",
-        "BW_SESSION",
-        "SSH_AUTH_SOCK",
-        "GPG_AGENT_INFO",
-        "TMUX",
-        "TMUX_PANE",
-        "KUBECONFIG",
-        "VSCODE_GIT_IPC_HANDLE",
-        "GIT_ASKPASS",
-        "SLACK_WEBHOOK_URL",
-    ] {
+    let documented = "
+        AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_PROFILE
+        AWS_SHARED_CREDENTIALS_FILE AWS_CONTAINER_CREDENTIALS_FULL_URI AZURE_CLIENT_SECRET
+        AZURE_CLIENT_CERTIFICATE_PATH AZURE_FEDERATED_TOKEN_FILE
+        GOOGLE_APPLICATION_CREDENTIALS CLOUDSDK_AUTH_ACCESS_TOKEN_FILE CLOUDSDK_CONFIG
+        GH_TOKEN GITHUB_TOKEN GH_ENTERPRISE_TOKEN GITHUB_PAT GITLAB_TOKEN GL_TOKEN
+        CI_JOB_TOKEN CI_JOB_JWT_V2 ACTIONS_ID_TOKEN_REQUEST_TOKEN NPM_TOKEN NODE_AUTH_TOKEN
+        npm_config__authToken npm_config_//registry.npmjs.org/:_authToken
+        CARGO_REGISTRY_TOKEN CARGO_REGISTRIES_MY_CORP_TOKEN TWINE_PASSWORD UV_PUBLISH_TOKEN
+        POETRY_PYPI_TOKEN_PYPI DOCKER_PASSWORD DOCKER_AUTH_CONFIG HF_TOKEN DATABASE_URL
+        TEST_DATABASE_URL PGPASSWORD MYSQL_PWD REDIS_PASSWORD VAULT_TOKEN
+        DIGITALOCEAN_ACCESS_TOKEN HEROKU_API_KEY STRIPE_SECRET_KEY SECRET_KEY JWT_SECRET
+        SENDGRID_API_KEY TF_TOKEN_app_terraform_io POSTGRES_PASSWORD_FILE OP_SESSION_my
+        BW_SESSION SSH_AUTH_SOCK GPG_AGENT_INFO TMUX TMUX_PANE KUBECONFIG
+        VSCODE_GIT_IPC_HANDLE GIT_ASKPASS SLACK_WEBHOOK_URL";
+    for name in documented.split_whitespace() {
         assert_eq!(action(&rules, name), EnvAction::Scrub, "{name}");
     }
 }
@@ -104,31 +72,15 @@ fn defaults_scrub_the_documented_credentials() {
 #[test]
 fn defaults_keep_model_keys_and_ordinary_variables() {
     let rules = EnvRules::default();
-    for name in [
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_AUTH_TOKEN",
-        "CLAUDE_CODE_OAUTH_TOKEN",
-        "OPENAI_API_KEY",
-        "GEMINI_API_KEY",
-        "GOOGLE_API_KEY",
-        "OPENROUTER_API_KEY",
-        "MOONSHOT_API_KEY",
-        "MISTRAL_API_KEY",
-        "DEEPSEEK_API_KEY",
-        "AWS_REGION",
-        // Ordinary variables that a careless pattern would hit.
-        "PATH",
-        "LD_LIBRARY_PATH",
-        "PWD",
-        "OLDPWD",
-        "HOME",
-        "TERM",
-        "LANG",
-        "TOKENIZERS_PARALLELISM",
-        "GITHUB_ACTIONS",
-        "SSH_CONNECTION",
-        "ANTHROPIC_BASE_URL",
-    ] {
+    let models = "
+        ANTHROPIC_API_KEY ANTHROPIC_AUTH_TOKEN CLAUDE_CODE_OAUTH_TOKEN OPENAI_API_KEY
+        GEMINI_API_KEY GOOGLE_API_KEY OPENROUTER_API_KEY MOONSHOT_API_KEY MISTRAL_API_KEY
+        DEEPSEEK_API_KEY AWS_REGION";
+    // Ordinary variables that a careless pattern would hit.
+    let ordinary = "
+        PATH LD_LIBRARY_PATH PWD OLDPWD HOME TERM LANG TOKENIZERS_PARALLELISM GITHUB_ACTIONS
+        SSH_CONNECTION ANTHROPIC_BASE_URL";
+    for name in models.split_whitespace().chain(ordinary.split_whitespace()) {
         assert_eq!(action(&rules, name), EnvAction::Keep, "{name}");
     }
 }
@@ -158,45 +110,40 @@ fn decision_names_the_rule_that_made_it() {
 #[test]
 fn matching_ignores_ascii_case() {
     let rules = EnvRules::default();
-    assert_eq!(action(&rules, "github_token"), EnvAction::Scrub);
-    assert_eq!(action(&rules, "Aws_Secret_Access_Key"), EnvAction::Scrub);
-    assert_eq!(action(&rules, "anthropic_api_key"), EnvAction::Keep);
+    assert_actions(
+        &rules,
+        "anthropic_api_key",
+        "github_token Aws_Secret_Access_Key",
+    );
 }
 
 #[test]
 fn glob_semantics() {
-    let cases: &[(&str, &str, bool)] = &[
-        ("GITHUB_TOKEN", "GITHUB_TOKEN", true),
-        ("GITHUB_TOKEN", "GITHUB_TOKENS", false),
-        ("GITHUB_TOKEN", "XGITHUB_TOKEN", false),
-        ("AWS_*", "AWS_", true),
-        ("AWS_*", "AWS", false),
-        ("AWS_*", "XAWS_KEY", false),
-        ("*_TOKEN", "_TOKEN", true),
-        ("*_TOKEN", "A_TOKEN_B", false),
-        ("*_TOKEN_*", "A_TOKEN_B", true),
-        (
-            "CARGO_REGISTRIES_*_TOKEN",
-            "CARGO_REGISTRIES_A_B_TOKEN",
-            true,
-        ),
-        ("CARGO_REGISTRIES_*_TOKEN", "CARGO_REGISTRIES_TOKEN", false),
-        ("*SECRET*", "SECRET", true),
-        ("*A*A*", "AA", true),
-        ("*A*A*", "A", false),
-        ("*", "", true),
-        ("*", "ANYTHING", true),
-        ("**X", "X", true),
-        ("A*B*C", "AXXBXXBXC", true),
-        ("A*B*C", "AXXBXXBX", false),
-    ];
-    for (pattern, name, expected) in cases {
-        assert_eq!(
-            pat(pattern).matches(OsStr::new(name)),
-            *expected,
-            "{pattern} vs {name}"
-        );
+    // Each line: a pattern, `=>`, names it matches, `|`, names it does not (`""`: empty).
+    let table = r#"
+        GITHUB_TOKEN => GITHUB_TOKEN | GITHUB_TOKENS XGITHUB_TOKEN
+        AWS_* => AWS_ | AWS XAWS_KEY
+        *_TOKEN => _TOKEN | A_TOKEN_B
+        *_TOKEN_* => A_TOKEN_B |
+        CARGO_REGISTRIES_*_TOKEN => CARGO_REGISTRIES_A_B_TOKEN | CARGO_REGISTRIES_TOKEN
+        *SECRET* => SECRET |
+        *A*A* => AA | A
+        * => "" ANYTHING |
+        **X => X |
+        A*B*C => AXXBXXBXC | AXXBXXBX"#;
+    let mut count = 0;
+    for line in table.lines().filter(|l| !l.trim().is_empty()) {
+        let (pattern, names) = line.trim().split_once(" => ").unwrap();
+        let (hits, misses) = names.split_once('|').unwrap();
+        for (list, expected) in [(hits, true), (misses, false)] {
+            for name in list.split_whitespace().map(|n| n.trim_matches('"')) {
+                let found = pat(pattern).matches(OsStr::new(name));
+                assert_eq!(found, expected, "{pattern} vs {name}");
+                count += 1;
+            }
+        }
     }
+    assert_eq!(count, 19);
 }
 
 #[test]
@@ -218,11 +165,10 @@ fn pattern_validation() {
 #[test]
 fn user_keep_wins_over_default_scrub() {
     let rules = EnvRules::default().keep(pat("GITHUB_TOKEN"));
-    assert_eq!(action(&rules, "GITHUB_TOKEN"), EnvAction::Keep);
-    assert_eq!(action(&rules, "GH_TOKEN"), EnvAction::Scrub);
+    assert_actions(&rules, "GITHUB_TOKEN", "GH_TOKEN");
 
     let rules = EnvRules::default().keep(pat("AWS_*"));
-    assert_eq!(action(&rules, "AWS_SECRET_ACCESS_KEY"), EnvAction::Keep);
+    assert_actions(&rules, "AWS_SECRET_ACCESS_KEY", "");
     assert!(matches!(
         rules.decide(OsStr::new("AWS_SESSION_TOKEN")).rule,
         EnvRule::UserKeep { .. }
@@ -231,12 +177,13 @@ fn user_keep_wins_over_default_scrub() {
 
 #[test]
 fn user_scrub_wins_over_default_keep() {
-    let rules = EnvRules::default().scrub(pat("OPENAI_API_KEY"));
-    assert_eq!(action(&rules, "OPENAI_API_KEY"), EnvAction::Scrub);
-    assert_eq!(action(&rules, "ANTHROPIC_API_KEY"), EnvAction::Keep);
-
-    let rules = EnvRules::default().scrub(pat("*_API_KEY"));
-    assert_eq!(action(&rules, "ANTHROPIC_API_KEY"), EnvAction::Scrub);
+    // (the user's scrub pattern, names still kept, names scrubbed)
+    for (pattern, kept, scrubbed) in [
+        ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"),
+        ("*_API_KEY", "", "ANTHROPIC_API_KEY"),
+    ] {
+        assert_actions(&EnvRules::default().scrub(pat(pattern)), kept, scrubbed);
+    }
 }
 
 #[test]

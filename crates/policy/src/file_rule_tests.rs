@@ -10,39 +10,34 @@ fn writable(path: &str, matching: FileMatch) -> FileRule {
     }
 }
 
+/// `rule` covers every path of `hits` and none of `misses` (each list separated by spaces).
+fn assert_covers(rule: &FileRule, hits: &str, misses: &str) {
+    for hit in hits.split_whitespace() {
+        assert!(rule.covers(Path::new(hit)), "{hit}");
+    }
+    for miss in misses.split_whitespace() {
+        assert!(!rule.covers(Path::new(miss)), "{miss}");
+    }
+}
+
 #[test]
 fn an_exact_rule_covers_only_its_path() {
     let rule = writable("/h/state.json", FileMatch::Exact);
-    assert!(rule.covers(Path::new("/h/state.json")));
-    for other in [
-        "/h/state.json.bak",
-        "/h/state.json/x",
-        "/h",
-        "/h/x/state.json",
-    ] {
-        assert!(!rule.covers(Path::new(other)), "{other}");
-    }
+    let misses = "/h/state.json.bak /h/state.json/x /h /h/x/state.json";
+    assert_covers(&rule, "/h/state.json", misses);
     let rule = FileRule::ReadableInSeal {
         path: "/s/mine".into(),
         source: FileRuleSource::WindowToken,
     };
-    assert!(rule.covers(Path::new("/s/mine")));
-    assert!(!rule.covers(Path::new("/s/mine2")));
+    assert_covers(&rule, "/s/mine", "/s/mine2");
 }
 
 #[test]
 fn a_name_prefix_rule_covers_siblings_named_after_the_file_and_what_lies_beneath() {
     let rule = writable("/h/state.json", FileMatch::NamePrefix);
-    for hit in [
-        "/h/state.json",
-        "/h/state.json.backup",
-        "/h/state.jsonx/inner",
-    ] {
-        assert!(rule.covers(Path::new(hit)), "{hit}");
-    }
-    for miss in ["/h/state.jso", "/h/x/state.json", "/other/state.json", "/h"] {
-        assert!(!rule.covers(Path::new(miss)), "{miss}");
-    }
+    let hits = "/h/state.json /h/state.json.backup /h/state.jsonx/inner";
+    let misses = "/h/state.jso /h/x/state.json /other/state.json /h";
+    assert_covers(&rule, hits, misses);
 }
 
 #[test]
@@ -53,14 +48,6 @@ fn a_sealed_pattern_covers_exactly_one_child_deep() {
         existing: Vec::new(),
         source: FileRuleSource::ChannelTokens,
     };
-    assert!(rule.covers(Path::new("/h/ch/seat/.env")));
-    for miss in [
-        "/h/ch/.env",
-        "/h/ch/a/b/.env",
-        "/h/ch/seat/.envx",
-        "/h/ch/seat",
-        "/h/chx/seat/.env",
-    ] {
-        assert!(!rule.covers(Path::new(miss)), "{miss}");
-    }
+    let misses = "/h/ch/.env /h/ch/a/b/.env /h/ch/seat/.envx /h/ch/seat /h/chx/seat/.env";
+    assert_covers(&rule, "/h/ch/seat/.env", misses);
 }

@@ -4,12 +4,13 @@
 //! directory along a sealed path holds). Behind a trait so that each of them stays a
 //! function of (policy, answers) and a test can describe any host with a fake.
 //!
-//! Symlinks are resolved separately, by [`crate::paths::canonicalize_lenient`], while a
-//! policy is resolved: the answers here are about paths already made canonical.
+//! Resolution reads through it too: symlinks ([`HostFs::read_link`], walked by
+//! [`crate::paths::canonicalize_lenient_on`]), the config file and the repo's git pointer
+//! files ([`HostFs::read`]). Only [`RealHostFs`] asks the kernel.
 
 use std::ffi::OsString;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The type of a filesystem entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -61,6 +62,51 @@ pub trait HostFs {
     fn is_absent(&self, path: &Path) -> bool {
         !matches!(self.kind(path), Ok(Some(_)))
     }
+
+    /// The names directly inside `dir`, in any order; an entry that cannot be read is
+    /// skipped, as iterating `read_dir` with `filter_map(Result::ok)` skips it.
+    fn names(&self, dir: &Path) -> io::Result<Vec<OsString>> {
+        Ok(self.list(dir)?.into_iter().map(|(name, _)| name).collect())
+    }
+    /// A symlink's target as written (`readlink`). Anything else fails as the kernel
+    /// fails it: `InvalidInput` (`EINVAL`) for an entry that is not a link, `NotFound` for
+    /// nothing there; the resolver tells "exists" from "absent" by that difference.
+    /// The default answers from [`kind`](Self::kind), for a host that describes no links.
+    fn read_link(&self, path: &Path) -> io::Result<PathBuf> {
+        match self.kind(path)? {
+            None => Err(io::ErrorKind::NotFound.into()),
+            Some(EntryKind::Symlink) => Err(io::Error::other("this host names no link targets")),
+            Some(_) => Err(io::ErrorKind::InvalidInput.into()),
+        }
+    }
+    /// `path` made absolute and free of symlinks, failing where a component is absent or
+    /// not a directory (`realpath`). The default walks [`read_link`](Self::read_link)'s
+    /// answers exactly as glibc does; a relative path fails, since no working directory
+    /// is asked of a host.
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        if !path.is_absolute() {
+            return Err(io::ErrorKind::InvalidInput.into());
+        }
+        crate::resolve::realpath(path, self)
+    }
+    /// The bytes of the file at `path`, following symlinks. The default is for a host
+    /// that describes no contents: `NotFound` where nothing is, an error otherwise.
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        match self.resolved_kind(path)? {
+            None => Err(io::ErrorKind::NotFound.into()),
+            Some(_) => Err(io::Error::other("this host describes no file contents")),
+        }
+    }
+    /// [`read`](Self::read) as UTF-8 text; other bytes fail with `InvalidData`, as
+    /// `std::fs::read_to_string` fails.
+    fn read_to_string(&self, path: &Path) -> io::Result<String> {
+        String::from_utf8(self.read(path)?).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "stream did not contain valid UTF-8",
+            )
+        })
+    }
 }
 
 /// The host's own filesystem, asked through the kernel.
@@ -85,6 +131,29 @@ impl HostFs for RealHostFs {
             out.push((entry.file_name(), kind_of(entry.file_type()?)));
         }
         Ok(out)
+    }
+
+    fn names(&self, dir: &Path) -> io::Result<Vec<OsString>> {
+        Ok(std::fs::read_dir(dir)?
+            .filter_map(Result::ok)
+            .map(|entry| entry.file_name())
+            .collect())
+    }
+
+    fn read_link(&self, path: &Path) -> io::Result<PathBuf> {
+        std::fs::read_link(path)
+    }
+
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        std::fs::canonicalize(path)
+    }
+
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        std::fs::read(path)
+    }
+
+    fn read_to_string(&self, path: &Path) -> io::Result<String> {
+        std::fs::read_to_string(path)
     }
 }
 

@@ -50,3 +50,34 @@ fn enotdir_is_the_kernels_value() {
     let err = std::fs::metadata(file.join("below")).unwrap_err();
     assert_eq!(err.raw_os_error(), Some(ENOTDIR));
 }
+
+#[test]
+fn a_fake_host_answers_realpath_and_reads_from_its_own_entries() {
+    let fs = crate::test_support::MemFs::default()
+        .file("/fake/real/file", "text")
+        .link("/fake/abs", "/fake/real")
+        .link("/fake/rel", "real/../real")
+        .link("/fake/loop", "loop");
+    let canon = |p: &str| fs.canonicalize(Path::new(p)).ok();
+    assert_eq!(canon("/fake/abs/file"), Some("/fake/real/file".into()));
+    assert_eq!(canon("/fake/rel/./file"), Some("/fake/real/file".into()));
+    // A file named as a directory, an absent name, a loop and a relative path fail.
+    for bad in [
+        "/fake/abs/file/",
+        "/fake/abs/none",
+        "/fake/loop",
+        "fake/abs",
+    ] {
+        assert_eq!(canon(bad), None, "{bad}");
+    }
+    assert_eq!(
+        fs.read_to_string(Path::new("/fake/rel/file")).unwrap(),
+        "text"
+    );
+    assert_eq!(
+        fs.resolved_kind(Path::new("/fake/abs")).unwrap(),
+        Some(EntryKind::Directory)
+    );
+    // None of it is on the real disk.
+    assert!(RealHostFs.read(Path::new("/fake/real/file")).is_err());
+}

@@ -21,9 +21,10 @@
 //! - [`host_fs`]: the one interface through which resolution and every backend ask the
 //!   host's filesystem what is there ([`HostFs`]), so tests can fake a host.
 //!
-//! This crate never spawns a process and holds no `unsafe`; it reads the filesystem only to
-//! resolve symlinks, to ask whether an undeclared path is a file, and to follow a repo's
-//! `.git` file, `commondir` and `.gitmodules` to its git directories.
+//! This crate never spawns a process and holds no `unsafe`; it reads the filesystem only
+//! through [`HostFs`], to resolve symlinks, to ask whether an undeclared path is a file, to
+//! read the config file, and to follow a repo's `.git` file, `commondir` and `.gitmodules`
+//! to its git directories.
 #![deny(missing_docs)]
 
 pub mod backend_choice;
@@ -103,7 +104,6 @@ impl std::fmt::Display for Platform {
 }
 
 #[cfg(test)]
-#[path = "test_scratch_tests.rs"]
 pub(crate) mod test_support;
 #[cfg(test)]
 pub(crate) use test_support::test_scratch;

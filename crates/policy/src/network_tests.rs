@@ -60,33 +60,30 @@ fn refused_patterns_name_their_reason() {
 
 #[test]
 fn accepted_patterns_are_normalised() {
-    assert_eq!(
-        DomainPattern::parse("API.Example.COM.").unwrap(),
-        DomainPattern::Exact("api.example.com".into())
-    );
-    assert_eq!(
-        DomainPattern::parse("*.GitHub.com").unwrap(),
-        DomainPattern::Subdomains("github.com".into())
-    );
-    assert_eq!(
-        DomainPattern::parse("localhost").unwrap(),
-        DomainPattern::Exact("localhost".into())
-    );
-    assert_eq!(
-        DomainPattern::parse("127.0.0.1").unwrap(),
-        DomainPattern::Exact("127.0.0.1".into())
-    );
+    use DomainPattern::{Exact, Subdomains};
+    for (text, want) in [
+        ("API.Example.COM.", Exact("api.example.com".into())),
+        ("*.GitHub.com", Subdomains("github.com".into())),
+        ("localhost", Exact("localhost".into())),
+        ("127.0.0.1", Exact("127.0.0.1".into())),
+    ] {
+        assert_eq!(DomainPattern::parse(text).unwrap(), want, "{text}");
+    }
 }
 
 #[test]
 fn wildcard_matches_subdomains_not_the_bare_domain_nor_lookalikes() {
     let p = DomainPattern::parse("*.example.com").unwrap();
-    assert!(p.matches("a.example.com"));
-    assert!(p.matches("a.b.example.com"));
-    assert!(!p.matches("example.com"));
-    assert!(!p.matches("badexample.com"));
-    assert!(!p.matches("example.com.evil.net"));
-    assert!(!p.matches(".example.com"));
+    for (host, matched) in [
+        ("a.example.com", true),
+        ("a.b.example.com", true),
+        ("example.com", false),
+        ("badexample.com", false),
+        ("example.com.evil.net", false),
+        (".example.com", false),
+    ] {
+        assert_eq!(p.matches(host), matched, "{host}");
+    }
 }
 
 #[test]
@@ -217,19 +214,23 @@ fn only_an_exact_allow_domain_entry_counts_as_naming_a_host() {
         &["no.example.org"],
         &["github"],
     );
-    assert!(r.allowed_by_exact_entry("api.example.com"));
-    assert!(r.allowed_by_exact_entry("API.Example.com."));
-    assert!(r.allowed_by_exact_entry("127.0.0.1"));
-    assert!(r.allowed_by_exact_entry("localhost"));
+    for named in [
+        "api.example.com",
+        "API.Example.com.",
+        "127.0.0.1",
+        "localhost",
+    ] {
+        assert!(r.allowed_by_exact_entry(named), "{named}");
+    }
     // Allowed, but by a pattern or a preset.
-    assert!(r.decide("a.example.org").allowed);
-    assert!(!r.allowed_by_exact_entry("a.example.org"));
-    assert!(r.decide("github.com").allowed);
-    assert!(!r.allowed_by_exact_entry("github.com"));
+    for allowed in ["a.example.org", "github.com"] {
+        assert!(r.decide(allowed).allowed, "{allowed}");
+        assert!(!r.allowed_by_exact_entry(allowed), "{allowed}");
+    }
     // Not allowed at all.
-    assert!(!r.allowed_by_exact_entry("no.example.org"));
-    assert!(!r.allowed_by_exact_entry("other.example.com"));
-    assert!(!r.allowed_by_exact_entry("::1"));
+    for refused in ["no.example.org", "other.example.com", "::1"] {
+        assert!(!r.allowed_by_exact_entry(refused), "{refused}");
+    }
 }
 
 #[test]

@@ -8,6 +8,8 @@
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
+use crate::host_fs::{HostFs, RealHostFs};
+
 /// Expand a leading `~` or `~/` against `home`. Other `~user` forms are left as they are:
 /// jaula never looks up another user's home.
 pub fn expand_tilde(path: &Path, home: &Path) -> PathBuf {
@@ -53,6 +55,11 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
 /// directory). Inside a policy resolution, prefixes resolved once are not asked again
 /// (see `resolve.rs`).
 pub fn canonicalize_lenient(path: &Path, base: &Path) -> PathBuf {
+    canonicalize_lenient_on(path, base, &RealHostFs)
+}
+
+/// [`canonicalize_lenient`], asking `fs` what each prefix is.
+pub fn canonicalize_lenient_on<F: HostFs + ?Sized>(path: &Path, base: &Path, fs: &F) -> PathBuf {
     let absolute = if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -60,14 +67,14 @@ pub fn canonicalize_lenient(path: &Path, base: &Path) -> PathBuf {
     };
     let absolute = normalize_lexically(&absolute);
     if absolute.is_absolute() {
-        return crate::resolve::lenient(&absolute);
+        return crate::resolve::lenient(&absolute, fs);
     }
     // A relative base (never jaula's own use): the kernel resolves against the process's
-    // working directory.
+    // working directory (a host without one fails every prefix: the path as written).
     let mut missing: Vec<OsString> = Vec::new();
     let mut cursor = absolute.as_path();
     loop {
-        if let Ok(real) = std::fs::canonicalize(cursor) {
+        if let Ok(real) = fs.canonicalize(cursor) {
             let mut out = real;
             for name in missing.iter().rev() {
                 out.push(name);

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::defaults;
 use crate::file_rule::{FileMatch, FileRule, FileRuleSource};
 use crate::host_fs::HostFs;
-use crate::paths::{canonicalize_lenient, expand_tilde, is_within};
+use crate::paths::{canonicalize_lenient_on, expand_tilde, is_within};
 pub use crate::protect_kind::ProtectKind;
 use crate::{Platform, PolicyError, PolicySpec};
 
@@ -459,7 +459,7 @@ impl PolicySpec {
 
     /// [`resolve`](Self::resolve), asking `fs` which paths exist and what they are (the
     /// writable roots still absent, the existing files of a sealed pattern, the repo's
-    /// type). Symlinks are still resolved by the kernel (see [`crate::host_fs`]).
+    /// type, every symlink on the way, the repo's git pointer files).
     pub fn resolve_on(&self, fs: &dyn HostFs) -> Result<Policy, PolicyError> {
         // One resolution sees one filesystem: each directory prefix is resolved once and
         // remembered until this returns (resolve.rs).
@@ -469,17 +469,21 @@ impl PolicySpec {
     fn resolve_once(&self, fs: &dyn HostFs) -> Result<Policy, PolicyError> {
         let cwd = &self.cwd;
         let home = absolute("home", &self.home, &self.home, cwd)?;
-        let home = canonicalize_lenient(&home, cwd);
+        let home = canonicalize_lenient_on(&home, cwd, fs);
         let canon = |what: &'static str, p: &Path| -> Result<PathBuf, PolicyError> {
-            Ok(canonicalize_lenient(&absolute(what, p, &home, cwd)?, cwd))
+            Ok(canonicalize_lenient_on(
+                &absolute(what, p, &home, cwd)?,
+                cwd,
+                fs,
+            ))
         };
 
         let state_home = match &self.state_home {
             Some(p) => canon("state home", p)?,
-            None => canonicalize_lenient(&home.join(defaults::DEFAULT_STATE_HOME), cwd),
+            None => canonicalize_lenient_on(&home.join(defaults::DEFAULT_STATE_HOME), cwd, fs),
         };
 
-        let sealed = self.sealed_roots(&home, &state_home, &canon)?;
+        let sealed = self.sealed_roots(&home, &state_home, &canon, fs)?;
 
         let repo = resolve_repo(&self.repo, &home, cwd, fs)?;
         check_repo(&repo, &home, &sealed)?;
@@ -489,7 +493,7 @@ impl PolicySpec {
             self.writable_roots(&repo, &home, &state_home, &sealed, &canon, &mut warnings)?;
 
         let (protected, standing) =
-            self.protected_paths(&home, &state_home, &repo, &canon, &mut warnings)?;
+            self.protected_paths(&home, &state_home, &repo, &canon, &mut warnings, fs)?;
         let file_rules = self.file_rules(&home, &canon, fs)?;
 
         let unix_sockets = self.allowed_sockets(&sealed, &canon, &mut warnings)?;
@@ -533,7 +537,7 @@ impl PolicySpec {
             // macOS matches the name as a pattern, so it keeps the name as written.
             Platform::MacOs => (home.join(defaults::CLAUDE_JSON), FileMatch::NamePrefix),
             Platform::Linux => (
-                canonicalize_lenient(&home.join(defaults::CLAUDE_JSON), cwd),
+                canonicalize_lenient_on(&home.join(defaults::CLAUDE_JSON), cwd, fs),
                 FileMatch::Exact,
             ),
         };
@@ -548,7 +552,7 @@ impl PolicySpec {
                 source: FileRuleSource::WindowToken,
             });
         }
-        let channels = canonicalize_lenient(&home.join(defaults::CHANNELS_DIR), cwd);
+        let channels = canonicalize_lenient_on(&home.join(defaults::CHANNELS_DIR), cwd, fs);
         let existing = existing_matches(&channels, defaults::CHANNEL_TOKEN_FILE, fs);
         rules.push(FileRule::SealedPattern {
             dir: channels,
@@ -626,7 +630,7 @@ impl PolicySpec {
         // left alone, they are the named deviation `split-dir-no-new-entries`.
         if self.create_absent_roots && self.profile == CageProfile::Window {
             for entry in defaults::HOME_CACHE_ENTRIES {
-                let path = canonicalize_lenient(&home.join(entry), home);
+                let path = canonicalize_lenient_on(&home.join(entry), home, fs);
                 let in_cache_root = writable
                     .iter()
                     .any(|w| w.source == WriteSource::HomeCache && is_within(&path, &w.path));
@@ -656,7 +660,7 @@ impl PolicySpec {
             return true;
         };
         let family = defaults::CACHE_ROOT_TOOLS.iter().find(|(root, _)| {
-            let root = canonicalize_lenient(&home.join(root), home);
+            let root = canonicalize_lenient_on(&home.join(root), home, fs);
             is_within(path, &root)
         });
         let Some((_, programs)) = family else {
@@ -676,6 +680,7 @@ impl PolicySpec {
         home: &Path,
         state_home: &Path,
         canon: &dyn Fn(&'static str, &Path) -> Result<PathBuf, PolicyError>,
+        fs: &dyn HostFs,
     ) -> Result<Vec<SealedRoot>, PolicyError> {
         let mut sealed: Vec<SealedRoot> = Vec::new();
         // Declaration first: a path already declared keeps its declared kind and source
@@ -716,7 +721,7 @@ impl PolicySpec {
             let path = canon("sealed path", extra)?;
             // Nothing declares an owner deny's kind: ask the disk, and treat anything that
             // is not a file as a directory, which seals more rather than less.
-            let kind = if path.is_file() {
+            let kind = if fs.is_file(&path) {
                 SealKind::File
             } else {
                 SealKind::Directory
@@ -840,7 +845,7 @@ fn resolve_repo(
     fs: &dyn HostFs,
 ) -> Result<PathBuf, PolicyError> {
     let absolute = absolute("repo", declared, home, cwd)?;
-    let repo = match std::fs::canonicalize(&absolute) {
+    let repo = match fs.canonicalize(&absolute) {
         Ok(repo) => repo,
         Err(_) => return Err(PolicyError::RepoMissing(absolute)),
     };

@@ -6,30 +6,21 @@ use crate::{
     WriteSource,
 };
 
-struct Scratch {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    home: PathBuf,
-    repo: PathBuf,
-}
+use crate::test_support::Scratch;
 
 fn scratch() -> Scratch {
-    let dir = crate::test_scratch();
-    let root = fs::canonicalize(dir.path()).unwrap();
-    let home = root.join("home");
-    let repo = root.join("work/repo");
-    fs::create_dir_all(&home).unwrap();
-    fs::create_dir_all(&repo).unwrap();
-    Scratch {
-        _dir: dir,
-        root,
-        home,
-        repo,
-    }
+    Scratch::with_repo("work/repo")
 }
 
 fn spec(s: &Scratch, platform: Platform) -> PolicySpec {
-    PolicySpec::with_defaults(platform, s.home.clone(), s.repo.clone())
+    s.spec(platform)
+}
+
+/// The directory `home/<inside>`, created, and `<root>/<link>`, a symlink to it.
+fn link_into(s: &Scratch, inside: &str, link: &str) -> PathBuf {
+    fs::create_dir_all(s.home.join(inside)).unwrap();
+    std::os::unix::fs::symlink(s.home.join(inside), s.root.join(link)).unwrap();
+    s.root.join(link)
 }
 
 fn sealed_kind(policy: &crate::Policy, path: &Path) -> Option<(SealKind, SealSource)> {
@@ -44,7 +35,7 @@ fn sealed_kind(policy: &crate::Policy, path: &Path) -> Option<(SealKind, SealSou
 fn defaults_seal_the_credential_lists_with_declared_kinds() {
     let s = scratch();
     let p = spec(&s, Platform::Linux).resolve().unwrap();
-    for dir in [
+    let dirs = [
         ".ssh",
         ".aws",
         ".kube",
@@ -52,35 +43,27 @@ fn defaults_seal_the_credential_lists_with_declared_kinds() {
         ".config/gcloud",
         ".config/gh",
         ".docker",
-    ] {
-        assert_eq!(
-            sealed_kind(&p, &s.home.join(dir)),
-            Some((SealKind::Directory, SealSource::CredentialDirectory)),
-            "{dir}"
-        );
-    }
-    for file in [
+    ];
+    let files = [
         ".git-credentials",
         ".netrc",
         ".pgpass",
         ".claude/.credentials.json",
-    ] {
-        assert_eq!(
-            sealed_kind(&p, &s.home.join(file)),
-            Some((SealKind::File, SealSource::CredentialFile)),
-            "{file}"
-        );
+    ];
+    let cargo = [".cargo/credentials", ".cargo/credentials.toml"];
+    let broker = [".agents-city/.runtime/broker"];
+    let groups: [(&[&str], SealKind, SealSource); 4] = [
+        (&dirs, SealKind::Directory, SealSource::CredentialDirectory),
+        (&files, SealKind::File, SealSource::CredentialFile),
+        (&cargo, SealKind::File, SealSource::CargoCredentials),
+        (&broker, SealKind::Directory, SealSource::BrokerTokens),
+    ];
+    for (names, kind, source) in groups {
+        for name in names {
+            let found = sealed_kind(&p, &s.home.join(name));
+            assert_eq!(found, Some((kind, source)), "{name}");
+        }
     }
-    for file in [".cargo/credentials", ".cargo/credentials.toml"] {
-        assert_eq!(
-            sealed_kind(&p, &s.home.join(file)),
-            Some((SealKind::File, SealSource::CargoCredentials))
-        );
-    }
-    assert_eq!(
-        sealed_kind(&p, &s.home.join(".agents-city/.runtime/broker")),
-        Some((SealKind::Directory, SealSource::BrokerTokens))
-    );
     // `.npmrc` is deliberately not sealed by default.
     assert_eq!(sealed_kind(&p, &s.home.join(".npmrc")), None);
     assert_eq!(p.sealed().len(), 14);
@@ -221,10 +204,8 @@ fn write_allow_inside_a_sealed_root_is_dropped_with_a_warning() {
 #[test]
 fn write_allow_through_a_symlink_into_a_seal_is_dropped() {
     let s = scratch();
-    fs::create_dir_all(s.home.join(".ssh")).unwrap();
-    std::os::unix::fs::symlink(s.home.join(".ssh"), s.root.join("innocent")).unwrap();
     let mut sp = spec(&s, Platform::Linux);
-    sp.extra_writable = vec![s.root.join("innocent")];
+    sp.extra_writable = vec![link_into(&s, ".ssh", "innocent")];
     let p = sp.resolve().unwrap();
     assert_eq!(p.warnings().len(), 1);
     assert!(!p.writable().iter().any(|w| w.path == s.home.join(".ssh")));
@@ -286,10 +267,8 @@ fn unsafe_working_directories_are_refused_with_the_offending_path() {
 #[test]
 fn repo_through_a_symlink_into_a_seal_is_refused() {
     let s = scratch();
-    fs::create_dir_all(s.home.join(".aws/proj")).unwrap();
-    std::os::unix::fs::symlink(s.home.join(".aws/proj"), s.root.join("proj")).unwrap();
     let mut sp = spec(&s, Platform::Linux);
-    sp.repo = s.root.join("proj");
+    sp.repo = link_into(&s, ".aws/proj", "proj");
     assert!(matches!(
         sp.resolve(),
         Err(PolicyError::RepoInsideSealed { .. })

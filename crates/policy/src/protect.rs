@@ -10,21 +10,32 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::defaults::{self, PlantTarget};
-use crate::paths::{canonicalize_lenient, is_within};
+use crate::host_fs::{EntryKind, HostFs};
+use crate::paths::{canonicalize_lenient_on, is_within};
 use crate::policy::{ProtectKind, ProtectedPath, ProtectedSource, StandingDirectory, Warning};
 use crate::{PolicyError, PolicySpec};
 
 type Canon<'a> = &'a dyn Fn(&'static str, &Path) -> Result<PathBuf, PolicyError>;
 
-/// The protected paths in order, deduplicated by path (the first declaration wins).
-#[derive(Default)]
-struct ProtectedSet {
+/// The protected paths in order, deduplicated by path (the first declaration wins), and
+/// the host whose links and git files they were found through.
+struct ProtectedSet<'a> {
     paths: Vec<ProtectedPath>,
     seen: HashSet<PathBuf>,
     standing: Vec<StandingDirectory>,
+    fs: &'a dyn HostFs,
 }
 
-impl ProtectedSet {
+impl<'a> ProtectedSet<'a> {
+    fn new(fs: &'a dyn HostFs) -> Self {
+        ProtectedSet {
+            paths: Vec::new(),
+            seen: HashSet::new(),
+            standing: Vec::new(),
+            fs,
+        }
+    }
+
     fn push(&mut self, path: PathBuf, kind: ProtectKind, source: ProtectedSource, split: bool) {
         if self.seen.insert(path.clone()) {
             self.paths.push(ProtectedPath {
@@ -41,7 +52,7 @@ impl ProtectedSet {
     fn targets(&mut self, base: &Path, targets: &[PlantTarget], source: ProtectedSource) {
         for t in targets {
             let lexical = base.join(t.path);
-            let path = canonicalize_lenient(&lexical, base);
+            let path = canonicalize_lenient_on(&lexical, base, self.fs);
             self.push(path, t.kind, source, t.split_natively);
             self.followed(&lexical, t.kind, source, t.split_natively);
         }
@@ -60,11 +71,13 @@ impl ProtectedSet {
             reached,
             links,
             standing,
-        } = resolve_with_links(path);
+        } = resolve_with_links(path, self.fs);
         self.stand(standing, &reached);
         self.push(reached, kind, source, split);
         let named = match (path.parent(), path.file_name()) {
-            (Some(parent), Some(name)) => Some(canonicalize_lenient(parent, parent).join(name)),
+            (Some(parent), Some(name)) => {
+                Some(canonicalize_lenient_on(parent, parent, self.fs).join(name))
+            }
             _ => None,
         };
         for link in links {
@@ -107,7 +120,7 @@ const MAX_LINKS: usize = 40;
 /// (names that do not exist appended as they are, after following a dangling link to the
 /// name it gives), every symlink met, each named by its directory's resolved path, and
 /// every directory left through `..`.
-pub(crate) fn resolve_with_links(path: &Path) -> Resolution {
+pub(crate) fn resolve_with_links(path: &Path, fs: &dyn HostFs) -> Resolution {
     use std::collections::VecDeque;
     use std::path::Component;
     let mut todo: VecDeque<std::ffi::OsString> = VecDeque::new();
@@ -142,7 +155,7 @@ pub(crate) fn resolve_with_links(path: &Path) -> Resolution {
             continue;
         }
         let next = reached.join(&name);
-        match crate::resolve::read_link(&next) {
+        match crate::resolve::read_link(&next, fs) {
             Some(target) if followed < MAX_LINKS => {
                 followed += 1;
                 if !links.contains(&next) {
@@ -171,8 +184,9 @@ impl PolicySpec {
         repo: &Path,
         canon: Canon<'_>,
         warnings: &mut Vec<Warning>,
+        fs: &dyn HostFs,
     ) -> Result<(Vec<ProtectedPath>, Vec<StandingDirectory>), PolicyError> {
-        let mut set = ProtectedSet::default();
+        let mut set = ProtectedSet::new(fs);
         let config_dir = canon("config directory", &self.config_dir)?;
         set.push(
             config_dir,
@@ -181,7 +195,7 @@ impl PolicySpec {
             true,
         );
         set.push(
-            canonicalize_lenient(&state_home.join(defaults::CAGE_PROFILE_DIR), state_home),
+            canonicalize_lenient_on(&state_home.join(defaults::CAGE_PROFILE_DIR), state_home, fs),
             ProtectKind::Directory,
             ProtectedSource::CageProfiles,
             true,
@@ -202,7 +216,7 @@ impl PolicySpec {
         );
 
         self.home_targets(&mut set, home);
-        for runtime in self.runtime_dirs() {
+        for runtime in self.runtime_dirs(fs) {
             set.targets(
                 &runtime,
                 defaults::RUNTIME_PROTECTED,
@@ -228,7 +242,7 @@ impl PolicySpec {
                 p.split_natively = false;
             }
         }
-        self.apply_unprotect(&mut paths, canon, warnings)?;
+        self.apply_unprotect(&mut paths, canon, warnings, fs)?;
         // What the owner unprotected needs nothing to stand on its way.
         standing.retain(|s| paths.iter().any(|p| p.path == s.protected));
         Ok((paths, standing))
@@ -236,7 +250,7 @@ impl PolicySpec {
 
     /// The planting guard's targets in the home: git, shell, session, multiplexer, editor,
     /// cargo and agent settings, and the PATH directories when asked for.
-    fn home_targets(&self, set: &mut ProtectedSet, home: &Path) {
+    fn home_targets(&self, set: &mut ProtectedSet<'_>, home: &Path) {
         let home_groups: [(&[PlantTarget], ProtectedSource); 8] = [
             (defaults::HOME_GIT_CONFIG, ProtectedSource::HomeGitConfig),
             (defaults::SHELL_STARTUP, ProtectedSource::ShellStartup),
@@ -267,7 +281,7 @@ impl PolicySpec {
     /// (whatever the variable says: unset under `sudo` or `su`, it is still the directory
     /// that uid's manager reads). Root may write every user's: for root, every
     /// `/run/user/N` present at launch (a later login mounts a fresh tmpfs there).
-    fn runtime_dirs(&self) -> Vec<PathBuf> {
+    fn runtime_dirs(&self, fs: &dyn HostFs) -> Vec<PathBuf> {
         let mut dirs: Vec<PathBuf> = self
             .runtime_dir
             .iter()
@@ -280,11 +294,11 @@ impl PolicySpec {
                 dirs.push(users.join(uid.to_string()));
             }
             if self.owner_uid == Some(0) {
-                if let Ok(entries) = std::fs::read_dir(users) {
-                    let mut others: Vec<PathBuf> = entries
-                        .filter_map(|e| e.ok())
-                        .filter(|e| e.file_name().to_str().is_some_and(is_uid))
-                        .map(|e| e.path())
+                if let Ok(names) = fs.names(users) {
+                    let mut others: Vec<PathBuf> = names
+                        .into_iter()
+                        .filter(|name| name.to_str().is_some_and(is_uid))
+                        .map(|name| users.join(name))
                         .take(defaults::SUBMODULE_LIMIT)
                         .collect();
                     others.sort();
@@ -304,6 +318,7 @@ impl PolicySpec {
         paths: &mut Vec<ProtectedPath>,
         canon: Canon<'_>,
         warnings: &mut Vec<Warning>,
+        fs: &dyn HostFs,
     ) -> Result<(), PolicyError> {
         for declared in &self.unprotected {
             let target = canon("unprotect path", declared)?;
@@ -313,8 +328,8 @@ impl PolicySpec {
                 // A link on the way goes with what it leads to: `--unprotect <repo>/.claude`
                 // names the link's target, and the link was only protected for it.
                 let link_into = || {
-                    std::fs::symlink_metadata(&p.path).is_ok_and(|m| m.file_type().is_symlink())
-                        && is_within(&canonicalize_lenient(&p.path, &p.path), &target)
+                    fs.is_symlink(&p.path)
+                        && is_within(&canonicalize_lenient_on(&p.path, &p.path, fs), &target)
                 };
                 if !is_within(&p.path, &target) && !link_into() {
                     return true;
@@ -343,7 +358,7 @@ fn is_uid(name: &str) -> bool {
     !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit())
 }
 
-fn git_dir_targets(set: &mut ProtectedSet, git_dir: &Path) {
+fn git_dir_targets(set: &mut ProtectedSet<'_>, git_dir: &Path) {
     for t in defaults::GIT_DIR_PROTECTED {
         let source = match t.path {
             "hooks" => ProtectedSource::GitHooks,
@@ -364,7 +379,13 @@ fn git_dir_targets(set: &mut ProtectedSet, git_dir: &Path) {
 /// here: a global value a local one overrides still runs in the owner's other repos.
 /// `~/` is the home; a relative path is taken from the repo's top, where hooks run (a
 /// submodule's or another worktree's relative value is not: its top is elsewhere).
-fn hooks_path_targets(set: &mut ProtectedSet, home: &Path, repo: &Path, git: Option<&FoundGit>) {
+fn hooks_path_targets(
+    set: &mut ProtectedSet<'_>,
+    home: &Path,
+    repo: &Path,
+    git: Option<&FoundGit>,
+) {
+    let fs = set.fs;
     let mut configs: Vec<(PathBuf, bool)> = Vec::new();
     let dirs = git.map(|g| g.git_dirs.as_slice()).unwrap_or(&[]);
     // The launch repo's own: its git directory (the first) and that one's common directory;
@@ -372,7 +393,7 @@ fn hooks_path_targets(set: &mut ProtectedSet, home: &Path, repo: &Path, git: Opt
     let launch: Vec<PathBuf> = dirs
         .first()
         .map(|d| {
-            let common = read_pointer(&d.join("commondir"), "").unwrap_or_else(|| d.clone());
+            let common = read_pointer(&d.join("commondir"), "", fs).unwrap_or_else(|| d.clone());
             vec![d.clone(), common]
         })
         .unwrap_or_default();
@@ -385,14 +406,14 @@ fn hooks_path_targets(set: &mut ProtectedSet, home: &Path, repo: &Path, git: Opt
         configs.push((home.join(global), true));
     }
     for (file, relative_ok) in configs {
-        let Some(value) = hooks_path_in(&file) else {
+        let Some(value) = hooks_path_in(&file, fs) else {
             continue;
         };
         let Some(dir) = resolve_hooks_path(&value, home, repo, relative_ok) else {
             continue;
         };
         set.push(
-            canonicalize_lenient(&dir, repo),
+            canonicalize_lenient_on(&dir, repo, fs),
             ProtectKind::Directory,
             ProtectedSource::GitHooks,
             false,
@@ -407,8 +428,8 @@ fn hooks_path_targets(set: &mut ProtectedSet, home: &Path, repo: &Path, git: Opt
 }
 
 /// The last `core.hooksPath` of one config file, as bytes git would use.
-fn hooks_path_in(file: &Path) -> Option<Vec<u8>> {
-    let text = std::fs::read(file).ok()?;
+fn hooks_path_in(file: &Path, fs: &dyn HostFs) -> Option<Vec<u8>> {
+    let text = fs.read(file).ok()?;
     let entries = crate::git_config::parse(&text).ok()?;
     entries
         .into_iter()
@@ -463,14 +484,14 @@ pub(crate) struct FoundGit {
 /// A `.git` above the repo is not looked for: it lies outside the cage's writable root,
 /// so it is read-only there already, and protecting it would only tie every cage under a
 /// checkout to that checkout's git directory.
-pub(crate) fn find_git_dirs(repo: &Path) -> Option<FoundGit> {
+pub(crate) fn find_git_dirs(repo: &Path, fs: &dyn HostFs) -> Option<FoundGit> {
     let top = repo.to_path_buf();
     let entry = top.join(defaults::GIT_DIR_NAME);
-    let symlink = std::fs::symlink_metadata(&entry)
-        .ok()?
-        .file_type()
-        .is_symlink();
-    let pointer_file = entry.is_file();
+    let symlink = match fs.kind(&entry) {
+        Ok(Some(kind)) => kind == EntryKind::Symlink,
+        _ => return None,
+    };
+    let pointer_file = fs.is_file(&entry);
     let mut found = FoundGit {
         entry: entry.clone(),
         pointer_file,
@@ -479,25 +500,27 @@ pub(crate) fn find_git_dirs(repo: &Path) -> Option<FoundGit> {
         pointers: Vec::new(),
     };
     let git_dir = if pointer_file {
-        match read_pointer(&entry, "gitdir:") {
+        match read_pointer(&entry, "gitdir:", fs) {
             Some(dir) => dir,
             None => return Some(found),
         }
     } else {
-        canonicalize_lenient(&entry, &top)
+        canonicalize_lenient_on(&entry, &top, fs)
     };
-    let common = read_pointer(&git_dir.join("commondir"), "").unwrap_or_else(|| git_dir.clone());
+    let common =
+        read_pointer(&git_dir.join("commondir"), "", fs).unwrap_or_else(|| git_dir.clone());
     found.git_dirs.push(git_dir.clone());
     if common != git_dir {
         found.git_dirs.push(common.clone());
     }
     // Other worktrees of the same repository: each has its own config.worktree and a
     // commondir that git follows.
-    if let Ok(entries) = std::fs::read_dir(common.join("worktrees")) {
-        let mut worktrees: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .filter(|p| p.is_dir())
+    let worktrees_dir = common.join("worktrees");
+    if let Ok(names) = fs.names(&worktrees_dir) {
+        let mut worktrees: Vec<PathBuf> = names
+            .into_iter()
+            .map(|name| worktrees_dir.join(name))
+            .filter(|p| fs.is_dir(p))
             .take(defaults::SUBMODULE_LIMIT)
             .collect();
         worktrees.sort();
@@ -505,8 +528,8 @@ pub(crate) fn find_git_dirs(repo: &Path) -> Option<FoundGit> {
         // git directory of the cage's making, the owner's next `git status` there would
         // run that directory's config.
         for worktree in &worktrees {
-            if let Some(pointer) = read_pointer(&worktree.join("gitdir"), "") {
-                if pointer.is_file() && pointer != entry {
+            if let Some(pointer) = read_pointer(&worktree.join("gitdir"), "", fs) {
+                if fs.is_file(&pointer) && pointer != entry {
                     found.pointers.push(pointer);
                 }
             }
@@ -514,11 +537,12 @@ pub(crate) fn find_git_dirs(repo: &Path) -> Option<FoundGit> {
         found.git_dirs.extend(worktrees);
     }
     let mut modules = Vec::new();
-    collect_submodules(&common.join("modules"), 0, &mut modules);
+    collect_submodules(&common.join("modules"), 0, &mut modules, fs);
     found.git_dirs.extend(modules);
-    for path in submodule_paths(&top) {
-        let pointer = canonicalize_lenient(&top.join(path).join(defaults::GIT_DIR_NAME), &top);
-        if pointer.is_file() {
+    for path in submodule_paths(&top, fs) {
+        let pointer =
+            canonicalize_lenient_on(&top.join(path).join(defaults::GIT_DIR_NAME), &top, fs);
+        if fs.is_file(&pointer) {
             found.pointers.push(pointer);
         }
     }
@@ -529,48 +553,48 @@ pub(crate) fn find_git_dirs(repo: &Path) -> Option<FoundGit> {
 
 /// The path a pointer file names (`gitdir: ../x` in a `.git` file, a bare path in
 /// `commondir`), relative to the file's directory, canonical.
-fn read_pointer(file: &Path, prefix: &str) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(file).ok()?;
+fn read_pointer(file: &Path, prefix: &str, fs: &dyn HostFs) -> Option<PathBuf> {
+    let text = fs.read_to_string(file).ok()?;
     let line = text.lines().next()?.strip_prefix(prefix)?.trim();
     if line.is_empty() {
         return None;
     }
     let base = file.parent()?;
-    Some(canonicalize_lenient(Path::new(line), base))
+    Some(canonicalize_lenient_on(Path::new(line), base, fs))
 }
 
 /// Submodule git directories beneath `<common>/modules`: any directory holding `HEAD`,
 /// and its own `modules` for nested submodules. Bounded in depth and count.
-fn collect_submodules(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+fn collect_submodules(dir: &Path, depth: usize, out: &mut Vec<PathBuf>, fs: &dyn HostFs) {
     if depth >= defaults::SUBMODULE_DEPTH || out.len() >= defaults::SUBMODULE_LIMIT {
         return;
     }
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Ok(names) = fs.names(dir) else {
         return;
     };
-    let mut children: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
+    let mut children: Vec<PathBuf> = names
+        .into_iter()
+        .map(|name| dir.join(name))
+        .filter(|p| fs.is_dir(p))
         .collect();
     children.sort();
     for child in children {
         if out.len() >= defaults::SUBMODULE_LIMIT {
             return;
         }
-        if child.join("HEAD").is_file() {
+        if fs.is_file(&child.join("HEAD")) {
             out.push(child.clone());
-            collect_submodules(&child.join("modules"), depth + 1, out);
+            collect_submodules(&child.join("modules"), depth + 1, out, fs);
         } else {
             // A submodule named `a/b` lives at `modules/a/b`.
-            collect_submodules(&child, depth + 1, out);
+            collect_submodules(&child, depth + 1, out, fs);
         }
     }
 }
 
 /// `path = ...` lines of `<top>/.gitmodules`, relative paths only.
-fn submodule_paths(top: &Path) -> Vec<PathBuf> {
-    let Ok(text) = std::fs::read_to_string(top.join(".gitmodules")) else {
+fn submodule_paths(top: &Path, fs: &dyn HostFs) -> Vec<PathBuf> {
+    let Ok(text) = fs.read_to_string(&top.join(".gitmodules")) else {
         return Vec::new();
     };
     text.lines()
@@ -585,8 +609,8 @@ fn submodule_paths(top: &Path) -> Vec<PathBuf> {
 
 /// The repo's git entry, its git directories' config and hooks, and the pointer files
 /// that name them; the repo's git layout, for the hooks path.
-fn git_targets(set: &mut ProtectedSet, repo: &Path) -> Option<FoundGit> {
-    let git = find_git_dirs(repo);
+fn git_targets(set: &mut ProtectedSet<'_>, repo: &Path) -> Option<FoundGit> {
+    let git = find_git_dirs(repo, set.fs);
     if let Some(git) = &git {
         // A symlinked `.git` is not protected as an entry: a mount backend binds what
         // the link points to, which would make the whole git directory read-only. Its
@@ -606,7 +630,7 @@ fn git_targets(set: &mut ProtectedSet, repo: &Path) -> Option<FoundGit> {
                 reached,
                 links,
                 standing,
-            } = resolve_with_links(&git.entry);
+            } = resolve_with_links(&git.entry, set.fs);
             set.stand(standing, &reached);
             for link in links {
                 set.push(

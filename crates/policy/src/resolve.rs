@@ -4,9 +4,9 @@
 //! the state home). glibc's `realpath` resolves each from `/` again, one `readlink` per
 //! component, and the lenient fallback repeats that for every shorter prefix of an absent
 //! path: about 750 `readlink` calls per launch on a real home. This walker asks the
-//! kernel once per distinct prefix (one `readlink`, which answers "not a link" with
-//! `EINVAL`, "absent" with `ENOENT`/`ENOTDIR`) and answers every later path below it from
-//! a cache. Its answers are exactly `std::fs::canonicalize`'s (glibc `realpath`): the
+//! host ([`HostFs::read_link`], the kernel for [`crate::RealHostFs`]) once per distinct
+//! prefix (one `readlink`, which answers "not a link" with `EINVAL`, "absent" with
+//! `ENOENT`/`ENOTDIR`) and answers every later path below it from a cache. Its answers are exactly `std::fs::canonicalize`'s (glibc `realpath`): the
 //! unit tests hold it to that oracle over generated trees.
 //!
 //! The cache is only valid while the filesystem holds still, so it lives for one policy
@@ -18,6 +18,8 @@ use std::ffi::OsStr;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+use crate::host_fs::HostFs;
 
 /// glibc's `__eloop_threshold()` (`MAXSYMLINKS`, 40): more links in one resolution fail
 /// with `ELOOP`, which is what makes a loop end.
@@ -74,27 +76,39 @@ pub(crate) fn with_cache<T>(f: impl FnOnce() -> T) -> T {
 
 /// Resolve the lexically normalised absolute `path`: the longest prefix that resolves,
 /// symlink-free, with the rest appended as written. This is `canonicalize_lenient`'s
-/// contract; the caller has already normalised the path.
-pub(crate) fn lenient(path: &Path) -> PathBuf {
+/// contract; the caller has already normalised the path. Inside [`with_cache`] the
+/// answers are remembered whatever `fs` asks them: one resolution asks one host.
+pub(crate) fn lenient<F: HostFs + ?Sized>(path: &Path, fs: &F) -> PathBuf {
     CACHE.with(|c| match c.borrow_mut().as_mut() {
-        Some(cache) => lenient_with(path, cache),
-        None => lenient_with(path, &mut Cache::new()),
+        Some(cache) => lenient_with(path, cache, fs),
+        None => lenient_with(path, &mut Cache::new(), fs),
     })
 }
 
-/// `std::fs::read_link(path).ok()`, asked of the kernel once per path inside
-/// [`with_cache`] (the same one filesystem view as the prefixes above), every time outside.
-pub(crate) fn read_link(path: &Path) -> Option<PathBuf> {
+/// `fs.read_link(path).ok()`, asked once per path inside [`with_cache`] (the same one
+/// filesystem view as the prefixes above), every time outside.
+pub(crate) fn read_link<F: HostFs + ?Sized>(path: &Path, fs: &F) -> Option<PathBuf> {
     LINKS.with(|l| match l.borrow_mut().as_mut() {
         Some(links) => links
             .entry(path.to_path_buf())
-            .or_insert_with(|| std::fs::read_link(path).ok())
+            .or_insert_with(|| fs.read_link(path).ok())
             .clone(),
-        None => std::fs::read_link(path).ok(),
+        None => fs.read_link(path).ok(),
     })
 }
 
-fn lenient_with(path: &Path, cache: &mut Cache) -> PathBuf {
+/// `realpath(path)` for an absolute `path`, from `fs`'s answers, uncached: the walk of a
+/// link's target text from `/`, with the same directory checks (a trailing `/`, `.` or
+/// `..` after a file fails).
+pub(crate) fn realpath<F: HostFs + ?Sized>(path: &Path, fs: &F) -> io::Result<PathBuf> {
+    let root = Resolved {
+        path: PathBuf::from("/"),
+        links: 0,
+    };
+    Ok(follow(root, path.as_os_str().as_bytes(), fs)?.path)
+}
+
+fn lenient_with<F: HostFs + ?Sized>(path: &Path, cache: &mut Cache, fs: &F) -> PathBuf {
     let names: Vec<&OsStr> = normal_names(path);
     let mut current = Resolved {
         path: PathBuf::from("/"),
@@ -106,7 +120,7 @@ fn lenient_with(path: &Path, cache: &mut Cache) -> PathBuf {
         let next = match cache.get(&prefix) {
             Some(known) => known.clone(),
             None => {
-                let found = step(&current, name).ok();
+                let found = step(&current, name, fs).ok();
                 cache.insert(prefix.clone(), found.clone());
                 found
             }
@@ -134,9 +148,9 @@ fn normal_names(path: &Path) -> Vec<&OsStr> {
 }
 
 /// Resolve `name` inside the resolved directory `dir`, following it if it is a link.
-fn step(dir: &Resolved, name: &OsStr) -> io::Result<Resolved> {
+fn step<F: HostFs + ?Sized>(dir: &Resolved, name: &OsStr, fs: &F) -> io::Result<Resolved> {
     let candidate = dir.path.join(name);
-    match std::fs::read_link(&candidate) {
+    match fs.read_link(&candidate) {
         Ok(target) => {
             let links = dir.links + 1;
             if links > MAX_LINKS {
@@ -146,7 +160,7 @@ fn step(dir: &Resolved, name: &OsStr) -> io::Result<Resolved> {
                 path: dir.path.clone(),
                 links,
             };
-            follow(start, target.as_os_str().as_bytes())
+            follow(start, target.as_os_str().as_bytes(), fs)
         }
         // EINVAL: it exists and is not a link. Anything else (ENOENT, ENOTDIR, EACCES):
         // it does not resolve, as realpath would fail on it.
@@ -161,7 +175,7 @@ fn step(dir: &Resolved, name: &OsStr) -> io::Result<Resolved> {
 /// Walk a link's target text from `from` (the link's own directory). Parsed by hand,
 /// not with `Path::components`, because `realpath` treats `x/.` and a trailing `x/` as
 /// "x must be a directory", which `components` would silently drop.
-fn follow(from: Resolved, target: &[u8]) -> io::Result<Resolved> {
+fn follow<F: HostFs + ?Sized>(from: Resolved, target: &[u8], fs: &F) -> io::Result<Resolved> {
     let mut current = if target.first() == Some(&b'/') {
         Resolved {
             path: PathBuf::from("/"),
@@ -178,8 +192,8 @@ fn follow(from: Resolved, target: &[u8]) -> io::Result<Resolved> {
                 current.path.pop();
             }
             name => {
-                current = step(&current, OsStr::from_bytes(name))?;
-                if needs_directory(&parts[i + 1..]) && !current.path.is_dir() {
+                current = step(&current, OsStr::from_bytes(name), fs)?;
+                if needs_directory(&parts[i + 1..]) && !fs.is_dir(&current.path) {
                     return Err(io::Error::other("not a directory"));
                 }
             }

@@ -154,6 +154,15 @@ pub fn variables_naming(
     vars: impl IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
     allowed: &[AllowedSocket],
 ) -> Vec<&'static str> {
+    variables_naming_on(vars, allowed, &crate::RealHostFs)
+}
+
+/// [`variables_naming`], resolving each value through `fs`.
+pub fn variables_naming_on(
+    vars: impl IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+    allowed: &[AllowedSocket],
+    fs: &dyn crate::HostFs,
+) -> Vec<&'static str> {
     use std::os::unix::ffi::OsStrExt;
     let mut out = Vec::new();
     for (name, value) in vars {
@@ -169,7 +178,9 @@ pub fn variables_naming(
             continue;
         }
         let declared = std::path::Path::new(std::ffi::OsStr::from_bytes(path));
-        let path = std::fs::canonicalize(declared).unwrap_or_else(|_| declared.to_path_buf());
+        let path = fs
+            .canonicalize(declared)
+            .unwrap_or_else(|_| declared.to_path_buf());
         if allowed.iter().any(|s| s.path == path) && !out.contains(&known) {
             out.push(known);
         }

@@ -2,16 +2,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::sources::{CageFlags, EnvVars, Sources};
+use crate::test_support::{assert_allowed_by, Scratch};
 use crate::{Access, Platform, PolicyError, PolicySpec, Rule, SocketSource, UnixPreset, Warning};
 
-fn scratch() -> (tempfile::TempDir, PathBuf, PathBuf) {
-    let dir = crate::test_scratch();
-    let root = fs::canonicalize(dir.path()).unwrap();
-    let home = root.join("home");
-    let repo = root.join("repo");
-    fs::create_dir_all(&home).unwrap();
-    fs::create_dir_all(&repo).unwrap();
-    (dir, home, repo)
+fn scratch() -> (Scratch, PathBuf, PathBuf) {
+    let s = Scratch::new();
+    let (home, repo) = (s.home.clone(), s.repo.clone());
+    (s, home, repo)
 }
 
 #[test]
@@ -59,15 +56,12 @@ fn connect_is_refused_unless_the_socket_is_allowed() {
     let allowed = home.join("run/agent.sock");
     spec.allowed_sockets = vec![(allowed.clone(), SocketSource::Preset(UnixPreset::SshAgent))];
     let p = spec.resolve().unwrap();
-    let d = p.decide(&allowed, Access::Connect);
-    assert!(d.allowed);
-    assert_eq!(
-        d.rule,
-        Rule::AllowedSocket {
-            path: allowed.clone(),
-            source: SocketSource::Preset(UnixPreset::SshAgent)
-        }
-    );
+    let source = SocketSource::Preset(UnixPreset::SshAgent);
+    let rule = Rule::AllowedSocket {
+        path: allowed.clone(),
+        source,
+    };
+    assert_allowed_by(&p, &allowed, Access::Connect, rule);
     // A socket in the writable repo or /tmp is still a host socket to `decide`: only the
     // enforcer knows whether this cage bound it.
     for path in [repo.join("s.sock"), PathBuf::from("/tmp/tmux-0/default")] {

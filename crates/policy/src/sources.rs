@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::defaults;
 pub use crate::env::{split_colon_list, EnvVars};
+use crate::host_fs::{HostFs, RealHostFs};
 use crate::{ConfigError, ConfigFile, Platform, PolicyError, PolicySpec, SocketSource, UnixPreset};
 
 /// The environment variables jaula honours, with the meanings launchers already rely on.
@@ -102,8 +103,18 @@ impl Sources {
     /// Merge defaults, the config file, `env` and `flags`. Reads the config file (when it
     /// exists) and nothing else.
     pub fn gather(flags: &CageFlags, env: &EnvVars, cwd: &Path) -> Result<Sources, PolicyError> {
+        Sources::gather_on(flags, env, cwd, &RealHostFs)
+    }
+
+    /// [`gather`](Self::gather), reading the config file from `fs`.
+    pub fn gather_on(
+        flags: &CageFlags,
+        env: &EnvVars,
+        cwd: &Path,
+        fs: &dyn HostFs,
+    ) -> Result<Sources, PolicyError> {
         let home = owner_home(flags, env, cwd)?;
-        let (config_dir, config_path, config) = find_config(flags, env, &home, cwd)?;
+        let (config_dir, config_path, config) = find_config(flags, env, &home, cwd, fs)?;
         let config_loaded = config.is_some();
         let ConfigFile {
             cage,
@@ -207,6 +218,7 @@ fn find_config(
     env: &EnvVars,
     home: &Path,
     cwd: &Path,
+    fs: &dyn HostFs,
 ) -> Result<(PathBuf, PathBuf, Option<ConfigFile>), PolicyError> {
     // The default config lives in the home whose cage is being built; XDG_CONFIG_HOME
     // only moves it for the real home, not for a `--home` override.
@@ -222,14 +234,15 @@ fn find_config(
         .map(|p| if p.is_absolute() { p } else { cwd.join(p) });
     let (config_path, config) = match explicit {
         Some(path) => {
-            let config = ConfigFile::load(&path)?;
+            let config = ConfigFile::load_from(&path, fs)?;
             (path, Some(config))
         }
         None => {
+            // The default file may be missing; any other failure to read it is an error.
             let path = config_dir.join(defaults::CONFIG_FILE_NAME);
-            match std::fs::metadata(&path) {
-                Ok(_) => {
-                    let config = ConfigFile::load(&path)?;
+            match fs.read_to_string(&path) {
+                Ok(text) => {
+                    let config = ConfigFile::parse(&text, &path)?;
                     (path, Some(config))
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => (path, None),

@@ -1,7 +1,7 @@
 use std::ffi::OsStr;
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::*;
 
@@ -15,6 +15,22 @@ fn home() -> (tempfile::TempDir, PathBuf) {
     (dir, home)
 }
 
+/// A scratch home, and flags that name it.
+fn home_flags() -> (tempfile::TempDir, PathBuf, CageFlags) {
+    let (dir, h) = home();
+    let flags = CageFlags {
+        home: Some(h.clone()),
+        ..Default::default()
+    };
+    (dir, h, flags)
+}
+
+/// Write the default config file of `home`.
+fn write_config(home: &Path, text: &str) {
+    fs::create_dir_all(home.join(".config/jaula")).unwrap();
+    fs::write(home.join(".config/jaula/config.toml"), text).unwrap();
+}
+
 #[test]
 fn colon_lists_skip_empty_entries() {
     assert_eq!(
@@ -26,11 +42,7 @@ fn colon_lists_skip_empty_entries() {
 
 #[test]
 fn city_cage_disables_only_on_exact_zero() {
-    let (_d, h) = home();
-    let flags = CageFlags {
-        home: Some(h.clone()),
-        ..Default::default()
-    };
+    let (_d, h, flags) = home_flags();
     for (value, enabled) in [("0", false), ("1", true), ("no", true), ("", true)] {
         let s = Sources::gather(&flags, &env(&[("CITY_CAGE", value)]), &h).unwrap();
         assert_eq!(s.enabled, enabled, "CITY_CAGE={value:?}");
@@ -40,22 +52,13 @@ fn city_cage_disables_only_on_exact_zero() {
 
 #[test]
 fn bwrap_hint_comes_from_the_environment_then_the_config() {
-    let (_d, h) = home();
-    let flags = CageFlags {
-        home: Some(h.clone()),
-        ..Default::default()
-    };
+    let (_d, h, flags) = home_flags();
     let hint = |pairs: &[(&str, &str)]| Sources::gather(&flags, &env(pairs), &h).unwrap().bwrap;
     assert_eq!(hint(&[("CITY_CAGE_BWRAP", "0")]), BwrapHint::DoesNotWork);
     assert_eq!(hint(&[("CITY_CAGE_BWRAP", "1")]), BwrapHint::Works);
     assert_eq!(hint(&[("CITY_CAGE_BWRAP", "maybe")]), BwrapHint::Probe);
     assert_eq!(hint(&[]), BwrapHint::Probe);
-    fs::create_dir_all(h.join(".config/jaula")).unwrap();
-    fs::write(
-        h.join(".config/jaula/config.toml"),
-        "[cage]\nbwrap = false\n",
-    )
-    .unwrap();
+    write_config(&h, "[cage]\nbwrap = false\n");
     assert_eq!(hint(&[]), BwrapHint::DoesNotWork);
     assert_eq!(hint(&[("CITY_CAGE_BWRAP", "1")]), BwrapHint::Works);
 }
@@ -63,12 +66,7 @@ fn bwrap_hint_comes_from_the_environment_then_the_config() {
 #[test]
 fn precedence_is_defaults_config_env_flags() {
     let (_d, h) = home();
-    fs::create_dir_all(h.join(".config/jaula")).unwrap();
-    fs::write(
-        h.join(".config/jaula/config.toml"),
-        "[cage]\nenabled = false\ndeny = [\"~/from-config\"]\nallow_write = [\"/cfg-w\"]\nstate_home = \"/cfg-state\"\n",
-    )
-    .unwrap();
+    write_config(&h, "[cage]\nenabled = false\ndeny = [\"~/from-config\"]\nallow_write = [\"/cfg-w\"]\nstate_home = \"/cfg-state\"\n");
     let mut flags = CageFlags {
         home: Some(h.clone()),
         ..Default::default()
@@ -118,11 +116,7 @@ fn precedence_is_defaults_config_env_flags() {
 
 #[test]
 fn empty_agents_city_home_means_unset() {
-    let (_d, h) = home();
-    let flags = CageFlags {
-        home: Some(h.clone()),
-        ..Default::default()
-    };
+    let (_d, h, flags) = home_flags();
     let s = Sources::gather(&flags, &env(&[("AGENTS_CITY_HOME", "")]), &h).unwrap();
     assert_eq!(s.spec.state_home, None);
 }
@@ -223,12 +217,10 @@ fn network_section_is_read_and_unknown_network_keys_are_refused() {
 #[test]
 fn unprotect_and_path_dirs_merge_config_and_flags_and_the_runtime_dir_comes_from_xdg() {
     let (_d, h) = home();
-    fs::create_dir_all(h.join(".config/jaula")).unwrap();
-    fs::write(
-        h.join(".config/jaula/config.toml"),
+    write_config(
+        &h,
         "[cage]\nunprotect = [\"~/.config/nvim\"]\nprotect_path_dirs = true\n",
-    )
-    .unwrap();
+    );
     let flags = CageFlags {
         home: Some(h.clone()),
         unprotect: vec![PathBuf::from("~/.vimrc")],
@@ -250,10 +242,6 @@ fn unprotect_and_path_dirs_merge_config_and_flags_and_the_runtime_dir_comes_from
     let s = Sources::gather(&flags, &env(&[("XDG_RUNTIME_DIR", "run")]), &h).unwrap();
     assert_eq!(s.spec.runtime_dir, None);
     // A typo in the new keys is refused like any other.
-    fs::write(
-        h.join(".config/jaula/config.toml"),
-        "[cage]\nunprotected = [\"x\"]\n",
-    )
-    .unwrap();
+    write_config(&h, "[cage]\nunprotected = [\"x\"]\n");
     assert!(Sources::gather(&flags, &env(&[]), &h).is_err());
 }
