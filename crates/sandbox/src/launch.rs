@@ -35,7 +35,7 @@ pub(crate) struct Confinement<'a> {
     /// Landlock and every non-unix socket family through a second seccomp filter.
     pub(crate) restrict_sockets: bool,
     /// The socket gate: when set, the launch forks, the command runs as a child under the
-    /// gate's filter and this process supervises it (see [`crate::socket_gate`]).
+    /// gate's filter and this process supervises it (see [`crate::call_gate`]).
     pub(crate) gate: Option<Gate>,
     /// With the gate: the plan's write splits its supervisor takes over (`landlock` is then
     /// the supervisor's wider plan, and the command enters `command_writes` on top).
@@ -157,7 +157,7 @@ pub enum LaunchError {
     Network(#[from] NetnsError),
     /// The socket gate's filter or supervisor could not be set up.
     #[error("the socket gate could not be set up: {0}")]
-    Gate(#[from] crate::socket_gate::GateError),
+    Gate(#[from] crate::call_gate::GateError),
     /// Other threads exist: the socket gate's fork would copy locks held by threads that
     /// do not exist in the child.
     #[error("the launch must fork from a single-threaded process, found {0} threads")]
@@ -586,7 +586,7 @@ fn confine(confinement: Confinement<'_>) -> Result<LaunchReport, LaunchError> {
     };
     // 3. The gate's own descriptors, while this process may still open a netlink socket.
     let gate = match &confinement.gate {
-        Some(_) => Some(crate::socket_gate::prepare()?.take_split(confinement.gate_split)?),
+        Some(_) => Some(crate::call_gate::prepare()?.take_split(confinement.gate_split)?),
         None => None,
     };
     // 4. The `none` fallback: its own Landlock domain (TCP) and seccomp filter (socket
@@ -610,7 +610,7 @@ fn confine(confinement: Confinement<'_>) -> Result<LaunchReport, LaunchError> {
     //    earlier step needs, and it must see the final thread state.
     let seccomp = if confinement.seccomp && socket_gate {
         // The gate's filter refuses new namespaces itself, where its supervisor sees them.
-        Some(seccomp::install_without(crate::socket_gate::enforces)?)
+        Some(seccomp::install_without(crate::call_gate::enforces)?)
     } else if confinement.seccomp {
         Some(seccomp::install()?)
     } else {
@@ -628,9 +628,9 @@ fn confine(confinement: Confinement<'_>) -> Result<LaunchReport, LaunchError> {
 /// Fork the supervisor, which forks the command. Returns in the command's process, with
 /// the gate's filter installed. This process waits for the command's status and leaves
 /// with it; the supervisor serves the cage until its last process has ended (see
-/// `socket_gate::lifetime`).
+/// `call_gate::lifetime`).
 fn fork_supervised(
-    launch: crate::socket_gate::GateLaunch,
+    launch: crate::call_gate::GateLaunch,
     settings: Gate,
 ) -> Result<(), LaunchError> {
     let threads = std::fs::read_dir("/proc/self/task")
@@ -639,8 +639,8 @@ fn fork_supervised(
     if threads != 1 {
         return Err(LaunchError::Threads(threads));
     }
-    let blocked = crate::socket_gate::block_forwarded().map_err(LaunchError::SignalMask)?;
-    let (report_out, report_in) = crate::socket_gate::status_pipe().map_err(LaunchError::Fork)?;
+    let blocked = crate::call_gate::block_forwarded().map_err(LaunchError::SignalMask)?;
+    let (report_out, report_in) = crate::call_gate::status_pipe().map_err(LaunchError::Fork)?;
     // SAFETY: the process has one thread (checked above), so the child is a complete copy
     // with no lock held by a thread that does not exist in it.
     let supervisor = unsafe { libc::fork() };
@@ -653,7 +653,7 @@ fn fork_supervised(
         wait_and_leave(supervisor, report_out, &blocked)
     }
     drop(report_out);
-    let release = crate::socket_gate::Release::new(report_in).map_err(LaunchError::Fork)?;
+    let release = crate::call_gate::Release::new(report_in).map_err(LaunchError::Fork)?;
     supervise_command(launch, settings, release, &blocked)
 }
 
@@ -661,10 +661,10 @@ fn fork_supervised(
 /// gate's filter installed; this process answers the cage's calls until its last process
 /// has ended, then leaves.
 fn supervise_command(
-    launch: crate::socket_gate::GateLaunch,
+    launch: crate::call_gate::GateLaunch,
     settings: Gate,
-    release: crate::socket_gate::Release,
-    blocked: &crate::socket_gate::Blocked,
+    release: crate::call_gate::Release,
+    blocked: &crate::call_gate::Blocked,
 ) -> Result<(), LaunchError> {
     let Gate {
         policy,
@@ -681,7 +681,7 @@ fn supervise_command(
     }
     // Every process the command leaves behind is reparented here, so the supervisor stays
     // their ancestor (ptrace access under Yama) and reaps them.
-    if let Err(e) = crate::socket_gate::set_child_subreaper() {
+    if let Err(e) = crate::call_gate::set_child_subreaper() {
         eprintln!("jaula: the socket gate could not be set up: child subreaper: {e}");
         release.refuse(126);
         std::process::exit(126);
@@ -724,7 +724,7 @@ fn supervise_command(
 /// report, the DNS stub's sockets, the cage record and the proxy's lifetime channel (held
 /// until this process leaves; see [`Gate`]).
 struct Serving {
-    release: crate::socket_gate::Release,
+    release: crate::call_gate::Release,
     after_exit: Option<Box<dyn FnOnce(std::process::ExitStatus)>>,
     verbose: bool,
     dns_stub: Vec<std::net::UdpSocket>,
@@ -735,11 +735,11 @@ struct Serving {
 /// Answer the cage's calls until its last process has ended, then leave: 0 when the gate
 /// held to the end, 126 when it could not be set up or failed.
 fn serve_cage(
-    launch: crate::socket_gate::GateLaunch,
+    launch: crate::call_gate::GateLaunch,
     pid: libc::pid_t,
     policy: jaula_policy::Policy,
     serving: Serving,
-    blocked: &crate::socket_gate::Blocked,
+    blocked: &crate::call_gate::Blocked,
 ) -> ! {
     let Serving {
         release,
@@ -756,8 +756,8 @@ fn serve_cage(
         Ok(s) => s,
         // The command's process failed its own setup and said why on stderr: leave as it
         // left.
-        Err(crate::socket_gate::GateError::ChildEnded) => {
-            match crate::socket_gate::wait_child(pid) {
+        Err(crate::call_gate::GateError::ChildEnded) => {
+            match crate::call_gate::wait_child(pid) {
                 Ok(status) => release_with(release, status),
                 Err(_) => release.refuse(126),
             }
@@ -765,14 +765,14 @@ fn serve_cage(
         }
         Err(e) => {
             // Nothing of the command has run: its process waits for the hand-off. Stop it.
-            crate::socket_gate::kill_child(pid);
+            crate::call_gate::kill_child(pid);
             eprintln!("jaula: the socket gate could not be set up: {e}");
             release.refuse(126);
             std::process::exit(126);
         }
     };
     // Where the stub answers, for the gate's answer to connects there.
-    crate::socket_gate::set_stub_addresses(
+    crate::call_gate::set_stub_addresses(
         dns_stub
             .iter()
             .filter_map(|s| s.local_addr().ok())
@@ -790,7 +790,7 @@ fn serve_cage(
         after_exit,
         verbose,
     };
-    match crate::socket_gate::supervise(supervisor, pid, blocked, &mut ended) {
+    match crate::call_gate::supervise(supervisor, pid, blocked, &mut ended) {
         Ok(()) => {
             if let Some(file) = record.as_mut() {
                 let _ = crate::cage_record::append(file, &crate::cage_record::Line::Ended);
@@ -799,7 +799,7 @@ fn serve_cage(
         }
         Err(e) => {
             if ended.release.is_some() {
-                crate::socket_gate::kill_child(pid);
+                crate::call_gate::kill_child(pid);
                 eprintln!("jaula: the socket gate failed while the command ran: {e}");
                 ended.refuse(126);
             }
@@ -823,14 +823,14 @@ fn note_supervisor(file: &mut std::fs::File) {
 fn wait_and_leave(
     supervisor: libc::pid_t,
     report: std::os::fd::OwnedFd,
-    blocked: &crate::socket_gate::Blocked,
+    blocked: &crate::call_gate::Blocked,
 ) -> ! {
     // The cage shares this process's Landlock domain below ABI 6 (no nested domain): keep
     // its memory and descriptors out of the cage's reach, as the supervisor's are.
-    let _ = crate::socket_gate::set_not_dumpable();
-    match crate::socket_gate::wait_for_command(supervisor, report, blocked) {
-        Ok(crate::socket_gate::Waited::Command(status)) => exit_like(status),
-        Ok(crate::socket_gate::Waited::SupervisorEnded(status)) => {
+    let _ = crate::call_gate::set_not_dumpable();
+    match crate::call_gate::wait_for_command(supervisor, report, blocked) {
+        Ok(crate::call_gate::Waited::Command(status)) => exit_like(status),
+        Ok(crate::call_gate::Waited::SupervisorEnded(status)) => {
             eprintln!(
                 "jaula: the socket gate's supervisor ended ({status}) before the command did; \
                  the cage's gated calls fail from now on"
@@ -861,7 +861,7 @@ fn supervisor_limits() {
 /// What the supervisor does when the command ends: the caller's reports (planting,
 /// `-v`), then the status handed to the waiter.
 struct CommandEnd {
-    release: Option<crate::socket_gate::Release>,
+    release: Option<crate::call_gate::Release>,
     after_exit: Option<AfterExit>,
     verbose: bool,
 }
@@ -874,11 +874,11 @@ impl CommandEnd {
     }
 }
 
-impl crate::socket_gate::CommandEnded for CommandEnd {
+impl crate::call_gate::CommandEnded for CommandEnd {
     fn command_ended(
         &mut self,
         status: std::process::ExitStatus,
-        counts: crate::socket_gate::GateCounts,
+        counts: crate::call_gate::GateCounts,
     ) {
         if let Some(hook) = self.after_exit.take() {
             hook(status);
@@ -895,6 +895,6 @@ impl crate::socket_gate::CommandEnded for CommandEnd {
     }
 }
 
-fn release_with(mut release: crate::socket_gate::Release, status: std::process::ExitStatus) {
+fn release_with(mut release: crate::call_gate::Release, status: std::process::ExitStatus) {
     release.command_ended(status);
 }

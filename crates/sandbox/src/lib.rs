@@ -17,7 +17,7 @@
 //!   this process and `exec`s); `child` (waiting for the cage, signals forwarded); `exit`
 //!   (ending as the command ended).
 //! - **the layers** other crates call directly: `seccomp`, `hardening`, `identity` (a
-//!   Contract's uid and gid), `socket_gate` (host unix sockets by permission only),
+//!   Contract's uid and gid), `call_gate` (host unix sockets by permission only, named files by the planting guard),
 //!   `network` (the namespace, the DNS stub, the `none` log); and around a run,
 //!   `absent_roots` (writable roots created before caging), `planting` (what changed at
 //!   protected paths while it ran).
@@ -55,6 +55,8 @@ pub mod start;
 
 // The layers, and what runs around a cage.
 pub mod absent_roots;
+#[cfg(target_os = "linux")]
+pub mod call_gate;
 pub mod hardening;
 #[cfg(target_os = "linux")]
 pub mod identity;
@@ -62,8 +64,6 @@ mod limits;
 pub mod network;
 pub mod planting;
 pub mod seccomp;
-#[cfg(target_os = "linux")]
-pub mod socket_gate;
 // What `jaula ps` and `jaula stop` read: one record per live cage.
 #[cfg(target_os = "linux")]
 pub mod cage_record;

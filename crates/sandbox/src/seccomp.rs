@@ -159,7 +159,7 @@ pub fn install() -> Result<SeccompReport, SeccompError> {
 
 /// Compiles and installs the deny-list without the rules `enforced_elsewhere` says a filter
 /// already installed on this thread enforces itself: beside the socket gate, `unshare` and
-/// `clone` with a namespace flag (`socket_gate::enforces`). The gate's supervisor refuses
+/// `clone` with a namespace flag (`call_gate::enforces`). The gate's supervisor refuses
 /// those with the same `EPERM` and counts them; left in here, this filter's errno would
 /// outrank the gate's notification and nobody would know that a sandbox in the cage
 /// failed to start. The caller passes the judgement, so this module names no other layer.

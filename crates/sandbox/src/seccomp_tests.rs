@@ -626,7 +626,7 @@ fn the_report_displays_and_serializes() {
 fn beside_the_gate_only_the_namespace_rules_move_to_the_gate() {
     let moved: Vec<&str> = deny_list()
         .iter()
-        .filter(|r| crate::socket_gate::enforces(r))
+        .filter(|r| crate::call_gate::enforces(r))
         .map(|r| r.syscall)
         .collect();
     assert_eq!(moved, ["unshare", "clone"]);

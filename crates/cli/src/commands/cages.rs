@@ -214,7 +214,7 @@ fn stop_supervisor(pid: i32, cage: &Cage, state_home: &std::path::Path) -> std::
     if !still {
         return Ok(());
     }
-    let signal = Signal::from_named_raw(jaula_sandbox::socket_gate::STOP_CAGE)
+    let signal = Signal::from_named_raw(jaula_sandbox::call_gate::STOP_CAGE)
         .ok_or_else(|| std::io::Error::other("no stop signal"))?;
     pidfd_send_signal(&fd, signal)?;
     let mut fds = [rustix::event::PollFd::new(

@@ -241,7 +241,7 @@ fn seccomp_line() -> String {
 
 #[cfg(target_os = "linux")]
 fn socket_gate_probe() -> Result<(), String> {
-    jaula_sandbox::socket_gate::probe().map_err(|e| e.to_string())
+    jaula_sandbox::call_gate::probe().map_err(|e| e.to_string())
 }
 
 #[cfg(not(target_os = "linux"))]

@@ -193,12 +193,12 @@ fn as_text(answer: &Answer) -> String {
     lines.join("\n") + "\n"
 }
 
-/// The live cage of this owner that bound the socket at `path` (see `socket_gate::peers`),
+/// The live cage of this owner that bound the socket at `path` (see `call_gate::peers`),
 /// as JSON: its window, repo, supervisor pid and a description. A path another cage bound
 /// is reachable from this owner's cages whatever the path's own rule says.
 #[cfg(target_os = "linux")]
 fn peer_binder(policy: &Policy, path: &Path) -> Option<serde_json::Value> {
-    let binder = jaula_sandbox::socket_gate::cage_that_bound(policy.state_home(), path).ok()??;
+    let binder = jaula_sandbox::call_gate::cage_that_bound(policy.state_home(), path).ok()??;
     let opening = binder.opening.as_ref();
     Some(serde_json::json!({
         "cage": binder.describe(),

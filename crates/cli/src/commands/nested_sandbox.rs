@@ -7,7 +7,7 @@
 //! on.
 //!
 //! The gate's supervisor sees the refused namespace itself and `jaula run` says so when the
-//! command ends, whatever the program (`socket_gate`'s namespace calls). This line is the
+//! command ends, whatever the program (`call_gate`'s namespace calls). This line is the
 //! one before: an interactive Codex would run its whole session with every command
 //! failing, so the switch to turn its sandbox off is named as it starts, from what its
 //! command line and config say it will do (and under `--no-socket-gate`, where nothing

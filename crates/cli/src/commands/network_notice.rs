@@ -11,8 +11,8 @@
 
 use std::process::ExitStatus;
 
+use jaula_sandbox::call_gate::Refused;
 use jaula_sandbox::network::dns_stub::Lookups;
-use jaula_sandbox::socket_gate::Refused;
 
 /// The reminder at exit under `none`, when the command did not succeed.
 pub fn after_none(status: ExitStatus) -> Option<String> {

@@ -69,7 +69,7 @@ fn take_log(plan: &LaunchPlan) -> Result<(), jaula_sandbox::network::netns::Netn
             .map_err(|source| jaula_sandbox::network::netns::NetnsError::Handoff { source })?;
         jaula_sandbox::network::none_log::set_sink(none_log::sink(none));
     }
-    jaula_sandbox::socket_gate::write_refusals::set_sink(write_notice::sink(file));
+    jaula_sandbox::call_gate::write_refusals::set_sink(write_notice::sink(file));
     Ok(())
 }
 
@@ -114,7 +114,7 @@ fn with_network_note(hook: Option<AfterExit>, plan: &LaunchPlan) -> Option<After
             hook(status);
         }
         let lookups = jaula_sandbox::network::dns_stub::refused_lookups();
-        let refused = jaula_sandbox::socket_gate::unreachable_destinations();
+        let refused = jaula_sandbox::call_gate::unreachable_destinations();
         if let Some(note) = network_notice::refused_under_none(&lookups, &refused) {
             eprintln!("{note}");
         }
@@ -133,7 +133,7 @@ fn with_write_note(hook: Option<AfterExit>, plan: &LaunchPlan) -> Option<AfterEx
         if let Some(hook) = hook {
             hook(status);
         }
-        let refused = jaula_sandbox::socket_gate::write_refusals::refused_writes();
+        let refused = jaula_sandbox::call_gate::write_refusals::refused_writes();
         if let Some(line) = write_notice::summary(&refused, &home) {
             eprintln!("{line}");
         }

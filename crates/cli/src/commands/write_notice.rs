@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use jaula_policy::paths::display_with_tilde;
-use jaula_sandbox::socket_gate::write_refusals::{RefusedWrites, Sink, WriteRefusal};
+use jaula_sandbox::call_gate::write_refusals::{RefusedWrites, Sink, WriteRefusal};
 use serde::Serialize;
 
 /// How many refused paths the exit line names before it counts the rest.

@@ -2,7 +2,7 @@ use super::*;
 
 use std::path::PathBuf;
 
-use jaula_sandbox::socket_gate::write_refusals::WriteRule;
+use jaula_sandbox::call_gate::write_refusals::WriteRule;
 
 fn refusal(path: &str, rule: WriteRule, allow_with: &[(&'static str, &str)]) -> WriteRefusal {
     WriteRefusal {

@@ -290,7 +290,7 @@ impl Plan {
     /// `None` when no directory is split for writes (the plan is then both).
     ///
     /// Every call that makes, removes or renames a name is made by the supervisor from
-    /// inside its own domain after `decide` (see `socket_gate::file_calls`); reads never
+    /// inside its own domain after `decide` (see `call_gate::file_calls`); reads never
     /// wait for it. So a write-split directory can be granted whole to the supervisor alone,
     /// whose check then stands in for the split beneath it, while the command enters a
     /// second domain with today's write rules: Landlock intersects stacked domains, so the

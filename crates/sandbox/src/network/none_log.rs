@@ -21,7 +21,7 @@ pub enum NoneRefusal<'a> {
         qtype: QType,
     },
     /// A connect the closed network refused: ENETUNREACH, or ECONNREFUSED at an address
-    /// of the DNS stub (see `socket_gate::unreachable`).
+    /// of the DNS stub (see `call_gate::unreachable`).
     Connect(SocketAddr),
 }
 

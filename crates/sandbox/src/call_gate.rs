@@ -1,5 +1,9 @@
-//! The socket gate: no host service is reached over a pathname unix socket unless the
-//! owner allowed it.
+//! The call gate: a supervisor outside the cage performs the cage's guarded calls itself,
+//! one module per family of calls. Its socket family (`supervisor/socket_calls.rs`) sees
+//! that no host service is reached over a pathname unix socket unless the owner allowed
+//! it; its file family (`file_calls.rs`, the planting guard) that no name the owner's
+//! tools will run later is created or replaced. The flags and messages call it the
+//! socket gate (`--no-socket-gate`), the name it had before it guarded files.
 //!
 //! A caged process can ask an uncaged program to act for it: the tmux server hosting its
 //! own window opens an uncaged window on request, Docker starts containers, the session

@@ -86,18 +86,17 @@ fn an_ended_cage_binds_nothing_and_only_the_confirmed_socket_counts() {
 
 /// What the supervisor records for a socket it bound.
 fn record_of(listener: &UnixListener) -> BoundSocket {
-    let diag = crate::socket_gate::sys::open_sock_diag().unwrap();
-    let st = crate::socket_gate::sys::fstat(listener.as_fd()).unwrap();
-    let (dev, ino) =
-        crate::socket_gate::sys::unix_socket_file(diag.as_fd(), st.st_ino as u32, None)
-            .unwrap()
-            .unwrap();
+    let diag = crate::call_gate::sys::open_sock_diag().unwrap();
+    let st = crate::call_gate::sys::fstat(listener.as_fd()).unwrap();
+    let (dev, ino) = crate::call_gate::sys::unix_socket_file(diag.as_fd(), st.st_ino as u32, None)
+        .unwrap()
+        .unwrap();
     BoundSocket {
         dev_major: dev >> 20,
         dev_minor: dev & 0xf_ffff,
         ino: u64::from(ino),
         socket_ino: st.st_ino,
-        cookie: crate::socket_gate::sys::socket_cookie(listener.as_fd()).unwrap(),
+        cookie: crate::call_gate::sys::socket_cookie(listener.as_fd()).unwrap(),
     }
 }
 
@@ -107,7 +106,7 @@ fn record_of(listener: &UnixListener) -> BoundSocket {
 fn the_kernel_confirms_the_very_socket_and_not_its_successor_at_the_path() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.sock");
-    let diag = crate::socket_gate::sys::open_sock_diag().unwrap();
+    let diag = crate::call_gate::sys::open_sock_diag().unwrap();
     let first = UnixListener::bind(&path).unwrap();
     let recorded = record_of(&first);
     let meta = std::fs::metadata(&path).unwrap();

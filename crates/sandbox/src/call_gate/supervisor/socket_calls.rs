@@ -13,11 +13,11 @@ use jaula_policy::Access;
 
 use super::{send, Answer, Pending, Supervisor};
 use crate::cage_record::{self, BoundSocket, Line};
-use crate::socket_gate::caller_path::{Caller, Target};
-use crate::socket_gate::file_calls::{self, Guard};
-use crate::socket_gate::git_dirs::Made;
-use crate::socket_gate::peers::{self, FileId};
-use crate::socket_gate::sys;
+use crate::call_gate::caller_path::{Caller, Target};
+use crate::call_gate::file_calls::{self, Guard};
+use crate::call_gate::git_dirs::Made;
+use crate::call_gate::peers::{self, FileId};
+use crate::call_gate::sys;
 
 impl Supervisor {
     /// A `connect` or `bind`: the caller's socket and address read (the socket through its
@@ -135,21 +135,21 @@ impl Supervisor {
         // Under `none`, a connect to the DNS stub's addresses beyond its UDP port 53 gets
         // the closed network's answer at once (see `unreachable::stub_answer`).
         let sock_type = || sys::socket_type(socket.as_fd()).ok();
-        if let Some(errno) = crate::socket_gate::unreachable::gate_answer(&addr, sock_type) {
-            crate::socket_gate::unreachable::note(&addr, Err(errno));
+        if let Some(errno) = crate::call_gate::unreachable::gate_answer(&addr, sock_type) {
+            crate::call_gate::unreachable::note(&addr, Err(errno));
             return Answer::Now(Err(errno));
         }
         // A blocking connect can wait for a full backlog or a TCP handshake: finish it on a
         // worker thread, so one slow peer cannot stall every other call of the cage.
         if matches!(sys::is_nonblocking(socket.as_fd()), Ok(true)) {
             let result = sys::connect_raw(socket.as_fd(), &addr);
-            crate::socket_gate::unreachable::note(&addr, result);
+            crate::call_gate::unreachable::note(&addr, result);
             return Answer::Now(result.map(|()| 0));
         }
         let listener = Arc::clone(&self.listener);
         let job = Box::new(move || {
             let result = sys::connect_raw(socket.as_fd(), &addr);
-            crate::socket_gate::unreachable::note(&addr, result);
+            crate::call_gate::unreachable::note(&addr, result);
             drop(pin);
             send(listener.as_fd(), id, result.map(|()| 0));
         });

@@ -25,7 +25,7 @@
 //!   sandbox of the command's own (bubblewrap under an agent) failed to start. A seccomp
 //!   errno outranks a notification whichever filter returns it, so when the gate is on
 //!   the deny-list leaves these two rules to this filter
-//!   ([`crate::seccomp::install_without`] with [`crate::socket_gate::enforces`]); the answer does not change, and without
+//!   ([`crate::seccomp::install_without`] with [`crate::call_gate::enforces`]); the answer does not change, and without
 //!   a listener the kernel fails the call with `ENOSYS`, never lets it run.
 //! - `umask`, only to be seen: the supervisor notes the new mask (for the files it makes
 //!   on the caller's behalf) and lets the call run as made.
