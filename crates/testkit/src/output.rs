@@ -46,3 +46,16 @@ pub fn first_line(child: &mut std::process::Child) -> String {
         .unwrap();
     line
 }
+
+/// All a reader gives until its end, as text: a child's taken stdout or stderr (the test
+/// reads to EOF, never waiting on a timer), or a FIFO opened for reading.
+pub fn read_all(mut reader: impl std::io::Read) -> String {
+    let mut text = String::new();
+    reader.read_to_string(&mut text).unwrap();
+    text
+}
+
+/// What a writer puts in the FIFO (or file) at `path`, read to its end.
+pub fn read_fifo(path: &std::path::Path) -> String {
+    read_all(std::fs::File::open(path).unwrap())
+}

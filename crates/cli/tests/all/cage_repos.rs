@@ -12,6 +12,7 @@
 //! add, worktree add, cargo new) succeeds, with the owner's git working in it afterwards.
 
 use crate::common;
+use jaula_testkit::case_tests;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -625,16 +626,6 @@ fn ordinary_rebase_succeeds(backend: &str, user: User) {
         "side two\nside one\n",
         "{user:?} {backend}"
     );
-}
-
-/// One `#[test]` per (case, backend, user).
-macro_rules! case_tests {
-    ($($name:ident => $case:ident($backend:expr, $user:expr);)*) => {
-        $(#[test]
-        fn $name() {
-            $case($backend, $user);
-        })*
-    };
 }
 
 case_tests! {

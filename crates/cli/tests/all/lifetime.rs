@@ -8,10 +8,11 @@
 
 use crate::common;
 
-use jaula_testkit::wait_until_gone;
+use jaula_testkit::output::{read_all, read_fifo};
+use jaula_testkit::{make_fifos, spawn_ready, wait_until_gone, Ready};
 
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -54,9 +55,7 @@ impl Tree {
     fn new(name: &str, user: User) -> Tree {
         let (keep, root, home, repo) = bare_tree(&format!("lifetime-{name}-"));
         fs::write(repo.join("helper.sh"), HELPER).unwrap();
-        for fifo in ["in.fifo", "out.fifo"] {
-            rustix::fs::mkfifoat(rustix::fs::CWD, repo.join(fifo), 0o600.into()).unwrap();
-        }
+        make_fifos(&repo, &["in.fifo", "out.fifo"]);
         chown_tree(&root, user.uid());
         Tree {
             _keep: keep,
@@ -78,12 +77,7 @@ impl Tree {
     /// Release the helper and wait until it has written its record.
     fn release_helper(&self) -> String {
         fs::write(self.repo.join("in.fifo"), "hello\n").unwrap();
-        let mut done = String::new();
-        fs::File::open(self.repo.join("out.fifo"))
-            .unwrap()
-            .read_to_string(&mut done)
-            .unwrap();
-        assert_eq!(done, "done\n");
+        assert_eq!(read_fifo(&self.repo.join("out.fifo")), "done\n");
         fs::read_to_string(self.repo.join("late.txt")).unwrap()
     }
 
@@ -191,21 +185,16 @@ fn jaula_ended_by(signal: rustix::process::Signal, backend: Backend, user: User)
         return;
     }
     let tree = Tree::new("signal", user);
-    let mut child = tree
-        .caged(
+    let Ready {
+        mut child, stdin, ..
+    } = spawn_ready(
+        &mut tree.caged(
             backend,
             &[],
             "setsid /bin/sh helper.sh </dev/null >/dev/null 2>&1 & echo ready; exec cat",
-        )
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    assert_eq!(line, "ready\n");
+        ),
+        "ready",
+    );
     let pid = rustix::process::Pid::from_child(&child);
     rustix::process::kill_process(pid, signal).unwrap();
     let status = child.wait().unwrap();
@@ -261,14 +250,8 @@ fn the_callers_output_ends_with_the_command() {
                 .stdout(Stdio::piped())
                 .spawn()
                 .unwrap();
-            let mut all = String::new();
             // Reads to the end of the output: it must come while the helper still waits.
-            child
-                .stdout
-                .take()
-                .unwrap()
-                .read_to_string(&mut all)
-                .unwrap();
+            let all = read_all(child.stdout.take().unwrap());
             assert_eq!(all, "bye\n");
             assert!(child.wait().unwrap().success());
             let record = tree.release_helper();

@@ -14,6 +14,7 @@ use std::process::{Command, Output};
 
 use common::{jaula, scratch, skip_or_fail};
 use jaula_testkit::find_tool;
+use jaula_testkit::output::{read_all, read_fifo};
 
 /// The backends a namespace can be made with here; `landlock` makes its own.
 const BACKENDS: [&str; 2] = ["bwrap", "landlock"];
@@ -572,7 +573,7 @@ fn allow_mirrors_exit_status_and_signals_and_ends_with_the_cage() {
 /// docs/security.md, "Escape by proxy: host sockets". Under bwrap, bubblewrap's init also holds the output
 /// pipes until it ends.)
 fn left_behind_does_not_keep_jaula(backend: &str, upstream: SocketAddr) {
-    use std::io::{Read, Write};
+    use std::io::Write;
     use std::process::Stdio;
     let (mut cmd, dir, _log) =
         allow_command(backend, upstream, "cat ./hold & exit 7", &LOOPBACK_STATED);
@@ -596,13 +597,7 @@ fn left_behind_does_not_keep_jaula(backend: &str, upstream: SocketAddr) {
         .unwrap()
         .write_all(b"done\n")
         .unwrap();
-    let mut rest = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut rest)
-        .unwrap();
+    let rest = read_all(child.stdout.take().unwrap());
     assert_eq!(rest, "done\n", "{backend}");
 }
 
@@ -757,7 +752,6 @@ fn proxy_process_in(dir: &Path) -> Vec<i32> {
 #[cfg(target_os = "linux")]
 #[test]
 fn allow_serves_a_helper_left_running_after_jaula_has_left() {
-    use std::io::Read;
     use std::process::Stdio;
     use std::sync::{Arc, Mutex};
     if !tools_or_skip() {
@@ -783,9 +777,7 @@ fn allow_serves_a_helper_left_running_after_jaula_has_left() {
         let _keep = dir;
         let root = std::fs::canonicalize(cmd.get_current_dir().unwrap()).unwrap();
         std::fs::write(root.join("helper.sh"), LATE_HELPER).unwrap();
-        for fifo in ["in.fifo", "out.fifo"] {
-            rustix::fs::mkfifoat(rustix::fs::CWD, root.join(fifo), 0o600.into()).unwrap();
-        }
+        jaula_testkit::make_fifos(&root, &["in.fifo", "out.fifo"]);
         let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -793,20 +785,8 @@ fn allow_serves_a_helper_left_running_after_jaula_has_left() {
             .unwrap();
         // Both ends of the caller's output reach EOF while the helper still waits on its
         // FIFO, which nothing has opened yet.
-        let mut out = String::new();
-        child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
-        let mut err = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut err)
-            .unwrap();
+        let out = read_all(child.stdout.take().unwrap());
+        let err = read_all(child.stderr.take().unwrap());
         let status = child.wait().unwrap();
         assert_eq!(status.code(), Some(7), "{backend}: {status} {err}");
         assert_eq!(out, "started\n", "{backend}: {err}");
@@ -820,12 +800,7 @@ fn allow_serves_a_helper_left_running_after_jaula_has_left() {
 
         // Released: the helper fetches through the proxy, with jaula gone.
         std::fs::write(root.join("in.fifo"), "go\n").unwrap();
-        let mut done = String::new();
-        std::fs::File::open(root.join("out.fifo"))
-            .unwrap()
-            .read_to_string(&mut done)
-            .unwrap();
-        assert_eq!(done, "done\n", "{backend}");
+        assert_eq!(read_fifo(&root.join("out.fifo")), "done\n", "{backend}");
         let late = std::fs::read_to_string(root.join("late.txt")).unwrap();
         assert_eq!(late, "upstream saw GET /late HTTP/1.1", "{backend}");
         assert!(

@@ -11,6 +11,7 @@
 //! are checked instead.
 
 use crate::common;
+use jaula_testkit::case_tests;
 
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -518,16 +519,6 @@ fn absent_path_is_reported_without_the_gate(backend: &str, user: User) {
     assert_eq!(records[0]["source"], "repo-tool-settings");
 }
 
-/// One `#[test]` per (case, backend, user): each runs alone, under its own name.
-macro_rules! case_tests {
-    ($($name:ident => $case:ident($backend:expr, $user:expr);)*) => {
-        $(#[test]
-        fn $name() {
-            $case($backend, $user);
-        })*
-    };
-}
-
 case_tests! {
     bwrap_refuses_an_absent_protected_path_as_root => absent_path_is_refused("bwrap", User::Root);
     bwrap_refuses_an_absent_protected_path_as_nobody => absent_path_is_refused("bwrap", User::Nobody);
@@ -840,24 +831,20 @@ const SIGTERM_ROUNDS: usize = 12;
 /// test's stdin (no timer: the `cat` ends when the test closes that pipe, after jaula has
 /// left, and with it the output the test reads to its end).
 fn sigterm_once(f: &Fixture, backend: &str, extra: &[&str], round: usize) {
-    use std::io::{BufRead, BufReader, Read};
-    use std::process::Stdio;
-    let mut child = f
-        .caged_command(
+    use std::io::Read;
+    // The stdin is held apart, or `wait` below would close it first.
+    let jaula_testkit::Ready {
+        mut child,
+        stdin,
+        mut stdout,
+    } = jaula_testkit::spawn_ready(
+        &mut f.caged_command(
             backend,
             extra,
             "exec 9<&0; trap 'echo term; exit 3' TERM; echo ready; cat <&9 & wait",
-        )
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Taken out, or `wait` below would close it first.
-    let stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    assert_eq!(line, "ready\n");
+        ),
+        "ready",
+    );
     let pid = rustix::process::Pid::from_child(&child);
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
     let status = child.wait().unwrap();

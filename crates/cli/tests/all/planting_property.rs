@@ -924,24 +924,11 @@ fn property(backend: Backend, user: User) {
     }
 }
 
-#[test]
-fn no_sequence_plants_on_landlock() {
-    property(Backend::Landlock, User::Root);
-}
-
-#[test]
-fn no_sequence_plants_on_landlock_as_nobody() {
-    property(Backend::Landlock, User::Nobody);
-}
-
-#[test]
-fn no_sequence_plants_on_bwrap() {
-    property(Backend::Bwrap, User::Root);
-}
-
-#[test]
-fn no_sequence_plants_on_bwrap_as_nobody() {
-    property(Backend::Bwrap, User::Nobody);
+jaula_testkit::case_tests! {
+    no_sequence_plants_on_landlock => property(Backend::Landlock, User::Root);
+    no_sequence_plants_on_landlock_as_nobody => property(Backend::Landlock, User::Nobody);
+    no_sequence_plants_on_bwrap => property(Backend::Bwrap, User::Root);
+    no_sequence_plants_on_bwrap_as_nobody => property(Backend::Bwrap, User::Nobody);
 }
 
 /// Each backend and user this host cages as; the others are skipped (failed under CI).
