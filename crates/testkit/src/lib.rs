@@ -38,7 +38,7 @@ pub use fixture::{
     build_home, marker, write_marker, Home, CREATE_PATHS, EXTRA_DIRS, PRESENT_FILES,
 };
 pub use identity::{accounts, chown_tree, chown_tree_except, Backend, User, NOBODY};
-pub use process::{copy_program, spawn_ready, Ready, Reaped};
+pub use process::{copy_program, proc_pids, spawn_ready, Ready, Reaped};
 #[cfg(target_os = "linux")]
 pub use process::{make_fifos, wait_until_gone};
 pub use scratch::{open_to_others, scratch_in};

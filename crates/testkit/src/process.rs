@@ -100,3 +100,18 @@ pub fn spawn_ready(cmd: &mut std::process::Command, ready: &str) -> Ready {
         stdout,
     }
 }
+
+/// The pids of the processes in `/proc`, each with its `/proc/PID` directory: for a test
+/// that finds the processes a run left behind.
+pub fn proc_pids() -> Vec<(i32, std::path::PathBuf)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<i32>().ok()?;
+            Some((pid, entry.path()))
+        })
+        .collect()
+}

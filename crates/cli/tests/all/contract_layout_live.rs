@@ -74,18 +74,7 @@ impl Machine {
 }
 
 fn run_args<'a>(contract: &'a str, script: &'a str) -> Vec<&'a str> {
-    vec![
-        "run",
-        contract,
-        "--work-record",
-        W,
-        "--runtime",
-        "claude",
-        "--",
-        "sh",
-        "-c",
-        script,
-    ]
+    contract_run_args(contract, W, &["sh", "-c", script])
 }
 
 fn stdout(out: &Output) -> String {

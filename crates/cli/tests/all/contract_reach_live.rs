@@ -26,16 +26,7 @@ fn contract(binary: &Path, tenants: &Path, state: &Path, args: &[&str]) -> Outpu
 }
 
 fn run_args() -> Vec<&'static str> {
-    vec![
-        "run",
-        C,
-        "--work-record",
-        W,
-        "--runtime",
-        "claude",
-        "--",
-        "true",
-    ]
+    common::contract_run_args(C, W, &["true"])
 }
 
 fn prepare_args() -> Vec<&'static str> {

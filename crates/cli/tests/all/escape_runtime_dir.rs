@@ -143,24 +143,11 @@ fn case(backend: Backend, user: User) {
     }
 }
 
-#[test]
-fn landlock_root_plant_in_run_user_is_refused() {
-    case(Backend::Landlock, User::Root)
-}
-
-#[test]
-fn landlock_user_plant_in_run_user_is_refused() {
-    case(Backend::Landlock, User::Nobody)
-}
-
-#[test]
-fn bwrap_root_plant_in_run_user_is_refused() {
-    case(Backend::Bwrap, User::Root)
-}
-
-#[test]
-fn bwrap_user_plant_in_run_user_is_refused() {
-    case(Backend::Bwrap, User::Nobody)
+jaula_testkit::case_tests! {
+    landlock_root_plant_in_run_user_is_refused => case(Backend::Landlock, User::Root);
+    landlock_user_plant_in_run_user_is_refused => case(Backend::Landlock, User::Nobody);
+    bwrap_root_plant_in_run_user_is_refused => case(Backend::Bwrap, User::Root);
+    bwrap_user_plant_in_run_user_is_refused => case(Backend::Bwrap, User::Nobody);
 }
 
 /// `explain` gives the same answer for `/run/user/UID`'s unit and service directories with

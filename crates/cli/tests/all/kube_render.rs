@@ -225,10 +225,7 @@ fn bad_input_is_refused_plainly_and_changes_nothing() {
 
 #[test]
 fn seccomp_json_is_the_oci_profile() {
-    let out = Command::new(jaula())
-        .args(["render", "seccomp-json"])
-        .output()
-        .unwrap();
+    let out = common::jaula_output(&["render", "seccomp-json"]);
     jaula_testkit::output::assert_ok(&out);
     let profile: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(profile["defaultAction"], "SCMP_ACT_ALLOW");

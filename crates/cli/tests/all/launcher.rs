@@ -231,38 +231,38 @@ fn an_allowed_socket_keeps_the_variable_that_names_it() {
             let env = [("SSH_AUTH_SOCK", link.as_path()), ("TMUX", tmux.as_path())];
             let env_cmd = [Path::new("/bin/sh"), Path::new("-c"), Path::new("env")];
 
-            let allowed = w.run(
-                &["--allow-unix-socket", sock.to_str().unwrap()],
-                &env,
-                &env_cmd,
-            );
-            let all = text(&allowed);
-            assert!(allowed.status.success(), "{backend:?} {user:?}: {all}");
-            let stdout = String::from_utf8_lossy(&allowed.stdout);
-            assert!(
-                stdout.contains(&format!("SSH_AUTH_SOCK={}", link.display())),
-                "{backend:?} {user:?}: {all}"
-            );
-            assert!(
-                stdout.contains(&format!("TMUX={}", tmux.display())),
-                "{backend:?} {user:?}: {all}"
-            );
+            // The caged `env`'s output with `--allow-unix-socket SOCKET`, which must succeed.
+            let env_allowing = |socket: &Path| {
+                let out = w.run(
+                    &["--allow-unix-socket", socket.to_str().unwrap()],
+                    &env,
+                    &env_cmd,
+                );
+                let all = text(&out);
+                assert!(out.status.success(), "{backend:?} {user:?}: {all}");
+                (String::from_utf8_lossy(&out.stdout).into_owned(), all)
+            };
+
+            let (stdout, all) = env_allowing(&sock);
+            for kept in [
+                format!("SSH_AUTH_SOCK={}", link.display()),
+                format!("TMUX={}", tmux.display()),
+            ] {
+                assert!(
+                    stdout.contains(&kept),
+                    "{backend:?} {user:?}: {kept}: {all}"
+                );
+            }
 
             let other = w.root.join("other.sock");
             let _other = std::os::unix::net::UnixListener::bind(&other).unwrap();
-            let not_allowed = w.run(
-                &["--allow-unix-socket", other.to_str().unwrap()],
-                &env,
-                &env_cmd,
-            );
-            let all = text(&not_allowed);
-            assert!(not_allowed.status.success(), "{backend:?} {user:?}: {all}");
-            let stdout = String::from_utf8_lossy(&not_allowed.stdout);
-            assert!(
-                !stdout.contains("SSH_AUTH_SOCK="),
-                "{backend:?} {user:?}: {all}"
-            );
-            assert!(!stdout.contains("TMUX="), "{backend:?} {user:?}: {all}");
+            let (stdout, all) = env_allowing(&other);
+            for scrubbed in ["SSH_AUTH_SOCK=", "TMUX="] {
+                assert!(
+                    !stdout.contains(scrubbed),
+                    "{backend:?} {user:?}: {scrubbed}: {all}"
+                );
+            }
         }
     }
 }

@@ -726,16 +726,9 @@ read word < in.fifo
 #[cfg(target_os = "linux")]
 fn proxy_process_in(dir: &Path) -> Vec<i32> {
     let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|p| p.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let comm = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
-        let cwd = std::fs::read_link(entry.path().join("cwd")).ok();
+    for (pid, proc_dir) in jaula_testkit::proc_pids() {
+        let comm = std::fs::read_to_string(proc_dir.join("comm")).unwrap_or_default();
+        let cwd = std::fs::read_link(proc_dir.join("cwd")).ok();
         if comm.trim_end() == "jaula-proxy" && cwd.as_deref() == Some(dir) {
             found.push(pid);
         }

@@ -189,18 +189,8 @@ impl Drop for Tree {
     /// running this tree's server (host pids, also those in a bwrap PID namespace).
     fn drop(&mut self) {
         let server = self.repo_a.join("server.py").display().to_string();
-        let Ok(entries) = fs::read_dir("/proc") else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|p| p.parse::<i32>().ok())
-            else {
-                continue;
-            };
-            let cmdline = fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        for (pid, proc_dir) in jaula_testkit::proc_pids() {
+            let cmdline = fs::read(proc_dir.join("cmdline")).unwrap_or_default();
             if String::from_utf8_lossy(&cmdline).contains(&server) {
                 if let Some(pid) = rustix::process::Pid::from_raw(pid) {
                     let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);

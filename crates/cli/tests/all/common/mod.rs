@@ -148,3 +148,40 @@ impl LoggedRun {
 pub fn root_scratch(what: &str, prefix: &str) -> Option<(tempfile::TempDir, PathBuf)> {
     require_root(what).then(|| scratch(prefix))
 }
+
+/// Run `case` on each Linux backend as each user (root, uid 65534) that this host cages
+/// as; the others are skipped by [`cage_here`] (failed under CI).
+pub fn each_cage(mut case: impl FnMut(Backend, User)) {
+    for backend in [Backend::Landlock, Backend::Bwrap] {
+        for user in [User::Root, User::Nobody] {
+            if cage_here(backend, user) {
+                case(backend, user);
+            }
+        }
+    }
+}
+
+/// `jaula ARGS`, uncaged, in this process's environment: its finished output.
+pub fn jaula_output(args: &[&str]) -> std::process::Output {
+    Command::new(jaula()).args(args).output().unwrap()
+}
+
+/// `contract run CONTRACT --work-record WORK --runtime claude -- COMMAND…`: the arguments
+/// of a contract run (after `jaula contract`).
+pub fn contract_run_args<'a>(
+    contract: &'a str,
+    work: &'a str,
+    command: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "run",
+        contract,
+        "--work-record",
+        work,
+        "--runtime",
+        "claude",
+        "--",
+    ];
+    args.extend_from_slice(command);
+    args
+}
