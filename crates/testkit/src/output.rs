@@ -59,3 +59,8 @@ pub fn read_all(mut reader: impl std::io::Read) -> String {
 pub fn read_fifo(path: &std::path::Path) -> String {
     read_all(std::fs::File::open(path).unwrap())
 }
+
+/// The lines of `text` that start with `prefix`: what jaula said of one kind.
+pub fn lines_starting<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
+    text.lines().filter(|l| l.starts_with(prefix)).collect()
+}

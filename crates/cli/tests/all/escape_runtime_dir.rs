@@ -194,30 +194,15 @@ fn explain_protects_run_user_whatever_xdg_runtime_dir_says() {
                     format!("{runtime}/{dir}"),
                     "{why}"
                 );
-                let row = |name: &str| {
-                    v["backends"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .find(|b| b["backend"] == name)
-                        .cloned()
-                        .unwrap()
-                };
-                let landlock = row("landlock");
+                let landlock = crate::common::backend_row(&v, "landlock");
                 assert_eq!(landlock["allowed"], false, "{why}");
                 assert!(
-                    landlock["summary"]
-                        .as_str()
-                        .unwrap()
-                        .contains("closed by the gate"),
+                    crate::common::summary_says(&landlock, "closed by the gate"),
                     "{why}"
                 );
-                let bwrap = row("bwrap");
+                let bwrap = crate::common::backend_row(&v, "bwrap");
                 assert!(
-                    bwrap["summary"]
-                        .as_str()
-                        .unwrap()
-                        .contains("the cage's own empty /run/user/UID"),
+                    crate::common::summary_says(&bwrap, "the cage's own empty /run/user/UID"),
                     "{why}"
                 );
             }

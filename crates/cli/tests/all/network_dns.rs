@@ -87,7 +87,7 @@ fn on_each_cage(network: &[&str], script: &str, check: impl Fn(&str, &Run, &str,
 }
 
 fn summary_lines<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
-    text.lines().filter(|l| l.starts_with(prefix)).collect()
+    jaula_testkit::output::lines_starting(text, prefix)
 }
 
 #[test]

@@ -198,13 +198,9 @@ fn steered_run(backend: Backend, user: User, which: Upstream, script: &str) -> S
         ],
     );
     chown_tree(&root, user.uid());
-    let mut cmd = jaula_run(backend, &home, &repo);
-    cmd.args(["--network", "allow", "--allow-domain", "example.test"])
-        .args(["--allow-address", "127.0.0.1", "--config"])
-        .arg(&config)
-        .arg("--log")
-        .arg(&log)
-        .args(["--", "sh", "-c", script])
+    let mut cmd =
+        common::jaula_run_allowing(backend, (&home, &repo), "example.test", &config, &log);
+    cmd.args(["--", "sh", "-c", script])
         .env("CERT", &cert)
         .env("PRELOAD", &preload);
     user.apply(&mut cmd);

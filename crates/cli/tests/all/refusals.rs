@@ -41,9 +41,8 @@ fn run_as(
 
 /// The stderr lines of `out` that start with `prefix`.
 fn lines_starting(out: &Output, prefix: &str) -> Vec<String> {
-    text(&out.stderr)
-        .lines()
-        .filter(|l| l.starts_with(prefix))
+    jaula_testkit::output::lines_starting(&text(&out.stderr), prefix)
+        .into_iter()
         .map(str::to_owned)
         .collect()
 }

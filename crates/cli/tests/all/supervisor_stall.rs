@@ -204,14 +204,9 @@ fn a_starved_supervisor_answers_with_an_errno() {
         skip_or_fail("prlimit (util-linux) is not installed");
         return;
     }
-    for user in common::users() {
-        for backend in BACKENDS {
-            if !cage_here(backend, user) {
-                continue;
-            }
-            starve(backend, user);
-        }
-    }
+    common::each_cage_as(&common::users(), |backend, user| {
+        starve(backend, user);
+    });
 }
 
 fn starve(backend: Backend, user: User) {

@@ -66,7 +66,7 @@ fn run(backend: Backend, user: User, script: &str) -> (tempfile::TempDir, std::p
 }
 
 fn summaries(stderr: &str) -> Vec<&str> {
-    stderr.lines().filter(|l| l.starts_with(SUMMARY)).collect()
+    jaula_testkit::output::lines_starting(stderr, SUMMARY)
 }
 
 fn file_records<'a>(log: &'a [Value], path: &Path) -> Vec<&'a Value> {
