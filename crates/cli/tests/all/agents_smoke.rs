@@ -705,8 +705,8 @@ fn codex_runs_commands_in_the_cage_with_its_own_sandbox_off() {
                 continue;
             }
             let s = fresh("agents-codex-nested-");
+            user.own(&s.root);
             if user == User::Nobody {
-                common::chown_tree(&s.root, common::NOBODY);
                 common::open_to_others(&s.root);
             }
             let codex = |sandbox_args: &[&str]| {

@@ -18,7 +18,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{chown_tree, jaula, scratch, skip_or_fail, User, HOST_PATH, NOBODY};
+use common::{jaula, scratch, skip_or_fail, User, HOST_PATH};
 use jaula_testkit::output::describe as text;
 
 struct Fixture {
@@ -56,18 +56,14 @@ impl Fixture {
             bare,
             user,
         };
-        if user == User::Nobody {
-            chown_tree(&f.root, NOBODY);
-        }
+        user.own(&f.root);
         f.owner_git(&f.repo, &["init", "-q", "-b", "main"]);
         fs::write(f.repo.join("file.txt"), "one\n").unwrap();
         f.owner_git(&f.repo, &["add", "."]);
         f.owner_git(&f.repo, &["commit", "-q", "-m", "init"]);
         f.owner_git(&f.root, &["init", "-q", "--bare", "-b", "main", "bare.git"]);
         f.owner_git(&f.repo, &["push", "-q", f.bare.to_str().unwrap(), "main"]);
-        if user == User::Nobody {
-            chown_tree(&f.root, NOBODY);
-        }
+        user.own(&f.root);
         f
     }
 
@@ -502,9 +498,7 @@ fn stopped_rebase_fixture(name: &str, user: User) -> Fixture {
     fs::write(f.repo.join("file.txt"), "main\n").unwrap();
     git(&["commit", "-q", "-am", "main two"]);
     git(&["checkout", "-q", "side"]);
-    if user == User::Nobody {
-        chown_tree(&f.root, NOBODY);
-    }
+    user.own(&f.root);
     f
 }
 

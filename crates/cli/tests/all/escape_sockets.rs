@@ -29,7 +29,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
-use common::{build_home, chown_tree, jaula, scratch, skip_or_fail, Backend, Home, User, NOBODY};
+use common::{build_home, jaula, scratch, skip_or_fail, Backend, Home, User, NOBODY};
 use jaula_testkit::SharedDir;
 
 /// The command server every non-tmux, non-agent route talks to (see its docstring).
@@ -72,9 +72,7 @@ impl World {
         let h = build_home(&root);
         let script = h.repo.join("cmd_server.py");
         fs::write(&script, CMD_SERVER).unwrap();
-        if user == User::Nobody {
-            chown_tree(&root, NOBODY);
-        }
+        user.own(&root);
         World {
             _keep: keep,
             root,
@@ -616,9 +614,7 @@ fn ssh_agent(w: &mut World) -> Agent {
     );
     let pubkey = w.h.repo.join("owner_key.pub");
     fs::copy(key.with_extension("pub"), &pubkey).unwrap();
-    if w.user == User::Nobody {
-        chown_tree(&pubkey, NOBODY);
-    }
+    w.user.own(&pubkey);
     Agent { sock, pubkey }
 }
 

@@ -18,7 +18,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{cage_or_skip, chown_tree, jaula, scratch, skip_or_fail, User, HOST_PATH, NOBODY};
+use common::{cage_or_skip, jaula, scratch, skip_or_fail, User, HOST_PATH, NOBODY};
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -77,9 +77,7 @@ impl Fixture {
             user,
         };
         fs::write(f.repo.join("file.txt"), "one\n").unwrap();
-        if user == User::Nobody {
-            chown_tree(&f.root, NOBODY);
-        }
+        user.own(&f.root);
         f.host_git(&["init", "-q", "-b", "main"]);
         f.host_git(&["add", "."]);
         f.host_git(&["commit", "-q", "-m", "init"]);
@@ -958,9 +956,7 @@ fn hook_route(route: &HookRoute, tag: &str, user: User) -> (Fixture, String, Pat
     let (name, setup, write, _) = route;
     let f = Fixture::new(&format!("{name}-{tag}"), user);
     setup(&f);
-    if user == User::Nobody {
-        chown_tree(&f.root, NOBODY);
-    }
+    user.own(&f.root);
     let ran = f.root.join(format!("ran-{name}"));
     let attack = format!(
         "printf '#!/bin/sh\\ntouch {}\\n' > {write} && chmod +x {write}",
@@ -1121,9 +1117,7 @@ fn dot_dot_in_an_owners_link_is_held(backend: &str, user: User) {
     fs::create_dir_all(f.home.join(".config")).unwrap();
     let link = f.home.join(".config/nvim");
     std::os::unix::fs::symlink(f.repo.join("scripts/../nvim"), &link).unwrap();
-    if user == User::Nobody {
-        chown_tree(&f.root, NOBODY);
-    }
+    user.own(&f.root);
     let out = f.caged(
         backend,
         &[],

@@ -46,10 +46,7 @@ use jaula_testkit::output::describe as text;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError, TestRunner};
 
-use common::{
-    cage_here, chown_tree, jaula_run, require_root, scratch, skip_or_fail, Backend, User,
-    HOST_PATH, NOBODY,
-};
+use common::{cage_here, jaula_run, require_root, scratch, skip_or_fail, Backend, User, HOST_PATH};
 
 use self::Call::*;
 use self::NewRepo::*;
@@ -129,48 +126,64 @@ enum Target {
     At(&'static str),
 }
 
-/// How a nested repository is made, its `config` naming the canary in `core.fsmonitor`.
-#[derive(Clone, Copy, Debug)]
-enum NewRepo {
-    /// `HEAD`, `objects`, `refs` and `config` written in place (a bare-looking git dir,
-    /// `core.worktree = ..`).
-    Direct,
-    /// The same built in `cl/stage-N`, then renamed into place.
-    Moved,
-    /// `HEAD`, `objects`, `refs` in place; the config written in `cl/stage-N`, renamed in.
-    ConfigMoved,
-    /// `git init` in the cage, then its `.git/config` rewritten in place.
-    GitInit,
-    /// `git init` in the cage, then a config written in `cl/stage-N` renamed over it.
-    GitInitMoved,
-    /// A git dir built in `cl/stage-N`, and a `.git` file in place saying `gitdir:` it.
-    GitFile,
-    /// The config written in a plain directory, which then gets `objects`, `refs`, `HEAD`.
-    ConfigFirst,
-    /// `objects`, `refs`, the config, and `HEAD` last (git needs it to find the repo).
-    HeadLast,
-    /// The config, `HEAD`, `refs`, then `objects` renamed in from `cl/stage-N`.
-    ObjectsLast,
-    /// A git dir made config first in `cl/stage-N`, and a symlink `at/.git` to it.
-    LinkedGitDir,
-    /// `git init`, its config hard-linked out to `cl/stage-N`, and written through that name.
-    WrittenThroughLink,
+/// A fieldless enum and `ALL`, its variants in order, each written once: what the
+/// strategies draw from.
+macro_rules! enum_with_all {
+    ($(#[$meta:meta])* enum $name:ident { $($(#[$vmeta:meta])* $variant:ident,)* }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug)]
+        enum $name { $($(#[$vmeta])* $variant,)* }
+
+        impl $name {
+            const ALL: &'static [$name] = &[$($name::$variant),*];
+        }
+    };
 }
 
-/// How a planted config spells `core.fsmonitor`: each a form git reads, so a check of
-/// the keys must read them as git does.
-#[derive(Clone, Copy, Debug)]
-enum Style {
-    /// `[core]` then `\tfsmonitor = …`.
-    Plain,
-    /// `[core] fsmonitor = …`: the key on the section's line.
-    SameLine,
-    /// `[CoRe]` then `\tFSMONITOR = …`: section and key names are case-insensitive.
-    Folded,
-    /// The value split over two lines by a backslash-newline.
-    Continued,
-    /// `[include] path = …` naming a file beside it (`cl/…inc`) that holds the key.
-    Included,
+enum_with_all! {
+    /// How a nested repository is made, its `config` naming the canary in `core.fsmonitor`.
+    enum NewRepo {
+        /// `HEAD`, `objects`, `refs` and `config` written in place (a bare-looking git dir,
+        /// `core.worktree = ..`).
+        Direct,
+        /// The same built in `cl/stage-N`, then renamed into place.
+        Moved,
+        /// `HEAD`, `objects`, `refs` in place; the config written in `cl/stage-N`, renamed in.
+        ConfigMoved,
+        /// `git init` in the cage, then its `.git/config` rewritten in place.
+        GitInit,
+        /// `git init` in the cage, then a config written in `cl/stage-N` renamed over it.
+        GitInitMoved,
+        /// A git dir built in `cl/stage-N`, and a `.git` file in place saying `gitdir:` it.
+        GitFile,
+        /// The config written in a plain directory, which then gets `objects`, `refs`, `HEAD`.
+        ConfigFirst,
+        /// `objects`, `refs`, the config, and `HEAD` last (git needs it to find the repo).
+        HeadLast,
+        /// The config, `HEAD`, `refs`, then `objects` renamed in from `cl/stage-N`.
+        ObjectsLast,
+        /// A git dir made config first in `cl/stage-N`, and a symlink `at/.git` to it.
+        LinkedGitDir,
+        /// `git init`, its config hard-linked out to `cl/stage-N`, and written through that name.
+        WrittenThroughLink,
+    }
+}
+
+enum_with_all! {
+    /// How a planted config spells `core.fsmonitor`: each a form git reads, so a check of
+    /// the keys must read them as git does.
+    enum Style {
+        /// `[core]` then `\tfsmonitor = …`.
+        Plain,
+        /// `[core] fsmonitor = …`: the key on the section's line.
+        SameLine,
+        /// `[CoRe]` then `\tFSMONITOR = …`: section and key names are case-insensitive.
+        Folded,
+        /// The value split over two lines by a backslash-newline.
+        Continued,
+        /// `[include] path = …` naming a file beside it (`cl/…inc`) that holds the key.
+        Included,
+    }
 }
 
 /// One op of a sequence: one syscall (a nested repository: a few).
@@ -314,19 +327,7 @@ fn call(names: Vec<&'static str>) -> impl Strategy<Value = Call> {
         prop::sample::select(LINK_TEXTS).prop_map(Text),
         name().prop_map(At),
     ];
-    let how = prop::sample::select(&[
-        Direct,
-        Moved,
-        ConfigMoved,
-        GitInit,
-        GitInitMoved,
-        GitFile,
-        ConfigFirst,
-        HeadLast,
-        ObjectsLast,
-        LinkedGitDir,
-        WrittenThroughLink,
-    ]);
+    let how = prop::sample::select(NewRepo::ALL);
     prop_oneof![
         4 => (target, name()).prop_map(|(t, l)| Symlink(t, l)),
         2 => name().prop_map(Mkdir),
@@ -343,7 +344,7 @@ fn call(names: Vec<&'static str>) -> impl Strategy<Value = Call> {
 }
 
 fn style() -> impl Strategy<Value = Style> {
-    prop::sample::select(&[Plain, SameLine, Folded, Continued, Included])
+    prop::sample::select(Style::ALL)
 }
 
 /// 1 to 8 ops over 2 to 6 names drawn from [`NAMES`].
@@ -422,8 +423,8 @@ impl Tree {
             repo,
             user,
         };
+        user.own(&tree.root);
         if user == User::Nobody {
-            chown_tree(&tree.root, NOBODY);
             common::open_to_others(&tree.root);
         }
         let mut git = Command::new("git");
@@ -436,9 +437,7 @@ impl Tree {
         fs::write(tree.repo.join("owner-mcp.json"), "{\"owner\": true}\n").unwrap();
         std::os::unix::fs::symlink("owner-mcp.json", tree.repo.join(".mcp.json")).unwrap();
         fs::write(tree.root.join("ops.py"), OPS_PY).unwrap();
-        if user == User::Nobody {
-            chown_tree(&tree.root, NOBODY);
-        }
+        user.own(&tree.root);
         tree
     }
 
