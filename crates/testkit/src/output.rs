@@ -64,3 +64,16 @@ pub fn read_fifo(path: &std::path::Path) -> String {
 pub fn lines_starting<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
     text.lines().filter(|l| l.starts_with(prefix)).collect()
 }
+
+/// Spawn `cmd` with no input and its stdout piped, and read the first line it writes
+/// (see [`first_line`]): a server's word that it is listening.
+pub fn spawn_until_first_line(cmd: &mut std::process::Command) -> (std::process::Child, String) {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let line = first_line(&mut child);
+    (child, line)
+}

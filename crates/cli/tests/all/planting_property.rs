@@ -945,10 +945,20 @@ fn cages() -> Vec<(Backend, User)> {
 
 /// A regression: `calls` must leave nothing planted on either backend, as either user.
 fn regression(calls: &[Call]) {
-    let failed: Vec<String> = cages()
-        .into_iter()
-        .filter_map(|(backend, user)| check(backend, user, calls).err())
-        .collect();
+    nothing_planted_by(&[calls]);
+}
+
+/// Each of `sequences` must leave nothing planted on either backend, as either user; the
+/// failure names every sequence that did.
+fn nothing_planted_by(sequences: &[&[Call]]) {
+    let mut failed = Vec::new();
+    for (backend, user) in cages() {
+        for calls in sequences {
+            if let Err(why) = check(backend, user, calls) {
+                failed.push(why);
+            }
+        }
+    }
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
 }
 
@@ -1315,15 +1325,7 @@ fn hand_picked_sequences_leave_nothing_planted() {
             "uncaged, {calls:?} plants nothing: not a route"
         );
     }
-    let mut failed = Vec::new();
-    for (backend, user) in cages() {
-        for calls in HAND_PICKED {
-            if let Err(why) = check(backend, user, calls) {
-                failed.push(why);
-            }
-        }
-    }
-    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+    nothing_planted_by(HAND_PICKED);
 }
 
 #[test]

@@ -39,6 +39,16 @@ fn run_as(
     jaula_as(user, home, repo, path, &args)
 }
 
+/// `out` succeeded, and said no line starting with `prefix`.
+fn assert_ok_saying_nothing(out: &Output, prefix: &str, what: &str) {
+    assert_eq!(out.status.code(), Some(0), "{what}: {}", text(&out.stderr));
+    assert!(
+        lines_starting(out, prefix).is_empty(),
+        "{what}: {}",
+        text(&out.stderr)
+    );
+}
+
 /// The stderr lines of `out` that start with `prefix`.
 fn lines_starting(out: &Output, prefix: &str) -> Vec<String> {
     jaula_testkit::output::lines_starting(&text(&out.stderr), prefix)
@@ -101,17 +111,7 @@ fn a_missing_bubblewrap_is_said_once_with_the_package_and_the_flag() {
             &["--backend", "landlock"],
             &["/usr/bin/true"],
         );
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{user:?}: {}",
-            text(&out.stderr)
-        );
-        assert!(
-            lines_starting(&out, LANDLOCK_ALONE).is_empty(),
-            "{user:?}: {}",
-            text(&out.stderr)
-        );
+        assert_ok_saying_nothing(&out, LANDLOCK_ALONE, &format!("{user:?}"));
         let out = run_as(
             user,
             (&home, &repo),
@@ -176,17 +176,7 @@ fn a_working_bubblewrap_says_nothing() {
         let (_k, root, home, repo) = bare_tree("refuse-bwrap-ok-");
         chown_tree(&root, user.uid());
         let out = run_as(user, (&home, &repo), HOST_PATH, &[], &["/usr/bin/true"]);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{user:?}: {}",
-            text(&out.stderr)
-        );
-        assert!(
-            lines_starting(&out, LANDLOCK_ALONE).is_empty(),
-            "{user:?}: {}",
-            text(&out.stderr)
-        );
+        assert_ok_saying_nothing(&out, LANDLOCK_ALONE, &format!("{user:?}"));
     }
 }
 
@@ -462,17 +452,7 @@ fn quiet_silences_the_network_line() {
             let mut flags = base.to_vec();
             flags.extend_from_slice(extra);
             let out = run_as(user, (&home, &repo), HOST_PATH, &flags, &["/usr/bin/true"]);
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "{extra:?}: {}",
-                text(&out.stderr)
-            );
-            assert!(
-                lines_starting(&out, NETWORK_LINE).is_empty(),
-                "{extra:?}: {}",
-                text(&out.stderr)
-            );
+            assert_ok_saying_nothing(&out, NETWORK_LINE, &format!("{extra:?}"));
         }
     });
 }
