@@ -77,3 +77,15 @@ pub fn spawn_until_first_line(cmd: &mut std::process::Command) -> (std::process:
     let line = first_line(&mut child);
     (child, line)
 }
+
+/// Fail the test unless `text` holds every one of `said`, naming the first missing one,
+/// `what` ran (a backend, a user, the other stream) and the whole text.
+#[track_caller]
+pub fn assert_says(text: &str, said: &[&str], what: impl std::fmt::Display) {
+    for needle in said {
+        assert!(
+            text.contains(needle),
+            "{what}: {needle:?} missing from:\n{text}"
+        );
+    }
+}

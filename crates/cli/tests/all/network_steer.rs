@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use common::{bare_tree, cage_here, chown_tree, jaula_run, skip_or_fail, Backend, LoggedRun, User};
+use jaula_testkit::output::assert_says;
 use jaula_testkit::Reaped;
 
 const BACKENDS: [Backend; 2] = [Backend::Bwrap, Backend::Landlock];
@@ -307,26 +308,18 @@ fn http_is_steered_by_host(user: User) {
         ])
     );
     on_each_backend(user, Upstream::Http, &script, |b, r, text, stderr| {
-        assert!(
-            text.contains("curl=upstream saw GET /c?q=1 HTTP/1.1 host example.test\n"),
-            "{b}: {text}\n{stderr}"
-        );
-        assert!(
-            text.contains(
+        assert_says(
+            text,
+            &[
+                "curl=upstream saw GET /c?q=1 HTTP/1.1 host example.test\n",
                 "refused=jaula: network: GET to refused.test:80 blocked by rule: not in the \
-                 allow list\n 403\n"
-            ),
-            "{b}: {text}"
-        );
-        assert!(text.contains("other_port=7\n"), "{b}: {text}");
-        assert!(text.contains("raw_ip=7\n"), "{b}: {text}");
-        assert!(
-            text.contains("node_http=200 upstream saw GET /node HTTP/1.1 host example.test\n"),
-            "{b}: {text}"
-        );
-        assert!(
-            text.contains("node_refused=403 jaula: network: GET to refused.test:80 blocked"),
-            "{b}: {text}"
+                 allow list\n 403\n",
+                "other_port=7\n",
+                "raw_ip=7\n",
+                "node_http=200 upstream saw GET /node HTTP/1.1 host example.test\n",
+                "node_refused=403 jaula: network: GET to refused.test:80 blocked",
+            ],
+            format!("{b}\nstderr: {stderr}"),
         );
         for set in ["CapPrm", "CapEff", "CapAmb"] {
             assert!(
@@ -378,19 +371,17 @@ fn tls_is_steered_by_server_name(user: User) {
         node_fetch(&[("node_https", "https://example.test/node-tls")])
     );
     on_each_backend(user, Upstream::Tls, &script, |b, r, text, stderr| {
-        assert!(
-            text.contains("tls=tls upstream saw GET /s sni example.test\n"),
-            "{b}: {text}\n{stderr}"
-        );
         // curl: "(35) ... alert access denied"; exit 35 is CURLE_SSL_CONNECT_ERROR.
-        assert!(
-            text.contains("access denied") && text.contains("refused=35\n"),
-            "{b}: {text}"
-        );
-        assert!(text.contains("no_sni=35\n"), "{b}: {text}");
-        assert!(
-            text.contains("node_https=200 tls upstream saw GET /node-tls sni example.test\n"),
-            "{b}: {text}"
+        assert_says(
+            text,
+            &[
+                "tls=tls upstream saw GET /s sni example.test\n",
+                "access denied",
+                "refused=35\n",
+                "no_sni=35\n",
+                "node_https=200 tls upstream saw GET /node-tls sni example.test\n",
+            ],
+            format!("{b}\nstderr: {stderr}"),
         );
         assert!(
             stderr.contains(
@@ -487,18 +478,16 @@ fn names_resolve_through_the_stub_and_are_steered(user: User) {
         ])
     );
     on_each_backend(user, Upstream::Http, &script, |b, r, text, stderr| {
-        assert!(
-            text.contains("curl=upstream saw GET /plain HTTP/1.1 host example.test\n"),
-            "{b}: {text}\n{stderr}"
-        );
-        assert!(
-            text.contains(
-                "node_http=200 upstream saw GET /node-plain HTTP/1.1 host example.test\n"
-            ),
-            "{b}: {text}\n{stderr}"
-        );
         // curl exit 6: could not resolve host; Node: the lookup failed (REFUSED).
-        assert!(text.contains("refused_curl=6\n"), "{b}: {text}");
+        assert_says(
+            text,
+            &[
+                "curl=upstream saw GET /plain HTTP/1.1 host example.test\n",
+                "node_http=200 upstream saw GET /node-plain HTTP/1.1 host example.test\n",
+                "refused_curl=6\n",
+            ],
+            format!("{b}\nstderr: {stderr}"),
+        );
         assert!(
             text.contains("node_refused=error ENOTFOUND")
                 || text.contains("node_refused=error EAI_AGAIN"),
