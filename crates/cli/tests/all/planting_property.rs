@@ -943,6 +943,17 @@ fn cages() -> Vec<(Backend, User)> {
     out
 }
 
+/// One `#[test]` a regression: `name => [calls…];` runs [`regression`] on the calls.
+macro_rules! regression_tests {
+    ($($(#[$meta:meta])* $name:ident => [$($call:expr),* $(,)?];)*) => {
+        $($(#[$meta])*
+        #[test]
+        fn $name() {
+            regression(&[$($call),*]);
+        })*
+    };
+}
+
 /// A regression: `calls` must leave nothing planted on either backend, as either user.
 fn regression(calls: &[Call]) {
     nothing_planted_by(&[calls]);
@@ -1108,107 +1119,27 @@ fn control_nested_git_file() {
 
 // ── Regressions: every sequence the property found failing ──────────────────────────────
 
-#[test]
-fn symlink_at_absent_agent_dir() {
-    regression(&[Symlink(Text("a"), ".claude")]);
-}
-
-#[test]
-fn symlink_at_absent_agent_dir_then_write() {
-    regression(&[
-        Symlink(Text("cl"), ".claude"),
-        Write(".claude/settings.json"),
-    ]);
-}
-
-#[test]
-fn socket_at_absent_envrc() {
-    regression(&[Bind(".envrc")]);
-}
-
-#[test]
-fn socket_at_absent_editor_dir() {
-    regression(&[Bind(".vscode")]);
-}
-
-#[test]
-fn nested_repo_written_in_place() {
-    regression(&[Repo(Direct, Plain, "sub")]);
-}
-
-#[test]
-fn git_dir_written_in_a_scratch_dir() {
-    regression(&[Repo(Direct, Plain, "b/.git")]);
-}
-
-#[test]
-fn nested_repo_config_key_on_the_section_line() {
-    regression(&[Repo(Direct, SameLine, "sub")]);
-}
-
-#[test]
-fn nested_repo_config_case_folded() {
-    regression(&[Repo(Direct, Folded, "sub")]);
-}
-
-#[test]
-fn git_init_then_config_value_continued() {
-    regression(&[Repo(GitInit, Continued, "sub")]);
-}
-
-#[test]
-fn git_init_then_config_including_a_file_beside_it() {
-    regression(&[Repo(GitInit, Included, "sub")]);
-}
-
-#[test]
-fn nested_repo_config_written_before_the_dir_is_git_like() {
-    regression(&[Repo(ConfigFirst, Plain, "sub")]);
-}
-
-#[test]
-fn nested_repo_head_written_last() {
-    regression(&[Repo(HeadLast, Plain, "sub")]);
-}
-
-#[test]
-fn nested_repo_objects_renamed_in_last() {
-    regression(&[Repo(ObjectsLast, Plain, "sub")]);
-}
-
-#[test]
-fn nested_repo_git_dir_symlinked() {
-    regression(&[Repo(LinkedGitDir, Plain, "sub")]);
-}
-
-#[test]
-fn git_init_config_written_through_a_hard_link() {
-    regression(&[Repo(WrittenThroughLink, Plain, "sub")]);
-}
-
-#[test]
-fn nested_repo_built_aside_then_renamed_in() {
-    regression(&[Repo(Moved, Plain, "sub")]);
-}
-
-#[test]
-fn nested_repo_config_renamed_in() {
-    regression(&[Repo(ConfigMoved, Plain, "sub")]);
-}
-
-#[test]
-fn git_init_then_config_written() {
-    regression(&[Repo(GitInit, Plain, "sub")]);
-}
-
-#[test]
-fn git_init_then_config_renamed_over() {
-    regression(&[Repo(GitInitMoved, Plain, "sub")]);
-}
-
-#[test]
-fn git_file_naming_a_git_dir_made_aside() {
-    regression(&[Repo(GitFile, Plain, "sub")]);
+regression_tests! {
+    symlink_at_absent_agent_dir => [Symlink(Text("a"), ".claude")];
+    symlink_at_absent_agent_dir_then_write => [Symlink(Text("cl"), ".claude"), Write(".claude/settings.json")];
+    socket_at_absent_envrc => [Bind(".envrc")];
+    socket_at_absent_editor_dir => [Bind(".vscode")];
+    nested_repo_written_in_place => [Repo(Direct, Plain, "sub")];
+    git_dir_written_in_a_scratch_dir => [Repo(Direct, Plain, "b/.git")];
+    nested_repo_config_key_on_the_section_line => [Repo(Direct, SameLine, "sub")];
+    nested_repo_config_case_folded => [Repo(Direct, Folded, "sub")];
+    git_init_then_config_value_continued => [Repo(GitInit, Continued, "sub")];
+    git_init_then_config_including_a_file_beside_it => [Repo(GitInit, Included, "sub")];
+    nested_repo_config_written_before_the_dir_is_git_like => [Repo(ConfigFirst, Plain, "sub")];
+    nested_repo_head_written_last => [Repo(HeadLast, Plain, "sub")];
+    nested_repo_objects_renamed_in_last => [Repo(ObjectsLast, Plain, "sub")];
+    nested_repo_git_dir_symlinked => [Repo(LinkedGitDir, Plain, "sub")];
+    git_init_config_written_through_a_hard_link => [Repo(WrittenThroughLink, Plain, "sub")];
+    nested_repo_built_aside_then_renamed_in => [Repo(Moved, Plain, "sub")];
+    nested_repo_config_renamed_in => [Repo(ConfigMoved, Plain, "sub")];
+    git_init_then_config_written => [Repo(GitInit, Plain, "sub")];
+    git_init_then_config_renamed_over => [Repo(GitInitMoved, Plain, "sub")];
+    git_file_naming_a_git_dir_made_aside => [Repo(GitFile, Plain, "sub")];
 }
 
 /// Multi-step sequences random draws rarely make (a directory renamed onto an absent
@@ -1328,17 +1259,8 @@ fn hand_picked_sequences_leave_nothing_planted() {
     nothing_planted_by(HAND_PICKED);
 }
 
-#[test]
-fn socket_at_absent_git_commondir() {
-    regression(&[Bind(".git/commondir")]);
-}
-
-#[test]
-fn socket_at_absent_home_agent_settings() {
-    regression(&[Bind("~/.claude/settings.json")]);
-}
-
-#[test]
-fn socket_at_absent_agent_settings_in_a_dir_the_cage_made() {
-    regression(&[Mkdir(".claude"), Bind(".claude/settings.json")]);
+regression_tests! {
+    socket_at_absent_git_commondir => [Bind(".git/commondir")];
+    socket_at_absent_home_agent_settings => [Bind("~/.claude/settings.json")];
+    socket_at_absent_agent_settings_in_a_dir_the_cage_made => [Mkdir(".claude"), Bind(".claude/settings.json")];
 }
