@@ -55,6 +55,17 @@ fn line_and_profile_require_repo_with_exit_2() {
     }
 }
 
+/// A refusal: its stderr says each of `said`, and nothing came out on stdout.
+#[track_caller]
+fn refused_saying(out: &Output, said: &[&str], what: impl std::fmt::Display) {
+    jaula_testkit::output::assert_says(&text(&out.stderr), said, &what);
+    assert!(
+        out.stdout.is_empty(),
+        "{what}: printed {}",
+        text(&out.stdout)
+    );
+}
+
 #[test]
 fn unsafe_working_directories_exit_1_with_the_path() {
     let (_k, root) = scratch("unsafe");
@@ -74,12 +85,8 @@ fn unsafe_working_directories_exit_1_with_the_path() {
             }
             let out = c.arg("--repo").arg(&repo).output().unwrap();
             assert_eq!(out.status.code(), Some(1), "{cmd} {}", repo.display());
-            let err = text(&out.stderr);
-            assert!(
-                err.contains(why) && err.contains(&repo.display().to_string()),
-                "{cmd}: {err}"
-            );
-            assert!(out.stdout.is_empty());
+            let shown = repo.display().to_string();
+            refused_saying(&out, &[why, &shown], cmd);
         }
     }
 }
@@ -279,12 +286,7 @@ fn a_bad_config_file_is_refused_and_nothing_is_launched() {
             .output()
             .unwrap();
         assert_ne!(out.status.code(), Some(0), "{args:?}");
-        let err = text(&out.stderr);
-        assert!(
-            err.contains("denny") && err.contains("config.toml"),
-            "{err}"
-        );
-        assert!(out.stdout.is_empty());
+        refused_saying(&out, &["denny", "config.toml"], format!("{args:?}"));
     }
 }
 
