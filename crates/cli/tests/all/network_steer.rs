@@ -218,13 +218,17 @@ fn steered_run(backend: Backend, user: User, which: Upstream, script: &str) -> S
 
 /// Runs `script` steered (see [`steered_run`]) on every backend that cages here as
 /// `user`, and hands each run, which must have succeeded, to `check` with a label for its
-/// messages and the run's stdout and stderr.
+/// messages and the run's stdout and stderr; nothing when a tool is missing (a skip, a
+/// failure under CI=true).
 fn on_each_backend(
     user: User,
     which: Upstream,
     script: &str,
     check: impl Fn(&str, &Steered, &str, &str),
 ) {
+    if !tools_or_skip() {
+        return;
+    }
     for backend in BACKENDS {
         if !cage_here(backend, user) {
             continue;
@@ -289,9 +293,6 @@ fn record(
 /// steering address and a raw public address reach nothing, and the command holds no
 /// capability although a root stage under bwrap was given CAP_NET_BIND_SERVICE.
 fn http_is_steered_by_host(user: User) {
-    if !tools_or_skip() {
-        return;
-    }
     let script = "\
         printf 'curl=%s\\n' \"$(curl -sS -m 30 --noproxy '*' --resolve example.test:80:127.0.2.1 \
             http://example.test/c?q=1)\"; \
@@ -358,9 +359,6 @@ jaula_testkit::as_each_user!(
 /// gets a TLS alert, the refusal is logged as steered with its rule, and a ClientHello
 /// without a server name (a client connecting to an address, not a name) is refused.
 fn tls_is_steered_by_server_name(user: User) {
-    if !tools_or_skip() {
-        return;
-    }
     let script = format!(
         "printf 'tls=%s\\n' \"$(curl -sS -m 30 --noproxy '*' --cacert \"$CERT\" \
             --resolve example.test:443:127.0.2.1 https://example.test/s)\"; \
@@ -464,9 +462,6 @@ fn without_steering_the_run_says_so_and_the_proxy_still_works() {
 /// steering address and its request reaches the upstream; the refused name does not
 /// resolve at all, and the proxy's log names it with its rule (method `DNS`).
 fn names_resolve_through_the_stub_and_are_steered(user: User) {
-    if !tools_or_skip() {
-        return;
-    }
     let script = format!(
         "printf 'curl=%s\\n' \"$(curl -sS -m 30 --noproxy '*' http://example.test/plain)\"; \
          curl -sS -m 30 --noproxy '*' http://refused.test/ >/dev/null 2>&1; \
