@@ -26,6 +26,14 @@ impl User {
         }
     }
 
+    /// Gives the tree at `path` to this user (a no-op for root, which the test process
+    /// is, and so owns what it made).
+    pub fn own(self, path: &Path) {
+        if self == User::Nobody {
+            chown_tree(path, NOBODY);
+        }
+    }
+
     /// Runs `cmd` as this user (a no-op for root, which the test process is).
     pub fn apply(self, cmd: &mut Command) {
         if self == User::Nobody {

@@ -38,9 +38,9 @@ pub use fixture::{
     build_home, marker, write_marker, Home, CREATE_PATHS, EXTRA_DIRS, PRESENT_FILES,
 };
 pub use identity::{accounts, chown_tree, chown_tree_except, Backend, User, NOBODY};
+pub use process::{copy_program, proc_pids, spawn_ready, Ready, Reaped};
 #[cfg(target_os = "linux")]
-pub use process::wait_until_gone;
-pub use process::{copy_program, Reaped};
+pub use process::{make_fifos, wait_until_gone};
 pub use scratch::{open_to_others, scratch_in};
 pub use shared_dir::SharedDir;
 pub use tools::{find_tool, have, missing_tool, tools_or_skip, HOST_PATH};
@@ -81,5 +81,19 @@ macro_rules! as_each_user {
         fn $as_nobody() {
             $case($crate::User::Nobody);
         }
+    };
+}
+
+/// One `#[test]` per (case, arguments): each runs alone, under its own name
+/// (`case_tests! { hook_bwrap_root => hook_case("bwrap", User::Root); }`). A live suite
+/// runs each case on every backend and as every user; the names stay explicit so a
+/// reader finds each test by the name the harness prints.
+#[macro_export]
+macro_rules! case_tests {
+    ($($name:ident => $case:ident($($arg:expr),* $(,)?);)*) => {
+        $(#[test]
+        fn $name() {
+            $case($($arg),*);
+        })*
     };
 }

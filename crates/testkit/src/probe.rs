@@ -165,18 +165,10 @@ pub fn parse_shell_prefix(line: &[u8]) -> Vec<OsString> {
                     in_word = false;
                 }
             }
-            b'\'' => {
+            quote @ (b'\'' | b'"') => {
                 in_word = true;
                 i += 1;
-                while i < line.len() && line[i] != b'\'' {
-                    cur.push(line[i]);
-                    i += 1;
-                }
-            }
-            b'"' => {
-                in_word = true;
-                i += 1;
-                while i < line.len() && line[i] != b'"' {
+                while i < line.len() && line[i] != quote {
                     cur.push(line[i]);
                     i += 1;
                 }

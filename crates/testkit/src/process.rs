@@ -57,3 +57,61 @@ pub fn wait_until_gone(pid: i32) {
     )];
     rustix::event::poll(&mut fds, None).unwrap();
 }
+
+/// Make the FIFOs `names` (mode 0600) in `dir`: how a test and a caged helper hand each
+/// other a turn without a timer.
+#[cfg(target_os = "linux")]
+pub fn make_fifos(dir: &std::path::Path, names: &[&str]) {
+    for name in names {
+        rustix::fs::mkfifoat(rustix::fs::CWD, dir.join(name), 0o600.into()).unwrap();
+    }
+}
+
+/// A child started with stdin and stdout piped that has said it is ready: its first
+/// line was `ready` (asserted). The stdin is held apart from the child, so waiting on the
+/// child does not close it; the child's input ends when the test drops it.
+pub struct Ready {
+    /// The running child (its stdin and stdout taken).
+    pub child: Child,
+    /// The child's input, open until dropped.
+    pub stdin: std::process::ChildStdin,
+    /// The rest of the child's output, after the ready line.
+    pub stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+/// Spawn `cmd` with stdin and stdout piped and read its first line, which must be
+/// `ready` followed by a newline.
+pub fn spawn_ready(cmd: &mut std::process::Command, ready: &str) -> Ready {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, format!("{ready}\n"));
+    Ready {
+        child,
+        stdin,
+        stdout,
+    }
+}
+
+/// The pids of the processes in `/proc`, each with its `/proc/PID` directory: for a test
+/// that finds the processes a run left behind.
+pub fn proc_pids() -> Vec<(i32, std::path::PathBuf)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<i32>().ok()?;
+            Some((pid, entry.path()))
+        })
+        .collect()
+}

@@ -97,6 +97,18 @@ fn caging_backends() -> impl Iterator<Item = Backend> {
         .filter(|&backend| common::cage_here(backend, User::Root))
 }
 
+/// Runs `case` with the pinned CLIs on each backend that cages here as root, in a fresh
+/// scratch home and repo (prefix `name`) for each; nothing when the CLIs are missing
+/// (a skip, a failure under CI=true).
+fn each_backend(name: &str, mut case: impl FnMut(&Agents, Backend, Scratch)) {
+    let Some(agents) = agents_or_skip() else {
+        return;
+    };
+    for backend in caging_backends() {
+        case(&agents, backend, fresh(name));
+    }
+}
+
 /// A scratch home and repo of the test's own: the CLIs find no login of the host's.
 struct Scratch {
     _dir: tempfile::TempDir,
@@ -332,17 +344,13 @@ fn reaches_its_login_check(
     env: &[(&str, &str)],
     args: &[&str],
 ) {
-    let Some(agents) = agents_or_skip() else {
-        return;
-    };
-    for backend in caging_backends() {
-        let s = fresh(&format!("agents-{name}-"));
+    each_backend(&format!("agents-{name}-"), |agents, backend, s| {
         let out = run(jaula_cmd(
             &s,
             backend,
             &["--network", "none"],
             env,
-            &[cli(&agents)],
+            &[cli(agents)],
             args,
         ));
         let all = text(&out);
@@ -351,7 +359,7 @@ fn reaches_its_login_check(
             all.contains("Not logged in"),
             "{backend:?}: {name} did not reach its login check: {all}"
         );
-    }
+    });
 }
 
 /// With a key in the environment (the documented route) Claude Code gets past its login
@@ -359,11 +367,7 @@ fn reaches_its_login_check(
 /// cage's loopback it sends exactly that key, and an OAuth token as a bearer token.
 #[test]
 fn claude_takes_the_key_or_token_from_the_environment_on_both_backends() {
-    let Some(agents) = agents_or_skip() else {
-        return;
-    };
-    for backend in caging_backends() {
-        let s = fresh("agents-claude-key-");
+    each_backend("agents-claude-key-", |agents, backend, s| {
         let mut env = CLAUDE_QUIET.to_vec();
         env.push(("ANTHROPIC_API_KEY", ANTHROPIC_KEY));
         let out = run(jaula_cmd(
@@ -382,7 +386,7 @@ fn claude_takes_the_key_or_token_from_the_environment_on_both_backends() {
             "{backend:?}: claude did not try the network: {all}"
         );
 
-        let out = claude_with_fake_api(&s, backend, &[], &env, &agents);
+        let out = claude_with_fake_api(&s, backend, &[], &env, agents);
         let all = text(&out);
         assert!(out.status.success(), "{backend:?}: {all}");
         assert!(all.contains("Invalid API key"), "{backend:?}: {all}");
@@ -394,14 +398,14 @@ fn claude_takes_the_key_or_token_from_the_environment_on_both_backends() {
 
         let mut env = CLAUDE_QUIET.to_vec();
         env.push(("CLAUDE_CODE_OAUTH_TOKEN", OAUTH_TOKEN));
-        let out = claude_with_fake_api(&s, backend, &[], &env, &agents);
+        let out = claude_with_fake_api(&s, backend, &[], &env, agents);
         let all = text(&out);
         assert!(out.status.success(), "{backend:?}: {all}");
         assert!(
             all.contains(&format!("authorization=Bearer {OAUTH_TOKEN}")),
             "{backend:?}: the token from the environment was not sent: {all}"
         );
-    }
+    });
 }
 
 /// Writes a Claude Code login into the scratch home whose access token expires
@@ -431,15 +435,11 @@ const KEPT_REFRESH: &str = "sk-ant-ort01-kept-refresh-token";
 /// files) holds the refresh token. An expired token refuses the launch (126).
 #[test]
 fn claude_logs_in_with_the_handed_access_token_and_never_sees_the_refresh_token() {
-    let Some(agents) = agents_or_skip() else {
-        return;
-    };
-    for backend in caging_backends() {
-        let s = fresh("agents-claude-lent-");
+    each_backend("agents-claude-lent-", |agents, backend, s| {
         write_claude_login(&s, 3600);
 
         // The control: without the flag, the sealed login leaves claude logged out.
-        let out = claude_with_fake_api(&s, backend, &[], &CLAUDE_QUIET, &agents);
+        let out = claude_with_fake_api(&s, backend, &[], &CLAUDE_QUIET, agents);
         let all = text(&out);
         assert!(all.contains("Not logged in"), "{backend:?}: {all}");
         assert!(!all.contains(LENT_ACCESS), "{backend:?}: {all}");
@@ -449,7 +449,7 @@ fn claude_logs_in_with_the_handed_access_token_and_never_sees_the_refresh_token(
             backend,
             &["--hand-access-token", "claude"],
             &CLAUDE_QUIET,
-            &agents,
+            agents,
         );
         let all = text(&out);
         assert!(out.status.success(), "{backend:?}: {all}");
@@ -462,18 +462,25 @@ fn claude_logs_in_with_the_handed_access_token_and_never_sees_the_refresh_token(
             "{backend:?}: {all}"
         );
 
+        // `program args` caged without a network, handed the access token.
+        let handed = |program: &str, args: &[&str]| {
+            run(jaula_cmd(
+                &s,
+                backend,
+                &["--network", "none", "--hand-access-token", "claude"],
+                &[],
+                &[Path::new(program)],
+                args,
+            ))
+        };
         // Everything the cage can see: its environment and the login file.
-        let out = run(jaula_cmd(
-            &s,
-            backend,
-            &["--network", "none", "--hand-access-token", "claude"],
-            &[],
-            &[Path::new("/bin/sh")],
+        let out = handed(
+            "/bin/sh",
             &[
                 "-c",
                 "env; cat \"$HOME/.claude/.credentials.json\"; echo cat=$?",
             ],
-        ));
+        );
         let all = text(&out);
         assert!(
             all.contains(&format!("CLAUDE_CODE_OAUTH_TOKEN={LENT_ACCESS}")),
@@ -489,21 +496,14 @@ fn claude_logs_in_with_the_handed_access_token_and_never_sees_the_refresh_token(
         );
 
         write_claude_login(&s, -10);
-        let out = run(jaula_cmd(
-            &s,
-            backend,
-            &["--network", "none", "--hand-access-token", "claude"],
-            &[],
-            &[Path::new("/bin/true")],
-            &[],
-        ));
+        let out = handed("/bin/true", &[]);
         let all = text(&out);
         assert_eq!(out.status.code(), Some(126), "{backend:?}: {all}");
         assert!(
             all.contains("expired ") && all.contains(" s ago") && !all.contains("has -"),
             "{backend:?}: {all}"
         );
-    }
+    });
 }
 
 #[test]
@@ -515,11 +515,7 @@ fn codex_reaches_its_login_check_on_both_backends() {
 /// token. Its base URL (config `openai_base_url`) points at the fake API in the cage.
 #[test]
 fn codex_exec_sends_the_key_from_the_environment_on_both_backends() {
-    let Some(agents) = agents_or_skip() else {
-        return;
-    };
-    for backend in caging_backends() {
-        let s = fresh("agents-codex-key-");
+    each_backend("agents-codex-key-", |agents, backend, s| {
         let out = caged_with_fake_api(
             &s,
             backend,
@@ -542,7 +538,7 @@ fn codex_exec_sends_the_key_from_the_environment_on_both_backends() {
         );
         assert!(all.contains("401 Unauthorized"), "{backend:?}: {all}");
         assert!(all.contains("cli exit 1"), "{backend:?}: {all}");
-    }
+    });
 }
 
 /// One `--network allow --allow-preset model-apis` run in a network namespace that holds
@@ -705,8 +701,8 @@ fn codex_runs_commands_in_the_cage_with_its_own_sandbox_off() {
                 continue;
             }
             let s = fresh("agents-codex-nested-");
+            user.own(&s.root);
             if user == User::Nobody {
-                common::chown_tree(&s.root, common::NOBODY);
                 common::open_to_others(&s.root);
             }
             let codex = |sandbox_args: &[&str]| {

@@ -12,12 +12,13 @@
 //! add, worktree add, cargo new) succeeds, with the owner's git working in it afterwards.
 
 use crate::common;
+use jaula_testkit::case_tests;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{chown_tree, jaula, scratch, skip_or_fail, User, HOST_PATH, NOBODY};
+use common::{jaula, scratch, skip_or_fail, User, HOST_PATH};
 use jaula_testkit::output::describe as text;
 
 struct Fixture {
@@ -55,18 +56,14 @@ impl Fixture {
             bare,
             user,
         };
-        if user == User::Nobody {
-            chown_tree(&f.root, NOBODY);
-        }
+        user.own(&f.root);
         f.owner_git(&f.repo, &["init", "-q", "-b", "main"]);
         fs::write(f.repo.join("file.txt"), "one\n").unwrap();
         f.owner_git(&f.repo, &["add", "."]);
         f.owner_git(&f.repo, &["commit", "-q", "-m", "init"]);
         f.owner_git(&f.root, &["init", "-q", "--bare", "-b", "main", "bare.git"]);
         f.owner_git(&f.repo, &["push", "-q", f.bare.to_str().unwrap(), "main"]);
-        if user == User::Nobody {
-            chown_tree(&f.root, NOBODY);
-        }
+        user.own(&f.root);
         f
     }
 
@@ -501,9 +498,7 @@ fn stopped_rebase_fixture(name: &str, user: User) -> Fixture {
     fs::write(f.repo.join("file.txt"), "main\n").unwrap();
     git(&["commit", "-q", "-am", "main two"]);
     git(&["checkout", "-q", "side"]);
-    if user == User::Nobody {
-        chown_tree(&f.root, NOBODY);
-    }
+    user.own(&f.root);
     f
 }
 
@@ -625,16 +620,6 @@ fn ordinary_rebase_succeeds(backend: &str, user: User) {
         "side two\nside one\n",
         "{user:?} {backend}"
     );
-}
-
-/// One `#[test]` per (case, backend, user).
-macro_rules! case_tests {
-    ($($name:ident => $case:ident($backend:expr, $user:expr);)*) => {
-        $(#[test]
-        fn $name() {
-            $case($backend, $user);
-        })*
-    };
 }
 
 case_tests! {

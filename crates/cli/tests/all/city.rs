@@ -9,10 +9,10 @@
 
 use crate::common;
 
+use jaula_testkit::output::read_fifo;
 use jaula_testkit::wait_until_gone;
 
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -90,9 +90,7 @@ impl City {
             fs::create_dir_all(&repo).unwrap();
             fs::write(repo.join("hub.py"), HUB).unwrap();
             fs::write(repo.join("client.py"), CLIENT).unwrap();
-            for fifo in ["out.fifo", "started.fifo"] {
-                rustix::fs::mkfifoat(rustix::fs::CWD, repo.join(fifo), 0o600.into()).unwrap();
-            }
+            jaula_testkit::make_fifos(&repo, &["out.fifo", "started.fifo"]);
         }
         chown_tree(&root, user.uid());
         let tmux = root.join("tmux.sock");
@@ -180,12 +178,7 @@ impl City {
 
     /// What window `i`'s client wrote to its FIFO.
     fn answer(&self, i: usize) -> String {
-        let mut text = String::new();
-        fs::File::open(self.repo(i).join("out.fifo"))
-            .unwrap()
-            .read_to_string(&mut text)
-            .unwrap();
-        text
+        read_fifo(&self.repo(i).join("out.fifo"))
     }
 }
 

@@ -4,7 +4,7 @@
 use crate::common;
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::*;
@@ -55,6 +55,17 @@ fn line_and_profile_require_repo_with_exit_2() {
     }
 }
 
+/// A refusal: its stderr says each of `said`, and nothing came out on stdout.
+#[track_caller]
+fn refused_saying(out: &Output, said: &[&str], what: impl std::fmt::Display) {
+    jaula_testkit::output::assert_says(&text(&out.stderr), said, &what);
+    assert!(
+        out.stdout.is_empty(),
+        "{what}: printed {}",
+        text(&out.stdout)
+    );
+}
+
 #[test]
 fn unsafe_working_directories_exit_1_with_the_path() {
     let (_k, root) = scratch("unsafe");
@@ -74,12 +85,8 @@ fn unsafe_working_directories_exit_1_with_the_path() {
             }
             let out = c.arg("--repo").arg(&repo).output().unwrap();
             assert_eq!(out.status.code(), Some(1), "{cmd} {}", repo.display());
-            let err = text(&out.stderr);
-            assert!(
-                err.contains(why) && err.contains(&repo.display().to_string()),
-                "{cmd}: {err}"
-            );
-            assert!(out.stdout.is_empty());
+            let shown = repo.display().to_string();
+            refused_saying(&out, &[why, &shown], cmd);
         }
     }
 }
@@ -166,45 +173,35 @@ fn explain_connect_gives_the_profiles_answer_for_seatbelt() {
             .output()
             .unwrap();
         let v: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
-        let row = v["backends"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|b| b["backend"] == "seatbelt")
-            .cloned()
-            .unwrap();
-        (v["allowed"].as_bool().unwrap(), row)
+        (
+            v["allowed"].as_bool().unwrap(),
+            common::backend_row(&v, "seatbelt"),
+        )
     };
-    let (decided, row) = seatbelt(Path::new("/private/tmp/tmux-501/default"));
-    assert!(!decided);
-    assert_eq!(row["allowed"], false, "{row}");
-    assert!(
-        row["summary"]
-            .as_str()
-            .unwrap()
-            .contains("(deny network-outbound (remote unix-socket))"),
-        "{row}"
-    );
-    let (decided, row) = seatbelt(&h.repo.join("server.sock"));
-    assert!(!decided, "decide cannot know who bound it");
-    assert_eq!(row["allowed"], false, "{row}");
-    assert!(
-        row["summary"]
-            .as_str()
-            .unwrap()
-            .contains("deviation cage-socket-refused"),
-        "{row}"
-    );
-    let (decided, row) = seatbelt(Path::new("/private/var/run/mDNSResponder"));
-    assert!(!decided);
-    assert_eq!(row["allowed"], true, "{row}");
-    assert!(
-        row["summary"]
-            .as_str()
-            .unwrap()
-            .contains("deviation system-name-resolution"),
-        "{row}"
-    );
+    // (socket, what seatbelt answers, what its summary says); decide refuses each (for
+    // the repo's socket, decide cannot know who bound it).
+    for (path, allowed, said) in [
+        (
+            PathBuf::from("/private/tmp/tmux-501/default"),
+            false,
+            "(deny network-outbound (remote unix-socket))",
+        ),
+        (
+            h.repo.join("server.sock"),
+            false,
+            "deviation cage-socket-refused",
+        ),
+        (
+            PathBuf::from("/private/var/run/mDNSResponder"),
+            true,
+            "deviation system-name-resolution",
+        ),
+    ] {
+        let (decided, row) = seatbelt(&path);
+        assert!(!decided, "{}: decide allowed it", path.display());
+        assert_eq!(row["allowed"], allowed, "{row}");
+        assert!(common::summary_says(&row, said), "{said}: {row}");
+    }
 }
 
 /// `profile --network`: `none` denies every IP destination, `allow` needs the proxy's port
@@ -289,12 +286,7 @@ fn a_bad_config_file_is_refused_and_nothing_is_launched() {
             .output()
             .unwrap();
         assert_ne!(out.status.code(), Some(0), "{args:?}");
-        let err = text(&out.stderr);
-        assert!(
-            err.contains("denny") && err.contains("config.toml"),
-            "{err}"
-        );
-        assert!(out.stdout.is_empty());
+        refused_saying(&out, &["denny", "config.toml"], format!("{args:?}"));
     }
 }
 

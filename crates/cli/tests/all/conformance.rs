@@ -18,7 +18,9 @@ use std::process::Command;
 use jaula_policy::{Access, Platform, Policy, PolicySpec};
 
 use common::{cage_or_skip, chown_tree, is_root, jaula, open_to_others, NOBODY};
-use jaula_testkit::probe::matrix::{self, dev, Decided, Deviation, Kind, Outcome, Target};
+use jaula_testkit::probe::matrix::{
+    self, absent_creatable, dev, Decided, Deviation, Kind, Outcome, Target,
+};
 
 const BROKER: &str = ".agents-city/.runtime/broker";
 
@@ -109,28 +111,19 @@ const BWRAP_DEVIATIONS: &[Deviation] = &[
     ),
     matrix::BWRAP_SEAL_ON_DIRECTORY,
     matrix::BWRAP_OWN_DEV,
-    dev(
+    absent_creatable(
         "absent-sealed-creatable",
         "~/.cargo/credentials",
-        Access::Create,
-        true,
-        false,
         "a mount needs an existing target, so a sealed file absent at launch inside a writable root is not covered; the inner Landlock stage grants writable roots whole (no split), as agents-city's cage did",
     ),
-    dev(
+    absent_creatable(
         "absent-sealed-creatable",
         "~/.config/gcloud",
-        Access::Create,
-        true,
-        false,
         "the same for a sealed directory absent at launch inside ~/.config",
     ),
-    dev(
+    absent_creatable(
         "absent-sealed-creatable",
         "~/.claude/channels/seat2/.env",
-        Access::Create,
-        true,
-        false,
         "channel tokens are mounted over one existing file at a time",
     ),
 ];

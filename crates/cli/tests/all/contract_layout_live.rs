@@ -34,8 +34,8 @@ impl Machine {
         let (keep, base) = scratch(prefix);
         std::fs::create_dir_all(base.join("var/lib")).unwrap();
         std::fs::create_dir_all(base.join("home")).unwrap();
+        user.own(&base);
         if user == User::Nobody {
-            chown_tree(&base, NOBODY);
             open_to_others(&base);
         }
         Machine { _keep: keep, base }
@@ -74,18 +74,7 @@ impl Machine {
 }
 
 fn run_args<'a>(contract: &'a str, script: &'a str) -> Vec<&'a str> {
-    vec![
-        "run",
-        contract,
-        "--work-record",
-        W,
-        "--runtime",
-        "claude",
-        "--",
-        "sh",
-        "-c",
-        script,
-    ]
+    contract_run_args(contract, W, &["sh", "-c", script])
 }
 
 fn stdout(out: &Output) -> String {

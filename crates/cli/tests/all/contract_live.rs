@@ -28,18 +28,7 @@ fn contract(root: &Path) -> Command {
 
 fn sh(root: &Path, tenant: &str, work: &str, script: &str) -> String {
     let out = contract(root)
-        .args([
-            "run",
-            tenant,
-            "--work-record",
-            work,
-            "--runtime",
-            "claude",
-            "--",
-            "sh",
-            "-c",
-            script,
-        ])
+        .args(contract_run_args(tenant, work, &["sh", "-c", script]))
         .output()
         .unwrap();
     String::from_utf8_lossy(&out.stdout).to_string()
@@ -54,17 +43,7 @@ fn two_contracts_cannot_reach_each_other() {
     let ws_b = root.join("tenants").join(B).join(WB);
     // B: a secret file in its workspace, and a long-lived process whose pid it reports.
     let mut victim = contract(&root)
-        .args([
-            "run",
-            B,
-            "--work-record",
-            WB,
-            "--runtime",
-            "claude",
-            "--",
-            "sh",
-            "-c",
-        ])
+        .args(contract_run_args(B, WB, &["sh", "-c"]))
         .arg("echo b-secret > secret.txt; echo $$; exec sleep 120")
         .stdout(Stdio::piped())
         .spawn()

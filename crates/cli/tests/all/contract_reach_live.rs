@@ -6,7 +6,7 @@
 use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::*;
@@ -26,16 +26,7 @@ fn contract(binary: &Path, tenants: &Path, state: &Path, args: &[&str]) -> Outpu
 }
 
 fn run_args() -> Vec<&'static str> {
-    vec![
-        "run",
-        C,
-        "--work-record",
-        W,
-        "--runtime",
-        "claude",
-        "--",
-        "true",
-    ]
+    common::contract_run_args(C, W, &["true"])
 }
 
 fn prepare_args() -> Vec<&'static str> {
@@ -46,36 +37,36 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-fn private_dir(root: &Path) -> std::path::PathBuf {
+/// A root-owned scratch tree (or a printed skip when not root) with a closed (0700)
+/// directory in it: `(keep, root, root/private)`.
+fn with_private_dir(prefix: &str) -> Option<(tempfile::TempDir, PathBuf, PathBuf)> {
+    let (keep, root) = common::root_scratch("contract uid separation", prefix)?;
     let private = root.join("private");
     std::fs::create_dir(&private).unwrap();
     std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
-    private
+    Some((keep, root, private))
 }
 
 /// Both commands refuse, naming the workspace step and the 0700 directory; neither
 /// creates the tenants' tree.
 #[test]
 fn a_workspace_root_under_a_closed_directory_is_refused_by_name() {
-    let Some((_keep, root)) = common::root_scratch("contract uid separation", "reach-root") else {
+    let Some((_keep, root, private)) = with_private_dir("reach-root") else {
         return;
     };
-    let private = private_dir(&root);
     let tenants = private.join("tenants");
     for args in [run_args(), prepare_args()] {
         let out = contract(&jaula(), &tenants, &root.join("state"), &args);
         let err = stderr(&out);
         assert!(!out.status.success(), "{args:?} succeeded: {err}");
         assert!(!err.contains("cannot write output"), "{err}");
-        assert!(err.contains("cannot enter its workspace under"), "{err}");
-        assert!(
-            err.contains(&format!("{} (mode 0700, owner 0", private.display())),
-            "{err}"
-        );
-        assert!(
-            err.contains(&format!("fix: chmod o+x {} ", private.display())),
-            "{err}"
-        );
+        for said in [
+            "cannot enter its workspace under".to_string(),
+            format!("{} (mode 0700, owner 0", private.display()),
+            format!("fix: chmod o+x {} ", private.display()),
+        ] {
+            assert!(err.contains(&said), "{args:?}: {said}: {err}");
+        }
         assert!(!tenants.exists(), "{args:?} created {}", tenants.display());
     }
 }
@@ -86,10 +77,9 @@ fn a_workspace_root_under_a_closed_directory_is_refused_by_name() {
 /// the command runs.
 #[test]
 fn a_jaula_binary_under_a_closed_directory_still_runs_the_tenant_as_its_uid() {
-    let Some((_keep, root)) = common::root_scratch("contract uid separation", "reach-exe") else {
+    let Some((_keep, root, private)) = with_private_dir("reach-exe") else {
         return;
     };
-    let private = private_dir(&root);
     let binary = private.join("jaula");
     jaula_testkit::copy_program(&jaula(), &binary);
     let tenants = root.join("tenants");

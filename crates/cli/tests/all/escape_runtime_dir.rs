@@ -143,24 +143,11 @@ fn case(backend: Backend, user: User) {
     }
 }
 
-#[test]
-fn landlock_root_plant_in_run_user_is_refused() {
-    case(Backend::Landlock, User::Root)
-}
-
-#[test]
-fn landlock_user_plant_in_run_user_is_refused() {
-    case(Backend::Landlock, User::Nobody)
-}
-
-#[test]
-fn bwrap_root_plant_in_run_user_is_refused() {
-    case(Backend::Bwrap, User::Root)
-}
-
-#[test]
-fn bwrap_user_plant_in_run_user_is_refused() {
-    case(Backend::Bwrap, User::Nobody)
+jaula_testkit::case_tests! {
+    landlock_root_plant_in_run_user_is_refused => case(Backend::Landlock, User::Root);
+    landlock_user_plant_in_run_user_is_refused => case(Backend::Landlock, User::Nobody);
+    bwrap_root_plant_in_run_user_is_refused => case(Backend::Bwrap, User::Root);
+    bwrap_user_plant_in_run_user_is_refused => case(Backend::Bwrap, User::Nobody);
 }
 
 /// `explain` gives the same answer for `/run/user/UID`'s unit and service directories with
@@ -207,30 +194,15 @@ fn explain_protects_run_user_whatever_xdg_runtime_dir_says() {
                     format!("{runtime}/{dir}"),
                     "{why}"
                 );
-                let row = |name: &str| {
-                    v["backends"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .find(|b| b["backend"] == name)
-                        .cloned()
-                        .unwrap()
-                };
-                let landlock = row("landlock");
+                let landlock = crate::common::backend_row(&v, "landlock");
                 assert_eq!(landlock["allowed"], false, "{why}");
                 assert!(
-                    landlock["summary"]
-                        .as_str()
-                        .unwrap()
-                        .contains("closed by the gate"),
+                    crate::common::summary_says(&landlock, "closed by the gate"),
                     "{why}"
                 );
-                let bwrap = row("bwrap");
+                let bwrap = crate::common::backend_row(&v, "bwrap");
                 assert!(
-                    bwrap["summary"]
-                        .as_str()
-                        .unwrap()
-                        .contains("the cage's own empty /run/user/UID"),
+                    crate::common::summary_says(&bwrap, "the cage's own empty /run/user/UID"),
                     "{why}"
                 );
             }

@@ -29,7 +29,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
-use common::{build_home, chown_tree, jaula, scratch, skip_or_fail, Backend, Home, User, NOBODY};
+use common::{build_home, jaula, scratch, skip_or_fail, Backend, Home, User, NOBODY};
 use jaula_testkit::SharedDir;
 
 /// The command server every non-tmux, non-agent route talks to (see its docstring).
@@ -72,9 +72,7 @@ impl World {
         let h = build_home(&root);
         let script = h.repo.join("cmd_server.py");
         fs::write(&script, CMD_SERVER).unwrap();
-        if user == User::Nobody {
-            chown_tree(&root, NOBODY);
-        }
+        user.own(&root);
         World {
             _keep: keep,
             root,
@@ -144,18 +142,14 @@ impl World {
         if self.user == User::Nobody {
             std::os::unix::fs::chown(&log, Some(NOBODY), Some(NOBODY)).unwrap();
         }
-        let mut child = self
-            .command(PYTHON)
-            .arg(&self.script)
-            .args(["serve", kind])
-            .arg(sock)
-            .arg(&log)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let line = jaula_testkit::output::first_line(&mut child);
+        let (child, line) = jaula_testkit::output::spawn_until_first_line(
+            self.command(PYTHON)
+                .arg(&self.script)
+                .args(["serve", kind])
+                .arg(sock)
+                .arg(&log)
+                .stderr(Stdio::inherit()),
+        );
         assert_eq!(line, "ready\n", "the command server did not start");
         if !sock.starts_with(&self.root) {
             self.own_files.push(sock.to_path_buf());
@@ -594,18 +588,14 @@ fn ssh_agent(w: &mut World) -> Agent {
             .args(["-q", "-t", "ed25519", "-N", "", "-C", "jaula-owner", "-f"])
             .arg(&key),
     );
-    let mut child = w
-        .command("ssh-agent")
-        .arg("-D")
-        .arg("-a")
-        .arg(&sock)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
     // ssh-agent -D prints its environment lines once the socket is listening.
-    let line = jaula_testkit::output::first_line(&mut child);
+    let (child, line) = jaula_testkit::output::spawn_until_first_line(
+        w.command("ssh-agent")
+            .arg("-D")
+            .arg("-a")
+            .arg(&sock)
+            .stderr(Stdio::null()),
+    );
     assert!(line.starts_with("SSH_AUTH_SOCK="), "ssh-agent: {line}");
     w.children.push(child);
     w.host(
@@ -616,9 +606,7 @@ fn ssh_agent(w: &mut World) -> Agent {
     );
     let pubkey = w.h.repo.join("owner_key.pub");
     fs::copy(key.with_extension("pub"), &pubkey).unwrap();
-    if w.user == User::Nobody {
-        chown_tree(&pubkey, NOBODY);
-    }
+    w.user.own(&pubkey);
     Agent { sock, pubkey }
 }
 

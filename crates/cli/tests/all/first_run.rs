@@ -429,13 +429,15 @@ fn cache_roots_follow_the_path(backend: &str) {
         stub("kimi");
         f.hand_over();
         let path = [("PATH", bin.clone().into_os_string())];
-        let out = f.run(
-            backend,
-            &f.repo,
-            &path,
+        // Runs `script` in the repo with the stubbed PATH; it must succeed.
+        let run_ok = |what: &str, script: &str| {
+            let out = f.run(backend, &f.repo, &path, script);
+            assert_ok(&f, backend, what, &out);
+        };
+        run_ok(
+            "a first run",
             "if mkdir \"$HOME/.m2\" 2>/dev/null; then echo 'made ~/.m2 without mvn' >&2; exit 98; fi",
         );
-        assert_ok(&f, backend, "a first run", &out);
         for made in [".cache", ".config", ".local/bin", ".kimi"] {
             f.assert_created(made);
         }
@@ -460,13 +462,10 @@ fn cache_roots_follow_the_path(backend: &str) {
         }
         // mvn installed later: the next launch creates ~/.m2, and the cage writes in it.
         stub("mvn");
-        let out = f.run(
-            backend,
-            &f.repo,
-            &path,
+        run_ok(
+            "a run after mvn is installed",
             "mkdir \"$HOME/.m2/repository\"\ntouch \"$HOME/.m2/repository/x\"",
         );
-        assert_ok(&f, backend, "a run after mvn is installed", &out);
         f.assert_created(".m2");
         assert!(f.home.join(".m2/repository/x").is_file());
     }

@@ -145,13 +145,6 @@ fn bad_input_is_refused_plainly_and_changes_nothing() {
             "runtime kind",
         ),
     ];
-    for (args, needle) in ids {
-        let out = render(&root, args);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains(needle), "{args:?}: {stderr}");
-        assert!(out.stdout.is_empty(), "{args:?} printed objects");
-    }
     let cases: &[(&[&str], &str)] = &[
         (
             &[
@@ -213,22 +206,21 @@ fn bad_input_is_refused_plainly_and_changes_nothing() {
             "non-root",
         ),
     ];
-    for (args, needle) in cases {
-        let out = render(&root, args);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
-        assert!(stderr.contains(needle), "{args:?}: {stderr}");
-        assert!(out.stdout.is_empty(), "{args:?} printed objects");
+    for (code, table) in [(2, ids), (1, cases)] {
+        for (args, needle) in table {
+            let out = render(&root, args);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+            assert!(stderr.contains(needle), "{args:?}: {stderr}");
+            assert!(out.stdout.is_empty(), "{args:?} printed objects");
+        }
     }
     assert!(!root.join("state").exists(), "bad input allocated a uid");
 }
 
 #[test]
 fn seccomp_json_is_the_oci_profile() {
-    let out = Command::new(jaula())
-        .args(["render", "seccomp-json"])
-        .output()
-        .unwrap();
+    let out = common::jaula_output(&["render", "seccomp-json"]);
     jaula_testkit::output::assert_ok(&out);
     let profile: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(profile["defaultAction"], "SCMP_ACT_ALLOW");

@@ -98,10 +98,7 @@ fn a_plan_that_is_not_a_sealed_memfd_is_not_read() {
 
 #[test]
 fn the_user_facing_help_shows_no_internal_knob() {
-    let run = Command::new(jaula())
-        .args(["run", "--help"])
-        .output()
-        .unwrap();
+    let run = common::jaula_output(&["run", "--help"]);
     let run = String::from_utf8_lossy(&run.stdout);
     for internal in [
         "inner-stage",
@@ -129,10 +126,7 @@ fn the_user_facing_help_shows_no_internal_knob() {
 /// has no flag for either (the hidden `--cgroup-fd` is gone).
 #[test]
 fn run_takes_no_cgroup_descriptor_from_its_command_line() {
-    let out = Command::new(jaula())
-        .args(["run", "--cgroup-fd", "3", "--", "echo", "ran"])
-        .output()
-        .unwrap();
+    let out = common::jaula_output(&["run", "--cgroup-fd", "3", "--", "echo", "ran"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--cgroup-fd"), "{stderr}");
@@ -141,10 +135,7 @@ fn run_takes_no_cgroup_descriptor_from_its_command_line() {
 
 #[test]
 fn keep_fd_cannot_claim_the_plan_descriptor() {
-    let out = Command::new(jaula())
-        .args(["run", "--keep-fd", &PLAN_FD.to_string(), "--", "true"])
-        .output()
-        .unwrap();
+    let out = common::jaula_output(&["run", "--keep-fd", &PLAN_FD.to_string(), "--", "true"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("launch plan"), "{stderr}");

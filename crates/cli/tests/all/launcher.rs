@@ -14,9 +14,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::{bare_tree, cage_here, chown_tree, jaula_in, Backend, User};
+use common::{bare_tree, chown_tree, jaula_in, Backend, User};
 
-const BACKENDS: [Backend; 2] = [Backend::Landlock, Backend::Bwrap];
 const ACCESS: &str = "sk-ant-oat01-launcher-access-token";
 const REFRESH: &str = "sk-ant-ort01-launcher-refresh-token";
 
@@ -132,45 +131,40 @@ fn devices(stdout: &str) -> Vec<String> {
 /// it; the `claude` stub gets it, with jaula's notice.
 #[test]
 fn a_token_named_in_the_config_goes_only_to_its_agent() {
-    for user in common::users() {
-        for backend in BACKENDS {
-            if !cage_here(backend, user) {
-                continue;
-            }
-            let w = window(
-                "token",
-                backend,
-                user,
-                "[env]\nhand_access_token = [\"claude\"]\n",
-            );
-            let other = w.run(
-                &[],
-                &[],
-                &[Path::new("/bin/sh"), Path::new("-c"), Path::new("env")],
-            );
-            let all = text(&other);
-            assert!(other.status.success(), "{backend:?} {user:?}: {all}");
-            assert!(
-                !all.contains(ACCESS),
-                "{backend:?} {user:?}: token handed to sh: {all}"
-            );
-            assert!(
-                !all.contains("handing claude"),
-                "{backend:?} {user:?}: {all}"
-            );
+    common::each_cage_as(&common::users(), |backend, user| {
+        let w = window(
+            "token",
+            backend,
+            user,
+            "[env]\nhand_access_token = [\"claude\"]\n",
+        );
+        let other = w.run(
+            &[],
+            &[],
+            &[Path::new("/bin/sh"), Path::new("-c"), Path::new("env")],
+        );
+        let all = text(&other);
+        assert!(other.status.success(), "{backend:?} {user:?}: {all}");
+        assert!(
+            !all.contains(ACCESS),
+            "{backend:?} {user:?}: token handed to sh: {all}"
+        );
+        assert!(
+            !all.contains("handing claude"),
+            "{backend:?} {user:?}: {all}"
+        );
 
-            let agent = w.run(&[], &[], &[&w.claude]);
-            let all = text(&agent);
-            assert!(agent.status.success(), "{backend:?} {user:?}: {all}");
-            assert!(
-                String::from_utf8_lossy(&agent.stdout)
-                    .contains(&format!("CLAUDE_CODE_OAUTH_TOKEN={ACCESS}")),
-                "{backend:?} {user:?}: {all}"
-            );
-            assert!(all.contains("handing claude its access token"), "{all}");
-            assert!(!all.contains(REFRESH), "{backend:?} {user:?}: {all}");
-        }
-    }
+        let agent = w.run(&[], &[], &[&w.claude]);
+        let all = text(&agent);
+        assert!(agent.status.success(), "{backend:?} {user:?}: {all}");
+        assert!(
+            String::from_utf8_lossy(&agent.stdout)
+                .contains(&format!("CLAUDE_CODE_OAUTH_TOKEN={ACCESS}")),
+            "{backend:?} {user:?}: {all}"
+        );
+        assert!(all.contains("handing claude its access token"), "{all}");
+        assert!(!all.contains(REFRESH), "{backend:?} {user:?}: {all}");
+    });
 }
 
 /// The prefix `jaula line --network none --hand-access-token claude` prints starts the
@@ -179,36 +173,31 @@ fn a_token_named_in_the_config_goes_only_to_its_agent() {
 #[test]
 fn the_line_carries_the_network_mode_and_the_token_to_the_window() {
     let host = fs::read_to_string("/proc/net/dev").unwrap();
-    for user in common::users() {
-        for backend in BACKENDS {
-            if !cage_here(backend, user) {
-                continue;
-            }
-            let w = window("line", backend, user, "");
-            let (prefix, out) = w.launch(&["--network", "none", "--hand-access-token", "claude"]);
-            assert!(prefix.contains(" --network none "), "{prefix}");
-            assert!(prefix.contains(" --hand-access-token claude "), "{prefix}");
-            let all = text(&out);
-            assert!(out.status.success(), "{backend:?} {user:?}: {all}");
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            assert!(
-                stdout.contains(&format!("CLAUDE_CODE_OAUTH_TOKEN={ACCESS}")),
-                "{backend:?} {user:?}: {all}"
-            );
-            assert_eq!(devices(&stdout), ["lo"], "{backend:?} {user:?}: {all}");
-            // The control: the same line without the options hands nothing and shares the
-            // host's devices.
-            let (_, plain) = w.launch(&[]);
-            let all = text(&plain);
-            assert!(plain.status.success(), "{backend:?} {user:?}: {all}");
-            assert!(!all.contains(ACCESS), "{backend:?} {user:?}: {all}");
-            assert_eq!(
-                devices(&String::from_utf8_lossy(&plain.stdout)),
-                devices(&host),
-                "{backend:?} {user:?}: {all}"
-            );
-        }
-    }
+    common::each_cage_as(&common::users(), |backend, user| {
+        let w = window("line", backend, user, "");
+        let (prefix, out) = w.launch(&["--network", "none", "--hand-access-token", "claude"]);
+        assert!(prefix.contains(" --network none "), "{prefix}");
+        assert!(prefix.contains(" --hand-access-token claude "), "{prefix}");
+        let all = text(&out);
+        assert!(out.status.success(), "{backend:?} {user:?}: {all}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains(&format!("CLAUDE_CODE_OAUTH_TOKEN={ACCESS}")),
+            "{backend:?} {user:?}: {all}"
+        );
+        assert_eq!(devices(&stdout), ["lo"], "{backend:?} {user:?}: {all}");
+        // The control: the same line without the options hands nothing and shares the
+        // host's devices.
+        let (_, plain) = w.launch(&[]);
+        let all = text(&plain);
+        assert!(plain.status.success(), "{backend:?} {user:?}: {all}");
+        assert!(!all.contains(ACCESS), "{backend:?} {user:?}: {all}");
+        assert_eq!(
+            devices(&String::from_utf8_lossy(&plain.stdout)),
+            devices(&host),
+            "{backend:?} {user:?}: {all}"
+        );
+    });
 }
 
 /// A socket allowed with `--allow-unix-socket PATH` keeps the variable that names it
@@ -216,53 +205,48 @@ fn the_line_carries_the_network_mode_and_the_token_to_the_window() {
 /// same variables naming a socket that is not allowed are scrubbed as before.
 #[test]
 fn an_allowed_socket_keeps_the_variable_that_names_it() {
-    for user in common::users() {
-        for backend in BACKENDS {
-            if !cage_here(backend, user) {
-                continue;
-            }
-            let w = window("socket", backend, user, "");
-            let sock = w.root.join("agent.sock");
-            let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
-            chown_tree(&sock, user.uid());
-            let link = w.root.join("agent-link.sock");
-            std::os::unix::fs::symlink(&sock, &link).unwrap();
-            let tmux = PathBuf::from(format!("{},4242,0", sock.display()));
-            let env = [("SSH_AUTH_SOCK", link.as_path()), ("TMUX", tmux.as_path())];
-            let env_cmd = [Path::new("/bin/sh"), Path::new("-c"), Path::new("env")];
+    common::each_cage_as(&common::users(), |backend, user| {
+        let w = window("socket", backend, user, "");
+        let sock = w.root.join("agent.sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        chown_tree(&sock, user.uid());
+        let link = w.root.join("agent-link.sock");
+        std::os::unix::fs::symlink(&sock, &link).unwrap();
+        let tmux = PathBuf::from(format!("{},4242,0", sock.display()));
+        let env = [("SSH_AUTH_SOCK", link.as_path()), ("TMUX", tmux.as_path())];
+        let env_cmd = [Path::new("/bin/sh"), Path::new("-c"), Path::new("env")];
 
-            let allowed = w.run(
-                &["--allow-unix-socket", sock.to_str().unwrap()],
+        // The caged `env`'s output with `--allow-unix-socket SOCKET`, which must succeed.
+        let env_allowing = |socket: &Path| {
+            let out = w.run(
+                &["--allow-unix-socket", socket.to_str().unwrap()],
                 &env,
                 &env_cmd,
             );
-            let all = text(&allowed);
-            assert!(allowed.status.success(), "{backend:?} {user:?}: {all}");
-            let stdout = String::from_utf8_lossy(&allowed.stdout);
-            assert!(
-                stdout.contains(&format!("SSH_AUTH_SOCK={}", link.display())),
-                "{backend:?} {user:?}: {all}"
-            );
-            assert!(
-                stdout.contains(&format!("TMUX={}", tmux.display())),
-                "{backend:?} {user:?}: {all}"
-            );
+            let all = text(&out);
+            assert!(out.status.success(), "{backend:?} {user:?}: {all}");
+            (String::from_utf8_lossy(&out.stdout).into_owned(), all)
+        };
 
-            let other = w.root.join("other.sock");
-            let _other = std::os::unix::net::UnixListener::bind(&other).unwrap();
-            let not_allowed = w.run(
-                &["--allow-unix-socket", other.to_str().unwrap()],
-                &env,
-                &env_cmd,
-            );
-            let all = text(&not_allowed);
-            assert!(not_allowed.status.success(), "{backend:?} {user:?}: {all}");
-            let stdout = String::from_utf8_lossy(&not_allowed.stdout);
+        let (stdout, all) = env_allowing(&sock);
+        for kept in [
+            format!("SSH_AUTH_SOCK={}", link.display()),
+            format!("TMUX={}", tmux.display()),
+        ] {
             assert!(
-                !stdout.contains("SSH_AUTH_SOCK="),
-                "{backend:?} {user:?}: {all}"
+                stdout.contains(&kept),
+                "{backend:?} {user:?}: {kept}: {all}"
             );
-            assert!(!stdout.contains("TMUX="), "{backend:?} {user:?}: {all}");
         }
-    }
+
+        let other = w.root.join("other.sock");
+        let _other = std::os::unix::net::UnixListener::bind(&other).unwrap();
+        let (stdout, all) = env_allowing(&other);
+        for scrubbed in ["SSH_AUTH_SOCK=", "TMUX="] {
+            assert!(
+                !stdout.contains(scrubbed),
+                "{backend:?} {user:?}: {scrubbed}: {all}"
+            );
+        }
+    });
 }

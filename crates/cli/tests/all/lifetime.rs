@@ -8,16 +8,16 @@
 
 use crate::common;
 
-use jaula_testkit::wait_until_gone;
+use jaula_testkit::output::{read_all, read_fifo};
+use jaula_testkit::{make_fifos, spawn_ready, wait_until_gone, Ready};
 
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{bare_tree, cage_here, chown_tree, jaula_run, Backend, User};
+use common::{bare_tree, cage_here, chown_tree, each_cage, jaula_run, Backend, User};
 
-const BACKENDS: [Backend; 2] = [Backend::Landlock, Backend::Bwrap];
 const USERS: [User; 2] = [User::Root, User::Nobody];
 
 /// What the helper does once released, after the command and jaula have gone: a file
@@ -54,9 +54,7 @@ impl Tree {
     fn new(name: &str, user: User) -> Tree {
         let (keep, root, home, repo) = bare_tree(&format!("lifetime-{name}-"));
         fs::write(repo.join("helper.sh"), HELPER).unwrap();
-        for fifo in ["in.fifo", "out.fifo"] {
-            rustix::fs::mkfifoat(rustix::fs::CWD, repo.join(fifo), 0o600.into()).unwrap();
-        }
+        make_fifos(&repo, &["in.fifo", "out.fifo"]);
         chown_tree(&root, user.uid());
         Tree {
             _keep: keep,
@@ -78,12 +76,7 @@ impl Tree {
     /// Release the helper and wait until it has written its record.
     fn release_helper(&self) -> String {
         fs::write(self.repo.join("in.fifo"), "hello\n").unwrap();
-        let mut done = String::new();
-        fs::File::open(self.repo.join("out.fifo"))
-            .unwrap()
-            .read_to_string(&mut done)
-            .unwrap();
-        assert_eq!(done, "done\n");
+        assert_eq!(read_fifo(&self.repo.join("out.fifo")), "done\n");
         fs::read_to_string(self.repo.join("late.txt")).unwrap()
     }
 
@@ -169,11 +162,7 @@ fn helper_outlives_the_command(backend: Backend, user: User, flags: &[&str]) {
 
 #[test]
 fn a_detached_helper_keeps_a_working_gate_after_jaula_has_left() {
-    for backend in BACKENDS {
-        for user in USERS {
-            helper_outlives_the_command(backend, user, &[]);
-        }
-    }
+    each_cage(|backend, user| helper_outlives_the_command(backend, user, &[]));
 }
 
 #[test]
@@ -191,21 +180,16 @@ fn jaula_ended_by(signal: rustix::process::Signal, backend: Backend, user: User)
         return;
     }
     let tree = Tree::new("signal", user);
-    let mut child = tree
-        .caged(
+    let Ready {
+        mut child, stdin, ..
+    } = spawn_ready(
+        &mut tree.caged(
             backend,
             &[],
             "setsid /bin/sh helper.sh </dev/null >/dev/null 2>&1 & echo ready; exec cat",
-        )
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    assert_eq!(line, "ready\n");
+        ),
+        "ready",
+    );
     let pid = rustix::process::Pid::from_child(&child);
     rustix::process::kill_process(pid, signal).unwrap();
     let status = child.wait().unwrap();
@@ -220,63 +204,44 @@ fn jaula_ended_by(signal: rustix::process::Signal, backend: Backend, user: User)
 
 #[test]
 fn a_window_closed_with_sighup_leaves_the_helper_a_live_gate() {
-    for backend in BACKENDS {
-        for user in USERS {
-            jaula_ended_by(rustix::process::Signal::HUP, backend, user);
-        }
-    }
+    each_cage(|backend, user| jaula_ended_by(rustix::process::Signal::HUP, backend, user));
 }
 
 #[test]
 fn a_killed_jaula_leaves_the_helper_a_live_gate() {
-    for backend in BACKENDS {
-        for user in USERS {
-            jaula_ended_by(rustix::process::Signal::KILL, backend, user);
-        }
-    }
+    each_cage(|backend, user| jaula_ended_by(rustix::process::Signal::KILL, backend, user));
 }
 
 /// `$(jaula run ...)` ends with the command: the supervisor that stays for a helper does
 /// not keep the caller's output open.
 #[test]
 fn the_callers_output_ends_with_the_command() {
-    for backend in BACKENDS {
-        for user in USERS {
-            if !cage_here(backend, user) {
-                continue;
-            }
-            let tree = Tree::new("output", user);
-            let flags: &[&str] = match backend {
-                // bubblewrap's own init holds the output in a PID namespace of the cage's
-                // own (docs/security.md): the launcher's prefix runs without one.
-                Backend::Bwrap => &["--no-pid-ns"],
-                Backend::Landlock => &[],
-            };
-            let mut child = tree
-                .caged(
-                    backend,
-                    flags,
-                    "setsid /bin/sh helper.sh </dev/null >/dev/null 2>&1 & echo bye",
-                )
-                .stdout(Stdio::piped())
-                .spawn()
-                .unwrap();
-            let mut all = String::new();
-            // Reads to the end of the output: it must come while the helper still waits.
-            child
-                .stdout
-                .take()
-                .unwrap()
-                .read_to_string(&mut all)
-                .unwrap();
-            assert_eq!(all, "bye\n");
-            assert!(child.wait().unwrap().success());
-            let record = tree.release_helper();
-            tree.finish_helper();
-            assert_helper_was_served(&record, backend.name());
-            let _ = std::io::stdout().flush();
-        }
-    }
+    each_cage(|backend, user| {
+        let tree = Tree::new("output", user);
+        let flags: &[&str] = match backend {
+            // bubblewrap's own init holds the output in a PID namespace of the cage's
+            // own (docs/security.md): the launcher's prefix runs without one.
+            Backend::Bwrap => &["--no-pid-ns"],
+            Backend::Landlock => &[],
+        };
+        let mut child = tree
+            .caged(
+                backend,
+                flags,
+                "setsid /bin/sh helper.sh </dev/null >/dev/null 2>&1 & echo bye",
+            )
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Reads to the end of the output: it must come while the helper still waits.
+        let all = read_all(child.stdout.take().unwrap());
+        assert_eq!(all, "bye\n");
+        assert!(child.wait().unwrap().success());
+        let record = tree.release_helper();
+        tree.finish_helper();
+        assert_helper_was_served(&record, backend.name());
+        let _ = std::io::stdout().flush();
+    });
 }
 
 impl Tree {
@@ -323,39 +288,34 @@ impl Tree {
 /// stop` ends the helper with the cage; afterwards the window is gone from the list.
 #[test]
 fn ps_lists_a_window_that_outlives_its_command_and_stop_ends_it() {
-    for backend in BACKENDS {
-        for user in USERS {
-            if !cage_here(backend, user) {
-                continue;
-            }
-            let tree = Tree::new("ps", user);
-            let what = format!("{} as uid {}", backend.name(), user.uid());
-            let cage = tree.start_helper_in_window(backend, "hub");
-            assert_eq!(cage["state"], "live", "{what}: {cage}");
-            assert_eq!(cage["backend"], backend.name(), "{what}: {cage}");
-            assert_eq!(cage["processes"], 1, "{what}: the helper alone: {cage}");
-            let supervisor = cage["supervisor_pid"].as_i64().unwrap() as i32;
-            let out = tree.jaula(&["stop", "hub"]);
-            assert!(
-                out.status.success(),
-                "{what}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            // stop returns once the supervisor has ended, which it does only when nothing
-            // is left under its filter: the helper is gone, never released.
-            assert!(
-                exe_of(supervisor).is_none(),
-                "{what}: the supervisor still runs"
-            );
-            assert!(!tree.repo.join("late.txt").exists(), "{what}");
-            assert!(
-                tree.cages().iter().all(|c| c["window"] != "hub"),
-                "{what}: still listed"
-            );
-            let out = tree.jaula(&["stop", "hub"]);
-            assert_eq!(out.status.code(), Some(1), "{what}: a second stop");
-        }
-    }
+    each_cage(|backend, user| {
+        let tree = Tree::new("ps", user);
+        let what = format!("{} as uid {}", backend.name(), user.uid());
+        let cage = tree.start_helper_in_window(backend, "hub");
+        assert_eq!(cage["state"], "live", "{what}: {cage}");
+        assert_eq!(cage["backend"], backend.name(), "{what}: {cage}");
+        assert_eq!(cage["processes"], 1, "{what}: the helper alone: {cage}");
+        let supervisor = cage["supervisor_pid"].as_i64().unwrap() as i32;
+        let out = tree.jaula(&["stop", "hub"]);
+        assert!(
+            out.status.success(),
+            "{what}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // stop returns once the supervisor has ended, which it does only when nothing
+        // is left under its filter: the helper is gone, never released.
+        assert!(
+            exe_of(supervisor).is_none(),
+            "{what}: the supervisor still runs"
+        );
+        assert!(!tree.repo.join("late.txt").exists(), "{what}");
+        assert!(
+            tree.cages().iter().all(|c| c["window"] != "hub"),
+            "{what}: still listed"
+        );
+        let out = tree.jaula(&["stop", "hub"]);
+        assert_eq!(out.status.code(), Some(1), "{what}: a second stop");
+    });
 }
 
 /// A supervisor killed from outside (the cage cannot): its cage is listed as dead, and the

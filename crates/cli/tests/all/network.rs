@@ -14,6 +14,7 @@ use std::process::{Command, Output};
 
 use common::{jaula, scratch, skip_or_fail};
 use jaula_testkit::find_tool;
+use jaula_testkit::output::{assert_says, read_all, read_fifo};
 
 /// The backends a namespace can be made with here; `landlock` makes its own.
 const BACKENDS: [&str; 2] = ["bwrap", "landlock"];
@@ -161,8 +162,7 @@ fn none_blocks(args: &[&str]) {
     let servers = HostServers::new();
     let (out, text) = probe(&root, args, &servers);
     assert!(out.status.success(), "{args:?}: {out:?}");
-    assert!(text.contains("tcp=fail"), "{args:?}: {text}");
-    assert!(text.contains("dns=fail"), "{args:?}: {text}");
+    assert_says(&text, &["tcp=fail", "dns=fail"], format!("{args:?}"));
     assert!(!servers.tcp_reached(), "{args:?}: TCP reached the host");
     assert!(!servers.udp_reached(), "{args:?}: UDP reached the host");
 }
@@ -318,25 +318,17 @@ fn allow_admits_the_allowed_name_over_http_and_connect_and_403s_the_rest() {
         let r = allow_run(backend, upstream, script, &[]);
         let text = stdout(&r.out);
         assert!(r.out.status.success(), "{backend}: {:?}", r.out);
-        assert!(
-            text.contains("env=http://127.0.0.1:3128 http://127.0.0.1:3128"),
-            "{backend}: {text}"
-        );
-        assert!(
-            text.contains("http=upstream saw GET /a?b=1 HTTP/1.1"),
-            "{backend}: {text}"
-        );
-        assert!(
-            text.contains("connect=upstream saw GET /t HTTP/1.1"),
-            "{backend}: {text}"
-        );
-        assert!(
-            text.contains("denied=jaula: network: GET to blocked.test:80 blocked by rule: not in the allow list\n 403"),
-            "{backend}: {text}"
-        );
-        assert!(
-            text.contains("denied_connect=") && text.contains("403"),
-            "{backend}: {text}"
+        assert_says(
+            &text,
+            &[
+                "env=http://127.0.0.1:3128 http://127.0.0.1:3128",
+                "http=upstream saw GET /a?b=1 HTTP/1.1",
+                "connect=upstream saw GET /t HTTP/1.1",
+                "denied=jaula: network: GET to blocked.test:80 blocked by rule: not in the allow list\n 403",
+                "denied_connect=",
+                "403",
+            ],
+            backend,
         );
         let stderr = String::from_utf8_lossy(&r.out.stderr);
         assert!(
@@ -418,10 +410,7 @@ fn allow_refuses_an_allowed_name_resolving_to_the_hosts_loopback_unless_stated()
             ) && text.contains(" 403\n"),
             "{backend}: {text}"
         );
-        assert!(
-            text.contains("connect=") && text.contains("403"),
-            "{backend}: {text}"
-        );
+        assert_says(&text, &["connect=", "403"], backend);
         assert!(
             !servers.tcp_reached(),
             "{backend}: the loopback server saw a connection"
@@ -455,13 +444,13 @@ fn allow_refuses_an_allowed_name_resolving_to_the_hosts_loopback_unless_stated()
         let r = allow_run(backend, upstream, script, &[]);
         let text = stdout(&r.out);
         assert!(r.out.status.success(), "{backend}: {:?}", r.out);
-        assert!(
-            text.contains("http=upstream saw GET /x HTTP/1.1 200"),
-            "{backend}: {text}"
-        );
-        assert!(
-            text.contains("connect=upstream saw GET /t HTTP/1.1"),
-            "{backend}: {text}"
+        assert_says(
+            &text,
+            &[
+                "http=upstream saw GET /x HTTP/1.1 200",
+                "connect=upstream saw GET /t HTTP/1.1",
+            ],
+            backend,
         );
         let log = std::fs::read_to_string(&r.log).unwrap();
         assert!(
@@ -506,13 +495,14 @@ fn allow_localhost_entry_opens_loopback_for_localhost_only() {
         );
         let text = stdout(&r.out);
         assert!(r.out.status.success(), "{backend}: {:?}", r.out);
-        assert!(
-            text.contains("localhost=upstream saw GET /l HTTP/1.1 200"),
-            "{backend}: {text}"
-        );
-        assert!(
-            text.contains("refused: address 127.0.0.1 is loopback") && text.contains(" 403\n"),
-            "{backend}: {text}"
+        assert_says(
+            &text,
+            &[
+                "localhost=upstream saw GET /l HTTP/1.1 200",
+                "refused: address 127.0.0.1 is loopback",
+                " 403\n",
+            ],
+            backend,
         );
     }
 }
@@ -536,9 +526,7 @@ fn allow_gives_a_process_that_ignores_the_proxy_no_network() {
         let r = allow_run(backend, upstream, &script, &[]);
         let text = stdout(&r.out);
         assert!(r.out.status.success(), "{backend}: {:?}", r.out);
-        assert!(text.contains("direct=7"), "{backend}: {text}");
-        assert!(text.contains("tcp=fail"), "{backend}: {text}");
-        assert!(text.contains("dns=fail"), "{backend}: {text}");
+        assert_says(&text, &["direct=7", "tcp=fail", "dns=fail"], backend);
         assert!(!servers.tcp_reached(), "{backend}: TCP reached the host");
         assert!(!servers.udp_reached(), "{backend}: UDP reached the host");
     }
@@ -572,7 +560,7 @@ fn allow_mirrors_exit_status_and_signals_and_ends_with_the_cage() {
 /// docs/security.md, "Escape by proxy: host sockets". Under bwrap, bubblewrap's init also holds the output
 /// pipes until it ends.)
 fn left_behind_does_not_keep_jaula(backend: &str, upstream: SocketAddr) {
-    use std::io::{Read, Write};
+    use std::io::Write;
     use std::process::Stdio;
     let (mut cmd, dir, _log) =
         allow_command(backend, upstream, "cat ./hold & exit 7", &LOOPBACK_STATED);
@@ -596,13 +584,7 @@ fn left_behind_does_not_keep_jaula(backend: &str, upstream: SocketAddr) {
         .unwrap()
         .write_all(b"done\n")
         .unwrap();
-    let mut rest = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut rest)
-        .unwrap();
+    let rest = read_all(child.stdout.take().unwrap());
     assert_eq!(rest, "done\n", "{backend}");
 }
 
@@ -632,73 +614,43 @@ fn bad_patterns_and_misplaced_lists_are_usage_errors() {
     let (_dir, root) = scratch("net-usage");
     let unwanted_log = root.join("never.jsonl");
     let unwanted_log = unwanted_log.to_str().unwrap();
-    for (args, needle) in [
+    // Each row: the flags (`LOG` standing for the log that must not be created), and what
+    // the refusal says.
+    for (flags, needle) in [
         (
-            vec![
-                "--network",
-                "none",
-                "--no-socket-gate",
-                "--log",
-                unwanted_log,
-            ],
+            "--network none --no-socket-gate --log LOG",
             "needs the socket gate",
         ),
         (
-            vec![
-                "--network",
-                "host",
-                "--no-socket-gate",
-                "--network-log",
-                unwanted_log,
-            ],
+            "--network host --no-socket-gate --network-log LOG",
             "--log with --network host needs the socket gate",
         ),
+        ("--network allow --allow-domain *.com", "public suffix"),
+        ("--network allow --allow-domain *", "every host"),
+        ("--network allow --deny-domain https://x.example", "scheme"),
+        ("--network allow --allow-domain x.example/p", "path"),
+        ("--network allow --allow-domain x.example:443", "port"),
+        ("--network allow --allow-preset cobol", "unknown preset"),
+        ("--network none --allow-domain x.example", "--network allow"),
+        ("--allow-preset github", "--network allow"),
         (
-            vec!["--network", "allow", "--allow-domain", "*.com"],
-            "public suffix",
-        ),
-        (
-            vec!["--network", "allow", "--allow-domain", "*"],
-            "every host",
-        ),
-        (
-            vec!["--network", "allow", "--deny-domain", "https://x.example"],
-            "scheme",
-        ),
-        (
-            vec!["--network", "allow", "--allow-domain", "x.example/p"],
-            "path",
-        ),
-        (
-            vec!["--network", "allow", "--allow-domain", "x.example:443"],
-            "port",
-        ),
-        (
-            vec!["--network", "allow", "--allow-preset", "cobol"],
-            "unknown preset",
-        ),
-        (
-            vec!["--network", "none", "--allow-domain", "x.example"],
-            "--network allow",
-        ),
-        (vec!["--allow-preset", "github"], "--network allow"),
-        (
-            vec!["--network", "none", "--allow-address", "127.0.0.1"],
+            "--network none --allow-address 127.0.0.1",
             "--network allow",
         ),
         (
-            vec!["--network", "allow", "--allow-address", "localhost"],
+            "--network allow --allow-address localhost",
             "not an IP address",
         ),
+        ("--network allow --allow-address 10.0.0.1/8", "host bits"),
         (
-            vec!["--network", "allow", "--allow-address", "10.0.0.1/8"],
-            "host bits",
-        ),
-        (
-            vec!["--network", "allow", "--allow-address", "0.0.0.0/0"],
+            "--network allow --allow-address 0.0.0.0/0",
             "most of the address space",
         ),
     ] {
+        let args: Vec<&str> = flags
+            .split_whitespace()
+            .map(|word| if word == "LOG" { unwanted_log } else { word })
+            .collect();
         let out = run_jaula(&root, &args, &["true"]);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -731,16 +683,9 @@ read word < in.fifo
 #[cfg(target_os = "linux")]
 fn proxy_process_in(dir: &Path) -> Vec<i32> {
     let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|p| p.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let comm = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
-        let cwd = std::fs::read_link(entry.path().join("cwd")).ok();
+    for (pid, proc_dir) in jaula_testkit::proc_pids() {
+        let comm = std::fs::read_to_string(proc_dir.join("comm")).unwrap_or_default();
+        let cwd = std::fs::read_link(proc_dir.join("cwd")).ok();
         if comm.trim_end() == "jaula-proxy" && cwd.as_deref() == Some(dir) {
             found.push(pid);
         }
@@ -757,7 +702,6 @@ fn proxy_process_in(dir: &Path) -> Vec<i32> {
 #[cfg(target_os = "linux")]
 #[test]
 fn allow_serves_a_helper_left_running_after_jaula_has_left() {
-    use std::io::Read;
     use std::process::Stdio;
     use std::sync::{Arc, Mutex};
     if !tools_or_skip() {
@@ -783,9 +727,7 @@ fn allow_serves_a_helper_left_running_after_jaula_has_left() {
         let _keep = dir;
         let root = std::fs::canonicalize(cmd.get_current_dir().unwrap()).unwrap();
         std::fs::write(root.join("helper.sh"), LATE_HELPER).unwrap();
-        for fifo in ["in.fifo", "out.fifo"] {
-            rustix::fs::mkfifoat(rustix::fs::CWD, root.join(fifo), 0o600.into()).unwrap();
-        }
+        jaula_testkit::make_fifos(&root, &["in.fifo", "out.fifo"]);
         let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -793,20 +735,8 @@ fn allow_serves_a_helper_left_running_after_jaula_has_left() {
             .unwrap();
         // Both ends of the caller's output reach EOF while the helper still waits on its
         // FIFO, which nothing has opened yet.
-        let mut out = String::new();
-        child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
-        let mut err = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut err)
-            .unwrap();
+        let out = read_all(child.stdout.take().unwrap());
+        let err = read_all(child.stderr.take().unwrap());
         let status = child.wait().unwrap();
         assert_eq!(status.code(), Some(7), "{backend}: {status} {err}");
         assert_eq!(out, "started\n", "{backend}: {err}");
@@ -820,12 +750,7 @@ fn allow_serves_a_helper_left_running_after_jaula_has_left() {
 
         // Released: the helper fetches through the proxy, with jaula gone.
         std::fs::write(root.join("in.fifo"), "go\n").unwrap();
-        let mut done = String::new();
-        std::fs::File::open(root.join("out.fifo"))
-            .unwrap()
-            .read_to_string(&mut done)
-            .unwrap();
-        assert_eq!(done, "done\n", "{backend}");
+        assert_eq!(read_fifo(&root.join("out.fifo")), "done\n", "{backend}");
         let late = std::fs::read_to_string(root.join("late.txt")).unwrap();
         assert_eq!(late, "upstream saw GET /late HTTP/1.1", "{backend}");
         assert!(

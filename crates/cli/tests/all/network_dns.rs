@@ -68,6 +68,15 @@ fn ready(user: User, backend: Backend) -> bool {
     cage_here(backend, user)
 }
 
+/// `script` with the environment variable `name` holding the Python program `program`
+/// (its single quotes made double), for `python3 -c "$NAME"` in the script.
+fn with_python(name: &str, program: &str, script: &str) -> String {
+    format!(
+        "{name}='{}'; export {name}; {script}",
+        program.replace('\'', "\"")
+    )
+}
+
 /// Runs `script` with the `network` flags on every backend, as every identity this host
 /// cages as, and hands each run, which must have succeeded, to `check` with a label for
 /// its messages and the run's stdout and stderr.
@@ -87,7 +96,7 @@ fn on_each_cage(network: &[&str], script: &str, check: impl Fn(&str, &Run, &str,
 }
 
 fn summary_lines<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
-    text.lines().filter(|l| l.starts_with(prefix)).collect()
+    jaula_testkit::output::lines_starting(text, prefix)
 }
 
 #[test]
@@ -97,10 +106,7 @@ fn network_none_answers_lookups_nxdomain_and_names_them() {
          exit 0";
     on_each_cage(
         &["--network", "none"],
-        &format!(
-            "ASK='{}'; export ASK; {script}",
-            ASK_THE_STUB.replace('\'', "\"")
-        ),
+        &with_python("ASK", ASK_THE_STUB, script),
         |what, r, out, err| {
             assert!(
                 out.contains("stub-answer rcode=3 id=1234"),
@@ -205,10 +211,7 @@ fn network_none_names_and_logs_connects_to_the_hosts_resolver_address() {
     let script = format!("python3 -c \"$PROBE\" {resolver} ; exit 0");
     on_each_cage(
         &["--network", "none"],
-        &format!(
-            "PROBE='{}'; export PROBE; {script}",
-            CONNECT_TO_THE_RESOLVER.replace('\'', "\"")
-        ),
+        &with_python("PROBE", CONNECT_TO_THE_RESOLVER, &script),
         |what, r, out, err| {
             assert!(
                 !out.contains("not-local"),

@@ -56,10 +56,11 @@ fn network_none_says_so_at_start_and_after_a_failure() {
         let failed = run(&args, "exit 3");
         assert_eq!(failed.status.code(), Some(3), "{extra:?}");
         let text = stderr(&failed);
-        let starts = text
-            .lines()
-            .filter(|l| l.starts_with("jaula: network none: the command has only"))
-            .count();
+        let starts = jaula_testkit::output::lines_starting(
+            &text,
+            "jaula: network none: the command has only",
+        )
+        .len();
         assert_eq!(starts, 1, "{extra:?}: one start line:\n{text}");
         assert!(text.contains("--network host"), "{extra:?}: {text}");
         let notes = text
@@ -133,10 +134,10 @@ fn network_none_names_the_addresses_it_refused() {
         let out = run(&["--backend", backend, "--network", "none"], script);
         assert!(out.status.success(), "{backend}: {out:?}");
         let text = stderr(&out);
-        let lines: Vec<&str> = text
-            .lines()
-            .filter(|l| l.starts_with("jaula: network none refused connections to: "))
-            .collect();
+        let lines = jaula_testkit::output::lines_starting(
+            &text,
+            "jaula: network none refused connections to: ",
+        );
         assert_eq!(
             lines,
             [

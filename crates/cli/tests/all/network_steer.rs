@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use common::{bare_tree, cage_here, chown_tree, jaula_run, skip_or_fail, Backend, LoggedRun, User};
+use jaula_testkit::output::assert_says;
 use jaula_testkit::Reaped;
 
 const BACKENDS: [Backend; 2] = [Backend::Bwrap, Backend::Landlock];
@@ -198,13 +199,9 @@ fn steered_run(backend: Backend, user: User, which: Upstream, script: &str) -> S
         ],
     );
     chown_tree(&root, user.uid());
-    let mut cmd = jaula_run(backend, &home, &repo);
-    cmd.args(["--network", "allow", "--allow-domain", "example.test"])
-        .args(["--allow-address", "127.0.0.1", "--config"])
-        .arg(&config)
-        .arg("--log")
-        .arg(&log)
-        .args(["--", "sh", "-c", script])
+    let mut cmd =
+        common::jaula_run_allowing(backend, (&home, &repo), "example.test", &config, &log);
+    cmd.args(["--", "sh", "-c", script])
         .env("CERT", &cert)
         .env("PRELOAD", &preload);
     user.apply(&mut cmd);
@@ -221,13 +218,17 @@ fn steered_run(backend: Backend, user: User, which: Upstream, script: &str) -> S
 
 /// Runs `script` steered (see [`steered_run`]) on every backend that cages here as
 /// `user`, and hands each run, which must have succeeded, to `check` with a label for its
-/// messages and the run's stdout and stderr.
+/// messages and the run's stdout and stderr; nothing when a tool is missing (a skip, a
+/// failure under CI=true).
 fn on_each_backend(
     user: User,
     which: Upstream,
     script: &str,
     check: impl Fn(&str, &Steered, &str, &str),
 ) {
+    if !tools_or_skip() {
+        return;
+    }
     for backend in BACKENDS {
         if !cage_here(backend, user) {
             continue;
@@ -292,9 +293,6 @@ fn record(
 /// steering address and a raw public address reach nothing, and the command holds no
 /// capability although a root stage under bwrap was given CAP_NET_BIND_SERVICE.
 fn http_is_steered_by_host(user: User) {
-    if !tools_or_skip() {
-        return;
-    }
     let script = "\
         printf 'curl=%s\\n' \"$(curl -sS -m 30 --noproxy '*' --resolve example.test:80:127.0.2.1 \
             http://example.test/c?q=1)\"; \
@@ -311,26 +309,18 @@ fn http_is_steered_by_host(user: User) {
         ])
     );
     on_each_backend(user, Upstream::Http, &script, |b, r, text, stderr| {
-        assert!(
-            text.contains("curl=upstream saw GET /c?q=1 HTTP/1.1 host example.test\n"),
-            "{b}: {text}\n{stderr}"
-        );
-        assert!(
-            text.contains(
+        assert_says(
+            text,
+            &[
+                "curl=upstream saw GET /c?q=1 HTTP/1.1 host example.test\n",
                 "refused=jaula: network: GET to refused.test:80 blocked by rule: not in the \
-                 allow list\n 403\n"
-            ),
-            "{b}: {text}"
-        );
-        assert!(text.contains("other_port=7\n"), "{b}: {text}");
-        assert!(text.contains("raw_ip=7\n"), "{b}: {text}");
-        assert!(
-            text.contains("node_http=200 upstream saw GET /node HTTP/1.1 host example.test\n"),
-            "{b}: {text}"
-        );
-        assert!(
-            text.contains("node_refused=403 jaula: network: GET to refused.test:80 blocked"),
-            "{b}: {text}"
+                 allow list\n 403\n",
+                "other_port=7\n",
+                "raw_ip=7\n",
+                "node_http=200 upstream saw GET /node HTTP/1.1 host example.test\n",
+                "node_refused=403 jaula: network: GET to refused.test:80 blocked",
+            ],
+            format!("{b}\nstderr: {stderr}"),
         );
         for set in ["CapPrm", "CapEff", "CapAmb"] {
             assert!(
@@ -369,9 +359,6 @@ jaula_testkit::as_each_user!(
 /// gets a TLS alert, the refusal is logged as steered with its rule, and a ClientHello
 /// without a server name (a client connecting to an address, not a name) is refused.
 fn tls_is_steered_by_server_name(user: User) {
-    if !tools_or_skip() {
-        return;
-    }
     let script = format!(
         "printf 'tls=%s\\n' \"$(curl -sS -m 30 --noproxy '*' --cacert \"$CERT\" \
             --resolve example.test:443:127.0.2.1 https://example.test/s)\"; \
@@ -382,19 +369,17 @@ fn tls_is_steered_by_server_name(user: User) {
         node_fetch(&[("node_https", "https://example.test/node-tls")])
     );
     on_each_backend(user, Upstream::Tls, &script, |b, r, text, stderr| {
-        assert!(
-            text.contains("tls=tls upstream saw GET /s sni example.test\n"),
-            "{b}: {text}\n{stderr}"
-        );
         // curl: "(35) ... alert access denied"; exit 35 is CURLE_SSL_CONNECT_ERROR.
-        assert!(
-            text.contains("access denied") && text.contains("refused=35\n"),
-            "{b}: {text}"
-        );
-        assert!(text.contains("no_sni=35\n"), "{b}: {text}");
-        assert!(
-            text.contains("node_https=200 tls upstream saw GET /node-tls sni example.test\n"),
-            "{b}: {text}"
+        assert_says(
+            text,
+            &[
+                "tls=tls upstream saw GET /s sni example.test\n",
+                "access denied",
+                "refused=35\n",
+                "no_sni=35\n",
+                "node_https=200 tls upstream saw GET /node-tls sni example.test\n",
+            ],
+            format!("{b}\nstderr: {stderr}"),
         );
         assert!(
             stderr.contains(
@@ -477,9 +462,6 @@ fn without_steering_the_run_says_so_and_the_proxy_still_works() {
 /// steering address and its request reaches the upstream; the refused name does not
 /// resolve at all, and the proxy's log names it with its rule (method `DNS`).
 fn names_resolve_through_the_stub_and_are_steered(user: User) {
-    if !tools_or_skip() {
-        return;
-    }
     let script = format!(
         "printf 'curl=%s\\n' \"$(curl -sS -m 30 --noproxy '*' http://example.test/plain)\"; \
          curl -sS -m 30 --noproxy '*' http://refused.test/ >/dev/null 2>&1; \
@@ -491,18 +473,16 @@ fn names_resolve_through_the_stub_and_are_steered(user: User) {
         ])
     );
     on_each_backend(user, Upstream::Http, &script, |b, r, text, stderr| {
-        assert!(
-            text.contains("curl=upstream saw GET /plain HTTP/1.1 host example.test\n"),
-            "{b}: {text}\n{stderr}"
-        );
-        assert!(
-            text.contains(
-                "node_http=200 upstream saw GET /node-plain HTTP/1.1 host example.test\n"
-            ),
-            "{b}: {text}\n{stderr}"
-        );
         // curl exit 6: could not resolve host; Node: the lookup failed (REFUSED).
-        assert!(text.contains("refused_curl=6\n"), "{b}: {text}");
+        assert_says(
+            text,
+            &[
+                "curl=upstream saw GET /plain HTTP/1.1 host example.test\n",
+                "node_http=200 upstream saw GET /node-plain HTTP/1.1 host example.test\n",
+                "refused_curl=6\n",
+            ],
+            format!("{b}\nstderr: {stderr}"),
+        );
         assert!(
             text.contains("node_refused=error ENOTFOUND")
                 || text.contains("node_refused=error EAI_AGAIN"),

@@ -17,7 +17,7 @@ use crate::common;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use common::{bare_tree, cage_here, chown_tree, jaula_run, skip_or_fail, Backend, LoggedRun, User};
+use common::{bare_tree, cage_here, chown_tree, skip_or_fail, Backend, LoggedRun, User};
 
 const BACKENDS: [Backend; 2] = [Backend::Bwrap, Backend::Landlock];
 
@@ -65,13 +65,9 @@ fn upstream_refuses(user: User) {
         let config = resolve_config(&root, down);
         let log = root.join("decisions.jsonl");
         chown_tree(&root, user.uid());
-        let mut cmd = jaula_run(backend, &home, &repo);
-        cmd.args(["--network", "allow", "--allow-domain", "down.test"])
-            .args(["--allow-address", "127.0.0.1", "--config"])
-            .arg(&config)
-            .arg("--log")
-            .arg(&log)
-            .args(["--", "sh", "-c", SCRIPT]);
+        let mut cmd =
+            common::jaula_run_allowing(backend, (&home, &repo), "down.test", &config, &log);
+        cmd.args(["--", "sh", "-c", SCRIPT]);
         user.apply(&mut cmd);
         let r = LoggedRun {
             out: cmd.output().unwrap(),
@@ -115,10 +111,7 @@ fn upstream_refuses(user: User) {
         assert!(!out.contains("access denied"), "{b}: {out}");
 
         // The summary at exit: refusals and failures on lines of their own.
-        let lines: Vec<&str> = err
-            .lines()
-            .filter(|l| l.starts_with("jaula: network: "))
-            .collect();
+        let lines = jaula_testkit::output::lines_starting(&err, "jaula: network: ");
         assert_eq!(
             lines,
             [

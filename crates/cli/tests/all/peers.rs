@@ -11,12 +11,13 @@
 use crate::common;
 
 use std::fs;
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use common::{bare_tree, cage_here, chown_tree, jaula_in, jaula_run, tools_or_skip, Backend, User};
+use jaula_testkit::output::{read_all, read_fifo};
 
 const BACKENDS: [Backend; 2] = [Backend::Landlock, Backend::Bwrap];
 const USERS: [User; 2] = [User::Root, User::Nobody];
@@ -79,9 +80,7 @@ impl Tree {
         fs::create_dir_all(&dir).unwrap();
         fs::write(repo_a.join("server.py"), SERVER).unwrap();
         fs::write(repo_b.join("client.py"), CLIENT).unwrap();
-        for fifo in ["ready.fifo", "gone.fifo"] {
-            rustix::fs::mkfifoat(rustix::fs::CWD, dir.join(fifo), 0o600.into()).unwrap();
-        }
+        jaula_testkit::make_fifos(&dir, &["ready.fifo", "gone.fifo"]);
         chown_tree(&root, user.uid());
         Tree {
             _keep: keep,
@@ -163,24 +162,13 @@ impl Tree {
         std::io::BufRead::read_line(&mut std::io::BufReader::new(&conn), &mut line).unwrap();
         assert_eq!(line, "hello from b\n");
         std::io::Write::write_all(&mut &conn, b"host\n").unwrap();
-        let mut out = String::new();
-        child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
+        let out = read_all(child.stdout.take().unwrap());
         assert!(child.wait().unwrap().success());
         assert_eq!(out, format!("{name} reply host\n"));
     }
 
     fn read_fifo(&self, name: &str) -> String {
-        let mut text = String::new();
-        fs::File::open(self.dir.join(name))
-            .unwrap()
-            .read_to_string(&mut text)
-            .unwrap();
-        text
+        read_fifo(&self.dir.join(name))
     }
 
     /// `jaula explain PATH --connect --json`, uncaged, as the user.
@@ -201,18 +189,8 @@ impl Drop for Tree {
     /// running this tree's server (host pids, also those in a bwrap PID namespace).
     fn drop(&mut self) {
         let server = self.repo_a.join("server.py").display().to_string();
-        let Ok(entries) = fs::read_dir("/proc") else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|p| p.parse::<i32>().ok())
-            else {
-                continue;
-            };
-            let cmdline = fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        for (pid, proc_dir) in jaula_testkit::proc_pids() {
+            let cmdline = fs::read(proc_dir.join("cmdline")).unwrap_or_default();
             if String::from_utf8_lossy(&cmdline).contains(&server) {
                 if let Some(pid) = rustix::process::Pid::from_raw(pid) {
                     let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);

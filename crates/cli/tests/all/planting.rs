@@ -11,13 +11,14 @@
 //! are checked instead.
 
 use crate::common;
+use jaula_testkit::case_tests;
 
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{cage_or_skip, chown_tree, jaula, scratch, skip_or_fail, User, HOST_PATH, NOBODY};
+use common::{cage_or_skip, jaula, scratch, skip_or_fail, User, HOST_PATH, NOBODY};
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -76,9 +77,7 @@ impl Fixture {
             user,
         };
         fs::write(f.repo.join("file.txt"), "one\n").unwrap();
-        if user == User::Nobody {
-            chown_tree(&f.root, NOBODY);
-        }
+        user.own(&f.root);
         f.host_git(&["init", "-q", "-b", "main"]);
         f.host_git(&["add", "."]);
         f.host_git(&["commit", "-q", "-m", "init"]);
@@ -518,16 +517,6 @@ fn absent_path_is_reported_without_the_gate(backend: &str, user: User) {
     assert_eq!(records[0]["source"], "repo-tool-settings");
 }
 
-/// One `#[test]` per (case, backend, user): each runs alone, under its own name.
-macro_rules! case_tests {
-    ($($name:ident => $case:ident($backend:expr, $user:expr);)*) => {
-        $(#[test]
-        fn $name() {
-            $case($backend, $user);
-        })*
-    };
-}
-
 case_tests! {
     bwrap_refuses_an_absent_protected_path_as_root => absent_path_is_refused("bwrap", User::Root);
     bwrap_refuses_an_absent_protected_path_as_nobody => absent_path_is_refused("bwrap", User::Nobody);
@@ -840,24 +829,20 @@ const SIGTERM_ROUNDS: usize = 12;
 /// test's stdin (no timer: the `cat` ends when the test closes that pipe, after jaula has
 /// left, and with it the output the test reads to its end).
 fn sigterm_once(f: &Fixture, backend: &str, extra: &[&str], round: usize) {
-    use std::io::{BufRead, BufReader, Read};
-    use std::process::Stdio;
-    let mut child = f
-        .caged_command(
+    use std::io::Read;
+    // The stdin is held apart, or `wait` below would close it first.
+    let jaula_testkit::Ready {
+        mut child,
+        stdin,
+        mut stdout,
+    } = jaula_testkit::spawn_ready(
+        &mut f.caged_command(
             backend,
             extra,
             "exec 9<&0; trap 'echo term; exit 3' TERM; echo ready; cat <&9 & wait",
-        )
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Taken out, or `wait` below would close it first.
-    let stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    assert_eq!(line, "ready\n");
+        ),
+        "ready",
+    );
     let pid = rustix::process::Pid::from_child(&child);
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
     let status = child.wait().unwrap();
@@ -971,9 +956,7 @@ fn hook_route(route: &HookRoute, tag: &str, user: User) -> (Fixture, String, Pat
     let (name, setup, write, _) = route;
     let f = Fixture::new(&format!("{name}-{tag}"), user);
     setup(&f);
-    if user == User::Nobody {
-        chown_tree(&f.root, NOBODY);
-    }
+    user.own(&f.root);
     let ran = f.root.join(format!("ran-{name}"));
     let attack = format!(
         "printf '#!/bin/sh\\ntouch {}\\n' > {write} && chmod +x {write}",
@@ -1134,9 +1117,7 @@ fn dot_dot_in_an_owners_link_is_held(backend: &str, user: User) {
     fs::create_dir_all(f.home.join(".config")).unwrap();
     let link = f.home.join(".config/nvim");
     std::os::unix::fs::symlink(f.repo.join("scripts/../nvim"), &link).unwrap();
-    if user == User::Nobody {
-        chown_tree(&f.root, NOBODY);
-    }
+    user.own(&f.root);
     let out = f.caged(
         backend,
         &[],

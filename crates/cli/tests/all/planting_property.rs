@@ -46,10 +46,7 @@ use jaula_testkit::output::describe as text;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError, TestRunner};
 
-use common::{
-    cage_here, chown_tree, jaula_run, require_root, scratch, skip_or_fail, Backend, User,
-    HOST_PATH, NOBODY,
-};
+use common::{cage_here, jaula_run, require_root, scratch, skip_or_fail, Backend, User, HOST_PATH};
 
 use self::Call::*;
 use self::NewRepo::*;
@@ -129,48 +126,64 @@ enum Target {
     At(&'static str),
 }
 
-/// How a nested repository is made, its `config` naming the canary in `core.fsmonitor`.
-#[derive(Clone, Copy, Debug)]
-enum NewRepo {
-    /// `HEAD`, `objects`, `refs` and `config` written in place (a bare-looking git dir,
-    /// `core.worktree = ..`).
-    Direct,
-    /// The same built in `cl/stage-N`, then renamed into place.
-    Moved,
-    /// `HEAD`, `objects`, `refs` in place; the config written in `cl/stage-N`, renamed in.
-    ConfigMoved,
-    /// `git init` in the cage, then its `.git/config` rewritten in place.
-    GitInit,
-    /// `git init` in the cage, then a config written in `cl/stage-N` renamed over it.
-    GitInitMoved,
-    /// A git dir built in `cl/stage-N`, and a `.git` file in place saying `gitdir:` it.
-    GitFile,
-    /// The config written in a plain directory, which then gets `objects`, `refs`, `HEAD`.
-    ConfigFirst,
-    /// `objects`, `refs`, the config, and `HEAD` last (git needs it to find the repo).
-    HeadLast,
-    /// The config, `HEAD`, `refs`, then `objects` renamed in from `cl/stage-N`.
-    ObjectsLast,
-    /// A git dir made config first in `cl/stage-N`, and a symlink `at/.git` to it.
-    LinkedGitDir,
-    /// `git init`, its config hard-linked out to `cl/stage-N`, and written through that name.
-    WrittenThroughLink,
+/// A fieldless enum and `ALL`, its variants in order, each written once: what the
+/// strategies draw from.
+macro_rules! enum_with_all {
+    ($(#[$meta:meta])* enum $name:ident { $($(#[$vmeta:meta])* $variant:ident,)* }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug)]
+        enum $name { $($(#[$vmeta])* $variant,)* }
+
+        impl $name {
+            const ALL: &'static [$name] = &[$($name::$variant),*];
+        }
+    };
 }
 
-/// How a planted config spells `core.fsmonitor`: each a form git reads, so a check of
-/// the keys must read them as git does.
-#[derive(Clone, Copy, Debug)]
-enum Style {
-    /// `[core]` then `\tfsmonitor = …`.
-    Plain,
-    /// `[core] fsmonitor = …`: the key on the section's line.
-    SameLine,
-    /// `[CoRe]` then `\tFSMONITOR = …`: section and key names are case-insensitive.
-    Folded,
-    /// The value split over two lines by a backslash-newline.
-    Continued,
-    /// `[include] path = …` naming a file beside it (`cl/…inc`) that holds the key.
-    Included,
+enum_with_all! {
+    /// How a nested repository is made, its `config` naming the canary in `core.fsmonitor`.
+    enum NewRepo {
+        /// `HEAD`, `objects`, `refs` and `config` written in place (a bare-looking git dir,
+        /// `core.worktree = ..`).
+        Direct,
+        /// The same built in `cl/stage-N`, then renamed into place.
+        Moved,
+        /// `HEAD`, `objects`, `refs` in place; the config written in `cl/stage-N`, renamed in.
+        ConfigMoved,
+        /// `git init` in the cage, then its `.git/config` rewritten in place.
+        GitInit,
+        /// `git init` in the cage, then a config written in `cl/stage-N` renamed over it.
+        GitInitMoved,
+        /// A git dir built in `cl/stage-N`, and a `.git` file in place saying `gitdir:` it.
+        GitFile,
+        /// The config written in a plain directory, which then gets `objects`, `refs`, `HEAD`.
+        ConfigFirst,
+        /// `objects`, `refs`, the config, and `HEAD` last (git needs it to find the repo).
+        HeadLast,
+        /// The config, `HEAD`, `refs`, then `objects` renamed in from `cl/stage-N`.
+        ObjectsLast,
+        /// A git dir made config first in `cl/stage-N`, and a symlink `at/.git` to it.
+        LinkedGitDir,
+        /// `git init`, its config hard-linked out to `cl/stage-N`, and written through that name.
+        WrittenThroughLink,
+    }
+}
+
+enum_with_all! {
+    /// How a planted config spells `core.fsmonitor`: each a form git reads, so a check of
+    /// the keys must read them as git does.
+    enum Style {
+        /// `[core]` then `\tfsmonitor = …`.
+        Plain,
+        /// `[core] fsmonitor = …`: the key on the section's line.
+        SameLine,
+        /// `[CoRe]` then `\tFSMONITOR = …`: section and key names are case-insensitive.
+        Folded,
+        /// The value split over two lines by a backslash-newline.
+        Continued,
+        /// `[include] path = …` naming a file beside it (`cl/…inc`) that holds the key.
+        Included,
+    }
 }
 
 /// One op of a sequence: one syscall (a nested repository: a few).
@@ -314,19 +327,7 @@ fn call(names: Vec<&'static str>) -> impl Strategy<Value = Call> {
         prop::sample::select(LINK_TEXTS).prop_map(Text),
         name().prop_map(At),
     ];
-    let how = prop::sample::select(&[
-        Direct,
-        Moved,
-        ConfigMoved,
-        GitInit,
-        GitInitMoved,
-        GitFile,
-        ConfigFirst,
-        HeadLast,
-        ObjectsLast,
-        LinkedGitDir,
-        WrittenThroughLink,
-    ]);
+    let how = prop::sample::select(NewRepo::ALL);
     prop_oneof![
         4 => (target, name()).prop_map(|(t, l)| Symlink(t, l)),
         2 => name().prop_map(Mkdir),
@@ -343,7 +344,7 @@ fn call(names: Vec<&'static str>) -> impl Strategy<Value = Call> {
 }
 
 fn style() -> impl Strategy<Value = Style> {
-    prop::sample::select(&[Plain, SameLine, Folded, Continued, Included])
+    prop::sample::select(Style::ALL)
 }
 
 /// 1 to 8 ops over 2 to 6 names drawn from [`NAMES`].
@@ -422,8 +423,8 @@ impl Tree {
             repo,
             user,
         };
+        user.own(&tree.root);
         if user == User::Nobody {
-            chown_tree(&tree.root, NOBODY);
             common::open_to_others(&tree.root);
         }
         let mut git = Command::new("git");
@@ -436,9 +437,7 @@ impl Tree {
         fs::write(tree.repo.join("owner-mcp.json"), "{\"owner\": true}\n").unwrap();
         std::os::unix::fs::symlink("owner-mcp.json", tree.repo.join(".mcp.json")).unwrap();
         fs::write(tree.root.join("ops.py"), OPS_PY).unwrap();
-        if user == User::Nobody {
-            chown_tree(&tree.root, NOBODY);
-        }
+        user.own(&tree.root);
         tree
     }
 
@@ -924,24 +923,11 @@ fn property(backend: Backend, user: User) {
     }
 }
 
-#[test]
-fn no_sequence_plants_on_landlock() {
-    property(Backend::Landlock, User::Root);
-}
-
-#[test]
-fn no_sequence_plants_on_landlock_as_nobody() {
-    property(Backend::Landlock, User::Nobody);
-}
-
-#[test]
-fn no_sequence_plants_on_bwrap() {
-    property(Backend::Bwrap, User::Root);
-}
-
-#[test]
-fn no_sequence_plants_on_bwrap_as_nobody() {
-    property(Backend::Bwrap, User::Nobody);
+jaula_testkit::case_tests! {
+    no_sequence_plants_on_landlock => property(Backend::Landlock, User::Root);
+    no_sequence_plants_on_landlock_as_nobody => property(Backend::Landlock, User::Nobody);
+    no_sequence_plants_on_bwrap => property(Backend::Bwrap, User::Root);
+    no_sequence_plants_on_bwrap_as_nobody => property(Backend::Bwrap, User::Nobody);
 }
 
 /// Each backend and user this host cages as; the others are skipped (failed under CI).
@@ -957,12 +943,33 @@ fn cages() -> Vec<(Backend, User)> {
     out
 }
 
+/// One `#[test]` a regression: `name => [calls…];` runs [`regression`] on the calls.
+macro_rules! regression_tests {
+    ($($(#[$meta:meta])* $name:ident => [$($call:expr),* $(,)?];)*) => {
+        $($(#[$meta])*
+        #[test]
+        fn $name() {
+            regression(&[$($call),*]);
+        })*
+    };
+}
+
 /// A regression: `calls` must leave nothing planted on either backend, as either user.
 fn regression(calls: &[Call]) {
-    let failed: Vec<String> = cages()
-        .into_iter()
-        .filter_map(|(backend, user)| check(backend, user, calls).err())
-        .collect();
+    nothing_planted_by(&[calls]);
+}
+
+/// Each of `sequences` must leave nothing planted on either backend, as either user; the
+/// failure names every sequence that did.
+fn nothing_planted_by(sequences: &[&[Call]]) {
+    let mut failed = Vec::new();
+    for (backend, user) in cages() {
+        for calls in sequences {
+            if let Err(why) = check(backend, user, calls) {
+                failed.push(why);
+            }
+        }
+    }
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
 }
 
@@ -1112,107 +1119,27 @@ fn control_nested_git_file() {
 
 // ── Regressions: every sequence the property found failing ──────────────────────────────
 
-#[test]
-fn symlink_at_absent_agent_dir() {
-    regression(&[Symlink(Text("a"), ".claude")]);
-}
-
-#[test]
-fn symlink_at_absent_agent_dir_then_write() {
-    regression(&[
-        Symlink(Text("cl"), ".claude"),
-        Write(".claude/settings.json"),
-    ]);
-}
-
-#[test]
-fn socket_at_absent_envrc() {
-    regression(&[Bind(".envrc")]);
-}
-
-#[test]
-fn socket_at_absent_editor_dir() {
-    regression(&[Bind(".vscode")]);
-}
-
-#[test]
-fn nested_repo_written_in_place() {
-    regression(&[Repo(Direct, Plain, "sub")]);
-}
-
-#[test]
-fn git_dir_written_in_a_scratch_dir() {
-    regression(&[Repo(Direct, Plain, "b/.git")]);
-}
-
-#[test]
-fn nested_repo_config_key_on_the_section_line() {
-    regression(&[Repo(Direct, SameLine, "sub")]);
-}
-
-#[test]
-fn nested_repo_config_case_folded() {
-    regression(&[Repo(Direct, Folded, "sub")]);
-}
-
-#[test]
-fn git_init_then_config_value_continued() {
-    regression(&[Repo(GitInit, Continued, "sub")]);
-}
-
-#[test]
-fn git_init_then_config_including_a_file_beside_it() {
-    regression(&[Repo(GitInit, Included, "sub")]);
-}
-
-#[test]
-fn nested_repo_config_written_before_the_dir_is_git_like() {
-    regression(&[Repo(ConfigFirst, Plain, "sub")]);
-}
-
-#[test]
-fn nested_repo_head_written_last() {
-    regression(&[Repo(HeadLast, Plain, "sub")]);
-}
-
-#[test]
-fn nested_repo_objects_renamed_in_last() {
-    regression(&[Repo(ObjectsLast, Plain, "sub")]);
-}
-
-#[test]
-fn nested_repo_git_dir_symlinked() {
-    regression(&[Repo(LinkedGitDir, Plain, "sub")]);
-}
-
-#[test]
-fn git_init_config_written_through_a_hard_link() {
-    regression(&[Repo(WrittenThroughLink, Plain, "sub")]);
-}
-
-#[test]
-fn nested_repo_built_aside_then_renamed_in() {
-    regression(&[Repo(Moved, Plain, "sub")]);
-}
-
-#[test]
-fn nested_repo_config_renamed_in() {
-    regression(&[Repo(ConfigMoved, Plain, "sub")]);
-}
-
-#[test]
-fn git_init_then_config_written() {
-    regression(&[Repo(GitInit, Plain, "sub")]);
-}
-
-#[test]
-fn git_init_then_config_renamed_over() {
-    regression(&[Repo(GitInitMoved, Plain, "sub")]);
-}
-
-#[test]
-fn git_file_naming_a_git_dir_made_aside() {
-    regression(&[Repo(GitFile, Plain, "sub")]);
+regression_tests! {
+    symlink_at_absent_agent_dir => [Symlink(Text("a"), ".claude")];
+    symlink_at_absent_agent_dir_then_write => [Symlink(Text("cl"), ".claude"), Write(".claude/settings.json")];
+    socket_at_absent_envrc => [Bind(".envrc")];
+    socket_at_absent_editor_dir => [Bind(".vscode")];
+    nested_repo_written_in_place => [Repo(Direct, Plain, "sub")];
+    git_dir_written_in_a_scratch_dir => [Repo(Direct, Plain, "b/.git")];
+    nested_repo_config_key_on_the_section_line => [Repo(Direct, SameLine, "sub")];
+    nested_repo_config_case_folded => [Repo(Direct, Folded, "sub")];
+    git_init_then_config_value_continued => [Repo(GitInit, Continued, "sub")];
+    git_init_then_config_including_a_file_beside_it => [Repo(GitInit, Included, "sub")];
+    nested_repo_config_written_before_the_dir_is_git_like => [Repo(ConfigFirst, Plain, "sub")];
+    nested_repo_head_written_last => [Repo(HeadLast, Plain, "sub")];
+    nested_repo_objects_renamed_in_last => [Repo(ObjectsLast, Plain, "sub")];
+    nested_repo_git_dir_symlinked => [Repo(LinkedGitDir, Plain, "sub")];
+    git_init_config_written_through_a_hard_link => [Repo(WrittenThroughLink, Plain, "sub")];
+    nested_repo_built_aside_then_renamed_in => [Repo(Moved, Plain, "sub")];
+    nested_repo_config_renamed_in => [Repo(ConfigMoved, Plain, "sub")];
+    git_init_then_config_written => [Repo(GitInit, Plain, "sub")];
+    git_init_then_config_renamed_over => [Repo(GitInitMoved, Plain, "sub")];
+    git_file_naming_a_git_dir_made_aside => [Repo(GitFile, Plain, "sub")];
 }
 
 /// Multi-step sequences random draws rarely make (a directory renamed onto an absent
@@ -1329,28 +1256,11 @@ fn hand_picked_sequences_leave_nothing_planted() {
             "uncaged, {calls:?} plants nothing: not a route"
         );
     }
-    let mut failed = Vec::new();
-    for (backend, user) in cages() {
-        for calls in HAND_PICKED {
-            if let Err(why) = check(backend, user, calls) {
-                failed.push(why);
-            }
-        }
-    }
-    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+    nothing_planted_by(HAND_PICKED);
 }
 
-#[test]
-fn socket_at_absent_git_commondir() {
-    regression(&[Bind(".git/commondir")]);
-}
-
-#[test]
-fn socket_at_absent_home_agent_settings() {
-    regression(&[Bind("~/.claude/settings.json")]);
-}
-
-#[test]
-fn socket_at_absent_agent_settings_in_a_dir_the_cage_made() {
-    regression(&[Mkdir(".claude"), Bind(".claude/settings.json")]);
+regression_tests! {
+    socket_at_absent_git_commondir => [Bind(".git/commondir")];
+    socket_at_absent_home_agent_settings => [Bind("~/.claude/settings.json")];
+    socket_at_absent_agent_settings_in_a_dir_the_cage_made => [Mkdir(".claude"), Bind(".claude/settings.json")];
 }

@@ -14,7 +14,6 @@ use common::*;
 use jaula_testkit::output::text;
 
 const USERS: [User; 2] = [User::Root, User::Nobody];
-const BACKENDS: [Backend; 2] = [Backend::Landlock, Backend::Bwrap];
 
 /// `jaula ARGS` as `user`, in `dir`, with `home` as HOME and `path` as PATH.
 fn jaula_as(user: User, home: &Path, dir: &Path, path: &str, args: &[&str]) -> Output {
@@ -40,11 +39,20 @@ fn run_as(
     jaula_as(user, home, repo, path, &args)
 }
 
+/// `out` succeeded, and said no line starting with `prefix`.
+fn assert_ok_saying_nothing(out: &Output, prefix: &str, what: &str) {
+    assert_eq!(out.status.code(), Some(0), "{what}: {}", text(&out.stderr));
+    assert!(
+        lines_starting(out, prefix).is_empty(),
+        "{what}: {}",
+        text(&out.stderr)
+    );
+}
+
 /// The stderr lines of `out` that start with `prefix`.
 fn lines_starting(out: &Output, prefix: &str) -> Vec<String> {
-    text(&out.stderr)
-        .lines()
-        .filter(|l| l.starts_with(prefix))
+    jaula_testkit::output::lines_starting(&text(&out.stderr), prefix)
+        .into_iter()
         .map(str::to_owned)
         .collect()
 }
@@ -103,17 +111,7 @@ fn a_missing_bubblewrap_is_said_once_with_the_package_and_the_flag() {
             &["--backend", "landlock"],
             &["/usr/bin/true"],
         );
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{user:?}: {}",
-            text(&out.stderr)
-        );
-        assert!(
-            lines_starting(&out, LANDLOCK_ALONE).is_empty(),
-            "{user:?}: {}",
-            text(&out.stderr)
-        );
+        assert_ok_saying_nothing(&out, LANDLOCK_ALONE, &format!("{user:?}"));
         let out = run_as(
             user,
             (&home, &repo),
@@ -178,17 +176,7 @@ fn a_working_bubblewrap_says_nothing() {
         let (_k, root, home, repo) = bare_tree("refuse-bwrap-ok-");
         chown_tree(&root, user.uid());
         let out = run_as(user, (&home, &repo), HOST_PATH, &[], &["/usr/bin/true"]);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{user:?}: {}",
-            text(&out.stderr)
-        );
-        assert!(
-            lines_starting(&out, LANDLOCK_ALONE).is_empty(),
-            "{user:?}: {}",
-            text(&out.stderr)
-        );
+        assert_ok_saying_nothing(&out, LANDLOCK_ALONE, &format!("{user:?}"));
     }
 }
 
@@ -291,86 +279,81 @@ const PRIVATE_TMP: &str = "which the cage does not see: it has a private /tmp of
 fn a_script_on_the_host_tmp_names_the_private_tmp_when_not_found() {
     let (_tmp, script) = host_tmp_script("echo ran-from-tmp\n");
     let script_s = script.to_str().unwrap();
-    for user in USERS {
-        for backend in BACKENDS {
-            if !cage_here(backend, user) {
+    each_cage(|backend, user| {
+        let flags = ["--backend", backend.name()];
+        // A tree each: the `--allow-write` run leaves its mount point, an empty file,
+        // in the window's private /tmp, which the next run would find.
+        for (shell, code) in [("bash", 127), ("sh", 2)] {
+            let (_k, root, home, repo) = bare_tree("refuse-tmp-");
+            chown_tree(&root, user.uid());
+            let out = run_as(user, (&home, &repo), HOST_PATH, &flags, &[shell, script_s]);
+            let err = text(&out.stderr);
+            let said = lines_starting(&out, "jaula: the command exited");
+            if backend == Backend::Landlock {
+                assert_eq!(out.status.code(), Some(0), "{user:?} {shell}: {err}");
+                assert_eq!(text(&out.stdout).trim(), "ran-from-tmp");
+                assert!(said.is_empty(), "{err}");
                 continue;
             }
-            let flags = ["--backend", backend.name()];
-            // A tree each: the `--allow-write` run leaves its mount point, an empty file,
-            // in the window's private /tmp, which the next run would find.
-            for (shell, code) in [("bash", 127), ("sh", 2)] {
-                let (_k, root, home, repo) = bare_tree("refuse-tmp-");
-                chown_tree(&root, user.uid());
-                let out = run_as(user, (&home, &repo), HOST_PATH, &flags, &[shell, script_s]);
-                let err = text(&out.stderr);
-                let said = lines_starting(&out, "jaula: the command exited");
-                if backend == Backend::Landlock {
-                    assert_eq!(out.status.code(), Some(0), "{user:?} {shell}: {err}");
-                    assert_eq!(text(&out.stdout).trim(), "ran-from-tmp");
-                    assert!(said.is_empty(), "{err}");
-                    continue;
-                }
-                assert_eq!(out.status.code(), Some(code), "{user:?} {shell}: {err}");
-                assert_eq!(said.len(), 1, "{user:?} {shell}: {err}");
-                assert!(
-                    said[0].starts_with(&format!("jaula: the command exited {code}, and"))
-                        && said[0].contains(script_s)
-                        && said[0].contains(PRIVATE_TMP)
-                        && said[0].contains(&format!("--allow-write {script_s}")),
-                    "{}",
-                    said[0]
-                );
-                let bound = ["--backend", "bwrap", "--allow-write", script_s];
-                let out = run_as(user, (&home, &repo), HOST_PATH, &bound, &[shell, script_s]);
+            assert_eq!(out.status.code(), Some(code), "{user:?} {shell}: {err}");
+            assert_eq!(said.len(), 1, "{user:?} {shell}: {err}");
+            assert!(
+                said[0].starts_with(&format!("jaula: the command exited {code}, and"))
+                    && said[0].contains(script_s)
+                    && said[0].contains(PRIVATE_TMP)
+                    && said[0].contains(&format!("--allow-write {script_s}")),
+                "{}",
+                said[0]
+            );
+            let bound = ["--backend", "bwrap", "--allow-write", script_s];
+            let out = run_as(user, (&home, &repo), HOST_PATH, &bound, &[shell, script_s]);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{user:?}: {}",
+                text(&out.stderr)
+            );
+            assert_eq!(text(&out.stdout).trim(), "ran-from-tmp");
+        }
+        // The same line under `--network allow`, whose launch leaves through the proxy's
+        // launcher process.
+        if backend == Backend::Bwrap {
+            let (_k, root, home, repo) = bare_tree("refuse-tmp-allow-");
+            chown_tree(&root, user.uid());
+            let allow = ["--backend", "bwrap", "--network", "allow", "-q"];
+            let out = run_as(user, (&home, &repo), HOST_PATH, &allow, &["bash", script_s]);
+            if out.status.code() == Some(126) {
+                skip_or_fail(&format!(
+                    "--network allow as {user:?}: {}",
+                    text(&out.stderr)
+                ));
+            } else {
                 assert_eq!(
                     out.status.code(),
-                    Some(0),
+                    Some(127),
                     "{user:?}: {}",
                     text(&out.stderr)
                 );
-                assert_eq!(text(&out.stdout).trim(), "ran-from-tmp");
+                assert_eq!(
+                    lines_starting(&out, "jaula: the command exited 127").len(),
+                    1,
+                    "{user:?}: {}",
+                    text(&out.stderr)
+                );
             }
-            // The same line under `--network allow`, whose launch leaves through the proxy's
-            // launcher process.
-            if backend == Backend::Bwrap {
-                let (_k, root, home, repo) = bare_tree("refuse-tmp-allow-");
-                chown_tree(&root, user.uid());
-                let allow = ["--backend", "bwrap", "--network", "allow", "-q"];
-                let out = run_as(user, (&home, &repo), HOST_PATH, &allow, &["bash", script_s]);
-                if out.status.code() == Some(126) {
-                    skip_or_fail(&format!(
-                        "--network allow as {user:?}: {}",
-                        text(&out.stderr)
-                    ));
-                } else {
-                    assert_eq!(
-                        out.status.code(),
-                        Some(127),
-                        "{user:?}: {}",
-                        text(&out.stderr)
-                    );
-                    assert_eq!(
-                        lines_starting(&out, "jaula: the command exited 127").len(),
-                        1,
-                        "{user:?}: {}",
-                        text(&out.stderr)
-                    );
-                }
-            }
-            // A script that is missing everywhere: 127, and no word about /tmp.
-            let (_k, root, home, repo) = bare_tree("refuse-tmp-");
-            chown_tree(&root, user.uid());
-            let absent = ["bash", "/tmp/jaula-refuse-absent/work.sh"];
-            let out = run_as(user, (&home, &repo), HOST_PATH, &flags, &absent);
-            assert_eq!(out.status.code(), Some(127), "{user:?}");
-            assert!(
-                !text(&out.stderr).contains(PRIVATE_TMP),
-                "{}",
-                text(&out.stderr)
-            );
         }
-    }
+        // A script that is missing everywhere: 127, and no word about /tmp.
+        let (_k, root, home, repo) = bare_tree("refuse-tmp-");
+        chown_tree(&root, user.uid());
+        let absent = ["bash", "/tmp/jaula-refuse-absent/work.sh"];
+        let out = run_as(user, (&home, &repo), HOST_PATH, &flags, &absent);
+        assert_eq!(out.status.code(), Some(127), "{user:?}");
+        assert!(
+            !text(&out.stderr).contains(PRIVATE_TMP),
+            "{}",
+            text(&out.stderr)
+        );
+    });
 }
 
 const NOT_LOGGED_IN: &str = "so it will say \"Not logged in\"";
@@ -379,38 +362,33 @@ const NOT_LOGGED_IN: &str = "so it will say \"Not logged in\"";
 /// only for a bare `claude`; and not for a command that never starts it.
 #[test]
 fn the_login_hint_fires_for_a_wrapped_claude() {
-    for user in USERS {
-        for backend in BACKENDS {
-            if !cage_here(backend, user) {
-                continue;
-            }
-            let (_k, root, home, repo) = bare_tree("refuse-claude-");
-            fs::create_dir_all(home.join(".claude")).unwrap();
-            fs::write(home.join(".claude/.credentials.json"), "{}").unwrap();
-            let wrapper = repo.join("agent.sh");
-            fs::write(&wrapper, "#!/bin/sh\nexec timeout 5 claude \"$@\"\n").unwrap();
-            fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
-            chown_tree(&root, user.uid());
-            let flags = ["--backend", backend.name()];
-            for argv in [
-                &["timeout", "5", "claude", "-p", "hi"][..],
-                &["./agent.sh", "-p", "hi"],
-                &["sh", "-c", "claude -p hi"],
-            ] {
-                let out = run_as(user, (&home, &repo), HOST_PATH, &flags, argv);
-                assert_eq!(
-                    lines_starting(&out, "jaula: claude: its login").len(),
-                    1,
-                    "{user:?} {backend:?} {argv:?}: {}",
-                    text(&out.stderr)
-                );
-                assert!(text(&out.stderr).contains(NOT_LOGGED_IN));
-            }
-            let out = run_as(user, (&home, &repo), HOST_PATH, &flags, &["/usr/bin/true"]);
-            assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-            assert!(!text(&out.stderr).contains(NOT_LOGGED_IN));
+    each_cage(|backend, user| {
+        let (_k, root, home, repo) = bare_tree("refuse-claude-");
+        fs::create_dir_all(home.join(".claude")).unwrap();
+        fs::write(home.join(".claude/.credentials.json"), "{}").unwrap();
+        let wrapper = repo.join("agent.sh");
+        fs::write(&wrapper, "#!/bin/sh\nexec timeout 5 claude \"$@\"\n").unwrap();
+        fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
+        chown_tree(&root, user.uid());
+        let flags = ["--backend", backend.name()];
+        for argv in [
+            &["timeout", "5", "claude", "-p", "hi"][..],
+            &["./agent.sh", "-p", "hi"],
+            &["sh", "-c", "claude -p hi"],
+        ] {
+            let out = run_as(user, (&home, &repo), HOST_PATH, &flags, argv);
+            assert_eq!(
+                lines_starting(&out, "jaula: claude: its login").len(),
+                1,
+                "{user:?} {backend:?} {argv:?}: {}",
+                text(&out.stderr)
+            );
+            assert!(text(&out.stderr).contains(NOT_LOGGED_IN));
         }
-    }
+        let out = run_as(user, (&home, &repo), HOST_PATH, &flags, &["/usr/bin/true"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(!text(&out.stderr).contains(NOT_LOGGED_IN));
+    });
 }
 
 /// An expired access token is refused as expired, never as "-N s left".
@@ -449,59 +427,41 @@ const NETWORK_LINE: &str = "jaula: network none:";
 /// command's own output and status are untouched.
 #[test]
 fn quiet_silences_the_network_line() {
-    for user in USERS {
-        for backend in BACKENDS {
-            if !cage_here(backend, user) {
-                continue;
-            }
-            let (_k, root, home, repo) = bare_tree("refuse-quiet-");
-            let config = root.join("quiet.toml");
-            fs::write(&config, "[run]\nquiet = true\n").unwrap();
-            chown_tree(&root, user.uid());
-            let base = ["--backend", backend.name(), "--network", "none"];
-            let loud = run_as(user, (&home, &repo), HOST_PATH, &base, &["/usr/bin/true"]);
-            if loud.status.code() != Some(0) {
-                skip_or_fail(&format!(
-                    "--network none as {user:?} on {backend:?}: {}",
-                    text(&loud.stderr)
-                ));
-                continue;
-            }
-            assert_eq!(
-                lines_starting(&loud, NETWORK_LINE).len(),
-                1,
-                "{}",
+    each_cage(|backend, user| {
+        let (_k, root, home, repo) = bare_tree("refuse-quiet-");
+        let config = root.join("quiet.toml");
+        fs::write(&config, "[run]\nquiet = true\n").unwrap();
+        chown_tree(&root, user.uid());
+        let base = ["--backend", backend.name(), "--network", "none"];
+        let loud = run_as(user, (&home, &repo), HOST_PATH, &base, &["/usr/bin/true"]);
+        if loud.status.code() != Some(0) {
+            skip_or_fail(&format!(
+                "--network none as {user:?} on {backend:?}: {}",
                 text(&loud.stderr)
-            );
-            let config_s = config.to_str().unwrap();
-            for extra in [&["--quiet"][..], &["-q"], &["--config", config_s]] {
-                let mut flags = base.to_vec();
-                flags.extend_from_slice(extra);
-                let out = run_as(user, (&home, &repo), HOST_PATH, &flags, &["/usr/bin/true"]);
-                assert_eq!(
-                    out.status.code(),
-                    Some(0),
-                    "{extra:?}: {}",
-                    text(&out.stderr)
-                );
-                assert!(
-                    lines_starting(&out, NETWORK_LINE).is_empty(),
-                    "{extra:?}: {}",
-                    text(&out.stderr)
-                );
-            }
+            ));
+            return;
         }
-    }
+        assert_eq!(
+            lines_starting(&loud, NETWORK_LINE).len(),
+            1,
+            "{}",
+            text(&loud.stderr)
+        );
+        let config_s = config.to_str().unwrap();
+        for extra in [&["--quiet"][..], &["-q"], &["--config", config_s]] {
+            let mut flags = base.to_vec();
+            flags.extend_from_slice(extra);
+            let out = run_as(user, (&home, &repo), HOST_PATH, &flags, &["/usr/bin/true"]);
+            assert_ok_saying_nothing(&out, NETWORK_LINE, &format!("{extra:?}"));
+        }
+    });
 }
 
 /// `run --help` no longer shows `[default: window]` for `--window`, and names the
 /// private /tmp's real default.
 #[test]
 fn window_help_names_the_real_default() {
-    let out = std::process::Command::new(jaula())
-        .args(["run", "--help"])
-        .output()
-        .unwrap();
+    let out = common::jaula_output(&["run", "--help"]);
     let help = text(&out.stdout);
     assert!(!help.contains("[default: window]"), "{help}");
     assert!(

@@ -242,24 +242,11 @@ fn runtime_takes_new_entries(backend: Backend, user: User) {
     assert_sealed_and_protected_untouched(&t, &context);
 }
 
-#[test]
-fn runtime_takes_new_entries_landlock_as_root() {
-    runtime_takes_new_entries(Backend::Landlock, User::Root);
-}
-
-#[test]
-fn runtime_takes_new_entries_landlock_as_uid_65534() {
-    runtime_takes_new_entries(Backend::Landlock, User::Nobody);
-}
-
-#[test]
-fn runtime_takes_new_entries_bwrap_as_root() {
-    runtime_takes_new_entries(Backend::Bwrap, User::Root);
-}
-
-#[test]
-fn runtime_takes_new_entries_bwrap_as_uid_65534() {
-    runtime_takes_new_entries(Backend::Bwrap, User::Nobody);
+jaula_testkit::case_tests! {
+    runtime_takes_new_entries_landlock_as_root => runtime_takes_new_entries(Backend::Landlock, User::Root);
+    runtime_takes_new_entries_landlock_as_uid_65534 => runtime_takes_new_entries(Backend::Landlock, User::Nobody);
+    runtime_takes_new_entries_bwrap_as_root => runtime_takes_new_entries(Backend::Bwrap, User::Root);
+    runtime_takes_new_entries_bwrap_as_uid_65534 => runtime_takes_new_entries(Backend::Bwrap, User::Nobody);
 }
 
 /// Without the gate nothing stands in for the split: natively `.runtime` keeps the

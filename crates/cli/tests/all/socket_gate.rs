@@ -10,7 +10,7 @@ use crate::common;
 
 use std::fs;
 use std::os::unix::net::UnixListener;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::{jaula, scratch, skip_or_fail};
@@ -24,6 +24,45 @@ fn python_or_skip() -> bool {
         return false;
     }
     true
+}
+
+/// A fresh [`home`] (prefix `name`) and the Python `program` run uncaged in its repo:
+/// `(keep, home, repo, output)`; `None` after a skip when python3 is missing.
+fn uncaged_python(
+    name: &str,
+    program: &str,
+) -> Option<(tempfile::TempDir, PathBuf, PathBuf, Output)> {
+    if !python_or_skip() {
+        return None;
+    }
+    let (keep, home, repo) = home(name);
+    let uncaged = Command::new("python3")
+        .args(["-c", program])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    Some((keep, home, repo, uncaged))
+}
+
+/// Runs `program` caged on each backend: each run must print `want`, what it printed
+/// uncaged. The directory `made` (what the program makes in the repo) is removed before
+/// each run and after it. Returns each backend's output, for the caller's own checks.
+fn caged_as_uncaged(
+    home: &Path,
+    repo: &Path,
+    program: &str,
+    made: &str,
+    want: &[String],
+) -> Vec<(&'static str, Output)> {
+    let mut outs = Vec::new();
+    fs::remove_dir_all(repo.join(made)).unwrap();
+    for backend in BACKENDS {
+        let out = caged(backend, home, repo, program, &[]);
+        assert_eq!(lines(&out), want, "{backend}: {}", text(&out.stderr));
+        fs::remove_dir_all(repo.join(made)).unwrap();
+        outs.push((backend, out));
+    }
+    outs
 }
 
 /// A home with a repo and a writable cache directory, under the target dir.
@@ -351,30 +390,20 @@ step("listing", lambda: sorted(os.listdir(".")))
 /// The gate makes these calls itself; a program must not be able to tell.
 #[test]
 fn file_calls_answer_as_they_do_uncaged() {
-    if !python_or_skip() {
+    let Some((_k, home, repo, uncaged)) = uncaged_python("gate-files", FILE_CALLS) else {
         return;
-    }
-    let (_k, home, repo) = home("gate-files");
-    let uncaged = Command::new("python3")
-        .args(["-c", FILE_CALLS])
-        .current_dir(&repo)
-        .output()
-        .unwrap();
+    };
     let want = lines(&uncaged);
     assert!(
         want.iter().any(|l| l == "fifo-read through the fifo"),
         "{want:?}"
     );
-    fs::remove_dir_all(repo.join("calls")).unwrap();
-    for backend in BACKENDS {
-        let out = caged(backend, &home, &repo, FILE_CALLS, &[]);
-        assert_eq!(lines(&out), want, "{backend}: {}", text(&out.stderr));
+    for (backend, out) in caged_as_uncaged(&home, &repo, FILE_CALLS, "calls", &want) {
         assert!(
             !text(&out.stderr).contains("jaula:"),
             "{backend}: {}",
             text(&out.stderr)
         );
-        fs::remove_dir_all(repo.join("calls")).unwrap();
     }
 }
 
@@ -416,27 +445,16 @@ make("parent-still-007")
 
 #[test]
 fn the_gate_gives_every_file_it_makes_the_callers_umask() {
-    if !python_or_skip() {
+    let Some((_k, home, repo, uncaged)) = uncaged_python("gate-umask", UMASKS) else {
         return;
-    }
-    let (_k, home, repo) = home("gate-umask");
-    let uncaged = Command::new("python3")
-        .args(["-c", UMASKS])
-        .current_dir(&repo)
-        .output()
-        .unwrap();
+    };
     let want = lines(&uncaged);
     assert_eq!(want.len(), 9, "{want:?}");
     assert!(
         want.contains(&"077 0o600 0o700 0o600 0o700".to_owned()),
         "{want:?}"
     );
-    fs::remove_dir_all(repo.join("masks")).unwrap();
-    for backend in BACKENDS {
-        let out = caged(backend, &home, &repo, UMASKS, &[]);
-        assert_eq!(lines(&out), want, "{backend}: {}", text(&out.stderr));
-        fs::remove_dir_all(repo.join("masks")).unwrap();
-    }
+    caged_as_uncaged(&home, &repo, UMASKS, "masks", &want);
 }
 
 /// Two processes race, directory by directory: one makes `config` holding a command for
@@ -479,15 +497,9 @@ print("planted", planted)
 
 #[test]
 fn a_config_racing_the_head_that_makes_its_directory_git_like_is_never_planted() {
-    if !python_or_skip() {
+    let Some((_k, home, repo, uncaged)) = uncaged_python("gate-git-race", GIT_RACE) else {
         return;
-    }
-    let (_k, home, repo) = home("gate-git-race");
-    let uncaged = Command::new("python3")
-        .args(["-c", GIT_RACE])
-        .current_dir(&repo)
-        .output()
-        .unwrap();
+    };
     assert_eq!(lines(&uncaged), ["planted 400"]);
     fs::remove_dir_all(repo.join("race")).unwrap();
     for backend in BACKENDS {

@@ -100,6 +100,19 @@ fn lines(stdout: &[u8]) -> Vec<String> {
     text(stdout).lines().map(str::to_owned).collect()
 }
 
+/// Run the lease program (`cmd`) as `user` and assert what it printed: [`LEASE_WANT`].
+fn lease_output(user: User, mut cmd: Command, what: &str) -> std::process::Output {
+    user.apply(&mut cmd);
+    let out = cmd.output().unwrap();
+    assert_eq!(
+        lines(&out.stdout),
+        LEASE_WANT,
+        "{user:?} {what}: {}",
+        text(&out.stderr)
+    );
+    out
+}
+
 /// A lease break the supervisor waits in for the cage holds up no other call.
 #[test]
 fn a_lease_break_on_the_gate_stalls_no_other_call() {
@@ -112,14 +125,7 @@ fn a_lease_break_on_the_gate_stalls_no_other_call() {
         let (_k, _home, repo) = lease_tree(user);
         let mut control = Command::new("python3");
         control.args(["-c", LEASE]).current_dir(&repo);
-        user.apply(&mut control);
-        let out = control.output().unwrap();
-        assert_eq!(
-            lines(&out.stdout),
-            LEASE_WANT,
-            "{user:?} uncaged: {}",
-            text(&out.stderr)
-        );
+        lease_output(user, control, "uncaged");
         for backend in BACKENDS {
             if !cage_here(backend, user) {
                 continue;
@@ -127,15 +133,7 @@ fn a_lease_break_on_the_gate_stalls_no_other_call() {
             let (_k, home, repo) = lease_tree(user);
             let mut cmd = jaula_run(backend, &home, &repo);
             cmd.args(["--", "python3", "-c", LEASE]);
-            user.apply(&mut cmd);
-            let out = cmd.output().unwrap();
-            assert_eq!(
-                lines(&out.stdout),
-                LEASE_WANT,
-                "{user:?} {}: {}",
-                backend.name(),
-                text(&out.stderr)
-            );
+            let out = lease_output(user, cmd, backend.name());
             assert!(out.status.success(), "{user:?} {}: {out:?}", backend.name());
             assert!(repo.join("unrelated").is_file());
         }
@@ -206,14 +204,9 @@ fn a_starved_supervisor_answers_with_an_errno() {
         skip_or_fail("prlimit (util-linux) is not installed");
         return;
     }
-    for user in common::users() {
-        for backend in BACKENDS {
-            if !cage_here(backend, user) {
-                continue;
-            }
-            starve(backend, user);
-        }
-    }
+    common::each_cage_as(&common::users(), |backend, user| {
+        starve(backend, user);
+    });
 }
 
 fn starve(backend: Backend, user: User) {

@@ -66,7 +66,7 @@ fn run(backend: Backend, user: User, script: &str) -> (tempfile::TempDir, std::p
 }
 
 fn summaries(stderr: &str) -> Vec<&str> {
-    stderr.lines().filter(|l| l.starts_with(SUMMARY)).collect()
+    jaula_testkit::output::lines_starting(stderr, SUMMARY)
 }
 
 fn file_records<'a>(log: &'a [Value], path: &Path) -> Vec<&'a Value> {
@@ -111,23 +111,19 @@ fn read_only_and_protected_are_named(backend: Backend, user: User) {
     let ro = file_records(&run.log, &outside);
     assert_eq!(ro.len(), 1, "{what}: {:?}", run.log);
     assert_eq!(ro[0]["decision"], "deny", "{what}");
-    assert_eq!(ro[0]["rule"], "read-only", "{what}");
-    assert_eq!(ro[0]["call"], "create", "{what}");
-    assert_eq!(
-        ro[0]["allow_with"][0],
-        format!("--allow-write {}", root.display()),
-        "{what}"
-    );
     let bashrc = root.join("home/.bashrc");
     let protected = file_records(&run.log, &bashrc);
     assert_eq!(protected.len(), 1, "{what}: {:?}", run.log);
-    assert_eq!(protected[0]["rule"], "protected", "{what}");
-    assert_eq!(protected[0]["call"], "write", "{what}");
-    assert_eq!(
-        protected[0]["allow_with"][0],
-        format!("--unprotect {}", bashrc.display()),
-        "{what}"
-    );
+    let allow_write = format!("--allow-write {}", root.display());
+    let unprotect = format!("--unprotect {}", bashrc.display());
+    for (record, rule, call, allow_with) in [
+        (&ro[0], "read-only", "create", allow_write),
+        (&protected[0], "protected", "write", unprotect),
+    ] {
+        assert_eq!(record["rule"], rule, "{what}: {rule}");
+        assert_eq!(record["call"], call, "{what}: {rule}");
+        assert_eq!(record["allow_with"][0], allow_with, "{what}: {rule}");
+    }
 }
 
 fn git_config_global_is_named(backend: Backend, user: User) {

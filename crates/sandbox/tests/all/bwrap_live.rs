@@ -18,39 +18,32 @@ use std::process::Command;
 use jaula_policy::sources::BwrapHint;
 use jaula_policy::{Access, Platform, Policy, PolicySpec, RealHostFs};
 use jaula_sandbox::bwrap::{probe, render_argv, Availability, BwrapOptions, MountView};
-use jaula_testkit::probe::matrix::{self, dev, Decided, Deviation, Kind, Outcome, Target};
+use jaula_testkit::probe::matrix::{
+    self, absent_creatable, dev, Decided, Deviation, Kind, Outcome, Target,
+};
 use jaula_testkit::{chown_tree, is_root, under_ci, NOBODY};
 
 /// Where the kernel and the reference meaning differ, each for a reason and in a recorded
 /// direction (`live`, then `decide`). A disagreement missing from this table, or in the
 /// other direction, fails the test; so does an entry that no longer disagrees.
 const DEVIATIONS: &[Deviation] = &[
-    dev(
+    absent_creatable(
         "absent-protected-creatable",
         "~/src/repo/.git/hooks",
-        Access::Create,
-        true,
-        false,
         "a planting-guard path absent at launch is not mounted over (a mount point would be \
          left on the host as a placeholder), so the cage can create it; jaula run reports \
          the creation after the command exits",
     ),
-    dev(
+    absent_creatable(
         "absent-sealed-creatable",
         "~/.cargo/credentials",
-        Access::Create,
-        true,
-        false,
         "an absent sealed file inside a writable root is not mounted over (a seal over a \
          missing path would abort the launch or leave an empty file on the owner's disk), \
          so the cage can create it; it then holds only what the cage wrote",
     ),
-    dev(
+    absent_creatable(
         "absent-sealed-creatable",
         "~/.config/gcloud",
-        Access::Create,
-        true,
-        false,
         "the same for an absent sealed directory inside a writable root (~/.config)",
     ),
     dev(
@@ -62,21 +55,15 @@ const DEVIATIONS: &[Deviation] = &[
         "an absent writable root is skipped by --bind-try, and $HOME itself is read-only, \
          so the root cannot be created from inside",
     ),
-    dev(
+    absent_creatable(
         "absent-sealed-creatable",
         "~/.claude/channels/seat2/.env",
-        Access::Create,
-        true,
-        false,
         "channel tokens are sealed one existing file at a time (a mount needs a path, not a \
          pattern): one created after launch is not covered",
     ),
-    dev(
+    absent_creatable(
         "absent-protected-creatable",
         "~/.agents-city/.runtime/cage",
-        Access::Create,
-        true,
-        false,
         "a protected path absent at launch is not mounted read-only, so it can be created \
          beneath the writable state home",
     ),

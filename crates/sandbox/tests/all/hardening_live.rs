@@ -21,11 +21,14 @@ use jaula_sandbox::hardening::{harden, HardeningOptions, Outcome, Step};
 use jaula_testkit::{is_root, rerun, skip_or_fail, this_test, NOBODY};
 use serde_json::Value;
 
-const ROLE: &str = "JAULA_HARDENING_LIVE_ROLE";
-const HARDEN: &str = "JAULA_HARDENING_LIVE_HARDEN";
-const SCRIPT: &str = "JAULA_HARDENING_LIVE_SCRIPT";
-const KEEP_FD: &str = "JAULA_HARDENING_LIVE_KEEP_FD";
-const PROGRAM: &str = "JAULA_HARDENING_LIVE_PROGRAM";
+/// The environment variables that hand a re-run child its part, each
+/// `JAULA_HARDENING_LIVE_<NAME>`.
+macro_rules! child_env {
+    ($($name:ident),*) => {
+        $(const $name: &str = concat!("JAULA_HARDENING_LIVE_", stringify!($name));)*
+    };
+}
+child_env!(ROLE, HARDEN, SCRIPT, KEEP_FD, PROGRAM);
 const CAPSH: &str = "/usr/sbin/capsh";
 
 /// Descriptors the parent leaks into the child: in the first close-on-exec range, the one

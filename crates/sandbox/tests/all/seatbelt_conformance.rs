@@ -348,43 +348,46 @@ fn hand_picked(cage: &Cage) -> Vec<PathBuf> {
     for r in relative {
         probes.insert(h.join(r));
     }
-    for r in [
-        ".docker/run/docker.sock",
-        "Library/Caches/tool/cmd.sock",
-        ".cache/tool/cmd.sock",
-        ".ssh/ctl-socket",
-        ".ssh/agent.sock",
-        ".gnupg/S.gpg-agent",
-    ] {
-        probes.insert(h.join(r));
-    }
+    probes.extend(
+        [
+            ".docker/run/docker.sock",
+            "Library/Caches/tool/cmd.sock",
+            ".cache/tool/cmd.sock",
+            ".ssh/ctl-socket",
+            ".ssh/agent.sock",
+            ".gnupg/S.gpg-agent",
+        ]
+        .map(|r| h.join(r)),
+    );
     let repo = cage.policy.repo();
-    for r in [
-        "server.sock",
-        "target/tmp/s.sock",
-        ".vscode/agent.sock",
-        ".vscode/other.sock",
-        ".git/hooks/s",
-    ] {
-        probes.insert(repo.join(r));
-    }
+    probes.extend(
+        [
+            "server.sock",
+            "target/tmp/s.sock",
+            ".vscode/agent.sock",
+            ".vscode/other.sock",
+            ".git/hooks/s",
+        ]
+        .map(|r| repo.join(r)),
+    );
     let tmp = window_tmp(cage);
     probes.insert(tmp.join("pymp-abc/listener-xyz"));
     probes.insert(tmp.join("../var-tmp/s"));
-    for r in [
-        "w1.token",
-        "w1.token.bak",
-        "w1.toke",
-        "w1.tokenx",
-        "w1.token/x",
-        "w2.token",
-        "",
-        "../cage/w1.sb",
-        "../cagex/w1.sb",
-        "../other",
-    ] {
-        probes.insert(broker.join(r));
-    }
+    probes.extend(
+        [
+            "w1.token",
+            "w1.token.bak",
+            "w1.toke",
+            "w1.tokenx",
+            "w1.token/x",
+            "w2.token",
+            "",
+            "../cage/w1.sb",
+            "../cagex/w1.sb",
+            "../other",
+        ]
+        .map(|r| broker.join(r)),
+    );
     for abs in [
         "/etc/passwd",
         "/tmp",
@@ -432,6 +435,23 @@ fn metachar_twins(a: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// How the profile's deciding block differs from `expected` (its action, operations and
+/// whether a filter matched), in words; `None` when it is the expected one.
+fn block_differs(
+    v: &jaula_sbpl::eval::Verdict<'_>,
+    (action, ops, filtered): (Action, Vec<Operation>, bool),
+) -> Option<String> {
+    let got = v
+        .rule
+        .map(|r| (r.action, r.operations.clone(), v.filter.is_some()));
+    (got != Some((action, ops.clone(), filtered))).then(|| {
+        format!(
+            "expects ({action:?} {ops:?}), profile says {}",
+            v.describe()
+        )
+    })
 }
 
 /// Where `decide`'s rule says the deciding profile rule should be.
@@ -516,17 +536,8 @@ fn disagreements_counting(
                 seen.insert(name);
             }
             if explain {
-                let (action, ops, filtered) = expected_connect_block(&d.rule, deviation);
-                let got = v
-                    .rule
-                    .map(|r| (r.action, r.operations.clone(), v.filter.is_some()));
-                if got != Some((action, ops.clone(), filtered)) {
-                    out.push(format!(
-                        "connect {path:?}: decide's {:?} expects ({action:?} {ops:?}), profile \
-                         says {}",
-                        d.rule,
-                        v.describe()
-                    ));
+                if let Some(wrong) = block_differs(&v, expected_connect_block(&d.rule, deviation)) {
+                    out.push(format!("connect {path:?}: decide's {:?} {wrong}", d.rule));
                 }
             }
         }
@@ -546,16 +557,8 @@ fn disagreements_counting(
             if !explain {
                 continue;
             }
-            let (action, ops, filtered) = expected_block(&d.rule, access);
-            let got = v
-                .rule
-                .map(|r| (r.action, r.operations.clone(), v.filter.is_some()));
-            if got != Some((action, ops.clone(), filtered)) {
-                out.push(format!(
-                    "{access} {path:?}: decide's {:?} expects ({action:?} {ops:?}), profile says {}",
-                    d.rule,
-                    v.describe()
-                ));
+            if let Some(wrong) = block_differs(&v, expected_block(&d.rule, access)) {
+                out.push(format!("{access} {path:?}: decide's {:?} {wrong}", d.rule));
             }
         }
     }

@@ -358,6 +358,17 @@ pub const fn dev(
     }
 }
 
+/// bubblewrap's view: an entry absent at launch that no mount covers, so the cage can
+/// create `label` where `decide` refuses it (the deviation `name`: a sealed or protected
+/// path absent at launch).
+pub const fn absent_creatable(
+    name: &'static str,
+    label: &'static str,
+    why: &'static str,
+) -> Deviation {
+    dev(name, label, Access::Create, true, false, why)
+}
+
 /// bubblewrap's view, with or without jaula's stage inside: a declared-file seal that is
 /// a directory on disk (`~/.pgpass/`) gets a read-only tmpfs, since `/dev/null` cannot be
 /// bound on a directory, which also hides its entries: stricter than `decide`.

@@ -148,3 +148,79 @@ impl LoggedRun {
 pub fn root_scratch(what: &str, prefix: &str) -> Option<(tempfile::TempDir, PathBuf)> {
     require_root(what).then(|| scratch(prefix))
 }
+
+/// Run `case` on each Linux backend as each user (root, uid 65534) that this host cages
+/// as; the others are skipped by [`cage_here`] (failed under CI).
+pub fn each_cage(case: impl FnMut(Backend, User)) {
+    each_cage_as(&[User::Root, User::Nobody], case)
+}
+
+/// [`each_cage`] as each of `users` only.
+pub fn each_cage_as(users: &[User], mut case: impl FnMut(Backend, User)) {
+    for backend in [Backend::Landlock, Backend::Bwrap] {
+        for &user in users {
+            if cage_here(backend, user) {
+                case(backend, user);
+            }
+        }
+    }
+}
+
+/// `jaula ARGS`, uncaged, in this process's environment: its finished output.
+pub fn jaula_output(args: &[&str]) -> std::process::Output {
+    Command::new(jaula()).args(args).output().unwrap()
+}
+
+/// `contract run CONTRACT --work-record WORK --runtime claude -- COMMAND…`: the arguments
+/// of a contract run (after `jaula contract`).
+pub fn contract_run_args<'a>(
+    contract: &'a str,
+    work: &'a str,
+    command: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "run",
+        contract,
+        "--work-record",
+        work,
+        "--runtime",
+        "claude",
+        "--",
+    ];
+    args.extend_from_slice(command);
+    args
+}
+
+/// The row of `backend` in `jaula explain --json`'s `backends`.
+pub fn backend_row(explained: &serde_json::Value, backend: &str) -> serde_json::Value {
+    explained["backends"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["backend"] == backend)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {backend} row: {explained}"))
+}
+
+/// Whether an `explain` row's summary says `said`.
+pub fn summary_says(row: &serde_json::Value, said: &str) -> bool {
+    row["summary"].as_str().unwrap().contains(said)
+}
+
+/// [`jaula_run`] with `--network allow` for `domain` and the loopback address (where the
+/// config's resolve entries send the domain), the `config` file and a decision `log`.
+pub fn jaula_run_allowing(
+    backend: Backend,
+    (home, repo): (&Path, &Path),
+    domain: &str,
+    config: &Path,
+    log: &Path,
+) -> Command {
+    let mut cmd = jaula_run(backend, home, repo);
+    cmd.args(["--network", "allow", "--allow-domain", domain])
+        .args(["--allow-address", "127.0.0.1", "--config"])
+        .arg(config)
+        .arg("--log")
+        .arg(log);
+    cmd
+}

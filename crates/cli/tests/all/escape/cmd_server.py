@@ -29,6 +29,17 @@ def log(path, line):
         os.fsync(f.fileno())
 
 
+def read_line(conn, size):
+    """What the peer sends up to and including a newline, or up to its end."""
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(size)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
 def handle(text, logpath):
     log(logpath, "conn")
     if text == "sync":
@@ -49,12 +60,7 @@ def serve(kind, path, logpath, once):
         if kind == "stream":
             conn, _ = s.accept()
             with conn:
-                data = b""
-                while not data.endswith(b"\n"):
-                    chunk = conn.recv(4096)
-                    if not chunk:
-                        break
-                    data += chunk
+                data = read_line(conn, 4096)
                 handle(data.decode().strip(), logpath)
                 try:
                     conn.sendall(b"done\n")
@@ -79,12 +85,7 @@ def client(kind, path, text):
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.connect(path)
             s.sendall(payload)
-            reply = b""
-            while not reply.endswith(b"\n"):
-                chunk = s.recv(64)
-                if not chunk:
-                    break
-                reply += chunk
+            reply = read_line(s, 64)
             if reply != b"done\n":
                 print("no reply", flush=True)
                 return 1
