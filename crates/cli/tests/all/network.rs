@@ -14,7 +14,9 @@ use std::process::{Command, Output};
 
 use common::{jaula, scratch, skip_or_fail};
 use jaula_testkit::find_tool;
-use jaula_testkit::output::{assert_says, read_all, read_fifo};
+#[cfg(target_os = "linux")]
+use jaula_testkit::output::read_fifo;
+use jaula_testkit::output::{assert_says, read_all};
 
 /// The backends a namespace can be made with here; `landlock` makes its own.
 const BACKENDS: [&str; 2] = ["bwrap", "landlock"];
