@@ -107,9 +107,13 @@ fn mark_inherited_cloexec(keep: &[RawFd]) -> Result<usize, HardeningError> {
         let Ok(flags) = fcntl_getfd(borrowed) else {
             continue;
         };
-        fcntl_setfd(borrowed, flags | FdFlags::CLOEXEC)
-            .map_err(|e| HardeningError::Descriptors(e.into()))?;
-        marked += 1;
+        match fcntl_setfd(borrowed, flags | FdFlags::CLOEXEC) {
+            Ok(()) => marked += 1,
+            // Closed between the two calls (by another thread: the launcher is single-
+            // threaded, a test process is not): nothing is left to mark.
+            Err(rustix::io::Errno::BADF) => {}
+            Err(e) => return Err(HardeningError::Descriptors(e.into())),
+        }
     }
     Ok(marked)
 }
