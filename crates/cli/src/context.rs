@@ -3,7 +3,7 @@
 use jaula_policy::{EnvVars, FileRule, FileRuleSource, Platform, Policy, Sources};
 
 use crate::args::PolicyArgs;
-use crate::error::CliError;
+use crate::error::{CliError, NotJson};
 
 /// Gather the sources (defaults, config file, environment, flags) for `platform`.
 pub fn sources(args: &PolicyArgs, platform: Option<Platform>) -> Result<Sources, CliError> {
@@ -47,12 +47,7 @@ pub fn resolve(sources: &Sources, args: &PolicyArgs) -> Result<Policy, CliError>
 pub fn json_path(path: &std::path::Path) -> Result<serde_json::Value, CliError> {
     path.to_str()
         .map(|s| serde_json::Value::String(s.to_string()))
-        .ok_or_else(|| {
-            CliError::NotJson(format!(
-                "{} is not UTF-8 and cannot be printed as JSON",
-                path.display()
-            ))
-        })
+        .ok_or_else(|| NotJson::Path(path.to_path_buf()).into())
 }
 
 /// The `jaula run` flags that resolve the very cage `policy` is, wherever that command

@@ -53,8 +53,11 @@ pub enum CliError {
     #[error("cannot pass the Contract's cgroup to its spawn (dup): {0}")]
     CgroupFd(std::io::Error),
     /// `jaula contract run`: there is no cage to start for the tenant (it is disabled).
-    #[error("refusing to start the tenant cage: {0}")]
-    CageRefused(String),
+    #[error(
+        "refusing to start the tenant cage: {}",
+        crate::commands::availability::DISABLED
+    )]
+    TenantCageDisabled,
     #[error("cannot write {}: {source}", .path.display())]
     Write {
         path: PathBuf,
@@ -72,8 +75,9 @@ pub enum CliError {
     /// starts itself as its own stage.
     #[error("cannot find jaula's own binary: {0}")]
     OwnBinary(std::io::Error),
-    #[error("{0}")]
-    NotJson(String),
+    /// `--json` asked for what JSON cannot hold.
+    #[error(transparent)]
+    NotJson(#[from] NotJson),
     /// `--network allow`: the proxy could not be configured or its log opened.
     #[error(transparent)]
     Proxy(#[from] jaula_proxy::ProxyError),
@@ -151,6 +155,20 @@ impl CliError {
     }
 }
 
+/// What `--json` cannot print.
+#[derive(Debug, thiserror::Error)]
+pub enum NotJson {
+    /// A path whose bytes are not UTF-8: refused rather than mangled.
+    #[error("{} is not UTF-8 and cannot be printed as JSON", .0.display())]
+    Path(PathBuf),
+    /// `jaula line --json` of a prefix that is not UTF-8.
+    #[error("the prefix is not UTF-8 and cannot be printed as JSON")]
+    Prefix,
+    /// The report did not encode.
+    #[error("{0}")]
+    Encode(serde_json::Error),
+}
+
 /// Flags that parse one by one but not together, or values clap cannot check: exit 2.
 /// Each carries what it needs to say what to do instead.
 #[derive(Debug, thiserror::Error)]
@@ -181,7 +199,7 @@ pub enum UsageError {
     },
     /// The command line a Contract's cage is started with does not parse (a jaula bug).
     #[error("the tenant cage's command line: {0}")]
-    TenantCommandLine(String),
+    TenantCommandLine(clap::Error),
     /// `jaula line` on macOS with `jaula run` options a `sandbox-exec` line cannot carry.
     #[error(
         "--network, the domain lists, --log and --hand-access-token are `jaula run` options; \

@@ -30,8 +30,8 @@ impl Report {
 
     /// Print `value` as pretty JSON on a line of its own, then exit with `code`.
     pub fn json(value: &serde_json::Value, code: i32) -> Result<Report, CliError> {
-        let mut text =
-            serde_json::to_string_pretty(value).map_err(|e| CliError::NotJson(e.to_string()))?;
+        let mut text = serde_json::to_string_pretty(value)
+            .map_err(|e| CliError::from(crate::error::NotJson::Encode(e)))?;
         text.push('\n');
         Ok(Report::printed(text, code))
     }

@@ -17,7 +17,6 @@ use jaula_sandbox::cage::linux::{spawn_tenant, TenantPlacement};
 use jaula_sandbox::identity::Identity;
 
 use crate::args::JsonFlag;
-use crate::commands::availability::DISABLED;
 use crate::commands::cage_request::{self, Disabled};
 use crate::error::CliError;
 use crate::ids;
@@ -112,7 +111,7 @@ fn spawn(
     let vars = tenant_env(&sandbox.env);
     let request = match cage_request::ask(&run_args, Platform::Linux, vars, workspace.clone())? {
         Ok(asked) => asked.request,
-        Err(Disabled) => return Err(CliError::CageRefused(DISABLED.to_owned())),
+        Err(Disabled) => return Err(CliError::TenantCageDisabled),
     };
     let inherited = match &cgroup {
         Some(cg) => Some(rustix::io::dup(cg.procs_fd()).map_err(|e| CliError::CgroupFd(e.into()))?),

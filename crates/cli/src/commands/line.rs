@@ -88,9 +88,8 @@ pub fn run(args: &LineArgs) -> Outcome {
         }
     };
     if args.json {
-        let text = String::from_utf8(prefix).map_err(|_| {
-            CliError::NotJson("the prefix is not UTF-8 and cannot be printed as JSON".into())
-        })?;
+        let text =
+            String::from_utf8(prefix).map_err(|_| CliError::from(crate::error::NotJson::Prefix))?;
         return Report::json(
             &serde_json::json!({
                 "available": availability.available,

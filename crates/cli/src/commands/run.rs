@@ -165,5 +165,5 @@ pub(crate) fn parse_run_argv(argv: &[OsString]) -> Result<RunArgs, CliError> {
             let RunOnly::Run(args) = line.run;
             *args
         })
-        .map_err(|e| crate::error::UsageError::TenantCommandLine(e.to_string()).into())
+        .map_err(|e| crate::error::UsageError::TenantCommandLine(e).into())
 }
