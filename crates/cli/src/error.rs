@@ -18,7 +18,7 @@ pub enum CliError {
     /// A config file value jaula cannot use with the others: the file is not bad usage of
     /// the command line, so not exit 2.
     #[error(transparent)]
-    Config(#[from] crate::commands::config_check::ConfigProblem),
+    Config(#[from] ConfigProblem),
     /// jaula will not start the command; the refusal knows its own exit code.
     #[error(transparent)]
     Refused(#[from] Refusal),
@@ -53,11 +53,11 @@ pub enum CliError {
     #[error("cannot pass the Contract's cgroup to its spawn (dup): {0}")]
     CgroupFd(std::io::Error),
     /// `jaula contract run`: there is no cage to start for the tenant (it is disabled).
-    #[error(
-        "refusing to start the tenant cage: {}",
-        crate::commands::availability::DISABLED
-    )]
-    TenantCageDisabled,
+    #[error("refusing to start the tenant cage: {reason}")]
+    TenantCageDisabled {
+        /// How the owner switched the cage off.
+        reason: &'static str,
+    },
     #[error("cannot write {}: {source}", .path.display())]
     Write {
         path: PathBuf,
@@ -153,6 +153,16 @@ impl CliError {
             _ => REFUSED,
         }
     }
+}
+
+/// One value of the config file that jaula cannot use together with the others.
+#[derive(Debug, thiserror::Error)]
+#[error("config {}: network: {problem}", file.display())]
+pub struct ConfigProblem {
+    /// The config file.
+    pub file: PathBuf,
+    /// What is wrong with its `[network]` lists.
+    pub problem: jaula_policy::network::NetworkError,
 }
 
 /// What `--json` cannot print.

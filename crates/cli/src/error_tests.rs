@@ -41,7 +41,7 @@ fn each_refusal_carries_its_exit_code() {
     let repo = CliError::RepoRequired;
     assert_eq!(repo.to_string(), "--repo is required");
     assert_eq!((repo.exit_code(), repo.refusal_code()), (2, 2));
-    let other = CliError::Config(crate::commands::config_check::ConfigProblem {
+    let other = CliError::Config(crate::error::ConfigProblem {
         file: "/home/o/.config/jaula/config.toml".into(),
         problem: jaula_policy::network::NetworkError::UnknownMode {
             value: "open".into(),

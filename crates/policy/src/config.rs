@@ -12,7 +12,7 @@ use serde::Deserialize;
 use crate::backend_choice::BackendChoice;
 use crate::env::EnvPattern;
 use crate::host_fs::HostFs;
-use crate::network::{AddressRange, DomainPattern, NetworkMode, Preset, ResolveOverride};
+pub use crate::network::NetworkSection;
 use crate::sockets::UnixPreset;
 use crate::uid_range::UidRange;
 use crate::ConfigError;
@@ -36,34 +36,6 @@ pub struct ConfigFile {
     /// `[network]`: the network mode and its allow-lists.
     #[serde(default)]
     pub network: NetworkSection,
-}
-
-/// `[network]`: defaults for `jaula run --network` (flags win; flag lists add to these).
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct NetworkSection {
-    /// `host`, `none` or `allow`, like `--network`.
-    pub mode: Option<NetworkMode>,
-    /// Host names or `*.suffix` patterns, like `--allow-domain`.
-    #[serde(default)]
-    pub allow_domain: Vec<DomainPattern>,
-    /// Patterns refused even when allowed, like `--deny-domain`.
-    #[serde(default)]
-    pub deny_domain: Vec<DomainPattern>,
-    /// Presets by name, like `--allow-preset`.
-    #[serde(default)]
-    pub allow_preset: Vec<Preset>,
-    /// Non-public addresses or blocks (`ADDR[/PREFIX]`) an exactly allowed name may
-    /// resolve to, like `--allow-address`.
-    #[serde(default)]
-    pub allow_address: Vec<AddressRange>,
-    /// `HOST=ADDR:PORT` answers the `allow` proxy uses instead of DNS (each still checked
-    /// like a DNS answer): a pinned name, or a test's local upstream.
-    #[serde(default)]
-    pub resolve: Vec<ResolveOverride>,
-    /// `true`: `--network none` natively uses the no-namespace fallback (Landlock TCP +
-    /// seccomp socket families, no loopback) even where a namespace could be made.
-    pub none_without_namespace: Option<bool>,
 }
 
 /// `[contract]`: defaults for `jaula contract` (flags and `JAULA_CONTRACT_*` win). The one

@@ -1,6 +1,7 @@
 use std::path::Path;
 
 use super::*;
+use crate::network::{DomainPattern, NetworkMode};
 
 fn parse(text: &str) -> Result<ConfigFile, ConfigError> {
     ConfigFile::parse(text, Path::new("/home/o/.config/jaula/config.toml"))

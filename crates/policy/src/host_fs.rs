@@ -87,7 +87,7 @@ pub trait HostFs {
         if !path.is_absolute() {
             return Err(io::ErrorKind::InvalidInput.into());
         }
-        crate::resolve::realpath(path, self)
+        crate::host_fs::resolve::realpath(path, self)
     }
     /// The bytes of the file at `path`, following symlinks. The default is for a host
     /// that describes no contents: `NotFound` where nothing is, an error otherwise.
@@ -183,6 +183,10 @@ fn absent_as_none(answer: io::Result<EntryKind>) -> io::Result<Option<EntryKind>
 /// `ENOTDIR`: 20 on every kernel jaula builds for (Linux and macOS). Written out rather
 /// than taken from libc so that the pure model depends on no system crate.
 const ENOTDIR: i32 = 20;
+
+/// How a path resolves on a host (symlinks followed as the kernel does), asked of a
+/// [`HostFs`]: the policy's and the planting guard's resolver.
+pub(crate) mod resolve;
 
 #[cfg(test)]
 #[path = "host_fs_tests.rs"]

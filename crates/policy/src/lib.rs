@@ -43,7 +43,6 @@ pub mod paths;
 pub mod policy;
 mod protect;
 pub mod protect_kind;
-mod resolve;
 mod root_index;
 pub mod run_argv;
 pub mod seccomp;

@@ -22,7 +22,7 @@ pub use address::{AddressClass, AddressRange, AddressRangeError};
 pub use mode::{ModeNeeds, NetworkMode};
 pub use pattern::{normalize_host, DomainPattern, PatternError};
 pub use presets::{preset, presets, Preset};
-pub use settle::{NetworkFlags, SettleError, SettledNetwork};
+pub use settle::{NetworkFlags, NetworkSection, SettleError, SettledNetwork};
 
 use std::net::{Ipv4Addr, SocketAddr};
 

@@ -67,7 +67,7 @@ pub fn canonicalize_lenient_on<F: HostFs + ?Sized>(path: &Path, base: &Path, fs:
     };
     let absolute = normalize_lexically(&absolute);
     if absolute.is_absolute() {
-        return crate::resolve::lenient(&absolute, fs);
+        return crate::host_fs::resolve::lenient(&absolute, fs);
     }
     // A relative base (never jaula's own use): the kernel resolves against the process's
     // working directory (a host without one fails every prefix: the path as written).

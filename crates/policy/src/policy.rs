@@ -463,7 +463,7 @@ impl PolicySpec {
     pub fn resolve_on(&self, fs: &dyn HostFs) -> Result<Policy, PolicyError> {
         // One resolution sees one filesystem: each directory prefix is resolved once and
         // remembered until this returns (resolve.rs).
-        crate::resolve::with_cache(|| self.resolve_once(fs))
+        crate::host_fs::resolve::with_cache(|| self.resolve_once(fs))
     }
 
     fn resolve_once(&self, fs: &dyn HostFs) -> Result<Policy, PolicyError> {

@@ -155,7 +155,7 @@ pub(crate) fn resolve_with_links(path: &Path, fs: &dyn HostFs) -> Resolution {
             continue;
         }
         let next = reached.join(&name);
-        match crate::resolve::read_link(&next, fs) {
+        match crate::host_fs::resolve::read_link(&next, fs) {
             Some(target) if followed < MAX_LINKS => {
                 followed += 1;
                 if !links.contains(&next) {

@@ -24,7 +24,11 @@ pub fn graph(src: &Path) -> std::io::Result<Graph> {
         else {
             continue;
         };
-        if module == "lib" || module == "main" || module.ends_with("_tests") {
+        let test_file = file
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .is_some_and(|s| s.ends_with("_tests"));
+        if module == "lib" || module == "main" || test_file {
             continue;
         }
         let source = std::fs::read_to_string(&file)?;

@@ -31,3 +31,21 @@ fn a_cycle_through_a_third_module_is_found_and_a_chain_is_not() {
         ])
     );
 }
+
+#[test]
+fn a_test_file_in_a_module_directory_is_left_out_like_one_at_the_top() {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-scratch");
+    let (_dir, src) = crate::scratch_in(&base, "layout-nested-tests");
+    std::fs::create_dir_all(src.join("b")).unwrap();
+    std::fs::write(src.join("a.rs"), "use crate::b::Thing;\n").unwrap();
+    std::fs::write(src.join("b.rs"), "mod x;\n").unwrap();
+    std::fs::write(src.join("b/x_tests.rs"), "use crate::a::f;\n").unwrap();
+    let graph_of = |src: &Path| graph(src).unwrap();
+    assert!(cycles(&graph_of(&src)).is_empty());
+    // The same line in the module's own code is an import, and the circle is found.
+    std::fs::write(src.join("b/x.rs"), "use crate::a::f;\n").unwrap();
+    assert_eq!(
+        cycles(&graph_of(&src)),
+        BTreeSet::from([("a".into(), "b".into())])
+    );
+}

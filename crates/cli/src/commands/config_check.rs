@@ -5,20 +5,9 @@
 //! this run would have used the value: a config that is wrong is wrong for the next run
 //! too, and saying so now is cheaper.
 
-use std::path::PathBuf;
-
-use jaula_policy::network::NetworkError;
 use jaula_policy::Sources;
 
-/// One value of the config file that jaula cannot use together with the others.
-#[derive(Debug, thiserror::Error)]
-#[error("config {}: network: {problem}", file.display())]
-pub struct ConfigProblem {
-    /// The config file.
-    pub file: PathBuf,
-    /// What is wrong with its `[network]` lists.
-    pub problem: NetworkError,
-}
+use crate::error::ConfigProblem;
 
 /// Every problem, each naming the file and the key.
 pub fn problems(sources: &Sources) -> Vec<ConfigProblem> {

@@ -111,7 +111,11 @@ fn spawn(
     let vars = tenant_env(&sandbox.env);
     let request = match cage_request::ask(&run_args, Platform::Linux, vars, workspace.clone())? {
         Ok(asked) => asked.request,
-        Err(Disabled) => return Err(CliError::TenantCageDisabled),
+        Err(Disabled) => {
+            return Err(CliError::TenantCageDisabled {
+                reason: crate::commands::availability::DISABLED,
+            })
+        }
     };
     let inherited = match &cgroup {
         Some(cg) => Some(rustix::io::dup(cg.procs_fd()).map_err(|e| CliError::CgroupFd(e.into()))?),

@@ -5,9 +5,41 @@
 
 use std::net::SocketAddr;
 
-use super::{AddressRange, AddressRangeError, DomainRules, NetworkError, NetworkMode, NetworkSpec};
-use crate::config::NetworkSection;
+use serde::Deserialize;
+
+use super::{
+    AddressRange, AddressRangeError, DomainPattern, DomainRules, NetworkError, NetworkMode,
+    NetworkSpec, Preset, ResolveOverride,
+};
 use crate::Platform;
+
+/// `[network]`: defaults for `jaula run --network` (flags win; flag lists add to these).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSection {
+    /// `host`, `none` or `allow`, like `--network`.
+    pub mode: Option<NetworkMode>,
+    /// Host names or `*.suffix` patterns, like `--allow-domain`.
+    #[serde(default)]
+    pub allow_domain: Vec<DomainPattern>,
+    /// Patterns refused even when allowed, like `--deny-domain`.
+    #[serde(default)]
+    pub deny_domain: Vec<DomainPattern>,
+    /// Presets by name, like `--allow-preset`.
+    #[serde(default)]
+    pub allow_preset: Vec<Preset>,
+    /// Non-public addresses or blocks (`ADDR[/PREFIX]`) an exactly allowed name may
+    /// resolve to, like `--allow-address`.
+    #[serde(default)]
+    pub allow_address: Vec<AddressRange>,
+    /// `HOST=ADDR:PORT` answers the `allow` proxy uses instead of DNS (each still checked
+    /// like a DNS answer): a pinned name, or a test's local upstream.
+    #[serde(default)]
+    pub resolve: Vec<ResolveOverride>,
+    /// `true`: `--network none` natively uses the no-namespace fallback (Landlock TCP +
+    /// seccomp socket families, no loopback) even where a namespace could be made.
+    pub none_without_namespace: Option<bool>,
+}
 
 /// The network a command line asked for, each value as written.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
